@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * helpers.h - the functions a handler may call through CALLI/CALLS: the only
+ * definition of every helper's id, result kind, argument kind and the probe
+ * contexts it is valid in.
+ *
+ * Result kinds: INT (CALLI writes r[a]) or STR (CALLS writes s[a]).
+ * Argument kinds: NONE (b must be 0 and is not read) or INT (r[b] is read).
+ * Contexts: a mask of STP_CTXM_* bits (abi.h: enum stp_ctx); the verifier
+ * refuses a helper in a handler whose context is not in its mask, e.g.
+ * RETVAL outside a return probe.
+ *
+ * Helpers that read memory (KERNEL_*, USER_*) do so only through
+ * copy_from_kernel_nofault / copy_from_user_nofault; a fault ends the
+ * handler with a run-time error, never an oops.
+ *
+ * Columns: name, result, argument, contexts, meaning.
+ */
+#ifndef STAPVM_HELPERS_H
+#define STAPVM_HELPERS_H
+
+#define STP_HELPERS(X)							\
+	X(PID,            INT, NONE, ANY,   "pid(): thread group id of current") \
+	X(TID,            INT, NONE, ANY,   "tid(): thread id of current")	\
+	X(PPID,           INT, NONE, ANY,   "ppid(): parent's thread group id") \
+	X(UID,            INT, NONE, ANY,   "uid(): real user id")		\
+	X(EUID,           INT, NONE, ANY,   "euid(): effective user id")	\
+	X(GID,            INT, NONE, ANY,   "gid(): real group id")		\
+	X(CPU,            INT, NONE, ANY,   "cpu(): current processor")	\
+	X(GETTIMEOFDAY_NS, INT, NONE, ANY,  "gettimeofday_ns(): wall clock, ns") \
+	X(LOCAL_CLOCK_NS, INT, NONE, ANY,   "local_clock_ns(): monotonic clock, ns") \
+	X(JIFFIES,        INT, NONE, ANY,   "jiffies()")			\
+	X(EXECNAME,       STR, NONE, ANY,   "execname(): current->comm")	\
+	X(RETVAL,         INT, NONE, RET,   "$return / retval() in a return probe") \
+	X(ARG,            INT, INT,  ENTRY, "the r[b]-th (0-based) integer argument at function entry") \
+	X(KERNEL_LONG,    INT, INT,  ANY,   "kernel_long(addr), nofault")	\
+	X(KERNEL_STRING,  STR, INT,  ANY,   "kernel_string(addr), nofault")	\
+	X(USER_STRING,    STR, INT,  ANY,   "user_string(addr), nofault")
+
+/* Helper ids: STP_HLP_PID == 0, in table order. */
+enum stp_helper {
+#define STP_X_HELPER_ENUM(name, res, arg, ctx, doc) STP_HLP_##name,
+	STP_HELPERS(STP_X_HELPER_ENUM)
+#undef STP_X_HELPER_ENUM
+	STP_HLP__COUNT
+};
+
+/* Result kind of a helper. */
+enum stp_helper_res {
+	STP_HRES_INT,
+	STP_HRES_STR,
+};
+
+/* Argument kind of a helper. */
+enum stp_helper_arg {
+	STP_HARG_NONE,
+	STP_HARG_INT,
+};
+
+/* Description of one helper, as data for verifiers and disassemblers. */
+struct stp_helper_info {
+	const char *name;
+	const char *doc;
+	unsigned char res;		/* enum stp_helper_res */
+	unsigned char arg;		/* enum stp_helper_arg */
+	unsigned short ctx_mask;	/* STP_CTXM_* bits */
+};
+
+/*
+ * STP_HELPER_INFO_INIT expands to the initialiser of a
+ * `struct stp_helper_info [STP_HLP__COUNT]` table (defined once, in
+ * kmod/core/isa.c). STP_CTXM_ANY/ENTRY/RET come from abi.h.
+ */
+#define STP_X_HELPER_INFO(name, res, arg, ctx, doc)			\
+	[STP_HLP_##name] = { #name, doc, STP_HRES_##res, STP_HARG_##arg, \
+			     STP_CTXM_##ctx },
+#define STP_HELPER_INFO_INIT { STP_HELPERS(STP_X_HELPER_INFO) }
+
+#endif /* STAPVM_HELPERS_H */

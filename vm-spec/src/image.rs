@@ -1,0 +1,193 @@
+//! The image writer: turns a `Program` plus the loader's symbol resolution
+//! into the flat, offset-addressed image the LOAD ioctl takes
+//! (`struct stp_image_hdr` and its sections, abi.h). The kernel trusts none
+//! of it; this module only lays it out.
+use crate::abi;
+use crate::program::{ArgKind, ProbeTarget, Program};
+use std::mem::size_of;
+use thiserror::Error;
+
+/// Why an image could not be built.
+#[derive(Debug, Error)]
+pub enum ImageError {
+    /// A kprobe target was not resolved by the loader.
+    #[error("probe {0} has no resolved symbol")]
+    Unresolved(usize),
+    /// A table is larger than the format can express.
+    #[error("{0} too large for the image format")]
+    TooLarge(&'static str),
+}
+
+/// The kernel symbol (and byte offset) chosen for each probe by the loader;
+/// `None` for probes without a symbol.
+pub type ResolvedSymbols = [Option<(String, u32)>];
+
+fn push_u32(out: &mut Vec<u8>, v: u32) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+fn align8(out: &mut Vec<u8>) {
+    while out.len() % 8 != 0 {
+        out.push(0);
+    }
+}
+
+/// Builds the flat image. `symbols[i]` is the resolution of `prog.probes[i]`.
+pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, ImageError> {
+    let to_u32 =
+        |n: usize, what: &'static str| u32::try_from(n).map_err(|_| ImageError::TooLarge(what));
+
+    // Strings: the program's constants, then the probe symbols.
+    let mut strings: Vec<Vec<u8>> = prog.strings.clone();
+    let mut probe_syms = Vec::with_capacity(prog.probes.len());
+    for (i, p) in prog.probes.iter().enumerate() {
+        match (&p.target, symbols.get(i).and_then(|s| s.as_ref())) {
+            (ProbeTarget::None, _) => probe_syms.push((0u32, 0u32)),
+            (_, Some((name, off))) => {
+                probe_syms.push((to_u32(strings.len(), "string table")?, *off));
+                strings.push(name.as_bytes().to_vec());
+            }
+            (_, None) => return Err(ImageError::Unresolved(i)),
+        }
+    }
+
+    let mut sections: Vec<Vec<u8>> = vec![Vec::new(); abi::STP_SEC__COUNT as usize];
+    // CODE and HANDLERS.
+    let mut insn_off = 0u32;
+    for h in &prog.handlers {
+        let code = &mut sections[abi::STP_SEC_CODE as usize];
+        for insn in &h.code {
+            code.extend_from_slice(&insn.to_bytes());
+        }
+        let hs = &mut sections[abi::STP_SEC_HANDLERS as usize];
+        push_u32(hs, insn_off);
+        push_u32(hs, to_u32(h.code.len(), "handler")?);
+        hs.extend_from_slice(&[h.nregs, h.nsregs, h.ctx, 0, 0, 0, 0, 0]);
+        insn_off = insn_off
+            .checked_add(to_u32(h.code.len(), "code")?)
+            .ok_or(ImageError::TooLarge("code"))?;
+    }
+    // PROBES.
+    for (p, (sym, off)) in prog.probes.iter().zip(&probe_syms) {
+        let ps = &mut sections[abi::STP_SEC_PROBES as usize];
+        ps.extend_from_slice(&[p.kind, p.flags, 0, 0]);
+        push_u32(ps, p.handler);
+        push_u32(ps, *sym);
+        push_u32(ps, *off);
+        push_u32(ps, p.maxactive);
+        push_u32(ps, 0);
+        ps.extend_from_slice(&p.period_ns.to_le_bytes());
+    }
+    // KONSTS.
+    for k in &prog.konsts {
+        sections[abi::STP_SEC_KONSTS as usize].extend_from_slice(&k.to_le_bytes());
+    }
+    // STRS and STRDATA.
+    for s in &strings {
+        let off = to_u32(sections[abi::STP_SEC_STRDATA as usize].len(), "string data")?;
+        sections[abi::STP_SEC_STRDATA as usize].extend_from_slice(s);
+        let d = &mut sections[abi::STP_SEC_STRS as usize];
+        push_u32(d, off);
+        push_u32(d, to_u32(s.len(), "string")?);
+    }
+    // FORMATS.
+    for f in &prog.formats {
+        let mut mask = 0u32;
+        for (i, k) in f.args.iter().enumerate() {
+            if *k == ArgKind::Str && i < 32 {
+                mask |= 1 << i;
+            }
+        }
+        let fs = &mut sections[abi::STP_SEC_FORMATS as usize];
+        push_u32(fs, to_u32(f.args.len(), "format")?);
+        push_u32(fs, mask);
+    }
+
+    // Lay out: header, then each section 8-aligned.
+    let hdr_size = size_of::<abi::stp_image_hdr>();
+    let mut out = vec![0u8; hdr_size];
+    let mut descs = Vec::with_capacity(sections.len());
+    for s in &sections {
+        align8(&mut out);
+        descs.push((to_u32(out.len(), "image")?, to_u32(s.len(), "section")?));
+        out.extend_from_slice(s);
+    }
+    align8(&mut out);
+    let total = to_u32(out.len(), "image")?;
+
+    let mut hdr = Vec::with_capacity(hdr_size);
+    push_u32(&mut hdr, abi::STP_IMAGE_MAGIC);
+    hdr.extend_from_slice(&(abi::STP_IMAGE_VERSION as u16).to_le_bytes());
+    hdr.extend_from_slice(&(hdr_size as u16).to_le_bytes());
+    push_u32(&mut hdr, total);
+    push_u32(&mut hdr, 0);
+    push_u32(&mut hdr, to_u32(prog.globals.len(), "globals")?);
+    push_u32(&mut hdr, 0);
+    for (off, size) in &descs {
+        push_u32(&mut hdr, *off);
+        push_u32(&mut hdr, *size);
+    }
+    for i in 0..abi::STP_LIM__COUNT as usize {
+        let v = prog
+            .limits
+            .get(i)
+            .copied()
+            .unwrap_or(crate::limits::LIMITS[i].default);
+        push_u32(&mut hdr, v);
+    }
+    debug_assert_eq!(hdr.len(), hdr_size);
+    out[..hdr.len()].copy_from_slice(&hdr);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::program::*;
+
+    #[test]
+    fn header_fields_and_sections_are_in_place() {
+        let prog = Program {
+            limits: default_limits(),
+            strings: vec![b"hello".to_vec()],
+            handlers: vec![Handler {
+                ctx: abi::STP_CTX_KPROBE as u8,
+                nregs: 1,
+                nsregs: 0,
+                code: vec![Insn::new(abi::STP_OP_RET, 0, 0, 0, 0)],
+                locs: vec![SrcLoc::default()],
+                probe_point: "kprobe.function(\"f\")".into(),
+            }],
+            probes: vec![Probe {
+                kind: abi::STP_PROBE_KPROBE as u8,
+                flags: 0,
+                handler: 0,
+                target: ProbeTarget::Symbol {
+                    name: "f".into(),
+                    offset: 0,
+                },
+                maxactive: 0,
+                period_ns: 0,
+                display: "kprobe.function(\"f\")".into(),
+            }],
+            ..Default::default()
+        };
+        let img = build(&prog, &[Some(("vfs_read".into(), 0))]).unwrap();
+        assert_eq!(&img[0..4], &abi::STP_IMAGE_MAGIC.to_le_bytes());
+        assert_eq!(img.len() % 8, 0);
+        let total = u32::from_le_bytes(img[8..12].try_into().unwrap()) as usize;
+        assert_eq!(total, img.len());
+        // The probe's symbol is the second string, after "hello".
+        let hdr_size = size_of::<abi::stp_image_hdr>();
+        let sec = |i: usize| {
+            let o = 24 + i * 8;
+            let off = u32::from_le_bytes(img[o..o + 4].try_into().unwrap()) as usize;
+            let size = u32::from_le_bytes(img[o + 4..o + 8].try_into().unwrap()) as usize;
+            (off, size)
+        };
+        let (data_off, data_size) = sec(abi::STP_SEC_STRDATA as usize);
+        assert!(data_off >= hdr_size);
+        assert_eq!(&img[data_off..data_off + data_size], b"hellovfs_read");
+        assert!(build(&prog, &[None]).is_err());
+    }
+}

@@ -1,0 +1,187 @@
+//! The program model shared by the compiler (which builds it), the `.stpb`
+//! container (which stores it) and the loader (which turns it into a kernel
+//! image). It keeps what the kernel needs (code, probe descriptors, tables)
+//! and what only user space needs (format texts, names, source locations).
+use crate::abi;
+use serde::{Deserialize, Serialize};
+
+/// One instruction, as in `struct stp_insn` (opcodes.h documents the fields).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Insn {
+    /// Opcode (`abi::STP_OP_*`).
+    pub op: u8,
+    /// First operand (register).
+    pub a: u8,
+    /// Second operand (register).
+    pub b: u8,
+    /// Third operand (register).
+    pub c: u8,
+    /// Immediate, jump offset or table index.
+    pub imm: i32,
+}
+
+impl Insn {
+    /// Builds an instruction from an opcode and its operands.
+    pub fn new(op: abi::stp_opcode, a: u8, b: u8, c: u8, imm: i32) -> Self {
+        Insn {
+            op: op as u8,
+            a,
+            b,
+            c,
+            imm,
+        }
+    }
+
+    /// The ABI view of this instruction.
+    pub fn to_abi(self) -> abi::stp_insn {
+        abi::stp_insn {
+            op: self.op,
+            a: self.a,
+            b: self.b,
+            c: self.c,
+            imm: self.imm,
+        }
+    }
+
+    /// The 8 bytes of this instruction in the image (little-endian).
+    pub fn to_bytes(self) -> [u8; 8] {
+        let mut out = [0u8; 8];
+        out[0] = self.op;
+        out[1] = self.a;
+        out[2] = self.b;
+        out[3] = self.c;
+        out[4..8].copy_from_slice(&self.imm.to_le_bytes());
+        out
+    }
+}
+
+/// A place in the script source: 1-based line and column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct SrcLoc {
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based column (in characters).
+    pub col: u32,
+}
+
+/// One handler: the code run when one of its probes fires.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Handler {
+    /// Probe context (`abi::STP_CTX_*`).
+    pub ctx: u8,
+    /// Integer registers used.
+    pub nregs: u8,
+    /// String registers used.
+    pub nsregs: u8,
+    /// The code; the last instruction is RET.
+    pub code: Vec<Insn>,
+    /// Source location of each instruction (same length as `code`), for
+    /// run-time error messages.
+    pub locs: Vec<SrcLoc>,
+    /// The probe point as written in the script (`kernel.function("f")`),
+    /// for messages such as `near identifier ... at file:line:col`.
+    pub probe_point: String,
+}
+
+/// Where a kprobe goes, as the script named it; resolved by the loader on the
+/// target machine.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ProbeTarget {
+    /// No symbol (begin, end, timers).
+    None,
+    /// One symbol plus a byte offset.
+    Symbol {
+        /// Kernel symbol name.
+        name: String,
+        /// Byte offset from the symbol.
+        offset: u32,
+    },
+    /// The first of these symbols that the running kernel has (e.g. a
+    /// syscall's entry point, which differs between kernel versions).
+    FirstOf(Vec<String>),
+}
+
+/// One probe point bound to a handler.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Probe {
+    /// Kind (`abi::STP_PROBE_*`).
+    pub kind: u8,
+    /// Flags (`abi::STP_PROBE_F_*`).
+    pub flags: u8,
+    /// Index into `Program::handlers`.
+    pub handler: u32,
+    /// Symbolic target (kprobes).
+    pub target: ProbeTarget,
+    /// kretprobe maxactive, 0 for the kernel default.
+    pub maxactive: u32,
+    /// Timer period in nanoseconds.
+    pub period_ns: u64,
+    /// The probe point as written, for messages.
+    pub display: String,
+}
+
+/// The kind of one printf argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ArgKind {
+    /// A 64-bit integer.
+    Int,
+    /// A string.
+    Str,
+}
+
+/// One printf format: its text (formatted in user space) and argument kinds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Format {
+    /// The format text, with stap's conversions.
+    pub text: String,
+    /// Kinds of the arguments, in order.
+    pub args: Vec<ArgKind>,
+}
+
+/// The type of a global.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum GlobalType {
+    /// A 64-bit integer scalar.
+    Long,
+}
+
+/// One global variable.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Global {
+    /// Name in the script.
+    pub name: String,
+    /// Type.
+    pub ty: GlobalType,
+    /// Printed at exit, as stap prints globals written and never read.
+    pub print_at_exit: bool,
+}
+
+/// A compiled script.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Program {
+    /// Script file name as given to the compiler (`-` or `<input>` for -e).
+    pub source_name: String,
+    /// The script text, for run-time messages.
+    pub source: String,
+    /// Version of the compiler that built this.
+    pub compiler_version: String,
+    /// Limit values, indexed by `abi::STP_LIM_*`.
+    pub limits: Vec<u32>,
+    /// Global scalars, indexed by the GLB operand.
+    pub globals: Vec<Global>,
+    /// Handlers, indexed by `Probe::handler`.
+    pub handlers: Vec<Handler>,
+    /// Probe points.
+    pub probes: Vec<Probe>,
+    /// Constant strings, indexed by the STR operand.
+    pub strings: Vec<Vec<u8>>,
+    /// 64-bit constants, indexed by the K operand.
+    pub konsts: Vec<i64>,
+    /// printf formats, indexed by the FMT operand.
+    pub formats: Vec<Format>,
+}
+
+/// The default value of every limit, indexed by `abi::STP_LIM_*`.
+pub fn default_limits() -> Vec<u32> {
+    crate::limits::LIMITS.iter().map(|l| l.default).collect()
+}

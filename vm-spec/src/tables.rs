@@ -1,0 +1,128 @@
+//! The X-macro tables of the ABI header (opcodes, helpers, limits, verifier
+//! and run-time errors, ioctl numbers) as Rust constants, expanded from the
+//! header by build.rs. Indexes equal the C enum values.
+
+/// Operand kinds (`enum stp_operand_kind`; opcodes.h explains each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(clippy::upper_case_acronyms)]
+pub enum Operand {
+    /// Unused; must be 0.
+    NO,
+    /// Integer register, written.
+    RW,
+    /// Integer register, read.
+    RR,
+    /// String register, written.
+    SW,
+    /// String register, read.
+    SR,
+    /// Base of a run of integer registers read (PRINTF).
+    RN,
+    /// Base of a run of string registers read (PRINTF).
+    SN,
+    /// Any 32-bit immediate.
+    IMM,
+    /// Forward jump offset.
+    JF,
+    /// Backward jump offset.
+    JB,
+    /// Constant table index.
+    K,
+    /// String table index.
+    STR,
+    /// Global index.
+    GLB,
+    /// Format index.
+    FMT,
+    /// Helper id.
+    HLP,
+}
+
+/// One row of `STP_OPCODES`.
+#[derive(Debug, Clone, Copy)]
+pub struct OpInfo {
+    /// Mnemonic.
+    pub name: &'static str,
+    /// Kind of operand a.
+    pub a: Operand,
+    /// Kind of operand b.
+    pub b: Operand,
+    /// Kind of operand c.
+    pub c: Operand,
+    /// Kind of the immediate.
+    pub imm: Operand,
+    /// MAXACTION charge.
+    pub cost: u32,
+    /// Meaning, in register notation.
+    pub doc: &'static str,
+}
+
+/// Result kind of a helper.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(clippy::upper_case_acronyms)]
+pub enum HelperRes {
+    /// Integer (CALLI).
+    INT,
+    /// String (CALLS).
+    STR,
+}
+
+/// Argument kind of a helper.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(clippy::upper_case_acronyms)]
+pub enum HelperArg {
+    /// No argument.
+    NONE,
+    /// One integer argument.
+    INT,
+}
+
+/// One row of `STP_HELPERS`.
+#[derive(Debug, Clone, Copy)]
+pub struct HelperInfo {
+    /// Name (`EXECNAME`).
+    pub name: &'static str,
+    /// Result kind.
+    pub res: HelperRes,
+    /// Argument kind.
+    pub arg: HelperArg,
+    /// Contexts where it is allowed (`STP_CTXM_*`).
+    pub ctx_mask: u32,
+    /// Meaning.
+    pub doc: &'static str,
+}
+
+/// One row of `STP_VERIFY_ERRORS`.
+#[derive(Debug, Clone, Copy)]
+pub struct VerifyErrorInfo {
+    /// Name (`BAD_MAGIC`).
+    pub name: &'static str,
+    /// errno returned by the LOAD ioctl.
+    pub errno: i32,
+    /// Message.
+    pub msg: &'static str,
+}
+
+/// One row of `STP_RUNTIME_ERRORS`.
+#[derive(Debug, Clone, Copy)]
+pub struct RuntimeErrorInfo {
+    /// Name (`DIVZERO`).
+    pub name: &'static str,
+    /// stap's message; may hold one `%llx` for an address.
+    pub msg: &'static str,
+}
+
+use crate::abi::*;
+use crate::limits::Limit;
+/// The expanded tables; see build/tables.rs.in.
+#[allow(unused_parens, clippy::all)]
+mod generated {
+    use super::*;
+    include!(concat!(env!("OUT_DIR"), "/tables.rs"));
+}
+pub use generated::*;
+
+const _: () = assert!(OPCODES.len() == STP_OP__COUNT as usize);
+const _: () = assert!(HELPERS.len() == STP_HLP__COUNT as usize);
+const _: () = assert!(VERIFY_ERRORS.len() == STP_VERR__COUNT as usize);
+const _: () = assert!(RUNTIME_ERRORS.len() == STP_RTE__COUNT as usize);
