@@ -54,6 +54,73 @@ fn main() {
         body.push_str(&format!("\npub const {};{}", c_expr_to_rust(expr), tail));
     }
     fs::write(out_dir.join("tables.rs"), body).expect("write tables.rs");
+
+    build_core(&out_dir);
+}
+
+/// Compiles the C VM core (kmod/core/*.c, the same files stapvm.ko builds)
+/// with the user-space environment (csrc/stp_env.h, csrc/*.c) into a
+/// static library, warnings as errors, and bindgens its API (stp_core.h)
+/// into core_ffi.rs. The ABI types it uses come from `crate::abi`.
+fn build_core(out_dir: &std::path::Path) {
+    println!("cargo:rerun-if-changed=../kmod/core");
+    println!("cargo:rerun-if-changed=csrc");
+    let mut sources = Vec::new();
+    for dir in ["../kmod/core", "csrc"] {
+        let mut files: Vec<PathBuf> = fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("read {dir}: {e}"))
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "c"))
+            .collect();
+        files.sort();
+        sources.extend(files);
+    }
+    let mut build = cc::Build::new();
+    build
+        .files(&sources)
+        .include("csrc")
+        .include("include")
+        .include("../kmod/core")
+        .flag("-std=gnu11")
+        .warnings(true)
+        .extra_warnings(true)
+        .warnings_into_errors(true)
+        .flag_if_supported("-Wno-unused-parameter");
+    build.compile("stapvm_core");
+
+    let abi_types = [
+        "stp_insn",
+        "stp_image_hdr",
+        "stp_section_desc",
+        "stp_handler_desc",
+        "stp_probe_desc",
+        "stp_str_desc",
+        "stp_format_desc",
+        "stp_ring_cons",
+        "stp_ring_prod",
+        "stp_opcode_info",
+        "stp_helper_info",
+    ];
+    let mut b = bindgen::Builder::default()
+        .header("../kmod/core/stp_core.h")
+        .clang_arg("-Icsrc")
+        .clang_arg("-Iinclude")
+        .allowlist_function(
+            "stp_(verify|run|ring_reserve|ring_commit|format|host_fail_next_allocs)",
+        )
+        .allowlist_type("stp_(prog|verify_result|ring|vm|run_ctx|fmt_arg|host_env|host_mem)")
+        .allowlist_var("stp_(verr|rte)_info")
+        .prepend_enum_name(false)
+        .derive_default(true)
+        .layout_tests(true)
+        .raw_line("use crate::abi::*;");
+    for t in abi_types {
+        b = b.blocklist_type(t);
+    }
+    b.generate()
+        .expect("bindgen failed on kmod/core/stp_core.h")
+        .write_to_file(out_dir.join("core_ffi.rs"))
+        .expect("write core_ffi.rs");
 }
 
 /// Rewrites an expanded `_IOWR(...)` expression into Rust: `sizeof(struct

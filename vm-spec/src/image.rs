@@ -27,7 +27,7 @@ fn push_u32(out: &mut Vec<u8>, v: u32) {
 }
 
 fn align8(out: &mut Vec<u8>) {
-    while out.len() % 8 != 0 {
+    while !out.len().is_multiple_of(8) {
         out.push(0);
     }
 }

@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * format.c - SystemTap's printf conversions: turns a format text and its
+ * arguments (64-bit integers and counted strings) into bytes, the way
+ * stap's runtime/vsprintf.c does, so that `stapvm run` prints what `stap`
+ * prints.
+ *
+ * Supported: %d %i (signed), %u, %x %X %o (unsigned 64-bit), %p (hex with
+ * "0x", "0x0" for zero), %c, %s, %%; the flags - 0 + space # (any number
+ * of them; stap's parser takes only one, the compiler enforces that);
+ * width and precision as digits or '*' (taken from the next argument, a
+ * negative width means '-'); the length modifiers l ll h hh z j t L q are
+ * accepted and ignored.
+ *
+ * Where stap differs from C's printf, stap wins: '#' with %x and %p always
+ * prints "0x" (also for zero), '#' with %o always prints a leading '0'
+ * (also before precision zeros), the '0' flag also applies with a
+ * precision, '+' and ' ' apply only to %d/%i.
+ *
+ * Left out: %b (binary), %m/%M (memory), %#c and %#s escaping. They are
+ * copied to the output as written, as is any unknown conversion, without
+ * consuming an argument. A missing argument formats as 0 or "".
+ *
+ * Context: any; no allocation, no libc beyond memcpy/memset, and every loop
+ * is bounded by the format length, the argument count or a fixed size.
+ */
+#include "stp_core.h"
+
+/* Width and precision are clamped to this, so lengths stay in range. */
+#define STP_FMT_MAX_WIDTH	(1 << 20)
+
+enum {
+	F_LEFT = 1,	/* '-' */
+	F_ZERO = 2,	/* '0' */
+	F_PLUS = 4,	/* '+' */
+	F_SPACE = 8,	/* ' ' */
+	F_SPECIAL = 16,	/* '#' */
+	F_SIGNED = 32,	/* %d %i */
+	F_LARGE = 64,	/* %X */
+};
+
+/* Output cursor: writes what fits, counts everything. */
+struct fmt_out {
+	char *buf;
+	u64 cap;	/* bytes that may be written (out_size - 1) */
+	u64 len;	/* bytes produced so far */
+};
+
+static void out_bytes(struct fmt_out *o, const char *s, u64 n)
+{
+	if (o->len < o->cap) {
+		u64 room = o->cap - o->len;
+
+		memcpy(o->buf + o->len, s, n < room ? n : room);
+	}
+	o->len += n;
+}
+
+static void out_fill(struct fmt_out *o, char c, s64 n)
+{
+	if (n <= 0)
+		return;
+	if (o->len < o->cap) {
+		u64 room = o->cap - o->len;
+
+		memset(o->buf + o->len, c, (u64)n < room ? (u64)n : room);
+	}
+	o->len += (u64)n;
+}
+
+/*
+ * stap's number(): sign or prefix, then zero or space padding to width,
+ * then precision zeros, then the digits.
+ */
+static void out_number(struct fmt_out *o, u64 num, u32 base, s64 width,
+		       s64 prec, u32 flags)
+{
+	static const char lower[] = "0123456789abcdef";
+	static const char upper[] = "0123456789ABCDEF";
+	const char *digits = (flags & F_LARGE) ? upper : lower;
+	char tmp[24];	/* 22 octal digits for 2^64 - 1 */
+	char sign = 0;
+	s64 ndig = 0;
+	char pad;
+
+	if (flags & F_LEFT)
+		flags &= ~F_ZERO;
+	pad = (flags & F_ZERO) ? '0' : ' ';
+	if (flags & F_SIGNED) {
+		if ((s64)num < 0) {
+			sign = '-';
+			num = 0 - num;
+			width--;
+		} else if (flags & F_PLUS) {
+			sign = '+';
+			width--;
+		} else if (flags & F_SPACE) {
+			sign = ' ';
+			width--;
+		}
+	}
+	if (flags & F_SPECIAL) {
+		if (base == 16)
+			width -= 2;
+		else if (base == 8)
+			width--;
+	}
+	if (num == 0)
+		tmp[ndig++] = '0';
+	while (num != 0 && ndig < (s64)sizeof(tmp)) {
+		tmp[ndig++] = digits[num % base];
+		num /= base;
+	}
+	if (ndig > prec)
+		prec = ndig;
+	width -= prec;
+	if (!(flags & (F_ZERO | F_LEFT))) {
+		out_fill(o, ' ', width);
+		width = 0;
+	}
+	if (sign)
+		out_bytes(o, &sign, 1);
+	if (flags & F_SPECIAL) {
+		if (base == 8)
+			out_bytes(o, "0", 1);
+		else if (base == 16)
+			out_bytes(o, (flags & F_LARGE) ? "0X" : "0x", 2);
+	}
+	if (!(flags & F_LEFT)) {
+		out_fill(o, pad, width);
+		width = 0;
+	}
+	out_fill(o, '0', prec - ndig);
+	while (ndig > 0) {
+		ndig--;
+		out_bytes(o, &tmp[ndig], 1);
+	}
+	out_fill(o, ' ', width);
+}
+
+static void out_padded(struct fmt_out *o, const char *s, u64 n, s64 width,
+		       u32 flags)
+{
+	s64 pad = width > (s64)n ? width - (s64)n : 0;
+
+	if (!(flags & F_LEFT))
+		out_fill(o, ' ', pad);
+	out_bytes(o, s, n);
+	if (flags & F_LEFT)
+		out_fill(o, ' ', pad);
+}
+
+/* Parses decimal digits at fmt[*i], saturating at STP_FMT_MAX_WIDTH. */
+static s64 parse_num(const char *fmt, u32 fmt_len, u32 *i)
+{
+	s64 v = 0;
+
+	while (*i < fmt_len && fmt[*i] >= '0' && fmt[*i] <= '9') {
+		v = v * 10 + (fmt[*i] - '0');
+		if (v > STP_FMT_MAX_WIDTH)
+			v = STP_FMT_MAX_WIDTH;
+		(*i)++;
+	}
+	return v;
+}
+
+static s64 clamp_width(s64 v)
+{
+	if (v > STP_FMT_MAX_WIDTH)
+		return STP_FMT_MAX_WIDTH;
+	if (v < -STP_FMT_MAX_WIDTH)
+		return -STP_FMT_MAX_WIDTH;
+	return v;
+}
+
+int stp_format(const char *fmt, u32 fmt_len, const struct stp_fmt_arg *args,
+	       u32 nargs, char *out, u32 out_size)
+{
+	static const struct stp_fmt_arg none = { 1, 0, 0, "" };
+	struct fmt_out o = { out, out_size ? out_size - 1 : 0, 0 };
+	u32 argi = 0;
+	u32 i = 0;
+
+	/* Each iteration consumes at least one byte of fmt. */
+	while (i < fmt_len) {
+		const struct stp_fmt_arg *arg;
+		u32 start = i, flags = 0;
+		s64 width = 0, prec = -1;
+		bool more = true;
+		char conv;
+
+		if (fmt[i] != '%') {
+			u32 j = i;
+
+			while (j < fmt_len && fmt[j] != '%')
+				j++;
+			out_bytes(&o, fmt + i, j - i);
+			i = j;
+			continue;
+		}
+		i++;
+		while (more && i < fmt_len) {
+			switch (fmt[i]) {
+			case '-': flags |= F_LEFT; break;
+			case '0': flags |= F_ZERO; break;
+			case '+': flags |= F_PLUS; break;
+			case ' ': flags |= F_SPACE; break;
+			case '#': flags |= F_SPECIAL; break;
+			default: more = false; continue;
+			}
+			i++;
+		}
+		if (i < fmt_len && fmt[i] == '*') {
+			i++;
+			width = argi < nargs ? clamp_width(args[argi].i) : 0;
+			argi++;
+			if (width < 0) {
+				width = -width;
+				flags |= F_LEFT;
+			}
+		} else {
+			width = parse_num(fmt, fmt_len, &i);
+		}
+		if (i < fmt_len && fmt[i] == '.') {
+			i++;
+			if (i < fmt_len && fmt[i] == '*') {
+				i++;
+				prec = argi < nargs ? clamp_width(args[argi].i)
+						    : 0;
+				argi++;
+				if (prec < 0)
+					prec = -1;
+			} else {
+				prec = parse_num(fmt, fmt_len, &i);
+			}
+		}
+		/* Length modifiers: accepted and ignored. */
+		while (i < fmt_len && i - start < 64 &&
+		       (fmt[i] == 'l' || fmt[i] == 'h' || fmt[i] == 'z' ||
+			fmt[i] == 'j' || fmt[i] == 't' || fmt[i] == 'L' ||
+			fmt[i] == 'q'))
+			i++;
+		if (i >= fmt_len) {
+			/* Incomplete conversion: copy it. */
+			out_bytes(&o, fmt + start, i - start);
+			break;
+		}
+		conv = fmt[i++];
+		if (conv == '%') {
+			out_bytes(&o, "%", 1);
+			continue;
+		}
+		if (!(conv == 'd' || conv == 'i' || conv == 'u' ||
+		      conv == 'x' || conv == 'X' || conv == 'o' ||
+		      conv == 'p' || conv == 'c' || conv == 's')) {
+			out_bytes(&o, fmt + start, i - start);
+			continue;
+		}
+		arg = argi < nargs ? &args[argi] : &none;
+		argi++;
+		switch (conv) {
+		case 'd':
+		case 'i':
+			out_number(&o, (u64)arg->i, 10, width, prec,
+				   flags | F_SIGNED);
+			break;
+		case 'u':
+			out_number(&o, (u64)arg->i, 10, width, prec, flags);
+			break;
+		case 'X':
+			out_number(&o, (u64)arg->i, 16, width, prec,
+				   flags | F_LARGE);
+			break;
+		case 'x':
+			out_number(&o, (u64)arg->i, 16, width, prec, flags);
+			break;
+		case 'o':
+			out_number(&o, (u64)arg->i, 8, width, prec, flags);
+			break;
+		case 'p':
+			out_number(&o, (u64)arg->i, 16, width, prec,
+				   flags | F_SPECIAL);
+			break;
+		case 'c': {
+			char c = (char)(u8)arg->i;
+
+			out_padded(&o, &c, 1, width, flags);
+			break;
+		}
+		case 's':
+			if (arg->is_str) {
+				u64 n = arg->len;
+
+				if (prec >= 0 && (u64)prec < n)
+					n = (u64)prec;
+				out_padded(&o, arg->s, n, width, flags);
+			} else {
+				out_number(&o, (u64)arg->i, 10, width, prec,
+					   flags | F_SIGNED);
+			}
+			break;
+		}
+	}
+	if (out_size)
+		out[o.len < o.cap ? o.len : o.cap] = '\0';
+	return o.len > 0x7fffffff ? 0x7fffffff : (int)o.len;
+}

@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * stp_core.h - the API of the stapvm C core: the verifier (verify.c), the
+ * interpreter (vm.c), the producer side of a per-CPU ring (ring.c), stap's
+ * printf formatting (format.c) and the opcode/helper/error tables (isa.c).
+ *
+ * The same sources build into stapvm.ko and, through vm-spec/build.rs, into
+ * a user-space static library that the Rust tests and the CLI link. The
+ * core includes nothing but "stp_env.h" and "stapvm/abi.h"; everything that
+ * differs between kernel and user space comes from stp_env.h, which does NOT
+ * live in kmod/core/: the kernel build finds kmod/stp_env.h, user space
+ * finds vm-spec/csrc/stp_env.h.
+ *
+ * Left out: loading, sessions, probes, ring allocation and mapping, the
+ * consumer side of the rings. Those belong to the kernel glue (the .c files of kmod/)
+ * and to user space.
+ *
+ * ====================================================================
+ * The stp_env.h contract (checklist for an environment's author)
+ * ====================================================================
+ *
+ * Every item must exist before "stapvm/abi.h" is included by the core, and
+ * all functions may be (and should be) static inline. "env" is the opaque
+ * pointer the caller put in struct stp_run_ctx.env (the kernel may pass a
+ * struct pt_regs or its own per-hit context; user space passes a struct
+ * stp_host_env). Functions marked [any] are called from stp_run() and must
+ * be safe in any context stp_run() is called in (NMI-safe is not required;
+ * hardirq and kprobe context are): no sleeping, no locks that a probe could
+ * recurse into, no allocation, never fault.
+ *
+ *  [ ] Types: u8 u16 u32 u64 s8 s16 s32 s64 bool true false NULL, and the
+ *      __u8 .. __s64 types of <linux/types.h> (abi.h includes
+ *      <linux/types.h>, <linux/ioctl.h>, <linux/errno.h> itself; the
+ *      kernel's and the uapi headers both work). u64 must be the same
+ *      type as __u64 (unsigned long long), s64 as __s64, and so on, as
+ *      in the kernel: the core passes &abi_struct->u64_field as u64 *.
+ *  [ ] Error numbers used by abi.h: EINVAL E2BIG ENOEXEC EPROTO ERANGE
+ *      ENOMEM EFAULT (positive values; the core returns -E*).
+ *  [ ] memcpy, memmove, memset, memchr with their libc/kernel signatures.
+ *  [ ] STP_ENV_PAGE_SIZE: the page size (power of two); string helpers
+ *      never let one nofault copy cross a page boundary.
+ *  [ ] STP_READ_ONCE(x), STP_WRITE_ONCE(x, v): single, untorn access to
+ *      an aligned 64-bit lvalue (kernel: READ_ONCE/WRITE_ONCE).
+ *  [ ] u64 stp_load_acquire_u64(const u64 *p)
+ *      void stp_store_release_u64(u64 *p, u64 v)
+ *      (kernel: smp_load_acquire / smp_store_release).
+ *  [ ] s64 stp_env_atomic_add_return(s64 *p, s64 v): atomically *p += v,
+ *      return the new value (kernel: atomic64_add_return on the slot, or
+ *      arch_atomic64 on a cast; globals are s64 slots, 8-byte aligned). [any]
+ *  [ ] u64 stp_env_time_ns(void *env): monotonic clock in ns, the record
+ *      time stamp used to merge CPUs (kernel: ktime_get_mono_fast_ns or
+ *      local_clock; must be callable from any probe context). [any]
+ *  [ ] u64 stp_env_wall_ns(void *env): wall clock in ns since the epoch
+ *      (kernel: ktime_get_real_fast_ns). [any]
+ *  [ ] s64 stp_env_pid(void *env), stp_env_tid, stp_env_ppid,
+ *      stp_env_uid, stp_env_euid, stp_env_gid, stp_env_cpu,
+ *      stp_env_jiffies: identity of current (uid/gid in the initial user
+ *      namespace), the CPU id, jiffies. [any]
+ *  [ ] u32 stp_env_comm(void *env, char *buf, u32 max): copy current's
+ *      comm (no NUL needed) into buf, at most max bytes; return the length
+ *      (<= max, stopping at the first NUL of comm). [any]
+ *  [ ] s64 stp_env_retval(void *env): the probed function's return value
+ *      (only called from STP_CTX_KRETPROBE handlers). [any]
+ *  [ ] s64 stp_env_arg(void *env, u32 n): the n-th (0-based) integer
+ *      argument at function entry (only called from STP_CTX_KPROBE
+ *      handlers). n is script-controlled and may be anything: return 0 for
+ *      an argument the calling convention does not have. [any]
+ *  [ ] int stp_env_read_kernel(void *env, void *dst, u64 addr, u32 n)
+ *      int stp_env_read_user(void *env, void *dst, u64 addr, u32 n)
+ *      copy n bytes (n <= STP_ENV_PAGE_SIZE) from a kernel or user address;
+ *      return 0 or -EFAULT and never fault (kernel:
+ *      copy_from_kernel_nofault / copy_from_user_nofault; user reads must
+ *      also work from hardirq context, which copy_from_user_nofault does).
+ *      On -EFAULT the contents of dst are unspecified. [any]
+ *  [ ] void stp_env_ring_wakeup(struct stp_ring *r): tell the consumer of
+ *      r that data arrived. Called from probe context after a commit that
+ *      found the consumer caught up: it must not take a waitqueue lock
+ *      directly (kernel: irq_work_queue on r->owner's irq_work). struct
+ *      stp_ring is incomplete while stp_env.h is parsed, so this is a
+ *      macro or a function defined out of line. [any]
+ *  [ ] Optional: STP_ENV_JUMP_TABLE, an attribute for the interpreter's
+ *      computed-goto table (kernel: __annotate_jump_table); empty if not
+ *      defined.
+ *  [ ] void *stp_env_zalloc(u64 size), void stp_env_free(void *p):
+ *      zeroed memory for the verifier's scratch (process context only;
+ *      kernel: kvzalloc(GFP_KERNEL) / kvfree). stp_env_free(NULL) is a
+ *      no-op.
+ *
+ * Nothing else: the core uses no other kernel or libc function.
+ */
+#ifndef STP_CORE_H
+#define STP_CORE_H
+
+#include "stp_env.h"
+#include "stapvm/abi.h"
+
+/* ------------------------------------------------------------------ */
+/* Tables (isa.c)                                                      */
+
+/* One row of STP_VERIFY_ERRORS. */
+struct stp_verr_info {
+	const char *name;	/* "BAD_MAGIC" */
+	int err;		/* positive errno for the LOAD ioctl */
+	const char *msg;	/* generic message */
+};
+
+/* One row of STP_RUNTIME_ERRORS. */
+struct stp_rte_info {
+	const char *name;	/* "DIVZERO" */
+	const char *msg;	/* stap's message; may hold one %llx */
+};
+
+extern const struct stp_opcode_info stp_opcode_info[STP_OP__COUNT];
+extern const struct stp_helper_info stp_helper_info[STP_HLP__COUNT];
+extern const struct stp_verr_info stp_verr_info[STP_VERR__COUNT];
+extern const struct stp_rte_info stp_rte_info[STP_RTE__COUNT];
+
+/* ------------------------------------------------------------------ */
+/* Verifier (verify.c)                                                 */
+
+/*
+ * A verified program: typed views into the image (which the caller owns
+ * and must keep alive and unchanged while the program is used). Every
+ * count has been checked against its cap and every index in the code
+ * against the matching count.
+ */
+struct stp_prog {
+	const struct stp_image_hdr *hdr;
+	const struct stp_insn *code;
+	const struct stp_handler_desc *handlers;
+	const struct stp_probe_desc *probes;
+	const s64 *konsts;
+	const struct stp_str_desc *strs;
+	const u8 *strdata;
+	const struct stp_format_desc *formats;
+	u32 ninsns;
+	u32 nhandlers;
+	u32 nprobes;
+	u32 nkonsts;
+	u32 nstrs;
+	u32 strdata_size;
+	u32 nformats;
+	u32 nglobals;
+	u32 limits[STP_LIM__COUNT];	/* copied from the header */
+};
+
+/* Why an image was refused. */
+struct stp_verify_result {
+	u32 code;		/* enum stp_verify_error; STP_VERR_OK on success */
+	u32 where;		/* instruction index (into CODE) or entry index */
+	char msg[STP_LOG_MAX];	/* NUL-terminated, e.g. "insn 12: ..." */
+};
+
+/*
+ * stp_verify - check an image completely and fill *prog on success.
+ * @image: the image, 8-byte aligned, owned by the caller.
+ * @size: its size in bytes.
+ * Context: process (allocates scratch with stp_env_zalloc).
+ * Return: 0, or -errno from STP_VERIFY_ERRORS with *res filled.
+ */
+int stp_verify(const void *image, u32 size, struct stp_prog *prog,
+	       struct stp_verify_result *res);
+
+/* ------------------------------------------------------------------ */
+/* Rings (ring.c)                                                      */
+
+/*
+ * The producer's view of one per-CPU ring (abi.h draws the mapping).
+ * data is size bytes mapped twice back to back, so a record of at most
+ * size bytes starting at data + (pos & (size - 1)) never wraps. size is
+ * a power of two. owner is the environment's (e.g. for the wakeup).
+ */
+struct stp_ring {
+	struct stp_ring_cons *cons;	/* user-writable: never trusted */
+	struct stp_ring_prod *prod;
+	u8 *data;
+	u64 size;
+	void *owner;
+};
+
+/*
+ * stp_ring_reserve - room for one record of len bytes (a multiple of 8).
+ * Returns NULL (and counts a drop) when the ring is full or the consumer
+ * position is out of range. Single producer per ring.
+ * Context: any (the caller holds the per-CPU nesting guard).
+ */
+void *stp_ring_reserve(struct stp_ring *r, u32 len);
+
+/*
+ * stp_ring_commit - publish the record that the last stp_ring_reserve
+ * returned (rec, len as reserved). Wakes the consumer if it had caught up.
+ * Context: any.
+ */
+void stp_ring_commit(struct stp_ring *r, void *rec, u32 len);
+
+/* ------------------------------------------------------------------ */
+/* Interpreter (vm.c)                                                  */
+
+/*
+ * Per-CPU registers. The caller allocates sbuf: STP_MAX_SREGS strings of
+ * str_cap + 1 bytes each (stp_vm_sbuf_size()), str_cap being the
+ * program's MAXSTRINGLEN. Contents between runs are meaningless.
+ */
+struct stp_vm {
+	u64 r[STP_MAX_REGS];
+	u32 slen[STP_MAX_SREGS];
+	u32 str_cap;		/* MAXSTRINGLEN of the program */
+	char *sbuf;
+};
+
+/* Bytes of stp_vm.sbuf for a given MAXSTRINGLEN. */
+static inline u64 stp_vm_sbuf_size(u32 maxstringlen)
+{
+	return (u64)STP_MAX_SREGS * ((u64)maxstringlen + 1);
+}
+
+/* One run of one handler: inputs, then outputs. */
+struct stp_run_ctx {
+	/* in */
+	const struct stp_prog *prog;	/* verified by stp_verify */
+	u32 handler;			/* index into prog->handlers */
+	u32 reserved;
+	void *env;			/* passed to every stp_env_* call */
+	s64 *globals;			/* prog->nglobals slots, 8-aligned */
+	struct stp_ring *ring;		/* this CPU's ring */
+	/* out */
+	u32 exit_requested;		/* exit() ran */
+	u32 error;			/* enum stp_runtime_error */
+	u32 error_pc;			/* pc inside the handler */
+	u32 pad;
+	u64 error_addr;			/* faulting address, if any */
+	u64 fuel_left;			/* MAXACTION units left */
+};
+
+/*
+ * stp_run - run handler rc->handler of a verified program.
+ * Return: STP_RTE_NONE (0), or the enum stp_runtime_error that ended the
+ * handler (an STP_REC_ERROR record was written, if the ring had room).
+ * Context: any, once the caller holds the per-CPU nesting guard for vm and
+ * rc->ring; never sleeps, never allocates.
+ */
+int stp_run(struct stp_vm *vm, struct stp_run_ctx *rc);
+
+/* ------------------------------------------------------------------ */
+/* Formatting (format.c)                                               */
+
+/* One printf argument: an integer, or a string of len bytes at s. */
+struct stp_fmt_arg {
+	u32 is_str;
+	u32 len;
+	s64 i;
+	const char *s;
+};
+
+/*
+ * stp_format - SystemTap printf: %d %i %u %x %X %o %c %s %p %%, one flag of
+ * "-0+ #", width and precision (digits or '*'), and l/ll/h/z length
+ * modifiers accepted and ignored. A missing argument formats as 0 / "",
+ * an unknown conversion is copied as is.
+ * Return: the length of the full output (snprintf-style); at most
+ * out_size - 1 bytes are stored plus a NUL when out_size > 0.
+ * Context: any.
+ */
+int stp_format(const char *fmt, u32 fmt_len, const struct stp_fmt_arg *args,
+	       u32 nargs, char *out, u32 out_size);
+
+#endif /* STP_CORE_H */

@@ -1,0 +1,805 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * verify.c - the stapvm verifier: decides whether an image from user space
+ * may be run by vm.c, and if so describes it as a struct stp_prog.
+ *
+ * What a verified program guarantees to the interpreter
+ * -----------------------------------------------------
+ * stp_run() does no bounds check of its own. It relies on these facts, each
+ * proved here, and vm.c names the one it uses at every unchecked access:
+ *
+ *  1. Every table the code indexes lies inside the image, is 8-byte
+ *     aligned, does not overlap another table, and holds whole entries;
+ *     every count is within its STP_MAX_* cap.
+ *  2. Every handler is a non-empty slice of CODE that ends in RET, with
+ *     nregs <= STP_MAX_REGS, nsregs <= STP_MAX_SREGS and a valid context;
+ *     handlers do not overlap and come in CODE order.
+ *  3. Every opcode is known; every operand has the kind the STP_OPCODES
+ *     table gives it: unused operands are 0, registers are below the
+ *     handler's nregs/nsregs, table indexes below the table's size, PRINTF
+ *     register runs inside the register files.
+ *  4. Control stays inside the handler: forward jumps (JF) land before the
+ *     handler's end, LOOP (JB, the only backward jump) lands at or after
+ *     its start, and the last instruction is RET, so pc can never run off.
+ *     Each LOOP charges MAXACTION fuel, so a run executes at most
+ *     insn_count * MAXACTION instructions.
+ *  5. No register is read before it is written on every path from the
+ *     handler's entry (registers are not zeroed between runs, so this is
+ *     what keeps one probe hit from seeing another's data).
+ *  6. Helpers are called with the result kind of their opcode (CALLI:
+ *     integer, CALLS: string), an unused argument is 0, and only from
+ *     handlers whose context the helper allows (RETVAL only in return
+ *     probes, ARG only at function entry).
+ *  7. Strings are inside STRDATA, at most MAXSTRINGLEN bytes, NUL-free;
+ *     formats have at most STP_MAX_FMT_ARGS arguments and no kind bits past
+ *     them; probe descriptors are consistent (kind, context, flags, symbol,
+ *     period); the limits are inside their bounds.
+ *
+ * Order of checks
+ * ---------------
+ * Header (size, magic, version, header fields, total size), limits,
+ * sections (placement, then overlap), counts against caps, strings,
+ * formats, handlers, probes, then the code of each handler in one forward
+ * pass. Each check needs only what the earlier ones proved. The first
+ * failure wins; res->code says which rule, res->where which entry
+ * (instruction index into CODE for code errors) and res->msg gives the
+ * details, e.g. "insn 12 (handler 0 pc 12): jump target 40 outside
+ * handler 0 [0, 30)".
+ *
+ * Read-before-write
+ * -----------------
+ * One forward pass per handler. For every instruction we keep the set of
+ * integer registers (u64 mask) and string registers (u16 mask) written on
+ * every path that reaches it: the intersection over its forward
+ * predecessors. Back edges (LOOP) are ignored, which is sound because no
+ * instruction un-writes a register: the set at a LOOP's source is a
+ * superset of the set at its target (docs/design.md, section 1). JMP, LOOP
+ * and RET do not fall through, so the instruction after one of them gets
+ * only what jumps into it; an instruction nothing reaches is still checked
+ * for well-formedness but reads nothing there, since it never runs.
+ *
+ * Left out: types (each opcode names its register file, so there are none
+ * to track) and values (division by zero and faults are run-time errors).
+ *
+ * Context: process context only: the scratch state (16 bytes per
+ * instruction) comes from stp_env_zalloc. Every loop is bounded by a cap
+ * of abi.h: sections and limits by their counts, tables by STP_MAX_*,
+ * code by STP_MAX_INSNS (handlers are disjoint, so each instruction is
+ * visited once), symbols by STP_MAX_SYMBOL_LEN, PRINTF runs by
+ * STP_MAX_FMT_ARGS.
+ */
+#include "stp_core.h"
+
+/* Entry sizes of the sections, in enum stp_section order. */
+static const u32 stp_sec_entry[STP_SEC__COUNT] = {
+#define STP_X_SEC_SIZE(name, type) [STP_SEC_##name] = sizeof(type),
+	STP_SECTIONS(STP_X_SEC_SIZE)
+#undef STP_X_SEC_SIZE
+};
+
+static const char *const stp_sec_name[STP_SEC__COUNT] = {
+#define STP_X_SEC_NAME(name, type) [STP_SEC_##name] = #name,
+	STP_SECTIONS(STP_X_SEC_NAME)
+#undef STP_X_SEC_NAME
+};
+
+static const u32 stp_limit_min[STP_LIM__COUNT] = {
+#define STP_X_LIM_MIN(name, def, min, max) [STP_LIM_##name] = min,
+	STP_LIMITS(STP_X_LIM_MIN)
+#undef STP_X_LIM_MIN
+};
+
+static const u32 stp_limit_max[STP_LIM__COUNT] = {
+#define STP_X_LIM_MAX(name, def, min, max) [STP_LIM_##name] = max,
+	STP_LIMITS(STP_X_LIM_MAX)
+#undef STP_X_LIM_MAX
+};
+
+static const char *const stp_limit_name[STP_LIM__COUNT] = {
+#define STP_X_LIM_NAME(name, def, min, max) [STP_LIM_##name] = #name,
+	STP_LIMITS(STP_X_LIM_NAME)
+#undef STP_X_LIM_NAME
+};
+
+/* The handler context each probe kind requires. */
+static const u8 stp_probe_ctx[STP_PROBE__COUNT] = {
+	[STP_PROBE_BEGIN] = STP_CTX_BEGIN,
+	[STP_PROBE_END] = STP_CTX_END,
+	[STP_PROBE_TIMER] = STP_CTX_TIMER,
+	[STP_PROBE_KPROBE] = STP_CTX_KPROBE,
+	[STP_PROBE_KRETPROBE] = STP_CTX_KRETPROBE,
+};
+
+/* Per-instruction read-before-write state. */
+struct insn_state {
+	u64 r;		/* integer registers surely written */
+	u16 s;		/* string registers surely written */
+	u8 seen;	/* some forward predecessor reaches it */
+	u8 pad[5];
+};
+
+/* Length of one of our own constant strings (names, message formats). */
+static u32 cstr_len(const char *s)
+{
+	u32 n = 0;
+
+	while (n < STP_LOG_MAX && s[n])
+		n++;
+	return n;
+}
+
+/* A message argument: an integer or one of our constant strings. */
+#define VI(x)	{ .is_str = 0, .i = (s64)(x) }
+#define VS(x)	{ .is_str = 1, .len = cstr_len(x), .s = (x) }
+
+/*
+ * FAIL(res, CODE, where, fmt, args...) fills *res and returns the negative
+ * errno of STP_VERR_CODE; the message is fmt formatted by stp_format with
+ * the VI()/VS() arguments.
+ */
+#define FAIL(res, code, where, fmt, ...)				\
+	fail(res, STP_VERR_##code, where, fmt,				\
+	     (const struct stp_fmt_arg[]){ VI(0), __VA_ARGS__ } + 1,	\
+	     sizeof((const struct stp_fmt_arg[]){ VI(0), __VA_ARGS__ }) / \
+	     sizeof(struct stp_fmt_arg) - 1)
+
+static int fail(struct stp_verify_result *res, u32 code, u32 where,
+		const char *fmt, const struct stp_fmt_arg *args, u32 nargs)
+{
+	res->code = code;
+	res->where = where;
+	stp_format(fmt, cstr_len(fmt), args, nargs, res->msg,
+		   sizeof(res->msg));
+	return -stp_verr_info[code].err;
+}
+
+static u32 popcount32(u32 x)
+{
+	u32 n = 0;
+
+	while (x) {		/* at most 32 iterations */
+		x &= x - 1;
+		n++;
+	}
+	return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* Header, limits, sections                                            */
+
+static int check_header(const struct stp_image_hdr *h, u32 size,
+			struct stp_verify_result *res)
+{
+	u32 i;
+
+	if (h->magic != STP_IMAGE_MAGIC)
+		return FAIL(res, BAD_MAGIC, 0,
+			    "bad magic 0x%x: not a stapvm image", VI(h->magic));
+	if (h->version != STP_IMAGE_VERSION)
+		return FAIL(res, BAD_VERSION, 0,
+			    "image version %u, this module reads version %u",
+			    VI(h->version), VI(STP_IMAGE_VERSION));
+	if (h->hdr_size != sizeof(*h))
+		return FAIL(res, BAD_HEADER, 0,
+			    "header size %u, expected %u", VI(h->hdr_size),
+			    VI(sizeof(*h)));
+	if (h->flags || h->reserved)
+		return FAIL(res, BAD_HEADER, 0,
+			    "header flags 0x%x / reserved 0x%x must be 0",
+			    VI(h->flags), VI(h->reserved));
+	if (h->total_size != size)
+		return FAIL(res, BAD_SIZE, 0,
+			    "header says %u bytes, buffer has %u",
+			    VI(h->total_size), VI(size));
+	for (i = 0; i < STP_LIM__COUNT; i++) {
+		u32 v = h->limits[i];
+
+		if (v < stp_limit_min[i] || v > stp_limit_max[i])
+			return FAIL(res, BAD_LIMIT, i,
+				    "limit %s = %u outside [%u, %u]",
+				    VS(stp_limit_name[i]), VI(v),
+				    VI(stp_limit_min[i]),
+				    VI(stp_limit_max[i]));
+	}
+	i = h->limits[STP_LIM_RING_PAGES];
+	if (i & (i - 1))
+		return FAIL(res, BAD_LIMIT, STP_LIM_RING_PAGES,
+			    "limit RING_PAGES = %u is not a power of two",
+			    VI(i));
+	return 0;
+}
+
+static int check_sections(const struct stp_image_hdr *h, u32 size,
+			  struct stp_verify_result *res)
+{
+	u32 i, j;
+
+	for (i = 0; i < STP_SEC__COUNT; i++) {
+		u64 off = h->sec[i].off, len = h->sec[i].size;
+
+		if (off % 8)
+			return FAIL(res, BAD_SECTION, i,
+				    "section %s at %u is not 8-byte aligned",
+				    VS(stp_sec_name[i]), VI(off));
+		if (off < sizeof(*h) || off + len > size)
+			return FAIL(res, BAD_SECTION, i,
+				    "section %s [%u, %u) outside [%u, %u)",
+				    VS(stp_sec_name[i]), VI(off),
+				    VI(off + len), VI(sizeof(*h)), VI(size));
+		if (len % stp_sec_entry[i])
+			return FAIL(res, BAD_SECTION, i,
+				    "section %s: %u bytes is not a multiple of %u",
+				    VS(stp_sec_name[i]), VI(len),
+				    VI(stp_sec_entry[i]));
+	}
+	for (i = 0; i < STP_SEC__COUNT; i++) {
+		u64 a0 = h->sec[i].off, a1 = a0 + h->sec[i].size;
+
+		for (j = i + 1; j < STP_SEC__COUNT; j++) {
+			u64 b0 = h->sec[j].off, b1 = b0 + h->sec[j].size;
+
+			if (a0 == a1 || b0 == b1)
+				continue;
+			if (a0 < b1 && b0 < a1)
+				return FAIL(res, BAD_SECTION, j,
+					    "section %s overlaps section %s",
+					    VS(stp_sec_name[j]),
+					    VS(stp_sec_name[i]));
+		}
+	}
+	return 0;
+}
+
+/* Typed views and counts (sections already checked). */
+static void fill_prog(const u8 *img, const struct stp_image_hdr *h,
+		      struct stp_prog *p)
+{
+	const struct stp_section_desc *s = h->sec;
+	u32 i;
+
+	p->hdr = h;
+	p->code = (const void *)(img + s[STP_SEC_CODE].off);
+	p->handlers = (const void *)(img + s[STP_SEC_HANDLERS].off);
+	p->probes = (const void *)(img + s[STP_SEC_PROBES].off);
+	p->konsts = (const void *)(img + s[STP_SEC_KONSTS].off);
+	p->strs = (const void *)(img + s[STP_SEC_STRS].off);
+	p->strdata = img + s[STP_SEC_STRDATA].off;
+	p->formats = (const void *)(img + s[STP_SEC_FORMATS].off);
+	p->ninsns = s[STP_SEC_CODE].size / sizeof(struct stp_insn);
+	p->nhandlers = s[STP_SEC_HANDLERS].size /
+		       sizeof(struct stp_handler_desc);
+	p->nprobes = s[STP_SEC_PROBES].size / sizeof(struct stp_probe_desc);
+	p->nkonsts = s[STP_SEC_KONSTS].size / sizeof(s64);
+	p->nstrs = s[STP_SEC_STRS].size / sizeof(struct stp_str_desc);
+	p->strdata_size = s[STP_SEC_STRDATA].size;
+	p->nformats = s[STP_SEC_FORMATS].size /
+		      sizeof(struct stp_format_desc);
+	p->nglobals = h->nglobals;
+	for (i = 0; i < STP_LIM__COUNT; i++)
+		p->limits[i] = h->limits[i];
+}
+
+static int check_counts(const struct stp_prog *p,
+			struct stp_verify_result *res)
+{
+	static const struct {
+		const char *what;
+		u32 offset;
+		u32 max;
+	} caps[] = {
+#define CAP(field, max) { #field, __builtin_offsetof(struct stp_prog, field), max }
+		CAP(ninsns, STP_MAX_INSNS),
+		CAP(nhandlers, STP_MAX_HANDLERS),
+		CAP(nprobes, STP_MAX_PROBES),
+		CAP(nkonsts, STP_MAX_KONSTS),
+		CAP(nstrs, STP_MAX_STRS),
+		CAP(nformats, STP_MAX_FORMATS),
+		CAP(nglobals, STP_MAX_GLOBALS),
+#undef CAP
+	};
+	u32 i;
+
+	for (i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+		u32 n = *(const u32 *)((const u8 *)p + caps[i].offset);
+
+		if (n > caps[i].max)
+			return FAIL(res, TOO_MANY, i, "%s = %u, the cap is %u",
+				    VS(caps[i].what), VI(n), VI(caps[i].max));
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Tables: strings, formats, handlers, probes                          */
+
+static int check_strings(const struct stp_prog *p,
+			 struct stp_verify_result *res)
+{
+	u32 maxlen = p->limits[STP_LIM_MAXSTRINGLEN];
+	u32 i;
+
+	for (i = 0; i < p->nstrs; i++) {
+		const struct stp_str_desc *d = &p->strs[i];
+
+		if ((u64)d->off + d->len > p->strdata_size)
+			return FAIL(res, BAD_STRING, i,
+				    "string %u [%u, +%u) outside STRDATA (%u bytes)",
+				    VI(i), VI(d->off), VI(d->len),
+				    VI(p->strdata_size));
+		if (d->len > maxlen)
+			return FAIL(res, BAD_STRING, i,
+				    "string %u: %u bytes, MAXSTRINGLEN is %u",
+				    VI(i), VI(d->len), VI(maxlen));
+		if (memchr(p->strdata + d->off, 0, d->len))
+			return FAIL(res, BAD_STRING, i,
+				    "string %u holds a NUL byte", VI(i));
+	}
+	return 0;
+}
+
+static int check_formats(const struct stp_prog *p,
+			 struct stp_verify_result *res)
+{
+	u32 i;
+
+	for (i = 0; i < p->nformats; i++) {
+		const struct stp_format_desc *f = &p->formats[i];
+
+		if (f->nargs > STP_MAX_FMT_ARGS)
+			return FAIL(res, BAD_FORMAT, i,
+				    "format %u has %u arguments, the cap is %u",
+				    VI(i), VI(f->nargs), VI(STP_MAX_FMT_ARGS));
+		if (f->nargs < 32 && (f->str_mask >> f->nargs))
+			return FAIL(res, BAD_FORMAT, i,
+				    "format %u: kind mask 0x%x has bits past its %u arguments",
+				    VI(i), VI(f->str_mask), VI(f->nargs));
+	}
+	return 0;
+}
+
+static int check_handlers(const struct stp_prog *p,
+			  struct stp_verify_result *res)
+{
+	u64 prev_end = 0;
+	u32 i, j;
+
+	for (i = 0; i < p->nhandlers; i++) {
+		const struct stp_handler_desc *h = &p->handlers[i];
+		u64 end = (u64)h->insn_off + h->insn_count;
+
+		if (!h->insn_count || end > p->ninsns)
+			return FAIL(res, BAD_HANDLER, i,
+				    "handler %u [%u, %u) empty or outside CODE (%u instructions)",
+				    VI(i), VI(h->insn_off), VI(end),
+				    VI(p->ninsns));
+		if (h->insn_off < prev_end)
+			return FAIL(res, BAD_HANDLER, i,
+				    "handler %u starts at %u, inside or before handler %u",
+				    VI(i), VI(h->insn_off), VI(i - 1));
+		prev_end = end;
+		if (h->nregs > STP_MAX_REGS || h->nsregs > STP_MAX_SREGS)
+			return FAIL(res, BAD_HANDLER, i,
+				    "handler %u uses %u integer and %u string registers, the caps are %u and %u",
+				    VI(i), VI(h->nregs), VI(h->nsregs),
+				    VI(STP_MAX_REGS), VI(STP_MAX_SREGS));
+		if (h->ctx >= STP_CTX__COUNT)
+			return FAIL(res, BAD_HANDLER, i,
+				    "handler %u has unknown context %u",
+				    VI(i), VI(h->ctx));
+		for (j = 0; j < sizeof(h->reserved); j++)
+			if (h->reserved[j])
+				return FAIL(res, BAD_HANDLER, i,
+					    "handler %u: reserved byte %u is not 0",
+					    VI(i), VI(j));
+		if (p->code[end - 1].op != STP_OP_RET)
+			return FAIL(res, NO_RET, (u32)(end - 1),
+				    "handler %u ends in %s at insn %u, not RET",
+				    VI(i),
+				    VS(p->code[end - 1].op < STP_OP__COUNT ?
+				       stp_opcode_info[p->code[end - 1].op].name :
+				       "an unknown opcode"),
+				    VI(end - 1));
+	}
+	return 0;
+}
+
+static bool symbol_char_ok(u8 c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '$';
+}
+
+static int check_probes(const struct stp_prog *p,
+			struct stp_verify_result *res)
+{
+	u32 i, j;
+
+	for (i = 0; i < p->nprobes; i++) {
+		const struct stp_probe_desc *d = &p->probes[i];
+		bool kp = d->kind == STP_PROBE_KPROBE ||
+			  d->kind == STP_PROBE_KRETPROBE;
+
+		if (d->kind >= STP_PROBE__COUNT)
+			return FAIL(res, BAD_PROBE, i,
+				    "probe %u has unknown kind %u",
+				    VI(i), VI(d->kind));
+		if (d->flags & ~STP_PROBE_F__ALL)
+			return FAIL(res, BAD_PROBE, i,
+				    "probe %u has unknown flags 0x%x",
+				    VI(i), VI(d->flags));
+		if (d->reserved || d->reserved2)
+			return FAIL(res, BAD_PROBE, i,
+				    "probe %u: reserved fields must be 0",
+				    VI(i));
+		if (d->handler >= p->nhandlers)
+			return FAIL(res, BAD_PROBE, i,
+				    "probe %u names handler %u of %u",
+				    VI(i), VI(d->handler), VI(p->nhandlers));
+		if (p->handlers[d->handler].ctx != stp_probe_ctx[d->kind])
+			return FAIL(res, BAD_PROBE, i,
+				    "probe %u of kind %u needs a handler of context %u, handler %u has %u",
+				    VI(i), VI(d->kind),
+				    VI(stp_probe_ctx[d->kind]),
+				    VI(d->handler),
+				    VI(p->handlers[d->handler].ctx));
+		if (d->kind == STP_PROBE_TIMER) {
+			if (d->period_ns < STP_MIN_TIMER_NS)
+				return FAIL(res, BAD_PROBE, i,
+					    "probe %u: timer period %u ns is below %u ns",
+					    VI(i), VI(d->period_ns),
+					    VI(STP_MIN_TIMER_NS));
+		} else if (d->period_ns) {
+			return FAIL(res, BAD_PROBE, i,
+				    "probe %u: period set on a probe that is not a timer",
+				    VI(i));
+		}
+		if (!kp) {
+			if (d->symbol || d->offset || d->maxactive)
+				return FAIL(res, BAD_PROBE, i,
+					    "probe %u: symbol, offset or maxactive set on a probe that is not a kprobe",
+					    VI(i));
+			continue;
+		}
+		if (d->symbol >= p->nstrs)
+			return FAIL(res, BAD_PROBE, i,
+				    "probe %u names string %u of %u as its symbol",
+				    VI(i), VI(d->symbol), VI(p->nstrs));
+		{
+			const struct stp_str_desc *s = &p->strs[d->symbol];
+			const u8 *c = p->strdata + s->off;
+
+			if (!s->len || s->len > STP_MAX_SYMBOL_LEN)
+				return FAIL(res, BAD_PROBE, i,
+					    "probe %u: symbol of %u bytes, must be 1 to %u",
+					    VI(i), VI(s->len),
+					    VI(STP_MAX_SYMBOL_LEN));
+			for (j = 0; j < s->len; j++)
+				if (!symbol_char_ok(c[j]))
+					return FAIL(res, BAD_PROBE, i,
+						    "probe %u: symbol has byte 0x%x at %u, not in [A-Za-z0-9_.$]",
+						    VI(i), VI(c[j]), VI(j));
+		}
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Code                                                                */
+
+/* Flows state *out into instruction t (an index into st). */
+static void flow(struct insn_state *st, u32 t, const struct insn_state *out)
+{
+	if (!st[t].seen) {
+		st[t].r = out->r;
+		st[t].s = out->s;
+		st[t].seen = 1;
+	} else {
+		st[t].r &= out->r;
+		st[t].s &= out->s;
+	}
+}
+
+/* Where-am-I prefix shared by every code message. */
+#define AT	"insn %u (handler %u pc %u): "
+#define ATV(pc)	VI(off + (pc)), VI(hi), VI(pc)
+
+/* Checks one register operand of kind k at position pos ("a", "b", "c"). */
+static int check_reg(const struct stp_handler_desc *h, u32 hi, u32 off,
+		     u32 pc, const char *pos, u32 k, u32 v,
+		     const struct insn_state *in, bool live,
+		     struct stp_verify_result *res)
+{
+	switch (k) {
+	case STP_OPND_NO:
+		if (v)
+			return FAIL(res, BAD_OPERAND, off + pc,
+				    AT "unused operand %s is %u, must be 0",
+				    ATV(pc), VS(pos), VI(v));
+		return 0;
+	case STP_OPND_RW:
+	case STP_OPND_RR:
+		if (v >= h->nregs)
+			return FAIL(res, BAD_REGISTER, off + pc,
+				    AT "operand %s: r%u, handler has %u integer registers",
+				    ATV(pc), VS(pos), VI(v), VI(h->nregs));
+		if (k == STP_OPND_RR && live && !(in->r & (1ull << v)))
+			return FAIL(res, UNINIT_REGISTER, off + pc,
+				    AT "r%u read before it is written",
+				    ATV(pc), VI(v));
+		return 0;
+	case STP_OPND_SW:
+	case STP_OPND_SR:
+		if (v >= h->nsregs)
+			return FAIL(res, BAD_REGISTER, off + pc,
+				    AT "operand %s: s%u, handler has %u string registers",
+				    ATV(pc), VS(pos), VI(v), VI(h->nsregs));
+		if (k == STP_OPND_SR && live && !(in->s & (1u << v)))
+			return FAIL(res, UNINIT_REGISTER, off + pc,
+				    AT "s%u read before it is written",
+				    ATV(pc), VI(v));
+		return 0;
+	}
+	/* RN/SN are checked with their format by check_printf(). */
+	return 0;
+}
+
+/* PRINTF fmt, rb, sc: the format's runs must be in range and written. */
+static int check_printf(const struct stp_prog *p,
+			const struct stp_handler_desc *h, u32 hi, u32 off,
+			u32 pc, const struct stp_insn *insn,
+			const struct insn_state *in, bool live,
+			struct stp_verify_result *res)
+{
+	const struct stp_format_desc *f = &p->formats[insn->imm];
+	u32 nstr = popcount32(f->str_mask);
+	u32 nint = f->nargs - nstr;	/* verified: mask bits < nargs */
+	u32 i;
+
+	if (!nint && insn->b)
+		return FAIL(res, BAD_OPERAND, off + pc,
+			    AT "format %u has no integer arguments, b must be 0",
+			    ATV(pc), VI(insn->imm));
+	if (!nstr && insn->c)
+		return FAIL(res, BAD_OPERAND, off + pc,
+			    AT "format %u has no string arguments, c must be 0",
+			    ATV(pc), VI(insn->imm));
+	if ((u32)insn->b + nint > h->nregs)
+		return FAIL(res, BAD_REGISTER, off + pc,
+			    AT "format %u needs r%u..r%u, handler has %u integer registers",
+			    ATV(pc), VI(insn->imm), VI(insn->b),
+			    VI(insn->b + nint - 1), VI(h->nregs));
+	if ((u32)insn->c + nstr > h->nsregs)
+		return FAIL(res, BAD_REGISTER, off + pc,
+			    AT "format %u needs s%u..s%u, handler has %u string registers",
+			    ATV(pc), VI(insn->imm), VI(insn->c),
+			    VI(insn->c + nstr - 1), VI(h->nsregs));
+	if (!live)
+		return 0;
+	for (i = 0; i < nint; i++)
+		if (!(in->r & (1ull << (insn->b + i))))
+			return FAIL(res, UNINIT_REGISTER, off + pc,
+				    AT "r%u (printf argument) read before it is written",
+				    ATV(pc), VI(insn->b + i));
+	for (i = 0; i < nstr; i++)
+		if (!(in->s & (1u << (insn->c + i))))
+			return FAIL(res, UNINIT_REGISTER, off + pc,
+				    AT "s%u (printf argument) read before it is written",
+				    ATV(pc), VI(insn->c + i));
+	return 0;
+}
+
+/* The immediate of kind k: jumps stay in the handler, indexes in tables. */
+static int check_imm(const struct stp_prog *p,
+		     const struct stp_handler_desc *h, u32 hi, u32 off,
+		     u32 pc, u32 k, s32 imm, struct stp_verify_result *res)
+{
+	s64 target = (s64)pc + 1 + imm;
+	const char *what;
+	u32 n;
+
+	switch (k) {
+	case STP_OPND_NO:
+		if (imm)
+			return FAIL(res, BAD_OPERAND, off + pc,
+				    AT "unused immediate is %d, must be 0",
+				    ATV(pc), VI(imm));
+		return 0;
+	case STP_OPND_IMM:
+		return 0;
+	case STP_OPND_JF:
+		if (imm < 0 || target >= h->insn_count)
+			return FAIL(res, BAD_JUMP, off + pc,
+				    AT "forward jump to %d outside handler %u [%u, %u)",
+				    ATV(pc), VI(off + target), VI(hi), VI(off),
+				    VI(off + h->insn_count));
+		return 0;
+	case STP_OPND_JB:
+		if (imm >= 0 || target < 0)
+			return FAIL(res, BAD_JUMP, off + pc,
+				    AT "backward jump to %d outside handler %u [%u, %u)",
+				    ATV(pc), VI(off + target), VI(hi), VI(off),
+				    VI(off + h->insn_count));
+		return 0;
+	case STP_OPND_K:
+		what = "constant";
+		n = p->nkonsts;
+		break;
+	case STP_OPND_STR:
+		what = "string";
+		n = p->nstrs;
+		break;
+	case STP_OPND_GLB:
+		what = "global";
+		n = p->nglobals;
+		break;
+	case STP_OPND_FMT:
+		what = "format";
+		n = p->nformats;
+		break;
+	case STP_OPND_HLP:
+		what = "helper";
+		n = STP_HLP__COUNT;
+		break;
+	default:
+		return FAIL(res, BAD_OPCODE, off + pc,
+			    AT "immediate of unknown kind %u (ABI table bug)",
+			    ATV(pc), VI(k));
+	}
+	if (imm < 0 || (u32)imm >= n)
+		return FAIL(res, BAD_INDEX, off + pc,
+			    AT "%s index %d out of range [0, %u)",
+			    ATV(pc), VS(what), VI(imm), VI(n));
+	return 0;
+}
+
+static int check_handler_code(const struct stp_prog *p, u32 hi,
+			      struct insn_state *st,
+			      struct stp_verify_result *res)
+{
+	const struct stp_handler_desc *h = &p->handlers[hi];
+	const struct stp_insn *code = p->code + h->insn_off;
+	u32 off = h->insn_off;
+	u32 pc;
+	int err;
+
+	memset(st, 0, sizeof(*st) * h->insn_count);
+	st[0].seen = 1;		/* the entry: nothing written */
+
+	for (pc = 0; pc < h->insn_count; pc++) {
+		const struct stp_insn *insn = &code[pc];
+		const struct stp_opcode_info *oi;
+		struct insn_state out;
+		bool live = st[pc].seen;
+		u32 kb;
+
+		if (insn->op >= STP_OP__COUNT)
+			return FAIL(res, BAD_OPCODE, off + pc,
+				    AT "unknown opcode %u", ATV(pc),
+				    VI(insn->op));
+		oi = &stp_opcode_info[insn->op];
+		kb = oi->b;
+
+		err = check_imm(p, h, hi, off, pc, oi->imm, insn->imm, res);
+		if (err)
+			return err;
+		if (insn->op == STP_OP_CALLI || insn->op == STP_OP_CALLS) {
+			const struct stp_helper_info *hl =
+				&stp_helper_info[insn->imm];
+			u32 want = insn->op == STP_OP_CALLI ? STP_HRES_INT
+							    : STP_HRES_STR;
+
+			if (hl->res != want)
+				return FAIL(res, BAD_INDEX, off + pc,
+					    AT "helper %s returns %s, %s needs %s",
+					    ATV(pc), VS(hl->name),
+					    VS(hl->res == STP_HRES_INT ?
+					       "an integer" : "a string"),
+					    VS(oi->name),
+					    VS(want == STP_HRES_INT ?
+					       "an integer" : "a string"));
+			if (!(hl->ctx_mask & (1u << h->ctx)))
+				return FAIL(res, BAD_CONTEXT, off + pc,
+					    AT "helper %s not allowed in a handler of context %u",
+					    ATV(pc), VS(hl->name), VI(h->ctx));
+			if (hl->arg == STP_HARG_NONE)
+				kb = STP_OPND_NO;
+		}
+		err = check_reg(h, hi, off, pc, "a", oi->a, insn->a,
+				&st[pc], live, res);
+		if (!err)
+			err = check_reg(h, hi, off, pc, "b", kb, insn->b,
+					&st[pc], live, res);
+		if (!err)
+			err = check_reg(h, hi, off, pc, "c", oi->c, insn->c,
+					&st[pc], live, res);
+		if (!err && insn->op == STP_OP_PRINTF)
+			err = check_printf(p, h, hi, off, pc, insn, &st[pc],
+					   live, res);
+		if (err)
+			return err;
+		if (!live)
+			continue;	/* never runs: flows nothing */
+
+		out = st[pc];
+		if (oi->a == STP_OPND_RW)
+			out.r |= 1ull << insn->a;
+		else if (oi->a == STP_OPND_SW)
+			out.s |= (u16)(1u << insn->a);
+
+		switch (insn->op) {
+		case STP_OP_JZ:
+		case STP_OP_JNZ:
+			flow(st, pc + 1 + insn->imm, &out);
+			flow(st, pc + 1, &out);
+			break;
+		case STP_OP_JMP:
+			flow(st, pc + 1 + insn->imm, &out);
+			break;
+		case STP_OP_LOOP:	/* back edge: ignored (see top) */
+		case STP_OP_RET:
+			break;
+		default:
+			/* pc + 1 < insn_count: the last insn is RET. */
+			flow(st, pc + 1, &out);
+			break;
+		}
+	}
+	return 0;
+}
+
+int stp_verify(const void *image, u32 size, struct stp_prog *prog,
+	       struct stp_verify_result *res)
+{
+	const struct stp_image_hdr *h = image;
+	struct insn_state *st;
+	struct stp_prog p;
+	u32 i;
+	int err;
+
+	memset(res, 0, sizeof(*res));
+	memset(prog, 0, sizeof(*prog));
+	if (size > STP_MAX_IMAGE_SIZE)
+		return FAIL(res, TOO_BIG, 0, "image of %u bytes, the cap is %u",
+			    VI(size), VI(STP_MAX_IMAGE_SIZE));
+	if (size < sizeof(*h))
+		return FAIL(res, TRUNCATED, 0,
+			    "image of %u bytes, the header alone takes %u",
+			    VI(size), VI(sizeof(*h)));
+	if ((unsigned long)image % 8)
+		return FAIL(res, BAD_HEADER, 0,
+			    "image buffer is not 8-byte aligned");
+	err = check_header(h, size, res);
+	if (!err)
+		err = check_sections(h, size, res);
+	if (err)
+		return err;
+	memset(&p, 0, sizeof(p));
+	fill_prog(image, h, &p);
+	err = check_counts(&p, res);
+	if (!err)
+		err = check_strings(&p, res);
+	if (!err)
+		err = check_formats(&p, res);
+	if (!err)
+		err = check_handlers(&p, res);
+	if (!err)
+		err = check_probes(&p, res);
+	if (err)
+		return err;
+
+	if (p.nhandlers) {
+		st = stp_env_zalloc((u64)p.ninsns * sizeof(*st));
+		if (!st)
+			return FAIL(res, NO_MEMORY, 0,
+				    "no memory for %u instructions of state",
+				    VI(p.ninsns));
+		for (i = 0; i < p.nhandlers && !err; i++)
+			err = check_handler_code(&p, i, st, res);
+		stp_env_free(st);
+		if (err)
+			return err;
+	}
+	*prog = p;
+	res->code = STP_VERR_OK;
+	return 0;
+}

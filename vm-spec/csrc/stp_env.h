@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * stp_env.h (user space) - the environment of the stapvm C core when it is
+ * built into vm-spec's static library: libc types and string functions,
+ * GCC atomics, and a simulated "current task" and memory (struct
+ * stp_host_env) so tests and `check`-style runs can execute begin, end and
+ * timer handlers, and kprobe handlers against made-up memory, without a
+ * kernel.
+ *
+ * It implements the checklist at the top of kmod/core/stp_core.h; the
+ * kernel's version is kmod/stp_env.h.
+ *
+ * Left out: real task identity and real memory. Every "current" value comes
+ * from the struct stp_host_env the caller passes as env.
+ * Context: single-threaded tests; the atomics are real, so concurrent runs
+ * on distinct vms are also fine.
+ */
+#ifndef STP_ENV_H
+#define STP_ENV_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+#include <stdlib.h>
+#include <errno.h>
+#include <time.h>
+
+#include <linux/types.h>
+
+/* The kernel's names, and the same types as abi.h's __u64 and friends. */
+typedef __u8 u8;
+typedef __u16 u16;
+typedef __u32 u32;
+typedef __u64 u64;
+typedef __s8 s8;
+typedef __s16 s16;
+typedef __s32 s32;
+typedef __s64 s64;
+
+#define STP_ENV_PAGE_SIZE 4096u
+
+#define STP_READ_ONCE(x) (*(const volatile __typeof__(x) *)&(x))
+#define STP_WRITE_ONCE(x, v) (*(volatile __typeof__(x) *)&(x) = (v))
+
+static inline u64 stp_load_acquire_u64(const u64 *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static inline void stp_store_release_u64(u64 *p, u64 v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+static inline s64 stp_env_atomic_add_return(s64 *p, s64 v)
+{
+	/* Wrapping add: done on the unsigned view to avoid UB. */
+	return (s64)__atomic_add_fetch((u64 *)p, (u64)v, __ATOMIC_SEQ_CST);
+}
+
+/* One readable range of simulated memory (kernel and user alike). */
+struct stp_host_mem {
+	u64 addr;
+	u64 len;
+	const u8 *data;
+};
+
+/*
+ * The simulated current task, passed as stp_run_ctx.env. time_ns is the
+ * record clock: when non-zero it is used and then incremented by one per
+ * call, so records are ordered and tests are deterministic; when zero the
+ * host's CLOCK_MONOTONIC is used. wakeups counts stp_env_ring_wakeup calls
+ * on rings whose owner points at it.
+ */
+struct stp_host_env {
+	s64 pid;
+	s64 tid;
+	s64 ppid;
+	s64 uid;
+	s64 euid;
+	s64 gid;
+	s64 cpu;
+	s64 jiffies;
+	s64 retval;
+	s64 args[6];
+	u64 wall_ns;
+	u64 time_ns;
+	const char *comm;
+	u32 comm_len;
+	u32 nmem;
+	const struct stp_host_mem *mem;
+};
+
+#define STP_HOST_ENV(env) ((struct stp_host_env *)(env))
+
+static inline u64 stp_env_time_ns(void *env)
+{
+	struct stp_host_env *e = STP_HOST_ENV(env);
+	struct timespec ts;
+
+	if (e && e->time_ns)
+		return e->time_ns++;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (u64)ts.tv_sec * 1000000000ull + (u64)ts.tv_nsec;
+}
+
+static inline u64 stp_env_wall_ns(void *env)
+{
+	return STP_HOST_ENV(env)->wall_ns;
+}
+
+static inline s64 stp_env_pid(void *env) { return STP_HOST_ENV(env)->pid; }
+static inline s64 stp_env_tid(void *env) { return STP_HOST_ENV(env)->tid; }
+static inline s64 stp_env_ppid(void *env) { return STP_HOST_ENV(env)->ppid; }
+static inline s64 stp_env_uid(void *env) { return STP_HOST_ENV(env)->uid; }
+static inline s64 stp_env_euid(void *env) { return STP_HOST_ENV(env)->euid; }
+static inline s64 stp_env_gid(void *env) { return STP_HOST_ENV(env)->gid; }
+static inline s64 stp_env_cpu(void *env) { return STP_HOST_ENV(env)->cpu; }
+static inline s64 stp_env_jiffies(void *env)
+{
+	return STP_HOST_ENV(env)->jiffies;
+}
+static inline s64 stp_env_retval(void *env)
+{
+	return STP_HOST_ENV(env)->retval;
+}
+
+static inline s64 stp_env_arg(void *env, u32 n)
+{
+	return n < 6 ? STP_HOST_ENV(env)->args[n] : 0;
+}
+
+static inline u32 stp_env_comm(void *env, char *buf, u32 max)
+{
+	struct stp_host_env *e = STP_HOST_ENV(env);
+	u32 n = e->comm_len < max ? e->comm_len : max;
+	const char *nul;
+
+	if (!e->comm)
+		return 0;
+	nul = memchr(e->comm, 0, n);
+	if (nul)
+		n = (u32)(nul - e->comm);
+	memcpy(buf, e->comm, n);
+	return n;
+}
+
+/* Copy [addr, addr + n) if one simulated range holds all of it. */
+static inline int stp_host_read(void *env, void *dst, u64 addr, u32 n)
+{
+	struct stp_host_env *e = STP_HOST_ENV(env);
+	u32 i;
+
+	for (i = 0; i < e->nmem; i++) {
+		const struct stp_host_mem *m = &e->mem[i];
+
+		if (addr >= m->addr && addr - m->addr <= m->len &&
+		    n <= m->len - (addr - m->addr)) {
+			memcpy(dst, m->data + (addr - m->addr), n);
+			return 0;
+		}
+	}
+	return -EFAULT;
+}
+
+static inline int stp_env_read_kernel(void *env, void *dst, u64 addr, u32 n)
+{
+	return stp_host_read(env, dst, addr, n);
+}
+
+static inline int stp_env_read_user(void *env, void *dst, u64 addr, u32 n)
+{
+	return stp_host_read(env, dst, addr, n);
+}
+
+struct stp_ring;
+/* User space: owner, if set, points at a u64 counter of wakeups. */
+static inline void stp_env_ring_wakeup_counter(void *owner)
+{
+	if (owner)
+		__atomic_add_fetch((u64 *)owner, 1, __ATOMIC_RELAXED);
+}
+#define stp_env_ring_wakeup(r) stp_env_ring_wakeup_counter((r)->owner)
+
+/* Test hook (csrc/host.c): the next n allocations of this thread fail. */
+extern _Thread_local u32 stp_host_failing_allocs;
+void stp_host_fail_next_allocs(u32 n);
+
+static inline void *stp_env_zalloc(u64 size)
+{
+	if (stp_host_failing_allocs) {
+		stp_host_failing_allocs--;
+		return NULL;
+	}
+	return calloc(1, size ? (size_t)size : 1);
+}
+
+static inline void stp_env_free(void *p)
+{
+	free(p);
+}
+
+#endif /* STP_ENV_H */

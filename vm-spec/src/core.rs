@@ -1,0 +1,704 @@
+//! Safe wrappers over the C VM core (kmod/core/*.c, built for user space by
+//! build.rs with `csrc/stp_env.h`): the verifier (`verify_image`), stap's
+//! printf formatting (`format`) and a user-space runner (`HostSession`)
+//! that executes handlers without a kernel, for tests and `check` runs.
+
+/// The raw bindings of `kmod/core/stp_core.h` (bindgen; ABI types come from
+/// [`crate::abi`]).
+#[allow(
+    non_camel_case_types,
+    non_upper_case_globals,
+    non_snake_case,
+    dead_code,
+    missing_docs,
+    clippy::all
+)]
+pub mod ffi {
+    include!(concat!(env!("OUT_DIR"), "/core_ffi.rs"));
+}
+
+/// One printf argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FmtArg<'a> {
+    /// An integer (`%d`, `%x`, `%c`, ...).
+    Int(i64),
+    /// A string (`%s`); bytes, not necessarily UTF-8.
+    Str(&'a [u8]),
+}
+
+/// Formats `fmt` with `args` the way SystemTap's printf does (the C core's
+/// `stp_format`, the same code the kernel uses for `sprintf`).
+pub fn format(fmt: &str, args: &[FmtArg]) -> Vec<u8> {
+    format_bytes(fmt.as_bytes(), args)
+}
+
+/// [`format`] for a format text that is not UTF-8.
+pub fn format_bytes(fmt: &[u8], args: &[FmtArg]) -> Vec<u8> {
+    let cargs: Vec<ffi::stp_fmt_arg> = args
+        .iter()
+        .map(|a| match a {
+            FmtArg::Int(v) => ffi::stp_fmt_arg {
+                is_str: 0,
+                len: 0,
+                i: *v,
+                s: std::ptr::null(),
+            },
+            FmtArg::Str(s) => ffi::stp_fmt_arg {
+                is_str: 1,
+                len: u32::try_from(s.len()).unwrap_or(u32::MAX),
+                i: 0,
+                s: s.as_ptr().cast(),
+            },
+        })
+        .collect();
+    let fmt_len = u32::try_from(fmt.len()).unwrap_or(u32::MAX);
+    let nargs = u32::try_from(cargs.len()).unwrap_or(u32::MAX);
+    let mut out = vec![0u8; 256];
+    for _ in 0..2 {
+        let size = u32::try_from(out.len()).unwrap_or(u32::MAX);
+        // SAFETY: fmt is valid for fmt_len bytes, every string argument for
+        // its len bytes, out for size bytes; stp_format writes at most size
+        // bytes and keeps no pointer.
+        let n = unsafe {
+            ffi::stp_format(
+                fmt.as_ptr().cast(),
+                fmt_len,
+                cargs.as_ptr(),
+                nargs,
+                out.as_mut_ptr().cast(),
+                size,
+            )
+        };
+        let n = usize::try_from(n).unwrap_or(0);
+        if n < out.len() {
+            out.truncate(n);
+            return out;
+        }
+        out = vec![0u8; n + 1];
+    }
+    out.pop();
+    out
+}
+
+/// Why the verifier refused an image (`struct stp_verify_result`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("verifier: {message}")]
+pub struct VerifyError {
+    /// `enum stp_verify_error` (`abi::STP_VERR_*`).
+    pub code: u32,
+    /// The code's name from `STP_VERIFY_ERRORS` (`"BAD_JUMP"`).
+    pub name: &'static str,
+    /// Instruction index into CODE, or the index of the bad entry.
+    pub at: u32,
+    /// The verifier's message, e.g. `insn 12 (handler 0 pc 12): ...`.
+    pub message: String,
+}
+
+/// What the verifier accepted: the sizes of the image's tables and its
+/// limits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerifiedInfo {
+    /// Instructions in CODE.
+    pub ninsns: u32,
+    /// Handlers.
+    pub nhandlers: u32,
+    /// Probes.
+    pub nprobes: u32,
+    /// 64-bit constants.
+    pub nkonsts: u32,
+    /// Constant strings.
+    pub nstrs: u32,
+    /// printf formats.
+    pub nformats: u32,
+    /// Global scalars.
+    pub nglobals: u32,
+    /// Limit values, indexed by `abi::STP_LIM_*`.
+    pub limits: Vec<u32>,
+}
+
+/// An image copied into 8-aligned memory and verified; `prog` points into
+/// `_buf`, whose heap block never moves while this value lives.
+struct Verified {
+    _buf: Vec<u64>,
+    prog: ffi::stp_prog,
+}
+
+fn verify_error(code: u32, at: u32, message: String) -> VerifyError {
+    let name = crate::tables::VERIFY_ERRORS
+        .get(code as usize)
+        .map_or("UNKNOWN", |e| e.name);
+    VerifyError {
+        code,
+        name,
+        at,
+        message,
+    }
+}
+
+fn verify_owned(image: &[u8]) -> Result<Verified, VerifyError> {
+    let Ok(size) = u32::try_from(image.len()) else {
+        return Err(verify_error(
+            crate::abi::STP_VERR_TOO_BIG,
+            0,
+            format!("image of {} bytes is larger than 4 GiB", image.len()),
+        ));
+    };
+    let mut buf = vec![0u64; image.len().div_ceil(8)];
+    // SAFETY: buf has at least image.len() bytes; u8 has no alignment.
+    unsafe {
+        std::ptr::copy_nonoverlapping(image.as_ptr(), buf.as_mut_ptr().cast::<u8>(), image.len());
+    }
+    let mut prog = ffi::stp_prog::default();
+    let mut res = ffi::stp_verify_result {
+        code: 0,
+        where_: 0,
+        msg: [0; crate::abi::STP_LOG_MAX as usize],
+    };
+    // SAFETY: buf is 8-aligned and holds size bytes; prog and res are
+    // valid for writes; stp_verify keeps no pointer to res.
+    let rc = unsafe { ffi::stp_verify(buf.as_ptr().cast(), size, &mut prog, &mut res) };
+    if rc != 0 {
+        let msg: Vec<u8> = res
+            .msg
+            .iter()
+            .take_while(|c| **c != 0)
+            .map(|c| *c as u8)
+            .collect();
+        return Err(verify_error(
+            res.code,
+            res.where_,
+            String::from_utf8_lossy(&msg).into_owned(),
+        ));
+    }
+    Ok(Verified { _buf: buf, prog })
+}
+
+/// Verifies an image with the C core's verifier (the same code stapvm.ko
+/// runs on LOAD). The bytes are copied into an 8-aligned buffer first.
+pub fn verify_image(image: &[u8]) -> Result<VerifiedInfo, VerifyError> {
+    let v = verify_owned(image)?;
+    let p = &v.prog;
+    Ok(VerifiedInfo {
+        ninsns: p.ninsns,
+        nhandlers: p.nhandlers,
+        nprobes: p.nprobes,
+        nkonsts: p.nkonsts,
+        nstrs: p.nstrs,
+        nformats: p.nformats,
+        nglobals: p.nglobals,
+        limits: p.limits.to_vec(),
+    })
+}
+
+/// Test hook: makes the next `n` scratch allocations of the calling thread
+/// fail (the verifier then refuses with `NO_MEMORY`).
+pub fn host_fail_next_allocs(n: u32) {
+    // SAFETY: sets a thread-local counter; no memory is touched otherwise.
+    unsafe { ffi::stp_host_fail_next_allocs(n) }
+}
+
+// ---------------------------------------------------------------------
+// User-space runner
+
+use crate::abi;
+use crate::program::{ArgKind, Format, Program};
+use crate::records::{self, Record, RecordError};
+use std::collections::BTreeMap;
+
+const PAGE: u64 = 4096;
+
+/// A run-time error that ended a handler (`enum stp_runtime_error`), as the
+/// VM reported it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct RuntimeError {
+    /// `abi::STP_RTE_*`.
+    pub code: u32,
+    /// The code's name from `STP_RUNTIME_ERRORS` (`"DIVZERO"`).
+    pub name: &'static str,
+    /// Handler index.
+    pub handler: u32,
+    /// Instruction index inside the handler.
+    pub pc: u32,
+    /// Faulting address, if any.
+    pub addr: u64,
+    /// stap's message with the address filled in.
+    pub message: String,
+}
+
+impl RuntimeError {
+    fn new(code: u32, handler: u32, pc: u32, addr: u64) -> Self {
+        let (name, msg) = crate::tables::RUNTIME_ERRORS
+            .get(code as usize)
+            .map_or(("UNKNOWN", "unknown run-time error"), |e| (e.name, e.msg));
+        RuntimeError {
+            code,
+            name,
+            handler,
+            pc,
+            addr,
+            message: msg.replace("%llx", &format!("{addr:x}")),
+        }
+    }
+}
+
+/// The simulated current task and memory for [`HostSession`] runs (the
+/// user-space `struct stp_host_env`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HostEnv {
+    /// `pid()`.
+    pub pid: i64,
+    /// `tid()`.
+    pub tid: i64,
+    /// `ppid()`.
+    pub ppid: i64,
+    /// `uid()`.
+    pub uid: i64,
+    /// `euid()`.
+    pub euid: i64,
+    /// `gid()`.
+    pub gid: i64,
+    /// `cpu()`.
+    pub cpu: i64,
+    /// `jiffies()`.
+    pub jiffies: i64,
+    /// `execname()` (cut at MAXSTRINGLEN and at a NUL).
+    pub execname: String,
+    /// `$return` in return probes.
+    pub retval: i64,
+    /// Function arguments at entry (`ARG` helper); others read as 0.
+    pub args: [i64; 6],
+    /// `gettimeofday_ns()`.
+    pub wall_ns: u64,
+    /// Readable memory, kernel and user alike: (address, bytes). Mapping is
+    /// page-granular as in a real address space: every 4 KiB page touched
+    /// by a range is readable, zero where no range gives bytes.
+    pub memory: Vec<(u64, Vec<u8>)>,
+}
+
+/// A user-space ring with the kernel's producer code (ring.c) and a
+/// consumer in Rust. The data area is a plain 2 x size buffer instead of
+/// one mapped twice: the producer writes every record contiguously at
+/// `data + (pos & (size - 1))` and this consumer reads it from exactly
+/// there, so the aliasing of the two halves is never needed (a record is
+/// only overwritten after it has been consumed).
+pub struct HostRing {
+    cons: Box<abi::stp_ring_cons>,
+    prod: Box<abi::stp_ring_prod>,
+    data: Vec<u64>,
+    wakeups: Box<u64>,
+    size: u64,
+}
+
+impl HostRing {
+    /// A ring of `size` data bytes.
+    ///
+    /// # Panics
+    /// If `size` is not a power of two of at least 16 bytes.
+    pub fn new(size: u64) -> Self {
+        assert!(size.is_power_of_two() && size >= 16, "ring size {size}");
+        let words = usize::try_from(size / 4).unwrap_or(usize::MAX);
+        HostRing {
+            cons: Box::default(),
+            prod: Box::default(),
+            data: vec![0u64; words],
+            wakeups: Box::new(0),
+            size,
+        }
+    }
+
+    /// The C view of this ring; valid while `self` is not moved or dropped
+    /// (the pointers go to heap blocks owned by `self`).
+    fn raw(&mut self) -> ffi::stp_ring {
+        ffi::stp_ring {
+            cons: &mut *self.cons,
+            prod: &mut *self.prod,
+            data: self.data.as_mut_ptr().cast(),
+            size: self.size,
+            owner: (&mut *self.wakeups as *mut u64).cast(),
+        }
+    }
+
+    /// Data bytes of the ring.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// `stp_ring_reserve`: the offset of `len` bytes of room in the data
+    /// area (`0 <= offset < size`, the record may extend past `size`), or
+    /// `None` when the ring counted a drop.
+    pub fn reserve(&mut self, len: u32) -> Option<usize> {
+        let mut raw = self.raw();
+        // SAFETY: raw points at live memory owned by self.
+        let p = unsafe { ffi::stp_ring_reserve(&mut raw, len) };
+        if p.is_null() {
+            return None;
+        }
+        Some(p as usize - self.data.as_ptr() as usize)
+    }
+
+    /// Copies `bytes` into the data area at `off` (a reserved record).
+    ///
+    /// # Panics
+    /// If the bytes do not fit in the 2 x size data area.
+    pub fn write(&mut self, off: usize, bytes: &[u8]) {
+        let buf = self.bytes_mut();
+        buf[off..off + bytes.len()].copy_from_slice(bytes);
+    }
+
+    /// `stp_ring_commit` of the record of `len` bytes reserved last.
+    pub fn commit(&mut self, len: u32) {
+        let mut raw = self.raw();
+        let rec = raw.data;
+        // SAFETY: raw points at live memory owned by self.
+        unsafe { ffi::stp_ring_commit(&mut raw, rec.cast(), len) }
+    }
+
+    /// Sets the consumer position, as user space would (any value).
+    pub fn set_consumer_pos(&mut self, pos: u64) {
+        self.cons.consumer_pos = pos;
+    }
+
+    /// The consumer position.
+    pub fn consumer_pos(&self) -> u64 {
+        self.cons.consumer_pos
+    }
+
+    /// The producer position.
+    pub fn producer_pos(&self) -> u64 {
+        self.prod.producer_pos
+    }
+
+    /// Records dropped because the ring was full.
+    pub fn dropped(&self) -> u64 {
+        self.prod.dropped
+    }
+
+    /// Wakeups the producer asked for.
+    pub fn wakeups(&self) -> u64 {
+        *self.wakeups
+    }
+
+    /// The whole 2 x size data area.
+    pub fn bytes(&self) -> &[u8] {
+        // SAFETY: the Vec<u64> owns data.len() * 8 initialised bytes.
+        unsafe { std::slice::from_raw_parts(self.data.as_ptr().cast(), self.data.len() * 8) }
+    }
+
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as in bytes(), with unique access.
+        unsafe {
+            std::slice::from_raw_parts_mut(self.data.as_mut_ptr().cast(), self.data.len() * 8)
+        }
+    }
+
+    /// Consumes every committed record and decodes it with `formats`. Stops
+    /// at the first record whose length is implausible.
+    pub fn drain(&mut self, formats: &[Format]) -> Vec<Result<Record, RecordError>> {
+        let mut out = Vec::new();
+        let prod = self.prod.producer_pos;
+        let mut cons = self.cons.consumer_pos;
+        if cons > prod || prod - cons > self.size {
+            cons = prod;
+        }
+        while cons < prod {
+            let off = (cons & (self.size - 1)) as usize;
+            let bytes = self.bytes();
+            let Some(len) = records::record_len(&bytes[off..]) else {
+                out.push(Err(RecordError::BadLength(0)));
+                cons = prod;
+                break;
+            };
+            if u64::from(len) > prod - cons {
+                out.push(Err(RecordError::BadLength(len)));
+                cons = prod;
+                break;
+            }
+            let end = off + len as usize;
+            out.push(match bytes.get(off..end) {
+                Some(rec) => records::parse(rec, formats),
+                None => Err(RecordError::BadLength(len)),
+            });
+            cons += u64::from(len);
+        }
+        self.cons.consumer_pos = cons;
+        out
+    }
+}
+
+/// Why a [`HostSession`] could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    /// The program could not be laid out as an image.
+    #[error(transparent)]
+    Image(#[from] crate::image::ImageError),
+    /// The verifier refused the image.
+    #[error(transparent)]
+    Verify(#[from] VerifyError),
+}
+
+/// A verified program with user-space globals, one ring and one VM: runs
+/// handlers without a kernel (begin/end/timer scripts, or kprobe handlers
+/// against a [`HostEnv`]).
+pub struct HostSession {
+    verified: Verified,
+    formats: Vec<Format>,
+    globals: Vec<i64>,
+    vm: Box<ffi::stp_vm>,
+    /// The string registers' bytes; `vm.sbuf` points here.
+    _sbuf: Vec<u8>,
+    ring: HostRing,
+    clock: u64,
+    records: Vec<Record>,
+    bad_records: Vec<RecordError>,
+    exit_requested: bool,
+}
+
+fn formats_of(p: &ffi::stp_prog) -> Vec<Format> {
+    (0..p.nformats as usize)
+        .map(|i| {
+            // SAFETY: verified: formats holds nformats entries.
+            let f = unsafe { *p.formats.add(i) };
+            Format {
+                text: String::new(),
+                args: (0..f.nargs.min(abi::STP_MAX_FMT_ARGS))
+                    .map(|b| {
+                        if f.str_mask & (1 << b) != 0 {
+                            ArgKind::Str
+                        } else {
+                            ArgKind::Int
+                        }
+                    })
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+fn page_regions(memory: &[(u64, Vec<u8>)]) -> Vec<(u64, Vec<u8>)> {
+    let mut pages: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
+    for (addr, bytes) in memory {
+        for (k, b) in bytes.iter().enumerate() {
+            let Some(a) = addr.checked_add(k as u64) else {
+                break;
+            };
+            let page = pages
+                .entry(a / PAGE)
+                .or_insert_with(|| vec![0u8; PAGE as usize]);
+            page[(a % PAGE) as usize] = *b;
+        }
+    }
+    let mut regions: Vec<(u64, Vec<u8>)> = Vec::new();
+    for (pno, bytes) in pages {
+        match regions.last_mut() {
+            Some((start, buf)) if *start + buf.len() as u64 == pno * PAGE => {
+                buf.extend_from_slice(&bytes)
+            }
+            _ => regions.push((pno * PAGE, bytes)),
+        }
+    }
+    regions
+}
+
+impl HostSession {
+    /// Verifies `image` and prepares globals (zero), the ring
+    /// (`RING_PAGES` pages of 4 KiB) and the VM. Formats know only their
+    /// argument kinds; use [`HostSession::from_program`] for texts.
+    pub fn new(image: &[u8]) -> Result<Self, VerifyError> {
+        let verified = verify_owned(image)?;
+        let formats = formats_of(&verified.prog);
+        let p = &verified.prog;
+        let cap = p.limits[abi::STP_LIM_MAXSTRINGLEN as usize];
+        let ring_pages = u64::from(p.limits[abi::STP_LIM_RING_PAGES as usize]);
+        let mut sbuf = vec![0u8; (abi::STP_MAX_SREGS as usize) * (cap as usize + 1)];
+        let vm = Box::new(ffi::stp_vm {
+            r: [0; abi::STP_MAX_REGS as usize],
+            slen: [0; abi::STP_MAX_SREGS as usize],
+            str_cap: cap,
+            sbuf: sbuf.as_mut_ptr().cast(),
+        });
+        Ok(HostSession {
+            globals: vec![0; p.nglobals as usize],
+            formats,
+            vm,
+            _sbuf: sbuf,
+            ring: HostRing::new(ring_pages * PAGE),
+            clock: 1,
+            records: Vec::new(),
+            bad_records: Vec::new(),
+            exit_requested: false,
+            verified,
+        })
+    }
+
+    /// Builds the image of `prog` (each kprobe resolved to the first symbol
+    /// it names), verifies it and keeps the program's format texts.
+    pub fn from_program(prog: &Program) -> Result<Self, HostError> {
+        use crate::program::ProbeTarget;
+        let syms: Vec<Option<(String, u32)>> = prog
+            .probes
+            .iter()
+            .map(|p| match &p.target {
+                ProbeTarget::None => None,
+                ProbeTarget::Symbol { name, offset } => Some((name.clone(), *offset)),
+                ProbeTarget::FirstOf(names) => names.first().map(|n| (n.clone(), 0)),
+            })
+            .collect();
+        let image = crate::image::build(prog, &syms)?;
+        let mut s = HostSession::new(&image)?;
+        if s.formats.len() == prog.formats.len() {
+            s.formats = prog.formats.clone();
+        }
+        Ok(s)
+    }
+
+    /// Handlers in the program.
+    pub fn handler_count(&self) -> u32 {
+        self.verified.prog.nhandlers
+    }
+
+    /// Runs handler `idx` once in `env`. Records go to the session's ring
+    /// and are decoded into [`HostSession::records`]. A run-time error is
+    /// returned (and also recorded as a `Record::Error`).
+    pub fn run_handler(&mut self, idx: u32, env: &HostEnv) -> Result<(), RuntimeError> {
+        if idx >= self.verified.prog.nhandlers {
+            let mut e = RuntimeError::new(abi::STP_RTE_BADOP, idx, 0, 0);
+            e.message = format!("no handler {idx}");
+            return Err(e);
+        }
+        let regions = page_regions(&env.memory);
+        let mems: Vec<ffi::stp_host_mem> = regions
+            .iter()
+            .map(|(a, b)| ffi::stp_host_mem {
+                addr: *a,
+                len: b.len() as u64,
+                data: b.as_ptr(),
+            })
+            .collect();
+        let mut cenv = ffi::stp_host_env {
+            pid: env.pid,
+            tid: env.tid,
+            ppid: env.ppid,
+            uid: env.uid,
+            euid: env.euid,
+            gid: env.gid,
+            cpu: env.cpu,
+            jiffies: env.jiffies,
+            retval: env.retval,
+            args: env.args,
+            wall_ns: env.wall_ns,
+            time_ns: self.clock,
+            comm: env.execname.as_ptr().cast(),
+            comm_len: u32::try_from(env.execname.len()).unwrap_or(u32::MAX),
+            nmem: u32::try_from(mems.len()).unwrap_or(0),
+            mem: mems.as_ptr(),
+        };
+        let mut ring = self.ring.raw();
+        let mut rc = ffi::stp_run_ctx {
+            prog: &self.verified.prog,
+            handler: idx,
+            env: (&mut cenv as *mut ffi::stp_host_env).cast(),
+            globals: self.globals.as_mut_ptr(),
+            ring: &mut ring,
+            ..Default::default()
+        };
+        // SAFETY: prog was verified and its image is owned by self; vm's
+        // sbuf holds STP_MAX_SREGS * (str_cap + 1) bytes; globals holds
+        // nglobals slots; the ring, env and memory regions outlive the call.
+        let rc_code = unsafe { ffi::stp_run(&mut *self.vm, &mut rc) };
+        self.clock = cenv.time_ns;
+        if rc.exit_requested != 0 {
+            self.exit_requested = true;
+        }
+        for r in self.ring.drain(&self.formats) {
+            match r {
+                Ok(rec) => self.records.push(rec),
+                Err(e) => self.bad_records.push(e),
+            }
+        }
+        if rc_code != 0 {
+            return Err(RuntimeError::new(rc.error, idx, rc.error_pc, rc.error_addr));
+        }
+        Ok(())
+    }
+
+    /// Runs the handler of every probe of `kind` (`abi::STP_PROBE_*`), in
+    /// probe order, as the module would at START (begin) or STOP (end).
+    /// An error ends one handler, not the others; the errors are returned.
+    pub fn run_probes_of_kind(&mut self, kind: u32, env: &HostEnv) -> Vec<RuntimeError> {
+        let p = &self.verified.prog;
+        let handlers: Vec<u32> = (0..p.nprobes as usize)
+            .filter_map(|i| {
+                // SAFETY: verified: probes holds nprobes entries.
+                let d = unsafe { *p.probes.add(i) };
+                (u32::from(d.kind) == kind).then_some(d.handler)
+            })
+            .collect();
+        handlers
+            .into_iter()
+            .filter_map(|h| self.run_handler(h, env).err())
+            .collect()
+    }
+
+    /// Every record decoded so far, in order.
+    pub fn records(&self) -> Vec<Record> {
+        self.records.clone()
+    }
+
+    /// Takes the records decoded so far.
+    pub fn take_records(&mut self) -> Vec<Record> {
+        std::mem::take(&mut self.records)
+    }
+
+    /// Records that did not decode (a core bug if ever non-empty).
+    pub fn bad_records(&self) -> &[RecordError] {
+        &self.bad_records
+    }
+
+    /// The PRINTF records formatted with the program's format texts
+    /// (needs [`HostSession::from_program`]), concatenated.
+    pub fn output(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        for r in &self.records {
+            if let Record::Printf { fmt, args, .. } = r {
+                let Some(f) = self.formats.get(usize::from(*fmt)) else {
+                    continue;
+                };
+                let a: Vec<FmtArg> = args.iter().map(|a| a.as_fmt_arg()).collect();
+                out.extend_from_slice(&format(&f.text, &a));
+            }
+        }
+        out
+    }
+
+    /// The global scalars.
+    pub fn globals(&self) -> Vec<i64> {
+        self.globals.clone()
+    }
+
+    /// Sets global `idx` (for tests); false if there is no such global.
+    pub fn set_global(&mut self, idx: usize, v: i64) -> bool {
+        match self.globals.get_mut(idx) {
+            Some(g) => {
+                *g = v;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Whether some handler ran `exit()`.
+    pub fn exit_requested(&self) -> bool {
+        self.exit_requested
+    }
+
+    /// Records the ring dropped.
+    pub fn dropped(&self) -> u64 {
+        self.ring.dropped()
+    }
+
+    /// The session's ring.
+    pub fn ring_mut(&mut self) -> &mut HostRing {
+        &mut self.ring
+    }
+}

@@ -1,0 +1,463 @@
+//! The disassembler: renders a `Program` (or one instruction of it) as text,
+//! one instruction per line. Every operand is printed from its kind in
+//! `tables::OPCODES` (and helper operands from `tables::HELPERS`), so no
+//! opcode is named here by hand: a new opcode in opcodes.h disassembles as
+//! soon as it is in the table.
+//!
+//! Line format (`disassemble`): `  PPPP  NAME     operands   ; line:col`,
+//! e.g. `  0003  ADD      r2, r0, r1`, `  0004  SLDK     s0, str#1 "hello"`,
+//! `  0007  PRINTF   fmt#0 "%s (%d) open\n", r0.., s0..`,
+//! `  0002  JZ       r0, -> 0006`, `  0005  CALLS    s0, EXECNAME`.
+use crate::abi;
+use crate::limits::LIMITS;
+use crate::program::{ArgKind, Insn, ProbeTarget, Program};
+use crate::tables::{HelperArg, Operand, HELPERS, OPCODES};
+use std::fmt::Write as _;
+
+/// Column width of the mnemonic (names are padded to it).
+const NAME_WIDTH: usize = 8;
+/// Column at which the source location comment starts.
+const LOC_COLUMN: usize = 48;
+
+/// Quotes bytes as a double-quoted, escaped string (`"a\n\"b\x01"`).
+pub fn quote(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() + 2);
+    out.push('"');
+    for &b in bytes {
+        match b {
+            b'\n' => out.push_str("\\n"),
+            b'\t' => out.push_str("\\t"),
+            b'\r' => out.push_str("\\r"),
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            0x20..=0x7e => out.push(b as char),
+            _ => {
+                let _ = write!(out, "\\x{b:02x}");
+            }
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The name of a probe kind (`abi::STP_PROBE_*`).
+pub fn probe_kind_name(kind: u8) -> String {
+    match u32::from(kind) {
+        abi::STP_PROBE_BEGIN => "begin".into(),
+        abi::STP_PROBE_END => "end".into(),
+        abi::STP_PROBE_TIMER => "timer".into(),
+        abi::STP_PROBE_KPROBE => "kprobe".into(),
+        abi::STP_PROBE_KRETPROBE => "kretprobe".into(),
+        k => format!("kind#{k}?"),
+    }
+}
+
+/// The name of a probe context (`abi::STP_CTX_*`).
+pub fn ctx_name(ctx: u8) -> String {
+    match u32::from(ctx) {
+        abi::STP_CTX_BEGIN => "begin".into(),
+        abi::STP_CTX_END => "end".into(),
+        abi::STP_CTX_TIMER => "timer".into(),
+        abi::STP_CTX_KPROBE => "kprobe".into(),
+        abi::STP_CTX_KRETPROBE => "kretprobe".into(),
+        c => format!("ctx#{c}?"),
+    }
+}
+
+/// Absolute target of a jump at `pc` with offset `imm` (`pc + 1 + imm`).
+fn jump_target(pc: usize, imm: i32) -> i64 {
+    pc as i64 + 1 + i64::from(imm)
+}
+
+/// Formats an unsigned table index together with the entry it names.
+fn table_ref<T>(prefix: &str, imm: i32, table: &[T], show: impl Fn(&T) -> String) -> String {
+    match usize::try_from(imm).ok().and_then(|i| table.get(i)) {
+        Some(entry) => format!("{prefix}#{imm} {}", show(entry)),
+        None => format!("{prefix}#{imm} <out of range>"),
+    }
+}
+
+/// Formats the helper operand of CALLI/CALLS: `EXECNAME`, or `ARG(r0)` when
+/// the helper takes the integer register `b` as its argument.
+fn helper_ref(imm: i32, b: u8) -> String {
+    match usize::try_from(imm).ok().and_then(|i| HELPERS.get(i)) {
+        Some(h) if h.arg == HelperArg::INT => format!("{}(r{b})", h.name),
+        Some(h) => h.name.to_string(),
+        None => format!("hlp#{imm} <out of range>"),
+    }
+}
+
+/// Formats one register-field operand (a, b or c) by its kind; `None` for
+/// an unused operand.
+fn reg_operand(kind: Operand, v: u8) -> Option<String> {
+    match kind {
+        Operand::RW | Operand::RR => Some(format!("r{v}")),
+        Operand::SW | Operand::SR => Some(format!("s{v}")),
+        Operand::RN => Some(format!("r{v}..")),
+        Operand::SN => Some(format!("s{v}..")),
+        // Table kinds in a register field do not occur in the ISA; print
+        // the raw value so nothing is hidden.
+        Operand::NO => None,
+        _ => Some(format!("{v}")),
+    }
+}
+
+/// Formats the immediate by its kind; `None` when unused.
+fn imm_operand(kind: Operand, insn: &Insn, prog: &Program, pc: usize) -> Option<String> {
+    let imm = insn.imm;
+    Some(match kind {
+        Operand::NO => return None,
+        Operand::IMM => format!("{imm}"),
+        Operand::JF | Operand::JB => format!("-> {:04}", jump_target(pc, imm)),
+        Operand::K => table_ref("k", imm, &prog.konsts, |k| format!("{k}")),
+        Operand::STR => table_ref("str", imm, &prog.strings, |s| quote(s)),
+        Operand::GLB => table_ref("glb", imm, &prog.globals, |g| g.name.clone()),
+        Operand::FMT => table_ref("fmt", imm, &prog.formats, |f| quote(f.text.as_bytes())),
+        Operand::HLP => helper_ref(imm, insn.b),
+        // A register kind in the immediate does not occur in the ISA.
+        _ => format!("{imm}"),
+    })
+}
+
+/// Disassembles one instruction at `pc` (index inside its handler): the
+/// mnemonic padded to a column, then the operands, each formatted from its
+/// kind in `OPCODES`. Table operands are annotated with the entry they name;
+/// jumps show their absolute target. Unused operands that are not zero (which
+/// the verifier refuses) are shown as `!a=N`.
+pub fn insn(insn: &Insn, prog: &Program, pc: usize) -> String {
+    let Some(info) = OPCODES.get(usize::from(insn.op)) else {
+        return format!(
+            "{:<w$} op={} a={} b={} c={} imm={}",
+            "???",
+            insn.op,
+            insn.a,
+            insn.b,
+            insn.c,
+            insn.imm,
+            w = NAME_WIDTH
+        );
+    };
+    let mut ops: Vec<String> = Vec::with_capacity(4);
+    let mut bad: Vec<String> = Vec::new();
+    // A helper call consumes b itself (as its argument, or not at all).
+    let b_in_helper = info.imm == Operand::HLP;
+    // Run operands (RN/SN) are arguments of the table entry: name it first.
+    let runs = [info.a, info.b, info.c]
+        .iter()
+        .any(|k| matches!(k, Operand::RN | Operand::SN));
+    let imm = imm_operand(info.imm, insn, prog, pc);
+    if runs {
+        ops.extend(imm.clone());
+    }
+    for (field, kind, v) in [
+        ('a', info.a, insn.a),
+        ('b', info.b, insn.b),
+        ('c', info.c, insn.c),
+    ] {
+        if field == 'b' && b_in_helper && kind == Operand::RR {
+            continue;
+        }
+        match reg_operand(kind, v) {
+            Some(s) => ops.push(s),
+            None if v != 0 => bad.push(format!("!{field}={v}")),
+            None => {}
+        }
+    }
+    if !runs {
+        ops.extend(imm);
+    }
+    if info.imm == Operand::NO && insn.imm != 0 {
+        bad.push(format!("!imm={}", insn.imm));
+    }
+    ops.extend(bad);
+    let line = format!("{:<w$} {}", info.name, ops.join(", "), w = NAME_WIDTH);
+    line.trim_end().to_string()
+}
+
+/// Describes a probe target (`-`, `vfs_read+0x10`, `first of a, b`).
+fn target_text(t: &ProbeTarget) -> String {
+    match t {
+        ProbeTarget::None => "-".into(),
+        ProbeTarget::Symbol { name, offset: 0 } => name.clone(),
+        ProbeTarget::Symbol { name, offset } => format!("{name}+{offset:#x}"),
+        ProbeTarget::FirstOf(list) => format!("first of {}", list.join(", ")),
+    }
+}
+
+/// Disassembles a whole program: header information, limits, tables, the
+/// probes and every handler's code (one instruction per line, with its
+/// source location when known).
+pub fn disassemble(prog: &Program) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "source:    {}", prog.source_name);
+    let _ = writeln!(out, "compiler:  {}", prog.compiler_version);
+    let ninsns: usize = prog.handlers.iter().map(|h| h.code.len()).sum();
+    let _ = writeln!(
+        out,
+        "sizes:     {} probes, {} handlers, {} instructions",
+        prog.probes.len(),
+        prog.handlers.len(),
+        ninsns
+    );
+    let limits: Vec<String> = LIMITS
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let v = prog.limits.get(i).copied().unwrap_or(l.default);
+            format!("{}={v}", l.name)
+        })
+        .collect();
+    let _ = writeln!(out, "limits:    {}", limits.join(" "));
+
+    let _ = writeln!(out, "\nglobals ({}):", prog.globals.len());
+    for (i, g) in prog.globals.iter().enumerate() {
+        let at_exit = if g.print_at_exit {
+            " (printed at exit)"
+        } else {
+            ""
+        };
+        let _ = writeln!(out, "  glb#{i:<4} {} {:?}{at_exit}", g.name, g.ty);
+    }
+    let _ = writeln!(out, "\nstrings ({}):", prog.strings.len());
+    for (i, s) in prog.strings.iter().enumerate() {
+        let _ = writeln!(out, "  str#{i:<4} {}", quote(s));
+    }
+    let _ = writeln!(out, "\nkonsts ({}):", prog.konsts.len());
+    for (i, k) in prog.konsts.iter().enumerate() {
+        let _ = writeln!(out, "  k#{i:<6} {k} ({k:#x})");
+    }
+    let _ = writeln!(out, "\nformats ({}):", prog.formats.len());
+    for (i, f) in prog.formats.iter().enumerate() {
+        let kinds: Vec<&str> = f
+            .args
+            .iter()
+            .map(|k| match k {
+                ArgKind::Int => "int",
+                ArgKind::Str => "str",
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "  fmt#{i:<4} {} ({})",
+            quote(f.text.as_bytes()),
+            kinds.join(", ")
+        );
+    }
+    let _ = writeln!(out, "\nprobes ({}):", prog.probes.len());
+    for (i, p) in prog.probes.iter().enumerate() {
+        let mut extra = String::new();
+        if u32::from(p.flags) & abi::STP_PROBE_F_OPTIONAL != 0 {
+            extra.push_str(" optional");
+        }
+        if u32::from(p.flags) & !abi::STP_PROBE_F__ALL != 0 {
+            let _ = write!(extra, " flags={:#x}", p.flags);
+        }
+        if p.period_ns != 0 {
+            let _ = write!(extra, " period={}ns", p.period_ns);
+        }
+        if p.maxactive != 0 {
+            let _ = write!(extra, " maxactive={}", p.maxactive);
+        }
+        let _ = writeln!(
+            out,
+            "  probe#{i:<3} {}  [{} -> handler#{}, target {}{extra}]",
+            p.display,
+            probe_kind_name(p.kind),
+            p.handler,
+            target_text(&p.target)
+        );
+    }
+    for (hi, h) in prog.handlers.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "\nhandler#{hi} {} (ctx {}, {} regs, {} sregs, {} insns):",
+            h.probe_point,
+            ctx_name(h.ctx),
+            h.nregs,
+            h.nsregs,
+            h.code.len()
+        );
+        for (pc, ins) in h.code.iter().enumerate() {
+            let mut line = format!("  {pc:04}  {}", insn(ins, prog, pc));
+            if let Some(loc) = h.locs.get(pc).filter(|l| l.line != 0) {
+                let pad = LOC_COLUMN.saturating_sub(line.len()).max(1);
+                let _ = write!(line, "{:pad$}; {}:{}", "", loc.line, loc.col);
+            }
+            out.push_str(&line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::program::*;
+    use crate::tables::HelperRes;
+
+    fn sample() -> Program {
+        Program {
+            source_name: "x.stp".into(),
+            compiler_version: "test".into(),
+            limits: default_limits(),
+            globals: vec![Global {
+                name: "count".into(),
+                ty: GlobalType::Long,
+                print_at_exit: true,
+            }],
+            strings: vec![b"a".to_vec(), b"hello\n".to_vec()],
+            konsts: vec![1 << 40],
+            formats: vec![Format {
+                text: "%s (%d) open\n".into(),
+                args: vec![ArgKind::Str, ArgKind::Int],
+            }],
+            handlers: vec![Handler {
+                ctx: abi::STP_CTX_KPROBE as u8,
+                nregs: 3,
+                nsregs: 1,
+                code: vec![
+                    Insn::new(abi::STP_OP_LDI, 0, 0, 0, 5),
+                    Insn::new(abi::STP_OP_LDK, 1, 0, 0, 0),
+                    Insn::new(abi::STP_OP_ADD, 2, 0, 1, 0),
+                    Insn::new(abi::STP_OP_JZ, 2, 0, 0, 2),
+                    Insn::new(abi::STP_OP_SLDK, 0, 0, 0, 1),
+                    Insn::new(abi::STP_OP_CALLS, 0, 0, 0, abi::STP_HLP_EXECNAME as i32),
+                    Insn::new(abi::STP_OP_PRINTF, 0, 0, 0, 0),
+                    Insn::new(abi::STP_OP_RET, 0, 0, 0, 0),
+                ],
+                locs: vec![SrcLoc { line: 3, col: 10 }; 8],
+                probe_point: "syscall.open".into(),
+            }],
+            probes: vec![Probe {
+                kind: abi::STP_PROBE_KPROBE as u8,
+                flags: abi::STP_PROBE_F_OPTIONAL as u8,
+                handler: 0,
+                target: ProbeTarget::FirstOf(vec!["__x64_sys_open".into(), "sys_open".into()]),
+                maxactive: 0,
+                period_ns: 0,
+                display: "syscall.open".into(),
+            }],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn every_opcode_disassembles_with_its_name() {
+        let prog = sample();
+        for (op, info) in OPCODES.iter().enumerate() {
+            let i = Insn {
+                op: op as u8,
+                ..Default::default()
+            };
+            let text = insn(&i, &prog, 0);
+            assert!(
+                text.starts_with(info.name),
+                "{} disassembled as {text:?}",
+                info.name
+            );
+            let name_end = text.split_whitespace().next().unwrap();
+            assert_eq!(name_end, info.name);
+        }
+    }
+
+    #[test]
+    fn operands_are_formatted_by_kind() {
+        let p = sample();
+        let d = |op, a, b, c, imm, pc| insn(&Insn::new(op, a, b, c, imm), &p, pc);
+        assert_eq!(d(abi::STP_OP_ADD, 2, 0, 1, 0, 3), "ADD      r2, r0, r1");
+        assert_eq!(d(abi::STP_OP_LDI, 4, 0, 0, -7, 0), "LDI      r4, -7");
+        assert_eq!(
+            d(abi::STP_OP_LDK, 1, 0, 0, 0, 0),
+            "LDK      r1, k#0 1099511627776"
+        );
+        assert_eq!(
+            d(abi::STP_OP_SLDK, 0, 0, 0, 1, 0),
+            "SLDK     s0, str#1 \"hello\\n\""
+        );
+        assert_eq!(
+            d(abi::STP_OP_PRINTF, 0, 0, 0, 0, 0),
+            "PRINTF   fmt#0 \"%s (%d) open\\n\", r0.., s0.."
+        );
+        assert_eq!(
+            d(abi::STP_OP_CALLS, 0, 0, 0, abi::STP_HLP_EXECNAME as i32, 0),
+            "CALLS    s0, EXECNAME"
+        );
+        assert_eq!(
+            d(abi::STP_OP_CALLI, 1, 3, 0, abi::STP_HLP_ARG as i32, 0),
+            "CALLI    r1, ARG(r3)"
+        );
+        assert_eq!(d(abi::STP_OP_JZ, 2, 0, 0, 2, 3), "JZ       r2, -> 0006");
+        assert_eq!(d(abi::STP_OP_LOOP, 0, 0, 0, -4, 9), "LOOP     -> 0006");
+        assert_eq!(
+            d(abi::STP_OP_STG, 1, 0, 0, 0, 0),
+            "STG      r1, glb#0 count"
+        );
+        assert_eq!(d(abi::STP_OP_SCAT, 0, 1, 2, 0, 0), "SCAT     s0, s1, s2");
+        assert_eq!(d(abi::STP_OP_RET, 0, 0, 0, 0, 0), "RET");
+    }
+
+    #[test]
+    fn bad_instructions_show_everything() {
+        let p = sample();
+        let d = |op, a, b, c, imm| insn(&Insn::new(op, a, b, c, imm), &p, 0);
+        assert_eq!(d(abi::STP_OP_RET, 1, 0, 0, 9), "RET      !a=1, !imm=9");
+        assert_eq!(
+            d(abi::STP_OP_SLDK, 0, 0, 0, 99),
+            "SLDK     s0, str#99 <out of range>"
+        );
+        assert_eq!(
+            d(abi::STP_OP_CALLI, 0, 0, 0, 1000),
+            "CALLI    r0, hlp#1000 <out of range>"
+        );
+        let unknown = insn(
+            &Insn {
+                op: 250,
+                a: 1,
+                b: 2,
+                c: 3,
+                imm: 4,
+            },
+            &p,
+            0,
+        );
+        assert_eq!(unknown, "???      op=250 a=1 b=2 c=3 imm=4");
+    }
+
+    #[test]
+    fn helpers_with_an_argument_name_their_register() {
+        let p = sample();
+        for (id, h) in HELPERS.iter().enumerate() {
+            let op = match h.res {
+                HelperRes::INT => abi::STP_OP_CALLI,
+                HelperRes::STR => abi::STP_OP_CALLS,
+            };
+            let text = insn(&Insn::new(op, 0, 5, 0, id as i32), &p, 0);
+            assert!(text.contains(h.name), "{text}");
+            assert_eq!(text.contains("(r5)"), h.arg == HelperArg::INT, "{text}");
+        }
+    }
+
+    #[test]
+    fn whole_program_listing() {
+        let text = disassemble(&sample());
+        assert!(text.contains("source:    x.stp"));
+        assert!(text.contains("MAXACTION=10000"));
+        assert!(text.contains("glb#0    count Long (printed at exit)"));
+        assert!(text.contains("str#1    \"hello\\n\""));
+        assert!(text.contains("fmt#0    \"%s (%d) open\\n\" (str, int)"));
+        assert!(text.contains(
+            "probe#0   syscall.open  [kprobe -> handler#0, target first of __x64_sys_open, sys_open optional]"
+        ));
+        assert!(text.contains("handler#0 syscall.open (ctx kprobe, 3 regs, 1 sregs, 8 insns):"));
+        let add = text.lines().find(|l| l.contains("ADD")).expect("ADD line");
+        assert!(add.starts_with("  0002  ADD      r2, r0, r1"), "{add}");
+        assert!(add.ends_with("; 3:10"), "{add}");
+        assert!(text.contains("  0007  RET"));
+    }
+
+    #[test]
+    fn quote_escapes() {
+        assert_eq!(quote(b"a\"b\\\n\x01"), "\"a\\\"b\\\\\\n\\x01\"");
+    }
+}

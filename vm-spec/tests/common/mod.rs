@@ -1,0 +1,117 @@
+//! Shared helpers of the vm-spec integration tests: a tiny program builder
+//! on top of `vm_spec::program` and byte patching of built images.
+#![allow(dead_code)]
+use vm_spec::abi::*;
+use vm_spec::image;
+use vm_spec::program::*;
+
+/// One instruction.
+pub fn i(op: stp_opcode, a: u8, b: u8, c: u8, imm: i32) -> Insn {
+    Insn::new(op, a, b, c, imm)
+}
+
+/// A handler of context `ctx` with the given register counts and code.
+pub fn handler(ctx: stp_ctx, nregs: u8, nsregs: u8, code: Vec<Insn>) -> Handler {
+    let locs = vec![SrcLoc::default(); code.len()];
+    Handler {
+        ctx: ctx as u8,
+        nregs,
+        nsregs,
+        code,
+        locs,
+        probe_point: String::new(),
+    }
+}
+
+/// A probe of `kind` on handler `h` (kprobes get target "vfs_read",
+/// timers a 1 ms period).
+pub fn probe(kind: stp_probe_kind, h: u32) -> Probe {
+    let target = match kind {
+        STP_PROBE_KPROBE | STP_PROBE_KRETPROBE => ProbeTarget::Symbol {
+            name: "vfs_read".into(),
+            offset: 0,
+        },
+        _ => ProbeTarget::None,
+    };
+    Probe {
+        kind: kind as u8,
+        flags: 0,
+        handler: h,
+        target,
+        maxactive: 0,
+        period_ns: if kind == STP_PROBE_TIMER {
+            1_000_000
+        } else {
+            0
+        },
+        display: String::new(),
+    }
+}
+
+/// The probe kind matching a handler context.
+pub fn kind_of(ctx: u8) -> stp_probe_kind {
+    ctx as stp_probe_kind
+}
+
+/// A program with these handlers, one probe per handler (kind from its
+/// context), default limits.
+pub fn program(handlers: Vec<Handler>) -> Program {
+    let probes = handlers
+        .iter()
+        .enumerate()
+        .map(|(n, h)| probe(kind_of(h.ctx), n as u32))
+        .collect();
+    Program {
+        limits: default_limits(),
+        handlers,
+        probes,
+        ..Default::default()
+    }
+}
+
+/// A program of one begin handler.
+pub fn begin(nregs: u8, nsregs: u8, code: Vec<Insn>) -> Program {
+    program(vec![handler(STP_CTX_BEGIN, nregs, nsregs, code)])
+}
+
+/// The image of a program; kprobe targets resolve to the symbol written.
+pub fn build(p: &Program) -> Vec<u8> {
+    let syms: Vec<Option<(String, u32)>> = p
+        .probes
+        .iter()
+        .map(|pr| match &pr.target {
+            ProbeTarget::None => None,
+            ProbeTarget::Symbol { name, offset } => Some((name.clone(), *offset)),
+            ProbeTarget::FirstOf(v) => v.first().map(|n| (n.clone(), 0)),
+        })
+        .collect();
+    image::build(p, &syms).expect("image builds")
+}
+
+/// Header field offsets (struct stp_image_hdr).
+pub const OFF_VERSION: usize = 4;
+pub const OFF_HDR_SIZE: usize = 6;
+pub const OFF_TOTAL: usize = 8;
+pub const OFF_FLAGS: usize = 12;
+pub const OFF_NGLOBALS: usize = 16;
+pub const OFF_RESERVED: usize = 20;
+pub const OFF_SEC: usize = 24;
+pub const OFF_LIMITS: usize = OFF_SEC + 8 * STP_SEC__COUNT as usize;
+
+pub fn get32(img: &[u8], off: usize) -> u32 {
+    u32::from_le_bytes(img[off..off + 4].try_into().unwrap())
+}
+
+pub fn put32(img: &mut [u8], off: usize, v: u32) {
+    img[off..off + 4].copy_from_slice(&v.to_le_bytes());
+}
+
+pub fn put16(img: &mut [u8], off: usize, v: u16) {
+    img[off..off + 2].copy_from_slice(&v.to_le_bytes());
+}
+
+/// (offset, size) of section `s`.
+pub fn section(img: &[u8], s: stp_section) -> (usize, usize) {
+    let o = OFF_SEC + 8 * s as usize;
+    (get32(img, o) as usize, get32(img, o + 4) as usize)
+}

@@ -1,0 +1,756 @@
+//! The C verifier (via `vm_spec::core::verify_image`): a table of images,
+//! each refused for one reason with its own `STP_VERR_*` code, in the
+//! manner of the eBPF selftests' verifier cases; plus a check that every
+//! code of `STP_VERIFY_ERRORS` has a case, and accepted programs.
+mod common;
+use common::*;
+use vm_spec::abi::*;
+use vm_spec::core::{host_fail_next_allocs, verify_image};
+use vm_spec::program::*;
+use vm_spec::tables::VERIFY_ERRORS;
+
+const RET: Insn = Insn {
+    op: STP_OP_RET as u8,
+    a: 0,
+    b: 0,
+    c: 0,
+    imm: 0,
+};
+
+fn ok_image() -> Vec<u8> {
+    build(&begin(1, 0, vec![i(STP_OP_LDI, 0, 0, 0, 1), RET]))
+}
+
+/// One verifier case: a name, the image, the expected code name and a
+/// piece of the expected message.
+struct Case {
+    name: &'static str,
+    image: Vec<u8>,
+    code: &'static str,
+    msg: &'static str,
+}
+
+fn case(name: &'static str, image: Vec<u8>, code: &'static str, msg: &'static str) -> Case {
+    Case {
+        name,
+        image,
+        code,
+        msg,
+    }
+}
+
+fn patched(f: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+    let mut img = ok_image();
+    f(&mut img);
+    img
+}
+
+fn begin_code(nregs: u8, nsregs: u8, code: Vec<Insn>) -> Vec<u8> {
+    build(&begin(nregs, nsregs, code))
+}
+
+fn cases() -> Vec<Case> {
+    let mut v = vec![
+        case("ok", ok_image(), "OK", ""),
+        case("truncated", vec![0u8; 16], "TRUNCATED", "header alone"),
+        case(
+            "too big",
+            vec![0u8; (STP_MAX_IMAGE_SIZE + 8) as usize],
+            "TOO_BIG",
+            "the cap",
+        ),
+        case(
+            "bad magic",
+            patched(|m| m[0] = b'X'),
+            "BAD_MAGIC",
+            "bad magic",
+        ),
+        case(
+            "bad version",
+            patched(|m| put16(m, OFF_VERSION, 2)),
+            "BAD_VERSION",
+            "version 2",
+        ),
+        case(
+            "bad header size",
+            patched(|m| put16(m, OFF_HDR_SIZE, 104)),
+            "BAD_HEADER",
+            "header size 104",
+        ),
+        case(
+            "flags set",
+            patched(|m| put32(m, OFF_FLAGS, 1)),
+            "BAD_HEADER",
+            "must be 0",
+        ),
+        case(
+            "reserved set",
+            patched(|m| put32(m, OFF_RESERVED, 1)),
+            "BAD_HEADER",
+            "reserved 0x1",
+        ),
+        case(
+            "total size lies",
+            patched(|m| {
+                let t = get32(m, OFF_TOTAL);
+                put32(m, OFF_TOTAL, t + 8)
+            }),
+            "BAD_SIZE",
+            "buffer has",
+        ),
+        case(
+            "trailing bytes",
+            patched(|m| m.extend_from_slice(&[0; 8])),
+            "BAD_SIZE",
+            "buffer has",
+        ),
+        case(
+            "misaligned section",
+            patched(|m| {
+                let o = OFF_SEC + 8 * STP_SEC_STRDATA as usize;
+                let off = get32(m, o);
+                put32(m, o, off + 4);
+            }),
+            "BAD_SECTION",
+            "not 8-byte aligned",
+        ),
+        case(
+            "section past the end",
+            patched(|m| {
+                let o = OFF_SEC + 8 * STP_SEC_CODE as usize;
+                put32(m, o + 4, 0x10000);
+            }),
+            "BAD_SECTION",
+            "outside",
+        ),
+        case(
+            "section inside the header",
+            patched(|m| put32(m, OFF_SEC + 8 * STP_SEC_KONSTS as usize, 8)),
+            "BAD_SECTION",
+            "outside",
+        ),
+        case(
+            "section size not whole entries",
+            patched(|m| {
+                let o = OFF_SEC + 8 * STP_SEC_CODE as usize;
+                put32(m, o + 4, 12);
+            }),
+            "BAD_SECTION",
+            "not a multiple",
+        ),
+        case(
+            "overlapping sections",
+            patched(|m| {
+                let (code_off, code_size) = section(m, STP_SEC_CODE);
+                let o = OFF_SEC + 8 * STP_SEC_KONSTS as usize;
+                put32(m, o, code_off as u32);
+                put32(m, o + 4, code_size as u32);
+            }),
+            "BAD_SECTION",
+            "overlaps",
+        ),
+        case(
+            "limit below its minimum",
+            patched(|m| put32(m, OFF_LIMITS + 4 * STP_LIM_MAXACTION as usize, 0)),
+            "BAD_LIMIT",
+            "MAXACTION = 0",
+        ),
+        case(
+            "limit above its maximum",
+            patched(|m| put32(m, OFF_LIMITS + 4 * STP_LIM_MAXSTRINGLEN as usize, 5000)),
+            "BAD_LIMIT",
+            "MAXSTRINGLEN = 5000",
+        ),
+        case(
+            "ring pages not a power of two",
+            patched(|m| put32(m, OFF_LIMITS + 4 * STP_LIM_RING_PAGES as usize, 6)),
+            "BAD_LIMIT",
+            "power of two",
+        ),
+        case(
+            "too many globals",
+            patched(|m| put32(m, OFF_NGLOBALS, STP_MAX_GLOBALS + 1)),
+            "TOO_MANY",
+            "nglobals",
+        ),
+        case(
+            "too many instructions",
+            {
+                let mut code = vec![i(STP_OP_NOP, 0, 0, 0, 0); STP_MAX_INSNS as usize];
+                code.push(RET);
+                begin_code(0, 0, code)
+            },
+            "TOO_MANY",
+            "ninsns",
+        ),
+        case(
+            "empty handler",
+            begin_code(0, 0, vec![]),
+            "BAD_HANDLER",
+            "empty or outside",
+        ),
+        case(
+            "too many registers",
+            begin_code(65, 0, vec![RET]),
+            "BAD_HANDLER",
+            "65 integer",
+        ),
+        case(
+            "too many string registers",
+            begin_code(0, 17, vec![RET]),
+            "BAD_HANDLER",
+            "17 string",
+        ),
+        case(
+            "unknown context",
+            {
+                let mut p = begin(0, 0, vec![RET]);
+                p.handlers[0].ctx = 7;
+                p.probes.clear();
+                build(&p)
+            },
+            "BAD_HANDLER",
+            "unknown context 7",
+        ),
+        case(
+            "handler reserved byte",
+            patched(|m| {
+                let (h, _) = section(m, STP_SEC_HANDLERS);
+                m[h + 12] = 1;
+            }),
+            "BAD_HANDLER",
+            "reserved byte 1",
+        ),
+        case(
+            "overlapping handlers",
+            {
+                let p = program(vec![
+                    handler(STP_CTX_BEGIN, 0, 0, vec![RET]),
+                    handler(STP_CTX_END, 0, 0, vec![RET]),
+                ]);
+                let mut m = build(&p);
+                let (h, _) = section(&m, STP_SEC_HANDLERS);
+                put32(&mut m, h + 16, 0);
+                m
+            },
+            "BAD_HANDLER",
+            "inside or before",
+        ),
+        case(
+            "unknown probe kind",
+            {
+                let mut p = begin(0, 0, vec![RET]);
+                p.probes[0].kind = 9;
+                build(&p)
+            },
+            "BAD_PROBE",
+            "unknown kind 9",
+        ),
+        case(
+            "unknown probe flag",
+            {
+                let mut p = begin(0, 0, vec![RET]);
+                p.probes[0].flags = 2;
+                build(&p)
+            },
+            "BAD_PROBE",
+            "unknown flags",
+        ),
+        case(
+            "probe of a missing handler",
+            {
+                let mut p = begin(0, 0, vec![RET]);
+                p.probes[0].handler = 1;
+                build(&p)
+            },
+            "BAD_PROBE",
+            "names handler 1",
+        ),
+        case(
+            "probe kind against handler context",
+            {
+                let mut p = begin(0, 0, vec![RET]);
+                p.probes[0] = probe(STP_PROBE_KRETPROBE, 0);
+                build(&p)
+            },
+            "BAD_PROBE",
+            "needs a handler of context",
+        ),
+        case(
+            "timer too fast",
+            {
+                let mut p = program(vec![handler(STP_CTX_TIMER, 0, 0, vec![RET])]);
+                p.probes[0].period_ns = 1000;
+                build(&p)
+            },
+            "BAD_PROBE",
+            "below",
+        ),
+        case(
+            "bad symbol character",
+            {
+                let mut p = program(vec![handler(STP_CTX_KPROBE, 0, 0, vec![RET])]);
+                p.probes[0].target = ProbeTarget::Symbol {
+                    name: "vfs read".into(),
+                    offset: 0,
+                };
+                build(&p)
+            },
+            "BAD_PROBE",
+            "not in [A-Za-z0-9_.$]",
+        ),
+        case(
+            "symbol too long",
+            {
+                let mut p = program(vec![handler(STP_CTX_KPROBE, 0, 0, vec![RET])]);
+                p.probes[0].target = ProbeTarget::Symbol {
+                    name: "a".repeat(128),
+                    offset: 0,
+                };
+                build(&p)
+            },
+            "BAD_PROBE",
+            "1 to 127",
+        ),
+        case(
+            "string with a NUL",
+            {
+                let mut p = begin(0, 0, vec![RET]);
+                p.strings.push(b"a\0b".to_vec());
+                build(&p)
+            },
+            "BAD_STRING",
+            "NUL",
+        ),
+        case(
+            "string longer than MAXSTRINGLEN",
+            {
+                let mut p = begin(0, 0, vec![RET]);
+                p.strings.push(vec![b'x'; 513]);
+                build(&p)
+            },
+            "BAD_STRING",
+            "MAXSTRINGLEN is 512",
+        ),
+        case(
+            "string outside STRDATA",
+            {
+                let mut p = begin(0, 0, vec![RET]);
+                p.strings.push(b"abc".to_vec());
+                let mut m = build(&p);
+                let (s, _) = section(&m, STP_SEC_STRS);
+                put32(&mut m, s, 6);
+                m
+            },
+            "BAD_STRING",
+            "outside STRDATA",
+        ),
+        case(
+            "format with too many arguments",
+            {
+                let mut p = begin(0, 0, vec![RET]);
+                p.formats.push(Format {
+                    text: String::new(),
+                    args: vec![ArgKind::Int; 33],
+                });
+                build(&p)
+            },
+            "BAD_FORMAT",
+            "33 arguments",
+        ),
+        case(
+            "format kind bit past its arguments",
+            {
+                let mut p = begin(0, 0, vec![RET]);
+                p.formats.push(Format {
+                    text: String::new(),
+                    args: vec![ArgKind::Int; 2],
+                });
+                let mut m = build(&p);
+                let (f, _) = section(&m, STP_SEC_FORMATS);
+                put32(&mut m, f + 4, 4);
+                m
+            },
+            "BAD_FORMAT",
+            "bits past",
+        ),
+        case(
+            "unknown opcode",
+            begin_code(0, 0, vec![i(STP_OP__COUNT, 0, 0, 0, 0), RET]),
+            "BAD_OPCODE",
+            "unknown opcode",
+        ),
+        case(
+            "opcode 255",
+            begin_code(0, 0, vec![Insn { op: 255, ..RET }, RET]),
+            "BAD_OPCODE",
+            "unknown opcode 255",
+        ),
+        case(
+            "unused register operand set",
+            begin_code(2, 0, vec![i(STP_OP_NOP, 1, 0, 0, 0), RET]),
+            "BAD_OPERAND",
+            "unused operand a",
+        ),
+        case(
+            "unused immediate set",
+            begin_code(0, 0, vec![i(STP_OP_RET, 0, 0, 0, 7)]),
+            "BAD_OPERAND",
+            "unused immediate",
+        ),
+        case(
+            "helper without argument given b",
+            begin_code(
+                2,
+                0,
+                vec![i(STP_OP_CALLI, 0, 1, 0, STP_HLP_PID as i32), RET],
+            ),
+            "BAD_OPERAND",
+            "unused operand b",
+        ),
+        case(
+            "register out of range",
+            begin_code(2, 0, vec![i(STP_OP_LDI, 2, 0, 0, 0), RET]),
+            "BAD_REGISTER",
+            "r2, handler has 2",
+        ),
+        case(
+            "string register out of range",
+            begin_code(0, 1, vec![i(STP_OP_SMOV, 1, 0, 0, 0), RET]),
+            "BAD_REGISTER",
+            "s1",
+        ),
+        case(
+            "read before write",
+            begin_code(3, 0, vec![i(STP_OP_ADD, 0, 1, 2, 0), RET]),
+            "UNINIT_REGISTER",
+            "r1 read before",
+        ),
+        case(
+            "read after a write on one branch only",
+            begin_code(
+                2,
+                0,
+                vec![
+                    i(STP_OP_LDI, 0, 0, 0, 0),
+                    i(STP_OP_JZ, 0, 0, 0, 1),
+                    i(STP_OP_LDI, 1, 0, 0, 5),
+                    i(STP_OP_MOV, 0, 1, 0, 0),
+                    RET,
+                ],
+            ),
+            "UNINIT_REGISTER",
+            "r1 read before",
+        ),
+        case(
+            "string read before write",
+            begin_code(1, 1, vec![i(STP_OP_SLEN, 0, 0, 0, 0), RET]),
+            "UNINIT_REGISTER",
+            "s0 read before",
+        ),
+        case(
+            "join of a jump and a fallthrough",
+            begin_code(
+                2,
+                0,
+                vec![
+                    i(STP_OP_LDI, 0, 0, 0, 0),
+                    i(STP_OP_JZ, 0, 0, 0, 2),
+                    i(STP_OP_LDI, 1, 0, 0, 1),
+                    i(STP_OP_JMP, 0, 0, 0, 1),
+                    i(STP_OP_NOP, 0, 0, 0, 0),
+                    i(STP_OP_MOV, 0, 1, 0, 0),
+                    RET,
+                ],
+            ),
+            "UNINIT_REGISTER",
+            "insn 5 (handler 0 pc 5): r1 read before",
+        ),
+        case(
+            "forward jump past the end",
+            begin_code(0, 0, vec![i(STP_OP_JMP, 0, 0, 0, 1), RET]),
+            "BAD_JUMP",
+            "outside handler 0 [0, 2)",
+        ),
+        case(
+            "forward jump backwards",
+            begin_code(
+                0,
+                0,
+                vec![i(STP_OP_NOP, 0, 0, 0, 0), i(STP_OP_JMP, 0, 0, 0, -2), RET],
+            ),
+            "BAD_JUMP",
+            "forward jump",
+        ),
+        case(
+            "LOOP forwards",
+            begin_code(0, 0, vec![i(STP_OP_LOOP, 0, 0, 0, 0), RET]),
+            "BAD_JUMP",
+            "backward jump",
+        ),
+        case(
+            "LOOP before the handler start",
+            begin_code(0, 0, vec![i(STP_OP_LOOP, 0, 0, 0, -2), RET]),
+            "BAD_JUMP",
+            "backward jump to -1",
+        ),
+        case(
+            "constant index out of range",
+            begin_code(1, 0, vec![i(STP_OP_LDK, 0, 0, 0, 0), RET]),
+            "BAD_INDEX",
+            "constant index 0 out of range [0, 0)",
+        ),
+        case(
+            "negative string index",
+            begin_code(0, 1, vec![i(STP_OP_SLDK, 0, 0, 0, -1), RET]),
+            "BAD_INDEX",
+            "string index -1",
+        ),
+        case(
+            "format index out of range",
+            begin_code(0, 0, vec![i(STP_OP_PRINTF, 0, 0, 0, 0), RET]),
+            "BAD_INDEX",
+            "format index 0",
+        ),
+        case(
+            "unknown helper",
+            begin_code(
+                1,
+                0,
+                vec![i(STP_OP_CALLI, 0, 0, 0, STP_HLP__COUNT as i32), RET],
+            ),
+            "BAD_INDEX",
+            "helper index",
+        ),
+        case(
+            "string helper called with CALLI",
+            begin_code(
+                1,
+                0,
+                vec![i(STP_OP_CALLI, 0, 0, 0, STP_HLP_EXECNAME as i32), RET],
+            ),
+            "BAD_INDEX",
+            "helper EXECNAME returns a string",
+        ),
+        case(
+            "RETVAL outside a return probe",
+            begin_code(
+                1,
+                0,
+                vec![i(STP_OP_CALLI, 0, 0, 0, STP_HLP_RETVAL as i32), RET],
+            ),
+            "BAD_CONTEXT",
+            "helper RETVAL not allowed",
+        ),
+        case(
+            "ARG in a return probe",
+            build(&program(vec![handler(
+                STP_CTX_KRETPROBE,
+                2,
+                0,
+                vec![
+                    i(STP_OP_LDI, 1, 0, 0, 0),
+                    i(STP_OP_CALLI, 0, 1, 0, STP_HLP_ARG as i32),
+                    RET,
+                ],
+            )])),
+            "BAD_CONTEXT",
+            "helper ARG",
+        ),
+        case(
+            "no RET at the end",
+            begin_code(0, 0, vec![i(STP_OP_NOP, 0, 0, 0, 0)]),
+            "NO_RET",
+            "ends in NOP",
+        ),
+    ];
+    // PRINTF runs.
+    let mut p = begin(
+        2,
+        1,
+        vec![
+            i(STP_OP_LDI, 0, 0, 0, 1),
+            i(STP_OP_LDI, 1, 0, 0, 1),
+            i(STP_OP_PRINTF, 0, 1, 0, 0),
+            RET,
+        ],
+    );
+    p.formats.push(Format {
+        text: "%d %d".into(),
+        args: vec![ArgKind::Int, ArgKind::Int],
+    });
+    v.push(case(
+        "printf integer run past nregs",
+        build(&p),
+        "BAD_REGISTER",
+        "needs r1..r2",
+    ));
+    p.handlers[0].code[2] = i(STP_OP_PRINTF, 0, 0, 0, 0);
+    p.formats[0].args = vec![ArgKind::Int, ArgKind::Str];
+    v.push(case(
+        "printf string run not written",
+        build(&p),
+        "UNINIT_REGISTER",
+        "s0 (printf argument)",
+    ));
+    p.formats[0].args = vec![ArgKind::Str];
+    v.push(case(
+        "printf with no integers and b set",
+        {
+            let mut q = p.clone();
+            q.handlers[0].code[2] = i(STP_OP_PRINTF, 0, 1, 0, 0);
+            build(&q)
+        },
+        "BAD_OPERAND",
+        "b must be 0",
+    ));
+    v
+}
+
+#[test]
+fn each_case_is_refused_with_its_code() {
+    for c in cases() {
+        let got = verify_image(&c.image);
+        match (c.code, got) {
+            ("OK", Ok(_)) => {}
+            ("OK", Err(e)) => panic!("{}: refused: {e}", c.name),
+            (_, Ok(_)) => panic!("{}: accepted, expected {}", c.name, c.code),
+            (code, Err(e)) => {
+                assert_eq!(e.name, code, "{}: {}", c.name, e.message);
+                assert_eq!(VERIFY_ERRORS[e.code as usize].name, code);
+                assert!(
+                    e.message.contains(c.msg),
+                    "{}: message {:?} lacks {:?}",
+                    c.name,
+                    e.message,
+                    c.msg
+                );
+                assert!(e.to_string().starts_with("verifier: "));
+            }
+        }
+    }
+}
+
+#[test]
+fn no_memory_is_reported() {
+    host_fail_next_allocs(1);
+    let e = verify_image(&ok_image()).unwrap_err();
+    host_fail_next_allocs(0);
+    assert_eq!(e.name, "NO_MEMORY");
+    assert!(verify_image(&ok_image()).is_ok());
+}
+
+#[test]
+fn every_verify_error_code_has_a_case() {
+    let mut names: Vec<&str> = cases().iter().map(|c| c.code).collect();
+    names.push("NO_MEMORY"); // no_memory_is_reported
+    for e in VERIFY_ERRORS {
+        assert!(names.contains(&e.name), "no verifier case for {}", e.name);
+    }
+}
+
+#[test]
+fn where_points_at_the_instruction() {
+    let p = program(vec![
+        handler(STP_CTX_BEGIN, 0, 0, vec![RET]),
+        handler(
+            STP_CTX_END,
+            1,
+            0,
+            vec![i(STP_OP_NOP, 0, 0, 0, 0), i(STP_OP_MOV, 0, 0, 0, 0), RET],
+        ),
+    ]);
+    let e = verify_image(&build(&p)).unwrap_err();
+    assert_eq!(e.name, "UNINIT_REGISTER");
+    assert_eq!(e.at, 2);
+    assert!(
+        e.message.starts_with("insn 2 (handler 1 pc 1): "),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
+fn accepts_well_formed_programs() {
+    // Both branches write r1; a LOOP whose back edge is ignored; helpers
+    // in their contexts; printf with runs; every probe kind.
+    let code = vec![
+        i(STP_OP_LDI, 0, 0, 0, 3),
+        i(STP_OP_JZ, 0, 0, 0, 2),
+        i(STP_OP_LDI, 1, 0, 0, 1),
+        i(STP_OP_JMP, 0, 0, 0, 1),
+        i(STP_OP_LDI, 1, 0, 0, 2),
+        i(STP_OP_ADDI, 0, 0, 0, -1), // loop head (pc 5)
+        i(STP_OP_JZ, 0, 0, 0, 1),
+        i(STP_OP_LOOP, 0, 0, 0, -3),
+        i(STP_OP_CALLS, 0, 0, 0, STP_HLP_EXECNAME as i32),
+        i(STP_OP_PRINTF, 0, 1, 0, 0),
+        i(STP_OP_EXIT, 0, 0, 0, 0),
+        RET,
+    ];
+    let mut p = program(vec![
+        handler(STP_CTX_BEGIN, 2, 1, code),
+        handler(
+            STP_CTX_KRETPROBE,
+            1,
+            0,
+            vec![i(STP_OP_CALLI, 0, 0, 0, STP_HLP_RETVAL as i32), RET],
+        ),
+        handler(
+            STP_CTX_KPROBE,
+            1,
+            0,
+            vec![
+                i(STP_OP_LDI, 0, 0, 0, 1),
+                i(STP_OP_CALLI, 0, 0, 0, STP_HLP_ARG as i32),
+                RET,
+            ],
+        ),
+        handler(STP_CTX_TIMER, 0, 0, vec![RET]),
+        handler(STP_CTX_END, 0, 0, vec![RET]),
+    ]);
+    p.formats.push(Format {
+        text: "%d %s".into(),
+        args: vec![ArgKind::Int, ArgKind::Str],
+    });
+    p.probes[0].flags = STP_PROBE_F_OPTIONAL as u8;
+    let info = verify_image(&build(&p)).unwrap();
+    assert_eq!(info.nhandlers, 5);
+    assert_eq!(info.nprobes, 5);
+    assert_eq!(info.nformats, 1);
+    assert_eq!(info.limits[STP_LIM_MAXACTION as usize], 10000);
+    // Unreachable code may read anything: after RET, JMP and LOOP only
+    // what jumps in reaches an instruction.
+    let img = begin_code(2, 0, vec![RET, i(STP_OP_MOV, 0, 1, 0, 0), RET]);
+    assert!(verify_image(&img).is_ok());
+    let img = begin_code(
+        2,
+        0,
+        vec![
+            i(STP_OP_JMP, 0, 0, 0, 1),
+            i(STP_OP_MOV, 0, 1, 0, 0),
+            i(STP_OP_NOP, 0, 0, 0, 0),
+            i(STP_OP_LOOP, 0, 0, 0, -2),
+            i(STP_OP_MOV, 0, 1, 0, 0),
+            RET,
+        ],
+    );
+    assert!(verify_image(&img).is_ok());
+}
+
+#[test]
+fn random_mutations_never_crash() {
+    let base = ok_image();
+    let mut x: u64 = 0x2545f4914f6cdd1d;
+    for _ in 0..20000 {
+        let mut m = base.clone();
+        for _ in 0..3 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let pos = (x % m.len() as u64) as usize;
+            m[pos] = (x >> 32) as u8;
+        }
+        let _ = verify_image(&m);
+    }
+}
