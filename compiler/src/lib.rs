@@ -1,1 +1,257 @@
-//! The stapvm compiler.
+//! The stapvm compiler: a SystemTap script in, a `vm_spec::program::Program`
+//! (bytecode the kernel's verifier checks) out.
+//!
+//! The passes, one per file, in the order `compile` runs them:
+//!
+//! 1. `parse::lexer` — text to tokens (`$1`/`@1` pasted here, as in stap);
+//! 2. `parse` — tokens to the `ast` (nom over the token slice); parse errors
+//!    stop here with stap's "Pass 1: parse failed" summary;
+//! 3. `passes::resolve` — probe points, names, built-ins, unsupported
+//!    features, the `syscall.open` warning;
+//! 4. `passes::types` — long/string inference. N.B. needs every name
+//!    resolved, so it runs only when `resolve` found no error;
+//! 5. `passes::lower` — handlers, probes and tables. Runs only on a script
+//!    without errors.
+//!
+//! Diagnostics are data (`diag::Diagnostic`) until `diag::Renderer` prints
+//! them in stap's layout. Used by the `stapvm` CLI (`compile`, `check`).
+#![warn(missing_docs)]
+pub mod ast;
+pub mod diag;
+pub mod parse;
+pub mod passes;
+pub mod printf;
+
+use diag::{Diags, Renderer, Severity};
+use vm_spec::program::Program;
+
+/// Compiler options from the command line.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// `-D NAME=VAL`: values for the limits with stap's names
+    /// (`MAXACTION`, `MAXSTRINGLEN` ...); other names are ignored, as the
+    /// C macros stap would pass them to do not exist here.
+    pub defines: Vec<(String, String)>,
+    /// Script arguments, pasted for `$1`, `@1`, `$#`, `@#`.
+    pub args: Vec<String>,
+}
+
+/// A compiled script.
+#[derive(Debug, Clone)]
+pub struct Compiled {
+    /// The program.
+    pub program: Program,
+    /// Warnings, each rendered in stap's layout (ends with a newline).
+    pub warnings: Vec<String>,
+}
+
+/// A script that did not compile.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{rendered}")]
+pub struct Failed {
+    /// Every diagnostic (warnings included) in stap's layout, followed by
+    /// stap's summary: `N parse error(s).` and `Pass 1: parse failed.
+    /// [man error::pass1]`, or `Pass 2: analysis failed.  [man
+    /// error::pass2]`. Print it to stderr as it is.
+    pub rendered: String,
+    /// Number of errors (warnings not counted).
+    pub count: usize,
+}
+
+/// The compiler's version, recorded in every program.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The passes up to type inference, shared by `compile` and `check`.
+struct Front {
+    tokens: Vec<parse::lexer::Token>,
+    script: ast::Script,
+    resolved: passes::resolve::Resolved,
+    types: passes::types::Types,
+    diags: Diags,
+}
+
+/// Renders `diags` and the summary for a failure in `pass` (1 or 2).
+fn failed(
+    source_name: &str,
+    source: &str,
+    front_tokens: &[parse::lexer::Token],
+    diags: &Diags,
+    pass: u8,
+) -> Failed {
+    let mut r = Renderer::new(source_name, source, front_tokens);
+    let mut out = String::new();
+    for d in &diags.list {
+        out.push_str(&r.render(d));
+    }
+    let count = diags.errors();
+    if pass == 1 {
+        let n = diags
+            .list
+            .iter()
+            .filter(|d| d.severity == Severity::ParseError)
+            .count();
+        if n > 0 {
+            out.push_str(&format!(
+                "{n} parse error{}.\n",
+                if n == 1 { "" } else { "s" }
+            ));
+        }
+        out.push_str("Pass 1: parse failed.  [man error::pass1]\n");
+    } else {
+        out.push_str("Pass 2: analysis failed.  [man error::pass2]\n");
+    }
+    Failed {
+        rendered: out,
+        count,
+    }
+}
+
+/// The limit values: defaults overridden by `-D NAME=VAL`.
+fn limits(opts: &Options) -> Result<Vec<u32>, String> {
+    let mut limits = vm_spec::program::default_limits();
+    for (name, val) in &opts.defines {
+        if let Some((i, l)) = vm_spec::limits::by_name(name) {
+            match val.trim().parse::<u64>() {
+                Ok(v) if v >= u64::from(l.min) && v <= u64::from(l.max) => {
+                    if let Some(slot) = limits.get_mut(i) {
+                        *slot = v as u32;
+                    }
+                }
+                _ => {
+                    return Err(format!(
+                        "ERROR: -D {name}={val}: must be a number in [{}, {}]\n",
+                        l.min, l.max
+                    ))
+                }
+            }
+        }
+    }
+    Ok(limits)
+}
+
+fn front(source_name: &str, source: &str, opts: &Options) -> Result<Front, Failed> {
+    let mut diags = Diags::default();
+    let tokens = parse::lexer::lex(source, &opts.args);
+    let script = parse::parse(&tokens, &mut diags);
+    if diags.has_errors() {
+        return Err(failed(source_name, source, &tokens, &diags, 1));
+    }
+    if script.items.is_empty() {
+        let msg = if tokens.is_empty() {
+            format!("Input file '{source_name}' is empty.\n")
+        } else {
+            format!("Input file '{source_name}' is empty after preprocessing.\n")
+        };
+        return Err(Failed {
+            rendered: format!("{msg}Pass 1: parse failed.  [man error::pass1]\n"),
+            count: 1,
+        });
+    }
+    let resolved = passes::resolve::run(&script, &mut diags);
+    if diags.has_errors() {
+        return Err(failed(source_name, source, &tokens, &diags, 2));
+    }
+    let types = passes::types::run(&script, &resolved, &mut diags);
+    if diags.has_errors() {
+        return Err(failed(source_name, source, &tokens, &diags, 2));
+    }
+    Ok(Front {
+        tokens,
+        script,
+        resolved,
+        types,
+        diags,
+    })
+}
+
+fn render_warnings(source_name: &str, source: &str, f: &Front) -> Vec<String> {
+    f.diags
+        .list
+        .iter()
+        .filter(|d| d.severity == Severity::Warning)
+        .map(|d| Renderer::new(source_name, source, &f.tokens).render(d))
+        .collect()
+}
+
+/// Stack for the passes: nesting is bounded (`parse::MAX_DEPTH`), and this
+/// covers the deepest nesting with room to spare even in debug builds.
+const STACK_SIZE: usize = 64 << 20;
+
+/// Runs `f` on a thread with `STACK_SIZE` of stack (directly if no thread
+/// can be made).
+fn with_stack<T: Send, F: FnOnce() -> T + Send>(f: F) -> T {
+    let slot = std::sync::Mutex::new(Some(f));
+    let take = || slot.lock().ok().and_then(|mut g| g.take());
+    let spawned = std::thread::scope(|s| {
+        let h = std::thread::Builder::new()
+            .name("stapvm-compiler".into())
+            .stack_size(STACK_SIZE)
+            .spawn_scoped(s, || take().map(|f| f()))
+            .ok()?;
+        match h.join() {
+            Ok(v) => v,
+            Err(p) => std::panic::resume_unwind(p),
+        }
+    });
+    match spawned {
+        Some(v) => v,
+        // No thread could be made: run here, on the caller's stack.
+        None => match take() {
+            Some(f) => f(),
+            None => unreachable!("the compiler closure ran but returned nothing"),
+        },
+    }
+}
+
+/// Compiles `source` (named `source_name` in messages: a path, `-` or
+/// `<input>`) into a program, or returns every diagnostic rendered.
+pub fn compile(source_name: &str, source: &str, opts: &Options) -> Result<Compiled, Failed> {
+    with_stack(|| compile_here(source_name, source, opts))
+}
+
+fn compile_here(source_name: &str, source: &str, opts: &Options) -> Result<Compiled, Failed> {
+    let limits = limits(opts).map_err(|rendered| Failed { rendered, count: 1 })?;
+    let f = front(source_name, source, opts)?;
+    let mut program = match passes::lower::run(&f.script, &f.resolved, &f.types, source, &limits) {
+        Ok(p) => p,
+        Err(errs) => {
+            let mut diags = f.diags.clone();
+            diags.list.extend(errs);
+            return Err(failed(source_name, source, &f.tokens, &diags, 2));
+        }
+    };
+    program.source_name = source_name.to_string();
+    program.source = source.to_string();
+    program.compiler_version = VERSION.to_string();
+    Ok(Compiled {
+        program,
+        warnings: render_warnings(source_name, source, &f),
+    })
+}
+
+/// Runs the parser only (stap's `-p1`): `Ok` when the script parses, else
+/// the parse errors rendered with stap's pass-1 summary. Runs on the
+/// compiler's own large stack, like `compile`.
+pub fn parse_only(source_name: &str, source: &str, opts: &Options) -> Result<(), Failed> {
+    with_stack(|| {
+        let mut diags = Diags::default();
+        let tokens = parse::lexer::lex(source, &opts.args);
+        parse::parse(&tokens, &mut diags);
+        if diags.has_errors() {
+            return Err(failed(source_name, source, &tokens, &diags, 1));
+        }
+        Ok(())
+    })
+}
+
+/// Runs the parse and semantic passes only (`stapvm check`, stap's `-p2`);
+/// returns the rendered warnings.
+pub fn check(source_name: &str, source: &str, opts: &Options) -> Result<Vec<String>, Failed> {
+    with_stack(|| check_here(source_name, source, opts))
+}
+
+fn check_here(source_name: &str, source: &str, opts: &Options) -> Result<Vec<String>, Failed> {
+    limits(opts).map_err(|rendered| Failed { rendered, count: 1 })?;
+    let f = front(source_name, source, opts)?;
+    Ok(render_warnings(source_name, source, &f))
+}

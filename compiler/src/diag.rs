@@ -1,0 +1,411 @@
+//! Diagnostics as data, and their rendering in stap's exact layout.
+//!
+//! Every pass reports problems as `Diagnostic` values (severity, message,
+//! the span of the token stap would name, chained notes) into a `Diags`
+//! list; nothing here knows about passes. `Renderer` turns them into the text
+//! stap prints (session.cxx `build_error_msg`, `print_warning`,
+//! `print_error_source`, `print_token`):
+//!
+//! ```text
+//! parse error: expected ';'
+//!         saw: identifier 'foo' at x.stp:3:5
+//!      source:     foo bar
+//!                  ^
+//!
+//! semantic error: type mismatch (string): identifier 'x' at x.stp:2:3
+//!         source:   x = "a"
+//!                   ^
+//!
+//! WARNING: message: identifier 'syscall' at x.stp:1:7
+//!  source: probe syscall.open
+//!                ^
+//! ```
+//!
+//! Like stap, a semantic error or warning whose token is in the same file as
+//! the previous one printed drops the file name (`at :4:7`); parse errors
+//! always name it. Columns count characters from 1. Needs: the file name,
+//! the source and the tokens (to describe a token from its span). Runs after
+//! every pass; `lib.rs` adds stap's pass summary lines.
+use crate::ast::Span;
+use crate::parse::lexer::Token;
+
+/// How bad a diagnostic is, and so how it is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    /// `parse error: ...` (pass 1).
+    ParseError,
+    /// `semantic error: ...` (pass 2), also `not supported yet: ...`.
+    SemanticError,
+    /// `WARNING: ...`.
+    Warning,
+}
+
+/// A further message attached to a diagnostic, printed after it as its own
+/// block (stap's chained errors, e.g. "type was first inferred here").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    /// The message.
+    pub message: String,
+    /// The token it is about, if any.
+    pub span: Option<Span>,
+}
+
+/// One problem found in the script.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// Kind.
+    pub severity: Severity,
+    /// The message, specific enough to stand alone.
+    pub message: String,
+    /// The token it is about; `None` means the end of the file.
+    pub span: Option<Span>,
+    /// Parse errors only: the error names its token (`at:`) rather than
+    /// the parser having stopped at it (`saw:`).
+    pub at: bool,
+    /// Chained messages.
+    pub notes: Vec<Note>,
+}
+
+impl Diagnostic {
+    /// A parse error at the token the parser stopped at (`saw:`).
+    pub fn parse(message: impl Into<String>, span: Option<Span>) -> Self {
+        Diagnostic {
+            severity: Severity::ParseError,
+            message: message.into(),
+            span,
+            at: false,
+            notes: Vec::new(),
+        }
+    }
+
+    /// A semantic error about the token at `span`.
+    pub fn semantic(message: impl Into<String>, span: Span) -> Self {
+        Diagnostic {
+            severity: Severity::SemanticError,
+            message: message.into(),
+            span: Some(span),
+            at: false,
+            notes: Vec::new(),
+        }
+    }
+
+    /// `not supported yet: <feature>` at `span`.
+    pub fn unsupported(feature: &str, span: Span) -> Self {
+        Self::semantic(format!("not supported yet: {feature}"), span)
+    }
+
+    /// A warning about the token at `span`.
+    pub fn warning(message: impl Into<String>, span: Span) -> Self {
+        Diagnostic {
+            severity: Severity::Warning,
+            message: message.into(),
+            span: Some(span),
+            at: false,
+            notes: Vec::new(),
+        }
+    }
+
+    /// Adds a chained note.
+    pub fn with_note(mut self, message: impl Into<String>, span: impl Into<Option<Span>>) -> Self {
+        self.notes.push(Note {
+            message: message.into(),
+            span: span.into(),
+        });
+        self
+    }
+}
+
+/// The diagnostics collected by the passes, in order.
+#[derive(Debug, Clone, Default)]
+pub struct Diags {
+    /// All of them.
+    pub list: Vec<Diagnostic>,
+}
+
+impl Diags {
+    /// Records one.
+    pub fn push(&mut self, d: Diagnostic) {
+        self.list.push(d);
+    }
+
+    /// Number of errors (not warnings).
+    pub fn errors(&self) -> usize {
+        self.list
+            .iter()
+            .filter(|d| d.severity != Severity::Warning)
+            .count()
+    }
+
+    /// True when any error was recorded.
+    pub fn has_errors(&self) -> bool {
+        self.errors() > 0
+    }
+}
+
+/// Line and column (both 1-based, column in characters) of a byte offset.
+pub fn line_col(source: &str, offset: u32) -> (u32, u32) {
+    let off = (offset as usize).min(source.len());
+    let off = (0..=off)
+        .rev()
+        .find(|&o| source.is_char_boundary(o))
+        .unwrap_or(0);
+    let before = &source[..off];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map(|p| p + 1).unwrap_or(0);
+    let col = source[line_start..off].chars().count() + 1;
+    (
+        u32::try_from(line).unwrap_or(u32::MAX),
+        u32::try_from(col).unwrap_or(u32::MAX),
+    )
+}
+
+/// Line starts of a source, for many offset-to-line/column lookups.
+#[derive(Debug, Clone)]
+pub struct LineIndex<'a> {
+    source: &'a str,
+    starts: Vec<usize>,
+}
+
+impl<'a> LineIndex<'a> {
+    /// Indexes `source`.
+    pub fn new(source: &'a str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(source.match_indices('\n').map(|(i, _)| i + 1));
+        LineIndex { source, starts }
+    }
+
+    /// Same as `line_col`, in O(log lines + line length).
+    pub fn line_col(&self, offset: u32) -> (u32, u32) {
+        let off = (offset as usize).min(self.source.len());
+        let line = self.starts.partition_point(|&s| s <= off).max(1);
+        let start = self.starts[line - 1];
+        let col = match self.source.get(start..off) {
+            Some(s) => s.chars().count() + 1,
+            None => line_col(self.source, offset).1 as usize,
+        };
+        (
+            u32::try_from(line).unwrap_or(u32::MAX),
+            u32::try_from(col).unwrap_or(u32::MAX),
+        )
+    }
+}
+
+/// Renders diagnostics for one file.
+pub struct Renderer<'a> {
+    file: &'a str,
+    source: &'a str,
+    tokens: &'a [Token],
+    /// stap's `last_token`: a token of this file was printed by
+    /// `print_token` already, so the next one drops the file name.
+    printed_token: bool,
+}
+
+impl<'a> Renderer<'a> {
+    /// A renderer for `source`, named `file` in messages; `tokens` are its
+    /// tokens (as `parse::lexer::lex` made them).
+    pub fn new(file: &'a str, source: &'a str, tokens: &'a [Token]) -> Self {
+        Renderer {
+            file,
+            source,
+            tokens,
+            printed_token: false,
+        }
+    }
+
+    /// stap's description of the token at `span`: `identifier 'x'`.
+    fn describe(&self, span: Span) -> String {
+        match self.tokens.iter().find(|t| t.span == span) {
+            Some(t) => t.describe(),
+            None => {
+                // Not a lexer token (should not happen): describe the text.
+                let text = self
+                    .source
+                    .get(span.lo as usize..span.hi as usize)
+                    .unwrap_or("");
+                format!("operator '{text}'")
+            }
+        }
+    }
+
+    /// `identifier 'x' at x.stp:3:5`, abbreviated as `print_token` does
+    /// when `abbreviate` is set.
+    fn token_at(&mut self, span: Span, abbreviate: bool) -> String {
+        let (line, col) = line_col(self.source, span.lo);
+        let file = if abbreviate && self.printed_token {
+            ""
+        } else {
+            self.file
+        };
+        if abbreviate {
+            self.printed_token = true;
+        }
+        format!("{} at {}:{}:{}", self.describe(span), file, line, col)
+    }
+
+    /// stap's `print_error_source`: the line and a caret under the column.
+    fn source_lines(&self, out: &mut String, align: &str, span: Span) {
+        let (line, col) = line_col(self.source, span.lo);
+        let text = self
+            .source
+            .split('\n')
+            .nth(line.saturating_sub(1) as usize)
+            .unwrap_or("");
+        let text = text.strip_suffix('\r').unwrap_or(text);
+        out.push_str(align);
+        out.push_str("source: ");
+        out.push_str(text);
+        out.push('\n');
+        out.push_str(align);
+        out.push_str("        ");
+        for c in text.chars().take(col.saturating_sub(1) as usize) {
+            out.push(if c.is_whitespace() { c } else { ' ' });
+        }
+        out.push_str("^\n");
+    }
+
+    /// Renders one diagnostic (and its notes) in stap's layout.
+    pub fn render(&mut self, d: &Diagnostic) -> String {
+        let mut out = String::new();
+        match d.severity {
+            Severity::ParseError => {
+                out.push_str("parse error: ");
+                out.push_str(&d.message);
+                out.push('\n');
+                let align = "     ";
+                match d.span {
+                    Some(span) => {
+                        out.push_str(align);
+                        out.push_str(if d.at { "    at: " } else { "   saw: " });
+                        out.push_str(&self.token_at(span, false));
+                        out.push('\n');
+                        self.source_lines(&mut out, align, span);
+                    }
+                    None => {
+                        out.push_str(align);
+                        out.push_str("   saw: ");
+                        out.push_str(self.file);
+                        out.push_str(" EOF\n");
+                    }
+                }
+                out.push('\n');
+                for n in &d.notes {
+                    out.push_str("parse error: ");
+                    out.push_str(&n.message);
+                    out.push('\n');
+                    if let Some(span) = n.span {
+                        out.push_str(align);
+                        out.push_str("    at: ");
+                        out.push_str(&self.token_at(span, false));
+                        out.push('\n');
+                        self.source_lines(&mut out, align, span);
+                    }
+                    out.push('\n');
+                }
+            }
+            Severity::SemanticError => {
+                let align = "        ";
+                self.semantic_block(&mut out, align, &d.message, d.span);
+                for n in &d.notes {
+                    self.semantic_block(&mut out, align, &n.message, n.span);
+                }
+            }
+            Severity::Warning => {
+                out.push_str("WARNING: ");
+                out.push_str(&d.message);
+                if let Some(span) = d.span {
+                    out.push_str(": ");
+                    out.push_str(&self.token_at(span, true));
+                    out.push('\n');
+                    self.source_lines(&mut out, " ", span);
+                } else {
+                    out.push('\n');
+                }
+            }
+        }
+        out
+    }
+
+    fn semantic_block(&mut self, out: &mut String, align: &str, msg: &str, span: Option<Span>) {
+        out.push_str("semantic error: ");
+        out.push_str(msg);
+        match span {
+            Some(span) => {
+                out.push_str(": ");
+                out.push_str(&self.token_at(span, true));
+                out.push('\n');
+                self.source_lines(out, align, span);
+            }
+            None => out.push('\n'),
+        }
+        out.push('\n');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::lexer::lex;
+
+    #[test]
+    fn line_and_column_in_characters() {
+        let s = "ab\n\tcé d";
+        assert_eq!(line_col(s, 0), (1, 1));
+        assert_eq!(line_col(s, 3), (2, 1));
+        // 'd' is after a tab, 'c', 'é' (2 bytes) and a space.
+        assert_eq!(line_col(s, 8), (2, 5));
+        let idx = LineIndex::new(s);
+        for off in [0, 2, 3, 4, 9, 10, 99] {
+            assert_eq!(idx.line_col(off), line_col(s, off), "offset {off}");
+        }
+    }
+
+    #[test]
+    fn parse_error_layout() {
+        let src = "probe begin {\n    foo bar\n}\n";
+        let toks = lex(src, &[]);
+        let mut r = Renderer::new("x.stp", src, &toks);
+        let d = Diagnostic::parse("expected ';'", Some(Span::new(22, 25)));
+        assert_eq!(
+            r.render(&d),
+            "parse error: expected ';'\n\
+             \x20       saw: identifier 'bar' at x.stp:2:9\n\
+             \x20    source:     foo bar\n\
+             \x20                    ^\n\n"
+        );
+        let eof = Diagnostic::parse("unexpected end-of-file", None);
+        assert_eq!(
+            r.render(&eof),
+            "parse error: unexpected end-of-file\n        saw: x.stp EOF\n\n"
+        );
+    }
+
+    #[test]
+    fn semantic_errors_abbreviate_the_file_after_the_first() {
+        let src = "probe begin { x = 1; x = \"a\" }";
+        let toks = lex(src, &[]);
+        let mut r = Renderer::new("x.stp", src, &toks);
+        let d = Diagnostic::semantic("type mismatch (string)", Span::new(21, 22))
+            .with_note("type was first inferred here (long)", Span::new(14, 15));
+        assert_eq!(
+            r.render(&d),
+            "semantic error: type mismatch (string): identifier 'x' at x.stp:1:22\n\
+             \x20       source: probe begin { x = 1; x = \"a\" }\n\
+             \x20                                    ^\n\n\
+             semantic error: type was first inferred here (long): identifier 'x' at :1:15\n\
+             \x20       source: probe begin { x = 1; x = \"a\" }\n\
+             \x20                             ^\n\n"
+        );
+    }
+
+    #[test]
+    fn warning_layout_keeps_tabs_in_the_caret_line() {
+        let src = "\tprobe syscall.open {}";
+        let toks = lex(src, &[]);
+        let mut r = Renderer::new("x.stp", src, &toks);
+        let d = Diagnostic::warning("w", Span::new(7, 14));
+        assert_eq!(
+            r.render(&d),
+            "WARNING: w: identifier 'syscall' at x.stp:1:8\n source: \tprobe syscall.open {}\n         \t      ^\n"
+        );
+    }
+}

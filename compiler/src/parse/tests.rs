@@ -1,0 +1,422 @@
+//! Parser tests: one or more per construct. Trees are compared as compact
+//! S-expressions; errors as the rendered stap text.
+use super::*;
+use crate::diag::Renderer;
+
+/// Compact S-expression of an expression.
+fn sx(e: &Expr) -> String {
+    let b = |op: &str, a: &Expr, c: &Expr| format!("({op} {} {})", sx(a), sx(c));
+    match &e.kind {
+        ExprKind::Num(n) => n.to_string(),
+        ExprKind::Str(s) => format!("{s:?}"),
+        ExprKind::Var(v) | ExprKind::Target(v) => v.clone(),
+        ExprKind::Call { name, args } => {
+            let a: Vec<_> = args.iter().map(sx).collect();
+            format!("({name} {})", a.join(" ")).replace(" )", ")")
+        }
+        ExprKind::Print { kind, format, args } => {
+            let a: Vec<_> = args.iter().map(sx).collect();
+            format!("({kind:?} {format:?} {})", a.join(" "))
+        }
+        ExprKind::Unary(op, a) => format!("({op:?} {})", sx(a)),
+        ExprKind::Binary(op, a, c) => b(&format!("{op:?}"), a, c),
+        ExprKind::Cmp(op, a, c) => b(&format!("{op:?}"), a, c),
+        ExprKind::And(a, c) => b("&&", a, c),
+        ExprKind::Or(a, c) => b("||", a, c),
+        ExprKind::Concat(a, c) => b(".", a, c),
+        ExprKind::Ternary(c, a, d) => format!("(? {} {} {})", sx(c), sx(a), sx(d)),
+        ExprKind::Assign(op, a, c) => b(&format!("{op:?}"), a, c),
+        ExprKind::PreIncr(up, a) => format!("(pre{} {})", if *up { "++" } else { "--" }, sx(a)),
+        ExprKind::PostIncr(up, a) => {
+            format!("(post{} {})", if *up { "++" } else { "--" }, sx(a))
+        }
+        ExprKind::Unsupported(f) => format!("<unsupported {f}>"),
+    }
+}
+
+fn st(s: &Stmt) -> String {
+    match &s.kind {
+        StmtKind::Null => ";".into(),
+        StmtKind::Block(b) => {
+            let v: Vec<_> = b.iter().map(st).collect();
+            format!("{{{}}}", v.join(" "))
+        }
+        StmtKind::Expr(e) => sx(e),
+        StmtKind::If { cond, then, els } => match els {
+            Some(e) => format!("(if {} {} {})", sx(cond), st(then), st(e)),
+            None => format!("(if {} {})", sx(cond), st(then)),
+        },
+        StmtKind::Loop {
+            init,
+            cond,
+            incr,
+            body,
+        } => format!(
+            "(loop {} {} {} {})",
+            init.as_ref().map(sx).unwrap_or("-".into()),
+            sx(cond),
+            incr.as_ref().map(sx).unwrap_or("-".into()),
+            st(body)
+        ),
+        StmtKind::Break => "break".into(),
+        StmtKind::Continue => "continue".into(),
+        StmtKind::Next => "next".into(),
+        StmtKind::Unsupported(u) => format!("<unsupported {}>", u.feature),
+    }
+}
+
+fn parse_src(src: &str) -> (Script, Diags, Vec<Token>) {
+    let toks = lexer::lex(src, &[]);
+    let mut d = Diags::default();
+    let s = parse(&toks, &mut d);
+    (s, d, toks)
+}
+
+/// The body of the first probe of `src`, as an S-expression.
+fn body(src: &str) -> String {
+    let (s, d, _) = parse_src(src);
+    assert!(d.list.is_empty(), "{src}: {:?}", d.list);
+    match s.items.first() {
+        Some(Item::Probe(p)) => st(&p.body),
+        other => panic!("no probe: {other:?}"),
+    }
+}
+
+/// One expression, parsed as `probe begin { E }`.
+fn ex(src: &str) -> String {
+    let b = body(&format!("probe begin {{ {src} }}"));
+    b[1..b.len() - 1].to_string()
+}
+
+/// The rendered parse errors of `src` (file `x.stp`).
+fn errors(src: &str) -> String {
+    let (_, d, toks) = parse_src(src);
+    let mut r = Renderer::new("x.stp", src, &toks);
+    d.list.iter().map(|d| r.render(d)).collect()
+}
+
+#[test]
+fn precedence_follows_stap_not_c() {
+    assert_eq!(
+        ex("a || b && c | d ^ e & f == g << h . i + j * k"),
+        "(|| a (&& b (Or c (Xor d (And e (Eq f (Shl g (. h (Add i (Mul j k))))))))))"
+    );
+    // `.` binds looser than `+`.
+    assert_eq!(ex("\"x\" . 1 + 2"), "(. \"x\" (Add 1 2))");
+    // Comparisons bind looser than shifts, tighter than `&`.
+    assert_eq!(ex("a & b < c >> d"), "(And a (Lt b (Shr c d)))");
+}
+
+#[test]
+fn left_and_right_associativity() {
+    assert_eq!(ex("a - b - c"), "(Sub (Sub a b) c)");
+    assert_eq!(ex("a . b . c"), "(. (. a b) c)");
+    assert_eq!(ex("a = b += c"), "(Set a (Bin(Add) b c))");
+    assert_eq!(ex("a ? b : c ? d : e"), "(? a b (? c d e))");
+    assert_eq!(ex("x = a ? b : c"), "(Set x (? a b c))");
+}
+
+#[test]
+fn unary_and_crement() {
+    assert_eq!(ex("-x++"), "(Neg (post++ x))");
+    assert_eq!(ex("! ~-+y"), "(Not (BitNot (Neg (Plus y))))");
+    assert_eq!(ex("--x"), "(pre-- x)");
+    assert_eq!(ex("a - -1"), "(Sub a (Neg 1))");
+}
+
+#[test]
+fn assignment_operators() {
+    for (op, name) in [
+        ("+=", "Bin(Add)"),
+        ("-=", "Bin(Sub)"),
+        ("*=", "Bin(Mul)"),
+        ("/=", "Bin(Div)"),
+        ("%=", "Bin(Mod)"),
+        ("<<=", "Bin(Shl)"),
+        (">>=", "Bin(Shr)"),
+        ("&=", "Bin(And)"),
+        ("|=", "Bin(Or)"),
+        ("^=", "Bin(Xor)"),
+        (".=", "Concat"),
+        ("=", "Set"),
+    ] {
+        assert_eq!(ex(&format!("a {op} b")), format!("({name} a b)"));
+    }
+}
+
+#[test]
+fn numbers() {
+    assert_eq!(ex("x = 0x1f + 017 + 10"), "(Set x (Add (Add 31 15) 10))");
+    assert_eq!(ex("x = 18446744073709551615"), "(Set x -1)");
+    assert_eq!(parse_number("0880", false), None);
+    assert_eq!(parse_number("9223372036854775808", true), Some(i64::MIN));
+    assert_eq!(parse_number("9223372036854775809", true), None);
+    assert_eq!(parse_number("0x", false), None);
+    assert_eq!(parse_number("12abc", false), None);
+}
+
+#[test]
+fn strings_escapes_and_gluing() {
+    assert_eq!(
+        ex(r#"s = "a\tb\n\\\"\101\x41\q""#),
+        r#"(Set s "a\tb\n\\\"AAq")"#
+    );
+    assert_eq!(ex("s = \"a\" /* c */ \"b\"  \"c\""), "(Set s \"abc\")");
+}
+
+#[test]
+fn comments() {
+    assert_eq!(
+        body("# shell\nprobe begin { // c++\n x = 1 /* c */ }"),
+        "{(Set x 1)}"
+    );
+}
+
+#[test]
+fn statements() {
+    assert_eq!(
+        body("probe begin { if (a) b = 1; else { c = 2 } ; }"),
+        "{(if a (Set b 1) {(Set c 2)}) ;}"
+    );
+    assert_eq!(
+        body("probe begin { while (i < 3) { i++; if (i) continue; break } next }"),
+        "{(loop - (Lt i 3) - {(post++ i) (if i continue) break}) next}"
+    );
+    assert_eq!(
+        body("probe begin { for (i = 0; i < 3; i++) x += i; for (;;) ; }"),
+        "{(loop (Set i 0) (Lt i 3) (post++ i) (Bin(Add) x i)) (loop - 1 - ;)}"
+    );
+}
+
+#[test]
+fn calls_and_print_family() {
+    assert_eq!(
+        ex("printf(\"%s %d\\n\", execname(), pid())"),
+        "(Printf Some(\"%s %d\\n\") (execname) (pid))"
+    );
+    assert_eq!(ex("println(1)"), "(Println None 1)");
+    assert_eq!(ex("println()"), "(Println None )");
+    assert_eq!(ex("print(\"a\" . \"b\")"), "(Print None (. \"a\" \"b\"))");
+    assert_eq!(ex("kernel_string($return)"), "(kernel_string $return)");
+    assert_eq!(ex("sprintf(\"%d\", 1)"), "<unsupported sprintf>");
+}
+
+#[test]
+fn probe_points() {
+    let (s, d, _) = parse_src(
+        "probe kernel.function(\"vfs_read\").return?, syscall.open, timer.ms(100) {}\n\
+         probe kprobe.{function(\"a\"), function(\"b\")}.return, begin(-1) {}",
+    );
+    assert!(d.list.is_empty(), "{:?}", d.list);
+    let shown: Vec<String> = s
+        .items
+        .iter()
+        .flat_map(|it| match it {
+            Item::Probe(p) => p.points.iter().map(|p| p.display()).collect(),
+            _ => vec![],
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        vec![
+            "kernel.function(\"vfs_read\").return?",
+            "syscall.open",
+            "timer.ms(100)",
+            "kprobe.function(\"a\").return",
+            "kprobe.function(\"b\").return",
+            "begin(-1)",
+        ]
+    );
+}
+
+#[test]
+fn wildcard_names_are_glued_only_when_adjacent() {
+    let (s, _, _) = parse_src("probe syscall.open*at {}");
+    let Some(Item::Probe(p)) = s.items.first() else {
+        panic!()
+    };
+    assert_eq!(p.points[0].display(), "syscall.open*at");
+}
+
+#[test]
+fn globals() {
+    let (s, d, _) = parse_src("global a, b = -5; global c = \"x\", d[10], e%");
+    assert!(d.list.is_empty());
+    let g: Vec<String> = s
+        .items
+        .iter()
+        .map(|it| match it {
+            Item::Global(g) => format!("{}:{:?}:{}", g.name, g.init, g.array),
+            _ => "?".into(),
+        })
+        .collect();
+    assert_eq!(g.len(), 5);
+    assert!(g[1].starts_with("b:Some(Num(-5,"));
+    assert!(g[3].ends_with(":true") && g[4].ends_with(":true"));
+}
+
+#[test]
+fn unsupported_constructs_parse() {
+    assert_eq!(ex("a[1, \"x\"] = 2"), "(Set <unsupported arrays> 2)");
+    assert_eq!(ex("x = [1, 2] in a"), "(Set x <unsupported arrays>)");
+    assert_eq!(ex("x = 1 in a"), "(Set x <unsupported arrays>)");
+    assert_eq!(ex("s <<< 1"), "<unsupported statistics (<<<)>");
+    assert_eq!(ex("x = @count(s)"), "(Set x <unsupported statistics>)");
+    assert_eq!(
+        ex("x = $var->f[2]"),
+        "(Set x <unsupported target variables>)"
+    );
+    assert_eq!(
+        ex("x = @cast(p, \"task_struct\")->pid"),
+        "(Set x <unsupported @cast>)"
+    );
+    assert_eq!(
+        ex("x = s =~ \"a.*\""),
+        "(Set x <unsupported regular expressions>)"
+    );
+    assert_eq!(
+        body("probe begin { foreach ([a, b] in x- limit 5) print(a) delete x[1]; try { } catch (e) { } }"),
+        "{<unsupported foreach> <unsupported delete> <unsupported try/catch>}"
+    );
+    let (s, d, _) = parse_src(
+        "function f:long(a:long, b) { return a + b }\nprobe a = begin { } probe b += end { }",
+    );
+    assert!(d.list.is_empty(), "{:?}", d.list);
+    assert_eq!(s.items.len(), 3);
+    assert!(matches!(&s.items[0], Item::Unsupported(u) if u.feature == "functions"));
+    assert!(matches!(&s.items[1], Item::Unsupported(u) if u.feature == "probe aliases"));
+}
+
+#[test]
+fn preprocessor_and_macros_are_not_supported_yet() {
+    let (_, d, _) = parse_src("probe begin { %( arch == \"x86_64\" %? x = 1 %) }");
+    assert_eq!(
+        d.list[0].message,
+        "not supported yet: preprocessor conditionals (%( %))"
+    );
+    let (_, d, _) = parse_src("@define foo %( 1 %)\nprobe begin { x = @foo }");
+    assert_eq!(d.list[0].message, "not supported yet: macros (@define)");
+}
+
+#[test]
+fn error_expected_paren() {
+    assert_eq!(
+        errors("probe begin {\n  x = (1 + 2;\n}\n"),
+        "parse error: expected ')'\n\
+         \x20       saw: operator ';' at x.stp:2:13\n\
+         \x20    source:   x = (1 + 2;\n\
+         \x20                        ^\n\n"
+    );
+}
+
+#[test]
+fn error_at_end_of_file() {
+    assert_eq!(
+        errors("probe begin {"),
+        "parse error: expected statement\n        saw: x.stp EOF\n\n"
+    );
+    assert_eq!(
+        errors("probe begin { x = "),
+        "parse error: expected value\n        saw: x.stp EOF\n\n"
+    );
+}
+
+#[test]
+fn error_recovery_reports_each_declaration() {
+    let e = errors("probe begin { x = }\nprobe end { if x }\nglobal 5\n");
+    assert_eq!(e.matches("parse error:").count(), 3, "{e}");
+    assert!(e.contains(
+        "parse error: expected literal string or number\n        saw: operator '}' at x.stp:1:19"
+    ));
+    assert!(e.contains("parse error: expected '('\n        saw: identifier 'x' at x.stp:2:16"));
+    assert!(e.contains("parse error: expected identifier\n        saw: number '5' at x.stp:3:8"));
+}
+
+#[test]
+fn error_messages_of_stap() {
+    let first_line = |src: &str| errors(src).lines().next().unwrap_or("").to_string();
+    assert_eq!(
+        first_line("x = 1"),
+        "parse error: expected 'probe', 'global', 'private', 'function', or '%{'"
+    );
+    assert_eq!(
+        first_line("probe begin x"),
+        "parse error: expected one of ', { } = +='"
+    );
+    assert_eq!(
+        first_line("probe begin { printf(\"%q\", 1) }"),
+        "parse error: invalid or missing conversion specifier"
+    );
+    assert_eq!(
+        first_line("probe begin { printf(x) }"),
+        "parse error: expected literal string"
+    );
+    assert_eq!(
+        first_line("probe begin { return 1 }"),
+        "parse error: found 'return' not in function context"
+    );
+    assert_eq!(
+        first_line("probe begin { x = 0880 }"),
+        "parse error: number invalid or out of range"
+    );
+    assert_eq!(
+        first_line("probe begin { x = @foo(1) }"),
+        "parse error: unknown operator @foo"
+    );
+    assert_eq!(
+        first_line("%{ int x; %}"),
+        "parse error: embedded code in unprivileged script; need stap -g"
+    );
+    assert_eq!(
+        first_line("global a, a"),
+        "parse error: duplicate global name"
+    );
+    // As in stap, a second suffix is not a suffix any more.
+    assert_eq!(
+        first_line("probe begin?? {}"),
+        "parse error: expected one of ', { } = +='"
+    );
+}
+
+#[test]
+fn junk_tokens_give_the_lexer_message_at_the_token() {
+    assert_eq!(
+        errors("probe begin { x = \"abc\n}"),
+        "parse error: Could not find matching closing quote\n\
+         \x20        at: junk '\"abc' at x.stp:1:19\n\
+         \x20    source: probe begin { x = \"abc\n\
+         \x20                              ^\n\n"
+    );
+}
+
+#[test]
+fn deep_nesting_is_an_error_not_a_crash() {
+    // `compile` gives the passes a 64 MiB stack; so does this test.
+    std::thread::Builder::new()
+        .stack_size(64 << 20)
+        .spawn(deep_nesting)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+fn deep_nesting() {
+    let deep = format!(
+        "probe begin {{ x = {}1{} }}",
+        "(".repeat(5000),
+        ")".repeat(5000)
+    );
+    assert!(errors(&deep).contains("nested too deeply"));
+    let unary = format!("probe begin {{ x = {}1 }}", "- ".repeat(100_000));
+    assert!(errors(&unary).contains("nested too deeply"));
+    let blocks = format!("probe begin {}{}", "{".repeat(5000), "}".repeat(5000));
+    assert!(errors(&blocks).contains("nested too deeply"));
+    let ifs = format!("probe begin {{ {} x = 1 }}", "if (1) ".repeat(5000));
+    assert!(errors(&ifs).contains("nested too deeply"));
+}
+
+#[test]
+fn expression_ids_are_dense_and_in_source_order() {
+    let (s, _, _) = parse_src("probe begin { x = 1 + 2; y = x }");
+    assert_eq!(s.nexprs, 8);
+}

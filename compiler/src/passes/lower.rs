@@ -1,0 +1,1029 @@
+//! Lowering: the typed script to a `vm_spec::program::Program`.
+//!
+//! Computes the handlers' code, the probe descriptors and the constant,
+//! string, format and global tables. One handler is made per probe and per
+//! distinct context of its points (points of one context share it). Locals
+//! live in fixed registers at the bottom of the two register files (longs in
+//! `r`, strings in `s`) and are cleared at handler entry, so no register is
+//! read before it is written; temporaries are stacked above them and
+//! released after each subexpression. `printf` arguments are evaluated into
+//! a fresh contiguous run per call (integers from `rb`, strings from `sc`),
+//! as `PRINTF` requires. Conditions compile to jump lists patched once the
+//! target is known (Lua's `lcode.c`); loops are forward jumps plus one `LOOP`
+//! back edge, the only backward jump the ISA has. Every instruction records
+//! the source line/column of the expression or statement it came from.
+//! Global initialisers become a `begin` handler that runs before the others.
+//!
+//! Needs: the `Script`, `Resolved` and `Types` of a script without errors,
+//! and the limit values. Runs last; the result goes to the `.stpb` writer and,
+//! at load time, to `vm_spec::image::build` and the kernel's verifier.
+use super::resolve::{Builtin, Point, Ref, Resolved};
+use super::types::{Ty, Types};
+use crate::ast::*;
+use crate::diag::{Diagnostic, LineIndex};
+use std::collections::HashMap;
+use vm_spec::abi;
+use vm_spec::program::*;
+
+/// The program's tables, shared by all handlers.
+struct Tables {
+    konsts: Vec<i64>,
+    kidx: HashMap<i64, i32>,
+    strings: Vec<Vec<u8>>,
+    sidx: HashMap<Vec<u8>, i32>,
+    formats: Vec<Format>,
+    maxstr: usize,
+}
+
+impl Tables {
+    fn konst(&mut self, v: i64) -> i32 {
+        if let Some(&i) = self.kidx.get(&v) {
+            return i;
+        }
+        let i = self.konsts.len() as i32;
+        self.konsts.push(v);
+        self.kidx.insert(v, i);
+        i
+    }
+
+    /// A constant string, cut at a NUL (C semantics) and at MAXSTRINGLEN.
+    fn string(&mut self, s: &str) -> i32 {
+        let mut b: Vec<u8> = s.bytes().take_while(|&c| c != 0).collect();
+        b.truncate(self.maxstr);
+        if let Some(&i) = self.sidx.get(&b) {
+            return i;
+        }
+        let i = self.strings.len() as i32;
+        self.strings.push(b.clone());
+        self.sidx.insert(b, i);
+        i
+    }
+
+    fn format(&mut self, text: &str, args: Vec<ArgKind>) -> i32 {
+        let f = Format {
+            text: text.to_string(),
+            args,
+        };
+        if let Some(i) = self.formats.iter().position(|x| *x == f) {
+            return i as i32;
+        }
+        self.formats.push(f);
+        (self.formats.len() - 1) as i32
+    }
+}
+
+/// One loop being lowered: jumps waiting for its exit and its continue point.
+#[derive(Default)]
+struct LoopJumps {
+    breaks: Vec<usize>,
+    continues: Vec<usize>,
+}
+
+/// The lowering of one handler.
+struct Gen<'a> {
+    res: &'a Resolved,
+    types: &'a Types,
+    lines: &'a LineIndex<'a>,
+    tabs: &'a mut Tables,
+    probe: usize,
+    code: Vec<Insn>,
+    locs: Vec<SrcLoc>,
+    cur: SrcLoc,
+    /// Register of each local (integer or string file, by its type).
+    local_reg: Vec<u8>,
+    next_r: u8,
+    next_s: u8,
+    max_r: u8,
+    max_s: u8,
+    loops: Vec<LoopJumps>,
+    error: Option<Diagnostic>,
+    span: Span,
+}
+
+const NREGS: u8 = abi::STP_MAX_REGS as u8;
+const NSREGS: u8 = abi::STP_MAX_SREGS as u8;
+
+impl Gen<'_> {
+    fn emit(&mut self, op: abi::stp_opcode, a: u8, b: u8, c: u8, imm: i32) -> usize {
+        self.code.push(Insn::new(op, a, b, c, imm));
+        self.locs.push(self.cur);
+        self.code.len() - 1
+    }
+
+    fn pc(&self) -> usize {
+        self.code.len()
+    }
+
+    /// Emits a forward jump to be patched later; returns its index.
+    fn jump(&mut self, op: abi::stp_opcode, r: u8) -> usize {
+        self.emit(op, r, 0, 0, 0)
+    }
+
+    /// Points the forward jumps in `list` at the next instruction.
+    fn patch_here(&mut self, list: &[usize]) {
+        let target = self.pc();
+        for &j in list {
+            let off = target as i64 - (j as i64 + 1);
+            if let Some(insn) = self.code.get_mut(j) {
+                insn.imm = i32::try_from(off).unwrap_or(i32::MAX);
+            }
+        }
+    }
+
+    fn fail(&mut self, msg: &str) {
+        if self.error.is_none() {
+            self.error = Some(Diagnostic::semantic(msg, self.span));
+        }
+    }
+
+    fn alloc_r(&mut self) -> u8 {
+        if self.next_r >= NREGS {
+            self.fail("expression too complex: out of integer registers");
+            return NREGS - 1;
+        }
+        let r = self.next_r;
+        self.next_r += 1;
+        self.max_r = self.max_r.max(self.next_r);
+        r
+    }
+
+    fn alloc_s(&mut self) -> u8 {
+        if self.next_s >= NSREGS {
+            self.fail("expression too complex: out of string registers");
+            return NSREGS - 1;
+        }
+        let s = self.next_s;
+        self.next_s += 1;
+        self.max_s = self.max_s.max(self.next_s);
+        s
+    }
+
+    fn ty(&self, e: &Expr) -> Ty {
+        self.types
+            .exprs
+            .get(e.id as usize)
+            .copied()
+            .unwrap_or_default()
+    }
+
+    fn r#ref(&self, e: &Expr) -> Ref {
+        self.res
+            .refs
+            .get(e.id as usize)
+            .copied()
+            .unwrap_or_default()
+    }
+
+    fn local(&self, l: usize) -> u8 {
+        self.local_reg.get(l).copied().unwrap_or(0)
+    }
+
+    fn enter(&mut self, span: Span) -> (SrcLoc, Span) {
+        let saved = (self.cur, self.span);
+        let (line, col) = self.lines.line_col(span.lo);
+        self.cur = SrcLoc { line, col };
+        self.span = span;
+        saved
+    }
+
+    fn leave(&mut self, saved: (SrcLoc, Span)) {
+        self.cur = saved.0;
+        self.span = saved.1;
+    }
+
+    fn load_int(&mut self, dst: u8, v: i64) {
+        match i32::try_from(v) {
+            Ok(imm) => self.emit(abi::STP_OP_LDI, dst, 0, 0, imm),
+            Err(_) => {
+                let k = self.tabs.konst(v);
+                self.emit(abi::STP_OP_LDK, dst, 0, 0, k)
+            }
+        };
+    }
+
+    // ------------------------------------------------------------ integers
+
+    /// The register holding the value of integer expression `e`: a local's
+    /// own register, or a new temporary.
+    fn int(&mut self, e: &Expr) -> u8 {
+        if let (ExprKind::Var(_), Ref::Local(l)) = (&e.kind, self.r#ref(e)) {
+            return self.local(l);
+        }
+        let t = self.alloc_r();
+        self.int_into(e, t);
+        t
+    }
+
+    /// Evaluates integer expression `e` into `dst` (a temporary).
+    fn int_into(&mut self, e: &Expr, dst: u8) {
+        let saved = self.enter(e.span);
+        let mark = (self.next_r, self.next_s);
+        self.int_into_inner(e, dst);
+        self.next_r = mark.0;
+        self.next_s = mark.1;
+        self.leave(saved);
+    }
+
+    fn int_into_inner(&mut self, e: &Expr, dst: u8) {
+        use abi::*;
+        match &e.kind {
+            ExprKind::Num(v) => self.load_int(dst, *v),
+            ExprKind::Var(_) => match self.r#ref(e) {
+                Ref::Global(g) => {
+                    self.emit(STP_OP_LDG, dst, 0, 0, g as i32);
+                }
+                Ref::Local(l) => {
+                    let r = self.local(l);
+                    self.emit(STP_OP_MOV, dst, r, 0, 0);
+                }
+                _ => self.load_int(dst, 0),
+            },
+            ExprKind::Target(_) => {
+                self.emit(STP_OP_CALLI, dst, 0, 0, STP_HLP_RETVAL as i32);
+            }
+            ExprKind::Call { args, .. } => self.call(e, args, Some(dst), None),
+            ExprKind::Print { .. } => {
+                self.print(e);
+                self.load_int(dst, 0);
+            }
+            ExprKind::Unary(op, a) => {
+                let ra = self.int(a);
+                let opc = match op {
+                    UnOp::Neg => STP_OP_NEG,
+                    UnOp::Plus => STP_OP_MOV,
+                    UnOp::Not => STP_OP_LNOT,
+                    UnOp::BitNot => STP_OP_NOT,
+                };
+                self.emit(opc, dst, ra, 0, 0);
+            }
+            ExprKind::Binary(op, a, b) => {
+                let ra = self.int(a);
+                let rb = self.int(b);
+                self.emit(binop(*op), dst, ra, rb, 0);
+            }
+            ExprKind::Cmp(op, a, b) => {
+                let opc = match op {
+                    CmpOp::Eq => STP_OP_EQ,
+                    CmpOp::Ne => STP_OP_NE,
+                    CmpOp::Lt => STP_OP_LT,
+                    CmpOp::Le => STP_OP_LE,
+                    CmpOp::Gt => STP_OP_GT,
+                    CmpOp::Ge => STP_OP_GE,
+                };
+                if self.ty(a) == Ty::Str || self.ty(b) == Ty::Str {
+                    let sa = self.str(a);
+                    let sb = self.str(b);
+                    self.emit(STP_OP_SCMP, dst, sa, sb, 0);
+                    let z = self.alloc_r();
+                    self.load_int(z, 0);
+                    self.emit(opc, dst, dst, z, 0);
+                } else {
+                    let ra = self.int(a);
+                    let rb = self.int(b);
+                    self.emit(opc, dst, ra, rb, 0);
+                }
+            }
+            ExprKind::And(a, b) | ExprKind::Or(a, b) => {
+                let and = matches!(e.kind, ExprKind::And(..));
+                // dst := short-circuit value; both operands jump out early.
+                self.load_int(dst, if and { 0 } else { 1 });
+                let jop = if and { STP_OP_JZ } else { STP_OP_JNZ };
+                let ra = self.int(a);
+                let j1 = self.jump(jop, ra);
+                let rb = self.int(b);
+                let j2 = self.jump(jop, rb);
+                self.load_int(dst, if and { 1 } else { 0 });
+                self.patch_here(&[j1, j2]);
+            }
+            ExprKind::Ternary(c, a, b) => {
+                let f = self.branch_false(c);
+                self.int_into(a, dst);
+                let j = self.jump(STP_OP_JMP, 0);
+                self.patch_here(&f);
+                self.int_into(b, dst);
+                self.patch_here(&[j]);
+            }
+            ExprKind::Assign(..) => {
+                let r = self.assign(e, true);
+                if r != dst {
+                    self.emit(STP_OP_MOV, dst, r, 0, 0);
+                }
+            }
+            ExprKind::PreIncr(..) | ExprKind::PostIncr(..) => self.incr(e, Some(dst)),
+            ExprKind::Str(_) | ExprKind::Concat(..) | ExprKind::Unsupported(_) => {
+                self.fail("internal error: not an integer expression");
+                self.load_int(dst, 0);
+            }
+        }
+    }
+
+    /// Calls a built-in; the result goes to `dst` or `sdst` by its kind.
+    fn call(&mut self, e: &Expr, args: &[Expr], dst: Option<u8>, sdst: Option<u8>) {
+        use abi::*;
+        let Ref::Builtin(b) = self.r#ref(e) else {
+            self.fail("internal error: unresolved call");
+            return;
+        };
+        match b {
+            Builtin::Helper { id, arg } => {
+                let ra = match (arg, args.first()) {
+                    (true, Some(a)) => self.int(a),
+                    _ => 0,
+                };
+                match (dst, sdst) {
+                    (_, Some(s)) => self.emit(STP_OP_CALLS, s, ra, 0, id as i32),
+                    (Some(d), _) => self.emit(STP_OP_CALLI, d, ra, 0, id as i32),
+                    (None, None) => {
+                        let t = self.alloc_r();
+                        self.emit(STP_OP_CALLI, t, ra, 0, id as i32)
+                    }
+                };
+            }
+            Builtin::HelperDiv { id, div } => {
+                let d = dst.unwrap_or_else(|| self.alloc_r());
+                self.emit(STP_OP_CALLI, d, 0, 0, id as i32);
+                let k = self.alloc_r();
+                self.load_int(k, div);
+                self.emit(STP_OP_DIV, d, d, k, 0);
+            }
+            Builtin::Strlen => {
+                let d = dst.unwrap_or_else(|| self.alloc_r());
+                let s = match args.first() {
+                    Some(a) => self.str(a),
+                    None => 0,
+                };
+                self.emit(STP_OP_SLEN, d, s, 0, 0);
+            }
+            Builtin::Exit => {
+                self.emit(STP_OP_EXIT, 0, 0, 0, 0);
+                if let Some(d) = dst {
+                    self.load_int(d, 0);
+                }
+            }
+        }
+    }
+
+    /// `lhs op= rhs`; returns the register holding the assigned value (only
+    /// meaningful when `want` is set).
+    fn assign(&mut self, e: &Expr, want: bool) -> u8 {
+        use abi::*;
+        let ExprKind::Assign(op, lhs, rhs) = &e.kind else {
+            return 0;
+        };
+        let target = self.r#ref(lhs);
+        let is_str = self.ty(lhs) == Ty::Str || matches!(op, AssignOp::Concat);
+        if is_str {
+            let Ref::Local(l) = target else {
+                self.fail("not supported yet: string globals");
+                return 0;
+            };
+            let x = self.local(l);
+            let v = self.str(rhs);
+            match op {
+                AssignOp::Concat => {
+                    let t = self.alloc_s();
+                    self.emit(STP_OP_SCAT, t, x, v, 0);
+                    self.emit(STP_OP_SMOV, x, t, 0, 0);
+                }
+                _ => {
+                    if v != x {
+                        self.emit(STP_OP_SMOV, x, v, 0, 0);
+                    }
+                }
+            }
+            return x;
+        }
+        match (op, target) {
+            (AssignOp::Set, Ref::Local(l)) => {
+                let x = self.local(l);
+                if direct(rhs) {
+                    self.int_into(rhs, x);
+                } else {
+                    let v = self.int(rhs);
+                    if v != x {
+                        self.emit(STP_OP_MOV, x, v, 0, 0);
+                    }
+                }
+                x
+            }
+            (AssignOp::Set, Ref::Global(g)) => {
+                let v = self.int(rhs);
+                self.emit(STP_OP_STG, v, 0, 0, g as i32);
+                v
+            }
+            (AssignOp::Bin(b), Ref::Local(l)) => {
+                let x = self.local(l);
+                let v = self.int(rhs);
+                self.emit(binop(*b), x, x, v, 0);
+                x
+            }
+            (AssignOp::Bin(BinOp::Add | BinOp::Sub), Ref::Global(g)) => {
+                let v = self.int(rhs);
+                let d = self.alloc_r();
+                let add = if matches!(op, AssignOp::Bin(BinOp::Sub)) {
+                    self.emit(STP_OP_NEG, d, v, 0, 0);
+                    d
+                } else {
+                    v
+                };
+                self.emit(STP_OP_GADD, d, add, 0, g as i32);
+                d
+            }
+            (AssignOp::Bin(b), Ref::Global(g)) => {
+                let v = self.int(rhs);
+                let d = self.alloc_r();
+                self.emit(STP_OP_LDG, d, 0, 0, g as i32);
+                self.emit(binop(*b), d, d, v, 0);
+                self.emit(STP_OP_STG, d, 0, 0, g as i32);
+                d
+            }
+            _ => {
+                if want {
+                    self.fail("internal error: bad assignment");
+                }
+                0
+            }
+        }
+    }
+
+    /// `++x`, `x--` ...; the value goes to `dst` when given.
+    fn incr(&mut self, e: &Expr, dst: Option<u8>) {
+        use abi::*;
+        let (pre, up, a) = match &e.kind {
+            ExprKind::PreIncr(up, a) => (true, *up, a),
+            ExprKind::PostIncr(up, a) => (false, *up, a),
+            _ => return,
+        };
+        let delta: i32 = if up { 1 } else { -1 };
+        match self.r#ref(a) {
+            Ref::Local(l) => {
+                let x = self.local(l);
+                if let (Some(d), false) = (dst, pre) {
+                    self.emit(STP_OP_MOV, d, x, 0, 0);
+                }
+                self.emit(STP_OP_ADDI, x, x, 0, delta);
+                if let (Some(d), true) = (dst, pre) {
+                    self.emit(STP_OP_MOV, d, x, 0, 0);
+                }
+            }
+            Ref::Global(g) => {
+                let one = self.alloc_r();
+                self.load_int(one, i64::from(delta));
+                let d = dst.unwrap_or(one);
+                self.emit(STP_OP_GADD, d, one, 0, g as i32);
+                if let (Some(d), false) = (dst, pre) {
+                    self.emit(STP_OP_ADDI, d, d, 0, -delta);
+                }
+            }
+            _ => self.fail("internal error: bad increment"),
+        }
+    }
+
+    // ------------------------------------------------------------- strings
+
+    /// The string register holding the value of `e`.
+    fn str(&mut self, e: &Expr) -> u8 {
+        if let (ExprKind::Var(_), Ref::Local(l)) = (&e.kind, self.r#ref(e)) {
+            return self.local(l);
+        }
+        let t = self.alloc_s();
+        self.str_into(e, t);
+        t
+    }
+
+    /// Evaluates string expression `e` into `dst` (a temporary).
+    fn str_into(&mut self, e: &Expr, dst: u8) {
+        use abi::*;
+        let saved = self.enter(e.span);
+        let mark = (self.next_r, self.next_s);
+        match &e.kind {
+            ExprKind::Str(s) => {
+                let k = self.tabs.string(s);
+                self.emit(STP_OP_SLDK, dst, 0, 0, k);
+            }
+            ExprKind::Var(_) => match self.r#ref(e) {
+                Ref::Local(l) => {
+                    let x = self.local(l);
+                    self.emit(STP_OP_SMOV, dst, x, 0, 0);
+                }
+                _ => self.fail("not supported yet: string globals"),
+            },
+            ExprKind::Concat(a, b) => {
+                let sa = self.str(a);
+                let sb = self.str(b);
+                self.emit(STP_OP_SCAT, dst, sa, sb, 0);
+            }
+            ExprKind::Call { args, .. } => self.call(e, args, None, Some(dst)),
+            ExprKind::Ternary(c, a, b) => {
+                let f = self.branch_false(c);
+                self.str_into(a, dst);
+                let j = self.jump(STP_OP_JMP, 0);
+                self.patch_here(&f);
+                self.str_into(b, dst);
+                self.patch_here(&[j]);
+            }
+            ExprKind::Assign(..) => {
+                let x = self.assign(e, true);
+                self.emit(STP_OP_SMOV, dst, x, 0, 0);
+            }
+            _ => {
+                self.fail("internal error: not a string expression");
+                let k = self.tabs.string("");
+                self.emit(STP_OP_SLDK, dst, 0, 0, k);
+            }
+        }
+        self.next_r = mark.0;
+        self.next_s = mark.1;
+        self.leave(saved);
+    }
+
+    // ---------------------------------------------------------- conditions
+
+    /// Code that falls through when `e` is true; returns the jumps taken
+    /// when it is false.
+    fn branch_false(&mut self, e: &Expr) -> Vec<usize> {
+        let saved = self.enter(e.span);
+        let mark = (self.next_r, self.next_s);
+        let out = match &e.kind {
+            ExprKind::And(a, b) => {
+                let mut f = self.branch_false(a);
+                f.extend(self.branch_false(b));
+                f
+            }
+            ExprKind::Or(a, b) => {
+                let t = self.branch_true(a);
+                let f = self.branch_false(b);
+                self.patch_here(&t);
+                f
+            }
+            ExprKind::Unary(UnOp::Not, a) => self.branch_true(a),
+            ExprKind::Num(v) if *v != 0 => Vec::new(),
+            ExprKind::Num(_) => vec![self.jump(abi::STP_OP_JMP, 0)],
+            _ => {
+                let r = self.int(e);
+                vec![self.jump(abi::STP_OP_JZ, r)]
+            }
+        };
+        self.next_r = mark.0;
+        self.next_s = mark.1;
+        self.leave(saved);
+        out
+    }
+
+    /// Code that falls through when `e` is false; returns the jumps taken
+    /// when it is true.
+    fn branch_true(&mut self, e: &Expr) -> Vec<usize> {
+        let saved = self.enter(e.span);
+        let mark = (self.next_r, self.next_s);
+        let out = match &e.kind {
+            ExprKind::Or(a, b) => {
+                let mut t = self.branch_true(a);
+                t.extend(self.branch_true(b));
+                t
+            }
+            ExprKind::And(a, b) => {
+                let f = self.branch_false(a);
+                let t = self.branch_true(b);
+                self.patch_here(&f);
+                t
+            }
+            ExprKind::Unary(UnOp::Not, a) => self.branch_false(a),
+            ExprKind::Num(v) if *v != 0 => vec![self.jump(abi::STP_OP_JMP, 0)],
+            ExprKind::Num(_) => Vec::new(),
+            _ => {
+                let r = self.int(e);
+                vec![self.jump(abi::STP_OP_JNZ, r)]
+            }
+        };
+        self.next_r = mark.0;
+        self.next_s = mark.1;
+        self.leave(saved);
+        out
+    }
+
+    // ------------------------------------------------------------ printing
+
+    /// `printf`, `print`, `println`.
+    fn print(&mut self, e: &Expr) {
+        let ExprKind::Print { kind, format, args } = &e.kind else {
+            return;
+        };
+        let (text, kinds): (String, Vec<ArgKind>) = match kind {
+            PrintKind::Printf => {
+                let text = format.clone().unwrap_or_default();
+                let kinds = crate::printf::parse(&text).unwrap_or_default();
+                (text, kinds)
+            }
+            PrintKind::Print | PrintKind::Println => {
+                let nl = if *kind == PrintKind::Println {
+                    "\n"
+                } else {
+                    ""
+                };
+                match args.first() {
+                    None => (nl.to_string(), Vec::new()),
+                    Some(a) if self.ty(a) == Ty::Str => (format!("%s{nl}"), vec![ArgKind::Str]),
+                    Some(_) => (format!("%d{nl}"), vec![ArgKind::Int]),
+                }
+            }
+        };
+        if kinds.len() > abi::STP_MAX_FMT_ARGS as usize {
+            self.fail(&format!(
+                "too many arguments to print ({}, at most {})",
+                kinds.len(),
+                abi::STP_MAX_FMT_ARGS
+            ));
+            return;
+        }
+        let nint = kinds.iter().filter(|k| **k == ArgKind::Int).count();
+        let nstr = kinds.len() - nint;
+        let rb = self.next_r;
+        let sc = self.next_s;
+        for _ in 0..nint {
+            self.alloc_r();
+        }
+        for _ in 0..nstr {
+            self.alloc_s();
+        }
+        let (mut ri, mut si) = (rb, sc);
+        for (a, k) in args.iter().zip(&kinds) {
+            match k {
+                ArgKind::Int => {
+                    self.int_into(a, ri);
+                    ri = ri.saturating_add(1);
+                }
+                ArgKind::Str => {
+                    self.str_into(a, si);
+                    si = si.saturating_add(1);
+                }
+            }
+        }
+        let f = self.tabs.format(&text, kinds);
+        self.emit(
+            abi::STP_OP_PRINTF,
+            0,
+            if nint > 0 { rb } else { 0 },
+            if nstr > 0 { sc } else { 0 },
+            f,
+        );
+    }
+
+    // ---------------------------------------------------------- statements
+
+    /// Evaluates `e` for its effect only.
+    fn effect(&mut self, e: &Expr) {
+        let saved = self.enter(e.span);
+        let mark = (self.next_r, self.next_s);
+        match &e.kind {
+            ExprKind::Print { .. } => self.print(e),
+            ExprKind::Assign(..) => {
+                self.assign(e, false);
+            }
+            ExprKind::PreIncr(..) => self.incr(e, None),
+            ExprKind::PostIncr(up, a) => {
+                // The old value is not needed: same as the prefix form.
+                let pre = Expr {
+                    kind: ExprKind::PreIncr(*up, a.clone()),
+                    span: e.span,
+                    id: e.id,
+                };
+                self.incr(&pre, None)
+            }
+            ExprKind::Call { args, .. } => {
+                if self.ty(e) == Ty::Str {
+                    let s = self.alloc_s();
+                    self.call(e, args, None, Some(s));
+                } else {
+                    self.call(e, args, None, None);
+                }
+            }
+            ExprKind::Num(_) | ExprKind::Str(_) | ExprKind::Var(_) => {}
+            _ => {
+                if self.ty(e) == Ty::Str {
+                    self.str(e);
+                } else {
+                    self.int(e);
+                }
+            }
+        }
+        self.next_r = mark.0;
+        self.next_s = mark.1;
+        self.leave(saved);
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        use abi::*;
+        let saved = self.enter(s.span);
+        match &s.kind {
+            StmtKind::Null | StmtKind::Unsupported(_) => {}
+            StmtKind::Block(b) => b.iter().for_each(|s| self.stmt(s)),
+            StmtKind::Expr(e) => self.effect(e),
+            StmtKind::If { cond, then, els } => {
+                let f = self.branch_false(cond);
+                self.stmt(then);
+                match els {
+                    Some(els) => {
+                        let j = self.jump(STP_OP_JMP, 0);
+                        self.patch_here(&f);
+                        self.stmt(els);
+                        self.patch_here(&[j]);
+                    }
+                    None => self.patch_here(&f),
+                }
+            }
+            StmtKind::Loop {
+                init,
+                cond,
+                incr,
+                body,
+            } => {
+                if let Some(e) = init {
+                    self.effect(e);
+                }
+                let top = self.pc();
+                let exits = self.branch_false(cond);
+                self.loops.push(LoopJumps::default());
+                self.stmt(body);
+                let jumps = self.loops.pop().unwrap_or_default();
+                self.patch_here(&jumps.continues);
+                if let Some(e) = incr {
+                    self.effect(e);
+                }
+                self.enter(s.span);
+                let back = top as i64 - (self.pc() as i64 + 1);
+                self.emit(
+                    STP_OP_LOOP,
+                    0,
+                    0,
+                    0,
+                    i32::try_from(back).unwrap_or(i32::MIN),
+                );
+                self.patch_here(&exits);
+                self.patch_here(&jumps.breaks);
+            }
+            StmtKind::Break | StmtKind::Continue => {
+                let j = self.jump(STP_OP_JMP, 0);
+                let brk = matches!(s.kind, StmtKind::Break);
+                match self.loops.last_mut() {
+                    Some(l) if brk => l.breaks.push(j),
+                    Some(l) => l.continues.push(j),
+                    None => self.fail("internal error: break outside loop"),
+                }
+            }
+            StmtKind::Next => {
+                self.emit(STP_OP_RET, 0, 0, 0, 0);
+            }
+        }
+        self.leave(saved);
+    }
+}
+
+/// An integer expression whose code writes its destination only in its
+/// last instruction, so it may be evaluated straight into a local.
+fn direct(e: &Expr) -> bool {
+    matches!(
+        e.kind,
+        ExprKind::Num(_) | ExprKind::Var(_) | ExprKind::Unary(..) | ExprKind::Binary(..)
+    )
+}
+
+fn binop(op: BinOp) -> abi::stp_opcode {
+    use abi::*;
+    match op {
+        BinOp::Add => STP_OP_ADD,
+        BinOp::Sub => STP_OP_SUB,
+        BinOp::Mul => STP_OP_MUL,
+        BinOp::Div => STP_OP_DIV,
+        BinOp::Mod => STP_OP_MOD,
+        BinOp::Shl => STP_OP_SHL,
+        BinOp::Shr => STP_OP_SHR,
+        BinOp::And => STP_OP_AND,
+        BinOp::Or => STP_OP_OR,
+        BinOp::Xor => STP_OP_XOR,
+    }
+}
+
+/// Lowers one probe body for context `ctx`.
+#[allow(clippy::too_many_arguments)]
+fn handler(
+    script: &Script,
+    res: &Resolved,
+    types: &Types,
+    lines: &LineIndex,
+    tabs: &mut Tables,
+    probe: usize,
+    ctx: u8,
+    probe_point: String,
+) -> Result<Handler, Diagnostic> {
+    let rp = &res.probes[probe];
+    let Some(Item::Probe(decl)) = script.items.get(rp.item) else {
+        return Err(Diagnostic::semantic(
+            "internal error: lost probe",
+            Span::default(),
+        ));
+    };
+    let mut g = Gen {
+        res,
+        types,
+        lines,
+        tabs,
+        probe,
+        code: Vec::new(),
+        locs: Vec::new(),
+        cur: SrcLoc::default(),
+        local_reg: Vec::new(),
+        next_r: 0,
+        next_s: 0,
+        max_r: 0,
+        max_s: 0,
+        loops: Vec::new(),
+        error: None,
+        span: decl.span,
+    };
+    let saved = g.enter(decl.span);
+    // Locals: fixed registers, cleared at entry.
+    let tys = types.locals.get(probe).cloned().unwrap_or_default();
+    for (l, ty) in tys.iter().enumerate() {
+        let span = rp.locals.get(l).map(|x| x.1).unwrap_or(decl.span);
+        g.enter(span);
+        let reg = if *ty == Ty::Str {
+            let s = g.alloc_s();
+            let k = g.tabs.string("");
+            g.emit(abi::STP_OP_SLDK, s, 0, 0, k);
+            s
+        } else {
+            let r = g.alloc_r();
+            g.emit(abi::STP_OP_LDI, r, 0, 0, 0);
+            r
+        };
+        g.local_reg.push(reg);
+    }
+    g.span = decl.span;
+    let _ = g.probe;
+    g.stmt(&decl.body);
+    g.leave(saved);
+    let (line, col) = lines.line_col(decl.body.span.lo);
+    g.cur = SrcLoc { line, col };
+    g.emit(abi::STP_OP_RET, 0, 0, 0, 0);
+    if let Some(e) = g.error {
+        return Err(e);
+    }
+    if g.code.len() > abi::STP_MAX_INSNS as usize {
+        return Err(Diagnostic::semantic("probe handler too large", decl.span));
+    }
+    Ok(Handler {
+        ctx,
+        // At least one of each: operands that are unused but must name a
+        // register (a helper's absent argument, an empty printf run) name
+        // r0 / s0, which must exist.
+        nregs: g.max_r.max(1),
+        nsregs: g.max_s.max(1),
+        code: g.code,
+        locs: g.locs,
+        probe_point,
+    })
+}
+
+/// Lowers a checked script into a `Program`; `limits` are the limit values
+/// (`abi::STP_LIM_*` order).
+pub fn run(
+    script: &Script,
+    res: &Resolved,
+    types: &Types,
+    source: &str,
+    limits: &[u32],
+) -> Result<Program, Vec<Diagnostic>> {
+    let lines = LineIndex::new(source);
+    let maxstr = limits
+        .get(abi::STP_LIM_MAXSTRINGLEN as usize)
+        .copied()
+        .unwrap_or(512) as usize;
+    let mut tabs = Tables {
+        konsts: Vec::new(),
+        kidx: HashMap::new(),
+        strings: Vec::new(),
+        sidx: HashMap::new(),
+        formats: Vec::new(),
+        maxstr,
+    };
+    let mut prog = Program {
+        limits: limits.to_vec(),
+        ..Default::default()
+    };
+    for g in &res.globals {
+        prog.globals.push(Global {
+            name: g.name.clone(),
+            ty: GlobalType::Long,
+            print_at_exit: g.written && !g.used,
+        });
+    }
+    let mut errors = Vec::new();
+    // (sort key, probe) pairs: begin/end probes run in sequence order.
+    let mut probes: Vec<(i64, Probe)> = Vec::new();
+    // Global initialisers: a begin handler ahead of every other.
+    let inits: Vec<(usize, i64, Span)> = res
+        .globals
+        .iter()
+        .enumerate()
+        .filter_map(|(i, g)| match g.init {
+            Some(Literal::Num(v, span)) if v != 0 => Some((i, v, span)),
+            _ => None,
+        })
+        .collect();
+    if !inits.is_empty() {
+        let mut code = Vec::new();
+        let mut locs = Vec::new();
+        for (i, v, span) in &inits {
+            let (line, col) = lines.line_col(span.lo);
+            let loc = SrcLoc { line, col };
+            match i32::try_from(*v) {
+                Ok(imm) => code.push(Insn::new(abi::STP_OP_LDI, 0, 0, 0, imm)),
+                Err(_) => {
+                    let k = tabs.konst(*v);
+                    code.push(Insn::new(abi::STP_OP_LDK, 0, 0, 0, k));
+                }
+            }
+            code.push(Insn::new(abi::STP_OP_STG, 0, 0, 0, *i as i32));
+            locs.extend([loc, loc]);
+        }
+        code.push(Insn::new(abi::STP_OP_RET, 0, 0, 0, 0));
+        locs.push(locs.last().copied().unwrap_or_default());
+        prog.handlers.push(Handler {
+            ctx: abi::STP_CTX_BEGIN as u8,
+            nregs: 1,
+            nsregs: 1,
+            code,
+            locs,
+            probe_point: "begin".into(),
+        });
+        probes.push((
+            i64::MIN,
+            Probe {
+                kind: abi::STP_PROBE_BEGIN as u8,
+                flags: 0,
+                handler: 0,
+                target: ProbeTarget::None,
+                maxactive: 0,
+                period_ns: 0,
+                display: "begin".into(),
+            },
+        ));
+    }
+    for (pi, rp) in res.probes.iter().enumerate() {
+        // One handler per distinct context, in order of first appearance.
+        let mut groups: Vec<(u8, Vec<&Point>)> = Vec::new();
+        for p in &rp.points {
+            match groups.iter_mut().find(|(c, _)| *c == p.ctx) {
+                Some((_, v)) => v.push(p),
+                None => groups.push((p.ctx, vec![p])),
+            }
+        }
+        for (ctx, points) in groups {
+            let display = points
+                .first()
+                .map(|p| p.display.clone())
+                .unwrap_or_default();
+            match handler(script, res, types, &lines, &mut tabs, pi, ctx, display) {
+                Ok(h) => {
+                    let hidx = prog.handlers.len() as u32;
+                    prog.handlers.push(h);
+                    for p in points {
+                        let key = if p.kind == abi::STP_PROBE_BEGIN as u8
+                            || p.kind == abi::STP_PROBE_END as u8
+                        {
+                            p.sequence
+                        } else {
+                            0
+                        };
+                        probes.push((
+                            key,
+                            Probe {
+                                kind: p.kind,
+                                flags: p.flags,
+                                handler: hidx,
+                                target: p.target.clone(),
+                                maxactive: p.maxactive,
+                                period_ns: p.period_ns,
+                                display: p.display.clone(),
+                            },
+                        ));
+                    }
+                }
+                Err(d) => {
+                    if !errors.contains(&d) {
+                        errors.push(d);
+                    }
+                }
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    probes.sort_by_key(|(k, _)| *k);
+    prog.probes = probes.into_iter().map(|(_, p)| p).collect();
+    prog.konsts = tabs.konsts;
+    prog.strings = tabs.strings;
+    prog.formats = tabs.formats;
+    Ok(prog)
+}

@@ -1,0 +1,7 @@
+//! The compiler's passes after parsing, one per file, run in the order
+//! `lib.rs::compile` lists: `resolve` (names, probe points) → `types`
+//! (long/string inference) → `lower` (bytecode). Each is a plain function
+//! from the previous pass's result to its own, reporting into `diag::Diags`.
+pub mod lower;
+pub mod resolve;
+pub mod types;

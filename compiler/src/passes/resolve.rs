@@ -1,0 +1,837 @@
+//! Name and probe-point resolution.
+//!
+//! Computes: what every probe point means (probe kind, handler context,
+//! symbolic target, timer period, flags), which names are globals and which
+//! are probe locals, which built-in each call is, and how each global is
+//! used (for stap's print-at-exit rule). Reports the semantic errors of this
+//! stage (unknown probe points and functions, `$return` outside return
+//! probes, `break` outside loops, non-lvalues, every `not supported yet`
+//! feature) and the `syscall.open` warning.
+//!
+//! Needs: the parsed `Script`. Runs next: `passes::types`.
+use crate::ast::*;
+use crate::diag::{Diagnostic, Diags};
+use vm_spec::abi;
+use vm_spec::program::ProbeTarget;
+
+/// What a name or call in an expression refers to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Ref {
+    /// Nothing (not a name or call).
+    #[default]
+    None,
+    /// `Resolved::globals[i]`.
+    Global(usize),
+    /// Local `i` of the enclosing probe.
+    Local(usize),
+    /// A built-in function.
+    Builtin(Builtin),
+}
+
+/// The built-in functions this compiler lowers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Builtin {
+    /// A helper (`abi::STP_HLP_*`); `arg` when it takes an integer.
+    Helper {
+        /// Helper id.
+        id: u32,
+        /// Takes one integer argument.
+        arg: bool,
+    },
+    /// A helper without argument whose result is divided by `div`
+    /// (`gettimeofday_ms` = GETTIMEOFDAY_NS / 1000000).
+    HelperDiv {
+        /// Helper id.
+        id: u32,
+        /// Divisor.
+        div: i64,
+    },
+    /// `strlen(s)`.
+    Strlen,
+    /// `exit()`.
+    Exit,
+}
+
+/// One global variable.
+#[derive(Debug, Clone)]
+pub struct GlobalInfo {
+    /// Name.
+    pub name: String,
+    /// Its declaration token.
+    pub span: Span,
+    /// Initialiser.
+    pub init: Option<Literal>,
+    /// Assigned or incremented somewhere.
+    pub written: bool,
+    /// Its value is used somewhere (stap's `read && used`).
+    pub used: bool,
+}
+
+/// One resolved probe point.
+#[derive(Debug, Clone)]
+pub struct Point {
+    /// `abi::STP_PROBE_*`.
+    pub kind: u8,
+    /// `abi::STP_CTX_*` of its handler.
+    pub ctx: u8,
+    /// Symbolic target.
+    pub target: ProbeTarget,
+    /// Timer period.
+    pub period_ns: u64,
+    /// kretprobe maxactive.
+    pub maxactive: u32,
+    /// `abi::STP_PROBE_F_*`.
+    pub flags: u8,
+    /// The point as written.
+    pub display: String,
+    /// Its first component.
+    pub span: Span,
+    /// `begin(N)` / `end(N)` sequence number (0 otherwise).
+    pub sequence: i64,
+}
+
+/// One probe declaration, resolved.
+#[derive(Debug, Clone)]
+pub struct RProbe {
+    /// Index of the `Item::Probe` in `Script::items`.
+    pub item: usize,
+    /// Its points that get a handler (`never` has none).
+    pub points: Vec<Point>,
+    /// Its local variables: name and first use.
+    pub locals: Vec<(String, Span)>,
+}
+
+/// The result of resolution.
+#[derive(Debug, Clone, Default)]
+pub struct Resolved {
+    /// Global variables in declaration order.
+    pub globals: Vec<GlobalInfo>,
+    /// Probes in source order.
+    pub probes: Vec<RProbe>,
+    /// What each expression refers to, indexed by `ExprId`.
+    pub refs: Vec<Ref>,
+}
+
+/// The message of the `syscall.open` warning.
+pub const SYSCALL_OPEN_WARNING: &str = "syscall.open only sees open(2); glibc's open() calls \
+openat(2), so most programs call openat: probe syscall.open, syscall.openat to see both";
+
+/// Tapset functions people use that are not built in yet: calling one says
+/// so rather than "unresolved function".
+const KNOWN_LATER: &[&str] = &[
+    "abort",
+    "assert",
+    "error",
+    "log",
+    "warn",
+    "pexecname",
+    "egid",
+    "target",
+    "HZ",
+    "get_cycles",
+    "local_clock_us",
+    "cpu_clock_ns",
+    "ktime_get_ns",
+    "substr",
+    "isinstr",
+    "strpos",
+    "strtol",
+    "str_replace",
+    "stringat",
+    "text_str",
+    "text_strn",
+    "string_quoted",
+    "tokenize",
+    "isdigit",
+    "ctime",
+    "errno_str",
+    "randint",
+    "pp",
+    "ppfunc",
+    "probefunc",
+    "probe_type",
+    "kernel_string_n",
+    "kernel_int",
+    "kernel_short",
+    "kernel_char",
+    "kernel_pointer",
+    "user_string_n",
+    "user_long",
+    "user_int",
+    "user_short",
+    "user_char",
+    "user_string_quoted",
+    "int_arg",
+    "uint_arg",
+    "long_arg",
+    "ulong_arg",
+    "pointer_arg",
+    "s32_arg",
+    "u32_arg",
+    "returnval",
+    "returnstr",
+    "register",
+    "backtrace",
+    "print_backtrace",
+    "symname",
+    "symdata",
+    "task_current",
+    "cmdline_str",
+    "thread_indent",
+    "indent",
+    "print_char",
+    "ansi_clear_screen",
+    "ansi_set_color",
+    "ansi_reset_color",
+    "ansi_new_line",
+    "ansi_cursor_move",
+    "gettimeofday_cycles",
+    "string",
+    "sprint",
+    "system",
+    "syscall_name",
+    "execname_of",
+    "task_execname",
+    "task_pid",
+    "task_tid",
+    "task_parent",
+    "print_ubacktrace",
+    "ubacktrace",
+    "usymname",
+];
+
+fn builtin(name: &str) -> Option<(Builtin, usize)> {
+    use Builtin::*;
+    let h = |id: abi::stp_helper| Helper { id, arg: false };
+    let ha = |id: abi::stp_helper| Helper { id, arg: true };
+    Some(match name {
+        "pid" => (h(abi::STP_HLP_PID), 0),
+        "tid" => (h(abi::STP_HLP_TID), 0),
+        "ppid" => (h(abi::STP_HLP_PPID), 0),
+        "uid" => (h(abi::STP_HLP_UID), 0),
+        "euid" => (h(abi::STP_HLP_EUID), 0),
+        "gid" => (h(abi::STP_HLP_GID), 0),
+        "cpu" => (h(abi::STP_HLP_CPU), 0),
+        "execname" => (h(abi::STP_HLP_EXECNAME), 0),
+        "jiffies" => (h(abi::STP_HLP_JIFFIES), 0),
+        "local_clock_ns" => (h(abi::STP_HLP_LOCAL_CLOCK_NS), 0),
+        "gettimeofday_ns" => (h(abi::STP_HLP_GETTIMEOFDAY_NS), 0),
+        "retval" => (h(abi::STP_HLP_RETVAL), 0),
+        "gettimeofday_us" | "gettimeofday_ms" | "gettimeofday_s" => {
+            let div = match name {
+                "gettimeofday_us" => 1_000,
+                "gettimeofday_ms" => 1_000_000,
+                _ => 1_000_000_000,
+            };
+            (
+                HelperDiv {
+                    id: abi::STP_HLP_GETTIMEOFDAY_NS,
+                    div,
+                },
+                0,
+            )
+        }
+        "kernel_string" => (ha(abi::STP_HLP_KERNEL_STRING), 1),
+        "user_string" => (ha(abi::STP_HLP_USER_STRING), 1),
+        "kernel_long" => (ha(abi::STP_HLP_KERNEL_LONG), 1),
+        "strlen" => (Strlen, 1),
+        "exit" => (Exit, 0),
+        _ => return None,
+    })
+}
+
+/// The context mask a helper is allowed in (helpers.h).
+fn helper_ctx_mask(id: u32) -> u32 {
+    vm_spec::tables::HELPERS
+        .get(id as usize)
+        .map(|h| h.ctx_mask)
+        .unwrap_or(0)
+}
+
+struct Resolver<'a> {
+    diags: &'a mut Diags,
+    globals: Vec<GlobalInfo>,
+    refs: Vec<Ref>,
+    /// Locals of the probe being walked.
+    locals: Vec<(String, Span)>,
+    /// Which of them are assigned somewhere.
+    assigned: Vec<bool>,
+    /// Contexts of the probe being walked.
+    ctxs: Vec<u8>,
+    /// Loop nesting of the statement being walked.
+    loops: u32,
+    /// Globals read anywhere (stap's "read", for "Eliding unused variable").
+    read_globals: Vec<usize>,
+}
+
+fn lit_num(c: &Component) -> Option<i64> {
+    match c.arg {
+        Some(Literal::Num(n, _)) => Some(n),
+        _ => None,
+    }
+}
+
+fn lit_str(c: &Component) -> Option<&str> {
+    match &c.arg {
+        Some(Literal::Str(s, _)) => Some(s),
+        _ => None,
+    }
+}
+
+impl Resolver<'_> {
+    fn err(&mut self, d: Diagnostic) {
+        self.diags.push(d);
+    }
+
+    fn unsupported(&mut self, feature: &str, span: Span) {
+        self.err(Diagnostic::unsupported(feature, span));
+    }
+
+    /// Resolves one probe point; `None` after reporting an error, or for
+    /// `never`.
+    fn point(&mut self, pp: &ProbePoint) -> Option<Point> {
+        let c = &pp.components;
+        let first = c.first()?;
+        let span = first.span;
+        let names: Vec<&str> = c.iter().map(|c| c.name.as_str()).collect();
+        if let Some(cond) = pp.condition {
+            self.unsupported("conditional probe points (if)", cond);
+            return None;
+        }
+        if pp.sufficient {
+            self.unsupported("sufficient probe points (!)", span);
+            return None;
+        }
+        if let Some(w) = c.iter().find(|c| c.name.contains('*')) {
+            self.unsupported("wildcard probe points", w.span);
+            return None;
+        }
+        let flags = if pp.optional {
+            abi::STP_PROBE_F_OPTIONAL as u8
+        } else {
+            0
+        };
+        let mut p = Point {
+            kind: 0,
+            ctx: 0,
+            target: ProbeTarget::None,
+            period_ns: 0,
+            maxactive: 0,
+            flags,
+            display: pp.display(),
+            span,
+            sequence: 0,
+        };
+        let mismatch = |r: &mut Self, at: &Component| {
+            r.err(Diagnostic::semantic("probe point mismatch", at.span));
+            None
+        };
+        // An argument where none is allowed, or a missing one.
+        let bad_arg = |r: &mut Self, at: &Component| {
+            r.err(Diagnostic::semantic("probe point mismatch", at.span));
+            None
+        };
+        match names.as_slice() {
+            ["begin"] | ["end"] => {
+                if first.arg.is_some() && lit_num(first).is_none() {
+                    return bad_arg(self, first);
+                }
+                p.sequence = lit_num(first).unwrap_or(0);
+                let begin = names[0] == "begin";
+                p.kind = if begin {
+                    abi::STP_PROBE_BEGIN
+                } else {
+                    abi::STP_PROBE_END
+                } as u8;
+                p.ctx = if begin {
+                    abi::STP_CTX_BEGIN
+                } else {
+                    abi::STP_CTX_END
+                } as u8;
+                if p.flags != 0 {
+                    p.flags = 0;
+                }
+                Some(p)
+            }
+            ["never"] => None,
+            ["error"] => {
+                self.unsupported("error probes", span);
+                None
+            }
+            ["timer", unit] => {
+                let unit_c = &c[1];
+                let scale: i64 = match *unit {
+                    "s" | "sec" => 1_000_000_000,
+                    "ms" | "msec" => 1_000_000,
+                    "us" | "usec" => 1_000,
+                    "ns" | "nsec" => 1,
+                    "hz" => 0,
+                    "jiffies" => {
+                        self.unsupported("timer.jiffies", unit_c.span);
+                        return None;
+                    }
+                    "profile" => {
+                        self.unsupported("timer.profile", unit_c.span);
+                        return None;
+                    }
+                    _ => return mismatch(self, unit_c),
+                };
+                let Some(n) = lit_num(unit_c) else {
+                    return bad_arg(self, unit_c);
+                };
+                const MIN: i64 = 100_000;
+                const MAX: i64 = 1_000_000_000 * 60 * 60 * 24;
+                let ns = if scale == 0 {
+                    if n <= 0 {
+                        None
+                    } else {
+                        Some(1_000_000_000 / n)
+                    }
+                } else {
+                    n.checked_mul(scale)
+                };
+                match ns {
+                    Some(ns) if (MIN..=MAX).contains(&ns) => {
+                        p.period_ns = ns as u64;
+                    }
+                    _ => {
+                        let (lo, hi) = if scale == 0 {
+                            (1, 1_000_000_000 / MIN)
+                        } else {
+                            (if scale < MIN { MIN / scale } else { 1 }, MAX / scale)
+                        };
+                        self.err(
+                            Diagnostic::semantic("while resolving probe point", span).with_note(
+                                format!("interval value out of range ({lo}, {hi})"),
+                                None,
+                            ),
+                        );
+                        return None;
+                    }
+                }
+                p.kind = abi::STP_PROBE_TIMER as u8;
+                p.ctx = abi::STP_CTX_TIMER as u8;
+                Some(p)
+            }
+            ["timer", _, "randomize"] => {
+                self.unsupported("timer randomize", c[2].span);
+                None
+            }
+            ["kernel" | "kprobe", "function", rest @ ..] => {
+                let fc = &c[1];
+                if first.arg.is_some() {
+                    return bad_arg(self, first);
+                }
+                let Some(sym) = lit_str(fc) else {
+                    return bad_arg(self, fc);
+                };
+                if sym.contains(['*', '?', '[']) {
+                    self.unsupported("wildcard probe points", fc.span);
+                    return None;
+                }
+                if sym.contains(['@', ':', '+']) {
+                    self.unsupported("function probes with a file, line or offset", fc.span);
+                    return None;
+                }
+                if sym.is_empty()
+                    || sym.len() > abi::STP_MAX_SYMBOL_LEN as usize
+                    || !sym
+                        .bytes()
+                        .all(|c| c.is_ascii_alphanumeric() || b"_.$".contains(&c))
+                {
+                    self.err(Diagnostic::semantic(
+                        format!("invalid kernel symbol name \"{sym}\""),
+                        fc.span,
+                    ));
+                    return None;
+                }
+                let mut ret = false;
+                for (k, n) in rest.iter().enumerate() {
+                    let comp = &c[2 + k];
+                    match *n {
+                        "call" if !ret && k == 0 => {}
+                        "return" if !ret => ret = true,
+                        "maxactive" if ret => match lit_num(comp) {
+                            Some(m) if (0..=i64::from(u32::MAX)).contains(&m) => {
+                                p.maxactive = m as u32
+                            }
+                            _ => return bad_arg(self, comp),
+                        },
+                        "inline" | "exported" | "label" | "callee" | "callees" => {
+                            self.unsupported(&format!("'.{n}' probe points"), comp.span);
+                            return None;
+                        }
+                        _ => return mismatch(self, comp),
+                    }
+                    if !matches!(*n, "maxactive") && comp.arg.is_some() {
+                        return bad_arg(self, comp);
+                    }
+                }
+                p.target = ProbeTarget::Symbol {
+                    name: sym.to_string(),
+                    offset: 0,
+                };
+                self.set_kprobe(&mut p, ret);
+                Some(p)
+            }
+            ["syscall" | "nd_syscall", name, rest @ ..] => {
+                let nc = &c[1];
+                if first.arg.is_some() || nc.arg.is_some() {
+                    return bad_arg(self, if first.arg.is_some() { first } else { nc });
+                }
+                let ret = match rest {
+                    [] => false,
+                    ["return"] if c[2].arg.is_none() => true,
+                    _ => return mismatch(self, &c[2]),
+                };
+                p.target = ProbeTarget::FirstOf(vec![
+                    format!("__x64_sys_{name}"),
+                    format!("__se_sys_{name}"),
+                    format!("sys_{name}"),
+                ]);
+                self.set_kprobe(&mut p, ret);
+                Some(p)
+            }
+            ["process", ..] => {
+                self.unsupported("user-space probes (process)", span);
+                None
+            }
+            ["module", ..] | ["kprobe", "module", ..] => {
+                self.unsupported("module probes", span);
+                None
+            }
+            ["kernel", "trace" | "tracepoint", ..] => {
+                self.unsupported("tracepoints", span);
+                None
+            }
+            ["kernel", "statement" | "data", ..] | ["kprobe", "statement", ..] => {
+                self.unsupported(&format!("{}.{} probes", names[0], names[1]), span);
+                None
+            }
+            ["perf" | "procfs" | "netfilter" | "java" | "python2" | "python3" | "input"
+            | "syscall_any" | "nd_syscall_any" | "tp_syscall" | "oneshot" | "debuginfod"
+            | "lsm", ..] => {
+                self.unsupported(&format!("{} probes", names[0]), span);
+                None
+            }
+            _ => {
+                // Name the first component that does not fit.
+                let at = match names.as_slice() {
+                    ["kernel" | "kprobe" | "timer" | "syscall" | "nd_syscall", ..] => {
+                        c.get(1).unwrap_or(first)
+                    }
+                    ["begin" | "end" | "never" | "error", ..] => c.get(1).unwrap_or(first),
+                    _ => first,
+                };
+                mismatch(self, at)
+            }
+        }
+    }
+
+    fn set_kprobe(&self, p: &mut Point, ret: bool) {
+        if ret {
+            p.kind = abi::STP_PROBE_KRETPROBE as u8;
+            p.ctx = abi::STP_CTX_KRETPROBE as u8;
+        } else {
+            p.kind = abi::STP_PROBE_KPROBE as u8;
+            p.ctx = abi::STP_CTX_KPROBE as u8;
+        }
+    }
+
+    fn set_ref(&mut self, id: ExprId, r: Ref) {
+        if let Some(slot) = self.refs.get_mut(id as usize) {
+            *slot = r;
+        }
+    }
+
+    /// The global or local named `name` (a new local on first sight).
+    fn var(&mut self, name: &str, span: Span) -> Ref {
+        if let Some(g) = self.globals.iter().position(|g| g.name == name) {
+            return Ref::Global(g);
+        }
+        if let Some(l) = self.locals.iter().position(|(n, _)| n == name) {
+            return Ref::Local(l);
+        }
+        self.locals.push((name.to_string(), span));
+        self.assigned.push(false);
+        Ref::Local(self.locals.len() - 1)
+    }
+
+    /// Checks that `ctx`-restricted helper `id` is allowed in every context
+    /// of this probe; `what` names it in the message.
+    fn check_ctx(&mut self, id: u32, what: &str, span: Span) {
+        let mask = helper_ctx_mask(id);
+        if self.ctxs.iter().any(|c| mask & (1u32 << c) == 0) {
+            let msg = if id == abi::STP_HLP_RETVAL {
+                format!("{what} is only available in .return probes")
+            } else {
+                format!("{what} is not available in this probe")
+            };
+            self.err(Diagnostic::semantic(msg, span));
+        }
+    }
+
+    /// An assignment or increment target: `what` is its operator token.
+    fn lvalue(&mut self, e: &Expr, op_span: Span, value_used: bool, read: bool) {
+        match &e.kind {
+            ExprKind::Var(name) => {
+                let r = self.var(name, e.span);
+                self.set_ref(e.id, r);
+                match r {
+                    Ref::Global(g) => {
+                        self.globals[g].written = true;
+                        if read && value_used {
+                            self.globals[g].used = true;
+                        }
+                    }
+                    Ref::Local(l) => {
+                        if let Some(a) = self.assigned.get_mut(l) {
+                            *a = true;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            ExprKind::Unsupported(_) => self.expr(e, true),
+            _ => {
+                self.expr(e, true);
+                self.err(Diagnostic::semantic(
+                    "Expecting lvalue for assignment",
+                    op_span,
+                ));
+            }
+        }
+    }
+
+    /// Walks an expression; `used` tells whether its value is consumed.
+    fn expr(&mut self, e: &Expr, used: bool) {
+        match &e.kind {
+            ExprKind::Num(_) | ExprKind::Str(_) => {}
+            ExprKind::Var(name) => {
+                let r = self.var(name, e.span);
+                self.set_ref(e.id, r);
+                if let Ref::Global(g) = r {
+                    self.globals[g].used = true;
+                    self.read_globals.push(g);
+                }
+            }
+            ExprKind::Target(name) => {
+                if name == "$return" {
+                    self.check_ctx(abi::STP_HLP_RETVAL, "$return", e.span);
+                } else {
+                    self.unsupported("target variables", e.span);
+                }
+            }
+            ExprKind::Call { name, args } => {
+                for a in args {
+                    self.expr(a, true);
+                }
+                match builtin(name) {
+                    Some((b, arity)) if arity == args.len() => {
+                        if let Builtin::Helper { id, .. } = b {
+                            self.check_ctx(id, &format!("{name}()"), e.span);
+                        }
+                        self.set_ref(e.id, Ref::Builtin(b));
+                    }
+                    Some((_, arity)) => self.err(Diagnostic::semantic(
+                        format!(
+                            "unresolved function {name} (expected {arity} argument{}, got {})",
+                            if arity == 1 { "" } else { "s" },
+                            args.len()
+                        ),
+                        e.span,
+                    )),
+                    None if KNOWN_LATER.contains(&name.as_str()) => {
+                        self.unsupported(&format!("function {name}()"), e.span)
+                    }
+                    None => self.err(Diagnostic::semantic(
+                        format!("unresolved function {name}"),
+                        e.span,
+                    )),
+                }
+            }
+            ExprKind::Print { kind, format, args } => {
+                for a in args {
+                    self.expr(a, true);
+                }
+                match kind {
+                    PrintKind::Print | PrintKind::Println if args.len() > 1 => self.unsupported(
+                        &format!(
+                            "{} with several arguments",
+                            if *kind == PrintKind::Print {
+                                "print"
+                            } else {
+                                "println"
+                            }
+                        ),
+                        e.span,
+                    ),
+                    PrintKind::Printf
+                        if format.as_deref().is_some_and(crate::printf::uses_memory) =>
+                    {
+                        self.unsupported("printf %m / %M", e.span)
+                    }
+                    _ => {}
+                }
+            }
+            ExprKind::Unary(_, a) => self.expr(a, true),
+            ExprKind::Binary(_, a, b)
+            | ExprKind::Cmp(_, a, b)
+            | ExprKind::And(a, b)
+            | ExprKind::Or(a, b)
+            | ExprKind::Concat(a, b) => {
+                self.expr(a, true);
+                self.expr(b, true);
+            }
+            ExprKind::Ternary(c, a, b) => {
+                self.expr(c, true);
+                self.expr(a, used);
+                self.expr(b, used);
+            }
+            ExprKind::Assign(op, lhs, rhs) => {
+                self.expr(rhs, true);
+                self.lvalue(lhs, e.span, used, *op != AssignOp::Set);
+            }
+            ExprKind::PreIncr(_, a) | ExprKind::PostIncr(_, a) => {
+                self.lvalue(a, e.span, used, true);
+            }
+            ExprKind::Unsupported(feature) => self.unsupported(feature, e.span),
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        match &s.kind {
+            StmtKind::Null | StmtKind::Next => {}
+            StmtKind::Block(b) => b.iter().for_each(|s| self.stmt(s)),
+            StmtKind::Expr(e) => self.expr(e, false),
+            StmtKind::If { cond, then, els } => {
+                self.expr(cond, true);
+                self.stmt(then);
+                if let Some(e) = els {
+                    self.stmt(e);
+                }
+            }
+            StmtKind::Loop {
+                init,
+                cond,
+                incr,
+                body,
+            } => {
+                if let Some(e) = init {
+                    self.expr(e, false);
+                }
+                self.expr(cond, true);
+                if let Some(e) = incr {
+                    self.expr(e, false);
+                }
+                self.loops += 1;
+                self.stmt(body);
+                self.loops -= 1;
+            }
+            StmtKind::Break | StmtKind::Continue => {
+                if self.loops == 0 {
+                    let what = if matches!(s.kind, StmtKind::Break) {
+                        "break"
+                    } else {
+                        "continue"
+                    };
+                    self.err(Diagnostic::semantic(
+                        format!("cannot '{what}' outside loop"),
+                        s.span,
+                    ));
+                }
+            }
+            StmtKind::Unsupported(u) => self.unsupported(&u.feature, u.span),
+        }
+    }
+}
+
+/// Resolves `script`, reporting errors and warnings into `diags`.
+pub fn run(script: &Script, diags: &mut Diags) -> Resolved {
+    let mut r = Resolver {
+        diags,
+        globals: Vec::new(),
+        refs: vec![Ref::None; script.nexprs as usize],
+        locals: Vec::new(),
+        assigned: Vec::new(),
+        ctxs: Vec::new(),
+        loops: 0,
+        read_globals: Vec::new(),
+    };
+    for it in &script.items {
+        match it {
+            Item::Global(g) => {
+                if g.array {
+                    r.unsupported("arrays", g.span);
+                }
+                if let Some(Literal::Str(_, span)) = &g.init {
+                    r.unsupported("string globals", *span);
+                }
+                r.globals.push(GlobalInfo {
+                    name: g.name.clone(),
+                    span: g.span,
+                    init: g.init.clone(),
+                    written: false,
+                    used: false,
+                });
+            }
+            Item::Unsupported(u) => r.unsupported(&u.feature, u.span),
+            Item::Probe(_) => {}
+        }
+    }
+    let mut probes = Vec::new();
+    let mut open_at: Option<Span> = None;
+    let mut saw_openat = false;
+    for (idx, it) in script.items.iter().enumerate() {
+        let Item::Probe(p) = it else { continue };
+        let mut points = Vec::new();
+        for pp in &p.points {
+            let names: Vec<&str> = pp.components.iter().map(|c| c.name.as_str()).collect();
+            match names.as_slice() {
+                ["syscall" | "nd_syscall", "open", ..] => {
+                    open_at.get_or_insert(pp.span());
+                }
+                ["syscall" | "nd_syscall", "openat", ..] => saw_openat = true,
+                _ => {}
+            }
+            if let Some(point) = r.point(pp) {
+                points.push(point);
+            }
+        }
+        r.locals = Vec::new();
+        r.assigned = Vec::new();
+        r.ctxs = points.iter().map(|p| p.ctx).collect();
+        r.loops = 0;
+        r.stmt(&p.body);
+        for (l, (name, span)) in r.locals.iter().enumerate() {
+            if !r.assigned.get(l).copied().unwrap_or(true) {
+                r.diags.push(Diagnostic::warning(
+                    format!("never-assigned local variable '{name}'"),
+                    *span,
+                ));
+            }
+        }
+        probes.push(RProbe {
+            item: idx,
+            points,
+            locals: std::mem::take(&mut r.locals),
+        });
+    }
+    for (g, info) in r.globals.iter().enumerate() {
+        if !info.written && !r.read_globals.contains(&g) {
+            r.diags.push(Diagnostic::warning(
+                format!("Eliding unused variable '{}'", info.name),
+                info.span,
+            ));
+        }
+    }
+    if let (Some(span), false) = (open_at, saw_openat) {
+        r.diags
+            .push(Diagnostic::warning(SYSCALL_OPEN_WARNING, span));
+    }
+    Resolved {
+        globals: r.globals,
+        probes,
+        refs: r.refs,
+    }
+}

@@ -1,0 +1,492 @@
+//! Type inference: long or string for every variable and expression, across
+//! all probes, as stap's `typeresolution_info` does.
+//!
+//! Types flow both ways (an operator demands types of its operands, an
+//! assignment gives its target the type of its value); the pass repeats
+//! until nothing new is learnt, then reports conflicts with stap's three
+//! messages (`type mismatch: expected long but found string`, `type
+//! mismatch (string)` chained to `type was first inferred here (long)`, and
+//! `type mismatch: left and right sides don't agree (long vs string)`),
+//! locals left without a type (`unresolved type `), printf argument count
+//! and kinds. Globals are long scalars for now: one inferred as a string is
+//! "not supported yet".
+//!
+//! Needs: the `Script` and `passes::resolve`'s `Resolved` (run only when
+//! resolution found no error). Runs next: `passes::lower`.
+use super::resolve::{Builtin, Ref, Resolved};
+use crate::ast::*;
+use crate::diag::{Diagnostic, Diags};
+use vm_spec::program::ArgKind;
+use vm_spec::tables::{HelperRes, HELPERS};
+
+/// The type of an expression or variable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Ty {
+    /// Not known (yet).
+    #[default]
+    Unknown,
+    /// 64-bit integer.
+    Long,
+    /// String.
+    Str,
+    /// No value (`exit()`).
+    Void,
+}
+
+impl Ty {
+    fn name(self) -> &'static str {
+        match self {
+            Ty::Unknown => "unknown",
+            Ty::Long => "long",
+            Ty::Str => "string",
+            Ty::Void => "void",
+        }
+    }
+}
+
+/// The result of type inference.
+#[derive(Debug, Clone, Default)]
+pub struct Types {
+    /// Type of each expression, indexed by `ExprId`.
+    pub exprs: Vec<Ty>,
+    /// Type of each local, per probe (same order as `Resolved::probes`).
+    pub locals: Vec<Vec<Ty>>,
+    /// Type of each global.
+    pub globals: Vec<Ty>,
+}
+
+/// A variable: global or (probe, local).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Var {
+    Global(usize),
+    Local(usize, usize),
+}
+
+struct Typer<'a> {
+    res: &'a Resolved,
+    t: Types,
+    /// Where each variable's type was first inferred.
+    first_g: Vec<Option<Span>>,
+    first_l: Vec<Vec<Option<Span>>>,
+    /// Probe being walked.
+    probe: usize,
+    changed: bool,
+    errors: Vec<Diagnostic>,
+}
+
+impl Typer<'_> {
+    fn var_of(&self, id: ExprId) -> Option<Var> {
+        match self.res.refs.get(id as usize) {
+            Some(Ref::Global(g)) => Some(Var::Global(*g)),
+            Some(Ref::Local(l)) => Some(Var::Local(self.probe, *l)),
+            _ => None,
+        }
+    }
+
+    fn var_ty(&self, v: Var) -> Ty {
+        match v {
+            Var::Global(g) => self.t.globals.get(g).copied().unwrap_or_default(),
+            Var::Local(p, l) => self
+                .t
+                .locals
+                .get(p)
+                .and_then(|x| x.get(l))
+                .copied()
+                .unwrap_or_default(),
+        }
+    }
+
+    fn set_var(&mut self, v: Var, ty: Ty, at: Span) {
+        let (slot, first) = match v {
+            Var::Global(g) => (self.t.globals.get_mut(g), self.first_g.get_mut(g)),
+            Var::Local(p, l) => (
+                self.t.locals.get_mut(p).and_then(|x| x.get_mut(l)),
+                self.first_l.get_mut(p).and_then(|x| x.get_mut(l)),
+            ),
+        };
+        if let (Some(slot), Some(first)) = (slot, first) {
+            if *slot == Ty::Unknown {
+                *slot = ty;
+                *first = Some(at);
+                self.changed = true;
+            }
+        }
+    }
+
+    fn first_inferred(&self, v: Var) -> Option<Span> {
+        match v {
+            Var::Global(g) => self.first_g.get(g).copied().flatten(),
+            Var::Local(p, l) => self
+                .first_l
+                .get(p)
+                .and_then(|x| x.get(l))
+                .copied()
+                .flatten(),
+        }
+    }
+
+    fn error(&mut self, d: Diagnostic) {
+        if !self.errors.contains(&d) {
+            self.errors.push(d);
+        }
+    }
+
+    fn record(&mut self, e: &Expr, ty: Ty) -> Ty {
+        if let Some(slot) = self.t.exprs.get_mut(e.id as usize) {
+            if *slot == Ty::Unknown && ty != Ty::Unknown {
+                *slot = ty;
+                self.changed = true;
+            }
+        }
+        ty
+    }
+
+    /// Types `e` where a value of type `want` is required.
+    fn want(&mut self, e: &Expr, want: Ty) -> Ty {
+        let got = self.expr(e, want);
+        if got != Ty::Unknown && got != want {
+            match self
+                .var_of(e.id)
+                .filter(|_| matches!(e.kind, ExprKind::Var(_)))
+            {
+                Some(v) => {
+                    let mut d =
+                        Diagnostic::semantic(format!("type mismatch ({})", want.name()), e.span);
+                    if let Some(first) = self.first_inferred(v) {
+                        d = d.with_note(
+                            format!("type was first inferred here ({})", got.name()),
+                            first,
+                        );
+                    }
+                    self.error(d);
+                }
+                None => self.error(Diagnostic::semantic(
+                    format!(
+                        "type mismatch: expected {} but found {}",
+                        want.name(),
+                        got.name()
+                    ),
+                    e.span,
+                )),
+            }
+        }
+        got
+    }
+
+    /// Types `a` and `b`, which must agree; returns the common type.
+    fn agree(&mut self, a: &Expr, b: &Expr, hint: Ty, op: Span) -> Ty {
+        let mut ta = self.expr(a, hint);
+        let mut tb = self.expr(b, if ta == Ty::Unknown { hint } else { ta });
+        if ta == Ty::Unknown && tb != Ty::Unknown {
+            ta = self.expr(a, tb);
+        }
+        if tb == Ty::Unknown && ta != Ty::Unknown {
+            tb = self.expr(b, ta);
+        }
+        if ta != Ty::Unknown && tb != Ty::Unknown && ta != tb {
+            self.error(Diagnostic::semantic(
+                format!(
+                    "type mismatch: left and right sides don't agree ({} vs {})",
+                    ta.name(),
+                    tb.name()
+                ),
+                op,
+            ));
+        }
+        if ta == Ty::Unknown {
+            tb
+        } else {
+            ta
+        }
+    }
+
+    /// Types `e`; `hint` is the type its context expects (or Unknown).
+    fn expr(&mut self, e: &Expr, hint: Ty) -> Ty {
+        let ty = match &e.kind {
+            ExprKind::Num(_) | ExprKind::Target(_) => Ty::Long,
+            ExprKind::Str(_) => Ty::Str,
+            ExprKind::Var(_) => match self.var_of(e.id) {
+                Some(v) => {
+                    let t = self.var_ty(v);
+                    if t == Ty::Unknown && matches!(hint, Ty::Long | Ty::Str) {
+                        self.set_var(v, hint, e.span);
+                        hint
+                    } else {
+                        t
+                    }
+                }
+                None => Ty::Unknown,
+            },
+            ExprKind::Call { args, .. } => match self.res.refs.get(e.id as usize) {
+                Some(Ref::Builtin(b)) => match *b {
+                    Builtin::Helper { id, arg } => {
+                        if arg {
+                            for a in args {
+                                self.want(a, Ty::Long);
+                            }
+                        }
+                        match HELPERS.get(id as usize).map(|h| h.res) {
+                            Some(HelperRes::STR) => Ty::Str,
+                            _ => Ty::Long,
+                        }
+                    }
+                    Builtin::HelperDiv { .. } => Ty::Long,
+                    Builtin::Strlen => {
+                        for a in args {
+                            self.want(a, Ty::Str);
+                        }
+                        Ty::Long
+                    }
+                    Builtin::Exit => Ty::Void,
+                },
+                _ => Ty::Unknown,
+            },
+            ExprKind::Print { kind, format, args } => {
+                match kind {
+                    PrintKind::Printf => {
+                        let kinds = format
+                            .as_deref()
+                            .map(crate::printf::parse)
+                            .and_then(Result::ok)
+                            .unwrap_or_default();
+                        if kinds.len() != args.len() {
+                            self.error(Diagnostic::semantic(
+                                "Wrong number of args to formatted print operator",
+                                e.span,
+                            ));
+                        }
+                        for (a, k) in args.iter().zip(kinds) {
+                            let want = match k {
+                                ArgKind::Int => Ty::Long,
+                                ArgKind::Str => Ty::Str,
+                            };
+                            self.want(a, want);
+                        }
+                        for a in args.iter().skip(
+                            format
+                                .as_deref()
+                                .map(crate::printf::parse)
+                                .and_then(Result::ok)
+                                .map_or(0, |k| k.len()),
+                        ) {
+                            self.expr(a, Ty::Unknown);
+                        }
+                    }
+                    PrintKind::Print | PrintKind::Println => {
+                        for a in args {
+                            let t = self.expr(a, Ty::Unknown);
+                            if t == Ty::Void {
+                                self.want(a, Ty::Long);
+                            }
+                        }
+                    }
+                }
+                Ty::Void
+            }
+            ExprKind::Unary(_, a) => {
+                self.want(a, Ty::Long);
+                Ty::Long
+            }
+            ExprKind::Binary(_, a, b) | ExprKind::And(a, b) | ExprKind::Or(a, b) => {
+                self.want(a, Ty::Long);
+                self.want(b, Ty::Long);
+                Ty::Long
+            }
+            ExprKind::Cmp(_, a, b) => {
+                let t = self.agree(a, b, Ty::Unknown, e.span);
+                if t == Ty::Void {
+                    self.error(Diagnostic::semantic(
+                        "type mismatch: expected long but found void",
+                        e.span,
+                    ));
+                }
+                Ty::Long
+            }
+            ExprKind::Concat(a, b) => {
+                self.want(a, Ty::Str);
+                self.want(b, Ty::Str);
+                Ty::Str
+            }
+            ExprKind::Ternary(c, a, b) => {
+                self.want(c, Ty::Long);
+                let ta = self.expr(a, hint);
+                let hint_b = if ta == Ty::Unknown { hint } else { ta };
+                let tb = if hint_b == Ty::Unknown {
+                    self.expr(b, Ty::Unknown)
+                } else {
+                    self.want(b, hint_b)
+                };
+                if ta == Ty::Unknown && tb != Ty::Unknown {
+                    self.want(a, tb);
+                    tb
+                } else {
+                    ta
+                }
+            }
+            ExprKind::Assign(op, lhs, rhs) => match op {
+                AssignOp::Set => {
+                    // A variable keeps its first type: a value of another
+                    // type is a mismatch at the variable (stap's chained form).
+                    let tl = self.expr(lhs, Ty::Unknown);
+                    if let (Some(v), true) = (
+                        self.var_of(lhs.id)
+                            .filter(|_| matches!(lhs.kind, ExprKind::Var(_))),
+                        tl != Ty::Unknown,
+                    ) {
+                        let tr = self.expr(rhs, tl);
+                        if tr != Ty::Unknown && tr != tl {
+                            let mut d = Diagnostic::semantic(
+                                format!("type mismatch ({})", tr.name()),
+                                lhs.span,
+                            );
+                            if let Some(first) = self.first_inferred(v) {
+                                d = d.with_note(
+                                    format!("type was first inferred here ({})", tl.name()),
+                                    first,
+                                );
+                            }
+                            self.error(d);
+                        }
+                        return self.record(e, tl);
+                    }
+                    let t = self.agree(lhs, rhs, hint, e.span);
+                    if t == Ty::Void {
+                        self.error(Diagnostic::semantic(
+                            "type mismatch: expected long but found void",
+                            rhs.span,
+                        ));
+                    }
+                    t
+                }
+                AssignOp::Bin(_) => {
+                    self.want(lhs, Ty::Long);
+                    self.want(rhs, Ty::Long);
+                    Ty::Long
+                }
+                AssignOp::Concat => {
+                    self.want(lhs, Ty::Str);
+                    self.want(rhs, Ty::Str);
+                    Ty::Str
+                }
+            },
+            ExprKind::PreIncr(_, a) | ExprKind::PostIncr(_, a) => {
+                self.want(a, Ty::Long);
+                Ty::Long
+            }
+            ExprKind::Unsupported(_) => Ty::Unknown,
+        };
+        self.record(e, ty)
+    }
+
+    fn cond(&mut self, e: &Expr) {
+        self.want(e, Ty::Long);
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        match &s.kind {
+            StmtKind::Block(b) => b.iter().for_each(|s| self.stmt(s)),
+            StmtKind::Expr(e) => {
+                self.expr(e, Ty::Unknown);
+            }
+            StmtKind::If { cond, then, els } => {
+                self.cond(cond);
+                self.stmt(then);
+                if let Some(e) = els {
+                    self.stmt(e);
+                }
+            }
+            StmtKind::Loop {
+                init,
+                cond,
+                incr,
+                body,
+            } => {
+                if let Some(e) = init {
+                    self.expr(e, Ty::Unknown);
+                }
+                self.cond(cond);
+                if let Some(e) = incr {
+                    self.expr(e, Ty::Unknown);
+                }
+                self.stmt(body);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Infers types for `script`, reporting conflicts into `diags`.
+pub fn run(script: &Script, res: &Resolved, diags: &mut Diags) -> Types {
+    let mut ty = Typer {
+        res,
+        t: Types {
+            exprs: vec![Ty::Unknown; script.nexprs as usize],
+            locals: res
+                .probes
+                .iter()
+                .map(|p| vec![Ty::Unknown; p.locals.len()])
+                .collect(),
+            globals: vec![Ty::Unknown; res.globals.len()],
+        },
+        first_g: vec![None; res.globals.len()],
+        first_l: res
+            .probes
+            .iter()
+            .map(|p| vec![None; p.locals.len()])
+            .collect(),
+        probe: 0,
+        changed: false,
+        errors: Vec::new(),
+    };
+    // Initialisers fix the type of their global.
+    for (g, info) in res.globals.iter().enumerate() {
+        match &info.init {
+            Some(Literal::Num(_, _)) => ty.set_var(Var::Global(g), Ty::Long, info.span),
+            Some(Literal::Str(_, _)) => ty.set_var(Var::Global(g), Ty::Str, info.span),
+            None => {}
+        }
+    }
+    // Iterate to a fixed point, then once more to collect the errors of the
+    // final state only.
+    for _ in 0..64 {
+        ty.changed = false;
+        ty.errors.clear();
+        for (p, rp) in res.probes.iter().enumerate() {
+            ty.probe = p;
+            if let Some(Item::Probe(decl)) = script.items.get(rp.item) {
+                ty.stmt(&decl.body);
+            }
+        }
+        if !ty.changed {
+            break;
+        }
+    }
+    for d in std::mem::take(&mut ty.errors) {
+        diags.push(d);
+    }
+    for (p, rp) in res.probes.iter().enumerate() {
+        for (l, (_, span)) in rp.locals.iter().enumerate() {
+            if ty.t.locals[p][l] == Ty::Unknown {
+                diags.push(Diagnostic::semantic("unresolved type ", *span));
+            }
+        }
+    }
+    for (g, info) in res.globals.iter().enumerate() {
+        match ty.t.globals[g] {
+            Ty::Str if !matches!(info.init, Some(Literal::Str(..))) => {
+                diags.push(Diagnostic::unsupported("string globals", info.span))
+            }
+            Ty::Unknown => {
+                // Referenced but never given a type; unreferenced ones are
+                // elided with a warning by `resolve`.
+                let referenced = res.refs.contains(&Ref::Global(g));
+                if referenced {
+                    diags.push(Diagnostic::semantic("unresolved type ", info.span));
+                }
+                ty.t.globals[g] = Ty::Long;
+            }
+            _ => {}
+        }
+    }
+    ty.t
+}
