@@ -4,9 +4,9 @@
 //! the byte span of the token stap would name in a message about it (its
 //! "token": the operator of a binary expression, the name of a call, the
 //! keyword of a statement), so diagnostics point where stap points.
-//! Constructs of the full language that this compiler does not lower yet are
-//! kept as `Unsupported` nodes carrying the feature name; `passes::resolve`
-//! turns each into a `not supported yet: <feature>` error at its token.
+//! The tree covers the whole language; `passes::resolve` turns every node
+//! the later passes cannot handle yet into a `not supported yet: <feature>`
+//! error at its token. Strings are raw bytes (`"\377"` is one byte).
 //! Runs after: nothing (built by `parse::parse`); read by `passes::*`.
 
 /// A byte range `[lo, hi)` in the script source.
@@ -42,15 +42,79 @@ pub struct Script {
 }
 
 /// A top-level declaration.
+// A script has few items; boxing probes would only add indirection.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum Item {
     /// `probe POINTS { BODY }`.
     Probe(ProbeDecl),
-    /// `global NAME [= literal]`.
+    /// `global NAME [= literal]` (also `private global`).
     Global(GlobalDecl),
-    /// A parsed declaration this compiler does not handle yet (functions,
-    /// probe aliases, `private`, embedded C ...).
+    /// `function NAME[:type](params)[:prio] { ... }`.
+    Function(Box<FunctionDecl>),
+    /// `probe NAME = POINTS { prologue } [, { epilogue }]` or
+    /// `probe NAME += POINTS { epilogue }`.
+    Alias(Box<AliasDecl>),
+    /// Top-level `%{ ... %}` embedded C (parsed only in guru mode).
+    Embedded(Span),
+    /// A parsed declaration this compiler does not handle yet.
     Unsupported(Unsupported),
+}
+
+/// A declared type: `:long` or `:string`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TypeAnn {
+    /// `long`
+    Long,
+    /// `string`
+    Str,
+}
+
+/// One function parameter `name[:type]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Param {
+    /// The name.
+    pub name: String,
+    /// The name token.
+    pub span: Span,
+    /// Declared type.
+    pub ty: Option<TypeAnn>,
+}
+
+/// `[private] function name[:type](params)[:priority] body`.
+#[derive(Debug, Clone)]
+pub struct FunctionDecl {
+    /// The name.
+    pub name: String,
+    /// The name token.
+    pub span: Span,
+    /// Declared return type.
+    pub ret: Option<TypeAnn>,
+    /// Parameters.
+    pub params: Vec<Param>,
+    /// `:N` priority (overload order).
+    pub priority: Option<i64>,
+    /// The body; `None` for an embedded-C body (guru mode only).
+    pub body: Option<Stmt>,
+    /// Declared `private`: the `private` keyword.
+    pub private: Option<Span>,
+}
+
+/// A probe alias definition.
+#[derive(Debug, Clone)]
+pub struct AliasDecl {
+    /// The `probe` keyword.
+    pub span: Span,
+    /// The alias names (left of `=` / `+=`).
+    pub names: Vec<ProbePoint>,
+    /// `+=`: the body is an epilogue (appended to the user's body).
+    pub epilogue_style: bool,
+    /// What the alias expands to.
+    pub points: Vec<ProbePoint>,
+    /// The body (prologue for `=`, epilogue for `+=`).
+    pub body: Stmt,
+    /// The `, { epilogue }` block of the `=` form.
+    pub epilogue: Option<Stmt>,
 }
 
 /// A feature that parses but is not lowered yet, and where it is.
@@ -84,6 +148,8 @@ pub struct ProbePoint {
     pub sufficient: bool,
     /// `if (expr)` condition, not supported yet: its `if` token.
     pub condition: Option<Span>,
+    /// The condition expression.
+    pub cond: Option<Box<Expr>>,
 }
 
 impl ProbePoint {
@@ -99,7 +165,7 @@ impl ProbePoint {
                 Some(Literal::Num(n, _)) => s.push_str(&format!("({n})")),
                 Some(Literal::Str(v, _)) => {
                     s.push_str("(\"");
-                    for ch in v.chars() {
+                    for ch in String::from_utf8_lossy(v).chars() {
                         match ch {
                             '"' => s.push_str("\\\""),
                             '\\' => s.push_str("\\\\"),
@@ -143,8 +209,8 @@ pub struct Component {
 pub enum Literal {
     /// A number (with its sign applied).
     Num(i64, Span),
-    /// A string, escapes decoded, adjacent literals glued.
-    Str(String, Span),
+    /// A string: raw bytes, escapes decoded, adjacent literals glued.
+    Str(Vec<u8>, Span),
 }
 
 /// `global name [= literal]`, or an array declaration.
@@ -158,6 +224,12 @@ pub struct GlobalDecl {
     pub init: Option<Literal>,
     /// Declared as an array (`name[N]` or `name%`): not supported yet.
     pub array: bool,
+    /// `[N]`: the maximum number of elements.
+    pub size: Option<i64>,
+    /// `%`: a wrap-around array.
+    pub wrap: bool,
+    /// Declared `private`: the `private` keyword.
+    pub private: Option<Span>,
 }
 
 /// A statement.
@@ -204,13 +276,57 @@ pub enum StmtKind {
     Continue,
     /// `next`
     Next,
-    /// A statement that parses but is not lowered yet (`foreach`,
-    /// `delete`, `try`, `return`).
+    /// `foreach (...) body`.
+    Foreach(Box<Foreach>),
+    /// `delete expr` (element, slice, array or scalar).
+    Delete(Expr),
+    /// `return [expr]` (functions only).
+    Return(Option<Expr>),
+    /// `try { body } catch [(var)] { handler }`.
+    Try {
+        /// The protected block.
+        body: Box<Stmt>,
+        /// The variable bound to the error message, and its token.
+        var: Option<(String, Span)>,
+        /// The handler block.
+        handler: Box<Stmt>,
+    },
+    /// A statement that parses but is not lowered yet.
     Unsupported(Unsupported),
 }
 
-/// An expression.
+/// What a `foreach` sorts by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SortBy {
+    /// The value (marker on the value variable or on the array).
+    Value,
+    /// The key at this index.
+    Key(usize),
+}
+
+/// `foreach ([v =] keys in array[slice] [@stat] [+|-] [limit N]) body`.
 #[derive(Debug, Clone)]
+pub struct Foreach {
+    /// `v =`: the value variable.
+    pub value: Option<(String, Span)>,
+    /// The key variables (one without brackets, or a `[k1, k2]` tuple).
+    pub keys: Vec<(String, Span)>,
+    /// The array (`Var`) or a histogram (`Stat`).
+    pub array: Expr,
+    /// `array[k, *]`: a slice (`None` = `*`).
+    pub slice: Option<Vec<Option<Expr>>>,
+    /// `@sum` etc. before the array's sort marker: the statistic to sort by.
+    pub stat: Option<(String, Span)>,
+    /// The one sort marker: what, and ascending (`+`) or not.
+    pub sort: Option<(SortBy, bool)>,
+    /// `limit N`.
+    pub limit: Option<Expr>,
+    /// The loop body.
+    pub body: Box<Stmt>,
+}
+
+/// An expression.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Expr {
     /// What it is.
     pub kind: ExprKind,
@@ -297,13 +413,24 @@ pub enum PrintKind {
     Printf,
 }
 
+/// A `->name`, `[expr]`, `$` or `$$` suffix of a target expression.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TargetComp {
+    /// `->name` (keywords allowed as names).
+    Field(String, Span),
+    /// `[expr]`.
+    Index(Box<Expr>),
+    /// `$` (shallow) or `$$` (deep, true) pretty printing.
+    Pretty(bool, Span),
+}
+
 /// The expression forms.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum ExprKind {
     /// Integer literal.
     Num(i64),
-    /// String literal (escapes decoded, adjacent literals glued).
-    Str(String),
+    /// String literal: raw bytes (escapes decoded, adjacent literals glued).
+    Str(Vec<u8>),
     /// A variable (global or local).
     Var(String),
     /// A target variable such as `$return`.
@@ -320,7 +447,7 @@ pub enum ExprKind {
         /// Which one.
         kind: PrintKind,
         /// The format text (printf only), escapes decoded.
-        format: Option<String>,
+        format: Option<Vec<u8>>,
         /// Arguments after the format.
         args: Vec<Expr>,
     },
@@ -344,6 +471,163 @@ pub enum ExprKind {
     PreIncr(bool, Box<Expr>),
     /// `e++` (true) / `e--` (false)
     PostIncr(bool, Box<Expr>),
-    /// Parsed but not lowered yet (arrays, statistics, `@cast`, ...).
+    /// The other print forms (`printd`, `sprint`, `sprintf` ...): the name,
+    /// the format or delimiter, the values.
+    Format {
+        /// The function name.
+        name: String,
+        /// `sprintf`'s format or the `printd` delimiter, decoded.
+        format: Option<Vec<u8>>,
+        /// The values.
+        args: Vec<Expr>,
+    },
+    /// `array[k1, k2]` (`None` = `*` in a slice), or `@hist_*(x)[bucket]`.
+    Index {
+        /// The array (`Var`) or histogram (`Stat`).
+        base: Box<Expr>,
+        /// The keys.
+        keys: Vec<Option<Expr>>,
+    },
+    /// `k in array` / `[k1, k2] in array` (`None` = `*`).
+    In {
+        /// The keys.
+        keys: Vec<Option<Expr>>,
+        /// The array.
+        array: Box<Expr>,
+    },
+    /// `@count(x)`, `@sum`, `@min`, `@max`, `@avg`, `@variance(x[, n])`,
+    /// `@hist_log(x)`, `@hist_linear(x, lo, hi, width)`.
+    Stat {
+        /// The operator, with its `@`.
+        op: String,
+        /// The operands (the aggregate first).
+        args: Vec<Expr>,
+    },
+    /// `x <<< v`
+    Append(Box<Expr>, Box<Expr>),
+    /// `s =~ "re"` (false) / `s !~ "re"` (true).
+    Regex {
+        /// `!~`.
+        negate: bool,
+        /// The string tested.
+        lhs: Box<Expr>,
+        /// The regular expression literal.
+        re: Vec<u8>,
+    },
+    /// `a >>> b` (logical shift right).
+    Ushr(Box<Expr>, Box<Expr>),
+    /// `base->f[i]$` target-value suffixes (on `$var`, `@cast`, `@var`, or
+    /// any value: autocast).
+    Deref {
+        /// The value dereferenced.
+        base: Box<Expr>,
+        /// The suffixes, in order.
+        comps: Vec<TargetComp>,
+    },
+    /// `&expr`: the address of a target value.
+    AddrOf(Box<Expr>),
+    /// `@cast`, `@var`, `@defined`, `@entry`, `@probewrite`, `@const`,
+    /// `@perf`, `@kregister` ...: the operator and its operands.
+    AtOp {
+        /// The operator, with its `@`.
+        op: String,
+        /// The operands (string literals as `Str`).
+        args: Vec<Expr>,
+    },
+    /// Parsed but not lowered yet.
     Unsupported(String),
+}
+
+impl Expr {
+    /// The direct sub-expressions, in source order.
+    pub fn children_mut(&mut self) -> Vec<&mut Expr> {
+        use ExprKind::*;
+        match &mut self.kind {
+            Num(_) | Str(_) | Var(_) | Target(_) | Unsupported(_) => Vec::new(),
+            Call { args, .. } | Print { args, .. } | Format { args, .. } => {
+                args.iter_mut().collect()
+            }
+            Stat { args, .. } | AtOp { args, .. } => args.iter_mut().collect(),
+            Unary(_, a) | PreIncr(_, a) | PostIncr(_, a) | AddrOf(a) => vec![&mut **a],
+            Regex { lhs, .. } => vec![&mut **lhs],
+            Binary(_, a, b)
+            | Cmp(_, a, b)
+            | And(a, b)
+            | Or(a, b)
+            | Concat(a, b)
+            | Assign(_, a, b)
+            | Append(a, b)
+            | Ushr(a, b) => vec![&mut **a, &mut **b],
+            Ternary(a, b, c) => vec![&mut **a, &mut **b, &mut **c],
+            Index { base, keys } => {
+                let mut v = vec![&mut **base];
+                v.extend(keys.iter_mut().flatten());
+                v
+            }
+            In { keys, array } => {
+                let mut v: Vec<&mut Expr> = keys.iter_mut().flatten().collect();
+                v.push(&mut **array);
+                v
+            }
+            Deref { base, comps } => {
+                let mut v = vec![&mut **base];
+                for c in comps {
+                    if let TargetComp::Index(e) = c {
+                        v.push(&mut **e);
+                    }
+                }
+                v
+            }
+        }
+    }
+}
+
+impl Stmt {
+    /// The direct sub-statements and expressions, in source order.
+    pub fn children_mut(&mut self) -> (Vec<&mut Expr>, Vec<&mut Stmt>) {
+        match &mut self.kind {
+            StmtKind::Null
+            | StmtKind::Break
+            | StmtKind::Continue
+            | StmtKind::Next
+            | StmtKind::Unsupported(_) => (Vec::new(), Vec::new()),
+            StmtKind::Block(b) => (Vec::new(), b.iter_mut().collect()),
+            StmtKind::Expr(e) | StmtKind::Delete(e) => (vec![e], Vec::new()),
+            StmtKind::Return(e) => (e.iter_mut().collect(), Vec::new()),
+            StmtKind::If { cond, then, els } => {
+                let mut s = vec![&mut **then];
+                if let Some(x) = els {
+                    s.push(&mut **x);
+                }
+                (vec![cond], s)
+            }
+            StmtKind::Loop {
+                init,
+                cond,
+                incr,
+                body,
+            } => {
+                let mut e: Vec<&mut Expr> = init.iter_mut().collect();
+                e.push(cond);
+                e.extend(incr.iter_mut());
+                (e, vec![&mut **body])
+            }
+            StmtKind::Foreach(f) => {
+                let Foreach {
+                    array,
+                    slice,
+                    limit,
+                    body,
+                    ..
+                } = &mut **f;
+                let mut e = vec![array];
+                if let Some(s) = slice {
+                    e.extend(s.iter_mut().flatten());
+                }
+                e.extend(limit.iter_mut());
+                (e, vec![&mut **body])
+            }
+            StmtKind::Try { body, handler, .. } => (Vec::new(), vec![&mut **body, &mut **handler]),
+        }
+    }
 }

@@ -4,14 +4,23 @@
 //! The passes, one per file, in the order `compile` runs them:
 //!
 //! 1. `parse::lexer` — text to tokens (`$1`/`@1` pasted here, as in stap);
-//! 2. `parse` — tokens to the `ast` (nom over the token slice); parse errors
-//!    stop here with stap's "Pass 1: parse failed" summary;
-//! 3. `passes::resolve` — probe points, names, built-ins, unsupported
-//!    features, the `syscall.open` warning;
-//! 4. `passes::types` — long/string inference. N.B. needs every name
+//! 2. `parse::preprocess` — `@define` macros expanded, `%( %? %: %)`
+//!    conditionals evaluated for a `Target` (kernel version, arch ...);
+//! 3. `parse` — tokens to the `ast` (nom over the token slice), the whole
+//!    SystemTap grammar; parse errors stop here with stap's "Pass 1: parse
+//!    failed" summary;
+//! 4. `passes::resolve` — probe points, names, built-ins, the
+//!    `syscall.open` warning; every construct the later passes cannot
+//!    handle yet (functions, aliases, arrays, statistics, foreach, target
+//!    variables ...) is reported here as `not supported yet: <feature>`;
+//! 5. `passes::types` — long/string inference. N.B. needs every name
 //!    resolved, so it runs only when `resolve` found no error;
-//! 5. `passes::lower` — handlers, probes and tables. Runs only on a script
+//! 6. `passes::lower` — handlers, probes and tables. Runs only on a script
 //!    without errors.
+//!
+//! Embedded C (`%{ %}`) is a parse error, as in stap without `-g`; with
+//! `Target::guru` it parses (`parse_only` accepts it) and `resolve` refuses
+//! it (`not supported yet: embedded C`).
 //!
 //! Diagnostics are data (`diag::Diagnostic`) until `diag::Renderer` prints
 //! them in stap's layout. Used by the `stapvm` CLI (`compile`, `check`).
@@ -23,6 +32,7 @@ pub mod passes;
 pub mod printf;
 
 use diag::{Diags, Renderer, Severity};
+pub use parse::preprocess::Target;
 use vm_spec::program::Program;
 
 /// Compiler options from the command line.
@@ -129,10 +139,17 @@ fn limits(opts: &Options) -> Result<Vec<u32>, String> {
     Ok(limits)
 }
 
-fn front(source_name: &str, source: &str, opts: &Options) -> Result<Front, Failed> {
+/// Pass 1: lexing, preprocessing, parsing; a script with no declaration is
+/// an error, as in stap.
+fn pass1(
+    source_name: &str,
+    source: &str,
+    opts: &Options,
+    target: &Target,
+) -> Result<(Vec<parse::lexer::Token>, ast::Script, Diags), Failed> {
     let mut diags = Diags::default();
     let tokens = parse::lexer::lex(source, &opts.args);
-    let script = parse::parse(&tokens, &mut diags);
+    let script = parse::parse_for(&tokens, target, &mut diags);
     if diags.has_errors() {
         return Err(failed(source_name, source, &tokens, &diags, 1));
     }
@@ -147,6 +164,16 @@ fn front(source_name: &str, source: &str, opts: &Options) -> Result<Front, Faile
             count: 1,
         });
     }
+    Ok((tokens, script, diags))
+}
+
+fn front(
+    source_name: &str,
+    source: &str,
+    opts: &Options,
+    target: &Target,
+) -> Result<Front, Failed> {
+    let (tokens, script, mut diags) = pass1(source_name, source, opts, target)?;
     let resolved = passes::resolve::run(&script, &mut diags);
     if diags.has_errors() {
         return Err(failed(source_name, source, &tokens, &diags, 2));
@@ -206,12 +233,27 @@ fn with_stack<T: Send, F: FnOnce() -> T + Send>(f: F) -> T {
 /// Compiles `source` (named `source_name` in messages: a path, `-` or
 /// `<input>`) into a program, or returns every diagnostic rendered.
 pub fn compile(source_name: &str, source: &str, opts: &Options) -> Result<Compiled, Failed> {
-    with_stack(|| compile_here(source_name, source, opts))
+    compile_for(source_name, source, opts, &Target::default())
 }
 
-fn compile_here(source_name: &str, source: &str, opts: &Options) -> Result<Compiled, Failed> {
+/// `compile` for a given `Target` (what `%( %)` conditions test).
+pub fn compile_for(
+    source_name: &str,
+    source: &str,
+    opts: &Options,
+    target: &Target,
+) -> Result<Compiled, Failed> {
+    with_stack(|| compile_here(source_name, source, opts, target))
+}
+
+fn compile_here(
+    source_name: &str,
+    source: &str,
+    opts: &Options,
+    target: &Target,
+) -> Result<Compiled, Failed> {
     let limits = limits(opts).map_err(|rendered| Failed { rendered, count: 1 })?;
-    let f = front(source_name, source, opts)?;
+    let f = front(source_name, source, opts, target)?;
     let mut program = match passes::lower::run(&f.script, &f.resolved, &f.types, source, &limits) {
         Ok(p) => p,
         Err(errs) => {
@@ -229,29 +271,47 @@ fn compile_here(source_name: &str, source: &str, opts: &Options) -> Result<Compi
     })
 }
 
-/// Runs the parser only (stap's `-p1`): `Ok` when the script parses, else
-/// the parse errors rendered with stap's pass-1 summary. Runs on the
-/// compiler's own large stack, like `compile`.
+/// Runs the parser only (stap's `-p1`: lexing, preprocessing, parsing; an
+/// empty script is an error): `Ok` when the script parses, else the parse
+/// errors rendered with stap's pass-1 summary. Runs on the compiler's own
+/// large stack, like `compile`.
 pub fn parse_only(source_name: &str, source: &str, opts: &Options) -> Result<(), Failed> {
-    with_stack(|| {
-        let mut diags = Diags::default();
-        let tokens = parse::lexer::lex(source, &opts.args);
-        parse::parse(&tokens, &mut diags);
-        if diags.has_errors() {
-            return Err(failed(source_name, source, &tokens, &diags, 1));
-        }
-        Ok(())
-    })
+    parse_only_for(source_name, source, opts, &Target::default())
+}
+
+/// `parse_only` for a given `Target`.
+pub fn parse_only_for(
+    source_name: &str,
+    source: &str,
+    opts: &Options,
+    target: &Target,
+) -> Result<(), Failed> {
+    with_stack(|| pass1(source_name, source, opts, target).map(|_| ()))
 }
 
 /// Runs the parse and semantic passes only (`stapvm check`, stap's `-p2`);
 /// returns the rendered warnings.
 pub fn check(source_name: &str, source: &str, opts: &Options) -> Result<Vec<String>, Failed> {
-    with_stack(|| check_here(source_name, source, opts))
+    check_for(source_name, source, opts, &Target::default())
 }
 
-fn check_here(source_name: &str, source: &str, opts: &Options) -> Result<Vec<String>, Failed> {
+/// `check` for a given `Target`.
+pub fn check_for(
+    source_name: &str,
+    source: &str,
+    opts: &Options,
+    target: &Target,
+) -> Result<Vec<String>, Failed> {
+    with_stack(|| check_here(source_name, source, opts, target))
+}
+
+fn check_here(
+    source_name: &str,
+    source: &str,
+    opts: &Options,
+    target: &Target,
+) -> Result<Vec<String>, Failed> {
     limits(opts).map_err(|rendered| Failed { rendered, count: 1 })?;
-    let f = front(source_name, source, opts)?;
+    let f = front(source_name, source, opts, target)?;
     Ok(render_warnings(source_name, source, &f))
 }

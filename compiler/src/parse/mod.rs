@@ -1,13 +1,21 @@
 //! The parser: tokens to the syntax tree (`ast`), with nom combinators over
 //! the token slice, following stap's recursive-descent grammar (parse.cxx)
-//! and its error messages.
+//! and its error messages — the whole language: probes and probe aliases
+//! (`=`, `+=`, `, { epilogue }`), probe-point wildcards, brace expansion,
+//! `?`/`!`/`if (...)`, globals (`[N]`, `%`, initialisers, `private`),
+//! functions (types, priorities), every statement (`foreach` with tuples,
+//! values, slices, sorting and `limit`; `delete`, `try`/`catch`, `return`
+//! ...) and every operator at stap's precedence (`in` between `&` and the
+//! comparisons, `.` between shifts and `+`), target values (`$v->f[i]$$`,
+//! `@cast`, `@var`, autocast), statistics and the `@` operators.
 //!
-//! Needs: the tokens from `lexer::lex`. Produces a `Script` and parse
-//! errors; like stap, after an error it skips to the next `probe`, `global`,
-//! `function` or `private` keyword and goes on, so one run reports every
-//! broken declaration. Constructs of the full language that are not lowered
-//! yet are parsed (so the rest of the file still parses) into `Unsupported`
-//! nodes; `passes::resolve` reports them. Runs next: `passes::resolve`.
+//! Needs: the tokens from `lexer::lex`; `parse_for` first runs
+//! `preprocess` (macros and `%( %)` conditionals) for a `Target`. Produces a
+//! `Script` and parse errors; like stap, after an error it skips to the next
+//! `probe`, `global`, `function` or `private` keyword and goes on, so one
+//! run reports every broken declaration. Embedded C is a parse error unless
+//! `Target::guru`. Runs next: `passes::resolve`, which rejects what the
+//! later passes cannot handle yet.
 //!
 //! Every parser is a nom parser `fn(In) -> PResult<T>` over `In = &[Token]`
 //! with the error type `PErr`, which remembers how far the parser got and
@@ -15,6 +23,7 @@
 //! does) instead of backtracking, so each error lands on the token stap
 //! names. Nesting depth is bounded so no input can exhaust the stack.
 pub mod lexer;
+pub mod preprocess;
 
 use crate::ast::*;
 use crate::diag::{Diagnostic, Diags};
@@ -70,6 +79,7 @@ pub const MAX_DEPTH: u32 = 100;
 thread_local! {
     static DEPTH: Cell<u32> = const { Cell::new(0) };
     static IN_FUNCTION: Cell<bool> = const { Cell::new(false) };
+    static GURU: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Counts one level of nesting while alive.
@@ -147,8 +157,9 @@ fn ident(i: In) -> PResult<(String, Span)> {
 }
 
 /// Decodes the escapes stap's lexer kept in a string token (`\n`, `\t`,
-/// `\\`, octal `\ooo`, hex `\xHH` ...), as the C compiler would.
-pub fn decode_string(raw: &str) -> String {
+/// `\\`, octal `\ooo`, hex `\xHH` ...) to raw bytes, as the C compiler
+/// would: `"\377"` is the one byte 0xff.
+pub fn decode_string(raw: &str) -> Vec<u8> {
     let b = raw.as_bytes();
     let mut out: Vec<u8> = Vec::with_capacity(b.len());
     let mut k = 0;
@@ -196,12 +207,12 @@ pub fn decode_string(raw: &str) -> String {
             other => out.push(other),
         }
     }
-    String::from_utf8_lossy(&out).into_owned()
+    out
 }
 
 /// A string literal, adjacent literals glued (stap's
 /// `consume_string_literals`).
-fn string_lit(i: In) -> PResult<(String, Span)> {
+fn string_lit(i: In) -> PResult<(Vec<u8>, Span)> {
     match i.first() {
         Some(t) if t.kind == TokKind::Str => {
             let mut raw = t.text.clone();
@@ -278,23 +289,16 @@ fn unsupported_expr(feature: &str, span: Span) -> Expr {
     mk(ExprKind::Unsupported(feature.to_string()), span)
 }
 
-/// Skips a balanced `( ... )` group starting at `i` (which must be `(`).
-fn skip_parens(i: In) -> PResult<()> {
-    let (mut i, _) = op("(")(i)?;
-    let mut depth = 1usize;
-    while depth > 0 {
-        match i.first() {
-            None => return Err(fail_at(i, "unexpected end-of-file")),
-            Some(t) if t.is_op("(") => depth += 1,
-            Some(t) if t.is_op(")") => depth -= 1,
-            _ => {}
-        }
-        i = &i[1..];
-    }
-    Ok((i, ()))
-}
-
 // ---------------------------------------------------------------- expressions
+
+/// A committed error at the first token of `i` naming it (`at:`).
+fn fail_tok(i: In, msg: impl Into<String>) -> nom::Err<PErr> {
+    nom::Err::Failure(PErr {
+        rem: i.len(),
+        msg: msg.into(),
+        at: true,
+    })
+}
 
 /// An expression (stap's `parse_expression`).
 pub fn expr(i: In) -> PResult<Expr> {
@@ -324,6 +328,7 @@ fn assign_op(t: &Token) -> Option<Option<AssignOp>> {
     }))
 }
 
+/// Assignments (right-associative), `<<<` among them.
 fn assignment(i: In) -> PResult<Expr> {
     let (i, lhs) = ternary(i)?;
     let Some(t) = i.first() else {
@@ -334,15 +339,17 @@ fn assignment(i: In) -> PResult<Expr> {
         Some(aop) => {
             let span = t.span;
             let (i, rhs) = expr(&i[1..])?;
-            let e = match aop {
-                Some(aop) => mk(ExprKind::Assign(aop, Box::new(lhs), Box::new(rhs)), span),
-                None => unsupported_expr("statistics (<<<)", span),
+            let (l, r) = (Box::new(lhs), Box::new(rhs));
+            let kind = match aop {
+                Some(aop) => ExprKind::Assign(aop, l, r),
+                None => ExprKind::Append(l, r),
             };
-            Ok((i, e))
+            Ok((i, mk(kind, span)))
         }
     }
 }
 
+/// `c ? a : b`; the false arm is a ternary (stap >= 4.0).
 fn ternary(i: In) -> PResult<Expr> {
     let (i, c) = binary(i, 1)?;
     match i.first() {
@@ -365,12 +372,9 @@ fn ternary(i: In) -> PResult<Expr> {
 }
 
 /// Binary operator levels, loosest first (systemtap.md §1.4): 1 `||`,
-/// 2 `&&`, 3 `|`, 4 `^`, 5 `&`, 6 `in`, 7 comparisons, 8 shifts, 9 `.`,
-/// 10 `+ -`, 11 `* / %`.
+/// 2 `&&`, 3 `|`, 4 `^`, 5 `&`, (6 `in`, see `array_in`), 7 comparisons
+/// and regex matches, 8 shifts, 9 `.`, 10 `+ -`, 11 `* / %`.
 fn binary_level(t: &Token) -> Option<u8> {
-    if t.is_kw("in") {
-        return Some(6);
-    }
     if t.kind != TokKind::Op {
         return None;
     }
@@ -389,27 +393,32 @@ fn binary_level(t: &Token) -> Option<u8> {
     })
 }
 
-/// Operators at levels >= `min`, left-associative (precedence climbing).
+/// Operators at levels >= `min`, left-associative (precedence climbing);
+/// levels up to 6 start from `array_in`.
 fn binary(i: In, min: u8) -> PResult<Expr> {
-    let (mut i, mut lhs) = unary(i)?;
+    let (mut i, mut lhs) = if min <= 6 { array_in(i)? } else { unary(i)? };
+    // After a regex match (whose right side is a literal) only further
+    // comparisons may follow, as in stap's comparison loop.
+    let mut max = if min <= 6 { 5 } else { u8::MAX };
     while let Some(t) = i.first() {
-        let Some(level) = binary_level(t).filter(|l| *l >= min) else {
+        let Some(level) = binary_level(t).filter(|l| *l >= min && *l <= max) else {
             break;
         };
         let span = t.span;
         let text = t.text.clone();
         let rest = &i[1..];
-        if level == 6 {
-            // `e in ARRAY`
-            let (r, _) = indexable(rest)?;
-            i = r;
-            lhs = unsupported_expr("arrays", span);
-            continue;
-        }
         if text == "=~" || text == "!~" {
-            let (r, _) = string_lit(rest)?;
+            let (r, (re, _)) = string_lit(rest)?;
             i = r;
-            lhs = unsupported_expr("regular expressions", span);
+            max = 7;
+            lhs = mk(
+                ExprKind::Regex {
+                    negate: text == "!~",
+                    lhs: Box::new(lhs),
+                    re,
+                },
+                span,
+            );
             continue;
         }
         let _g = DepthGuard::enter(rest)?;
@@ -430,7 +439,7 @@ fn binary(i: In, min: u8) -> PResult<Expr> {
             "!=" => ExprKind::Cmp(CmpOp::Ne, l, r),
             "<<" => ExprKind::Binary(BinOp::Shl, l, r),
             ">>" => ExprKind::Binary(BinOp::Shr, l, r),
-            ">>>" => ExprKind::Unsupported("operator '>>>'".into()),
+            ">>>" => ExprKind::Ushr(l, r),
             "." => ExprKind::Concat(l, r),
             "+" => ExprKind::Binary(BinOp::Add, l, r),
             "-" => ExprKind::Binary(BinOp::Sub, l, r),
@@ -441,6 +450,63 @@ fn binary(i: In, min: u8) -> PResult<Expr> {
         lhs = mk(kind, span);
     }
     Ok((i, lhs))
+}
+
+/// Keys `[e, *, e]` (the `[` already taken) up to `]`; each key a
+/// comparison-level expression (`inner`) or `*`.
+fn key_list(mut i: In, full: bool) -> PResult<Vec<Option<Expr>>> {
+    let mut keys = Vec::new();
+    loop {
+        if peek_op(i, "*") {
+            keys.push(None);
+            i = &i[1..];
+        } else {
+            let (r, e) = if full { expr(i)? } else { binary(i, 7)? };
+            keys.push(Some(e));
+            i = r;
+        }
+        match i.first() {
+            Some(t) if t.is_op(",") => i = &i[1..],
+            Some(t) if t.is_op("]") => return Ok((&i[1..], keys)),
+            _ => return Err(fail_next(i, "expected ',' or ']'")),
+        }
+    }
+}
+
+/// stap's `parse_array_in`: `e in A`, `[e1, *] in A`, or just `e`.
+fn array_in(i: In) -> PResult<Expr> {
+    let _g = DepthGuard::enter(i)?;
+    let (r, keys, bracket) = match i.first() {
+        Some(t) if t.is_op("[") => {
+            let (r, keys) = key_list(&i[1..], false)?;
+            (r, keys, Some(t.span))
+        }
+        _ => {
+            let (r, e) = binary(i, 7)?;
+            (r, vec![Some(e)], None)
+        }
+    };
+    match r.first() {
+        Some(t) if t.is_kw("in") => {
+            let span = bracket.unwrap_or(t.span);
+            let (r, array) = indexable(&r[1..])?;
+            Ok((
+                r,
+                mk(
+                    ExprKind::In {
+                        keys,
+                        array: Box::new(array),
+                    },
+                    span,
+                ),
+            ))
+        }
+        _ if bracket.is_some() => Err(fail_next(r, "expected 'in'")),
+        _ => match keys.into_iter().next().flatten() {
+            Some(e) => Ok((r, e)),
+            None => Err(fail_at(i, "expected value")),
+        },
+    }
 }
 
 /// Prefix `+ - ! ~` (any number of them), then `++`/`--` forms.
@@ -486,25 +552,62 @@ fn crement(i: In) -> PResult<Expr> {
     }
 }
 
-/// Target-symbol suffixes `->name`, `[expr]`; true when any was present.
-fn target_components(mut i: In) -> PResult<bool> {
-    let mut any = false;
+/// True when the token is a `$`/`$$` pretty-print suffix.
+fn is_pretty(t: &Token) -> bool {
+    t.kind == TokKind::Ident && !t.text.is_empty() && t.text.bytes().all(|c| c == b'$')
+}
+
+/// Target-symbol suffixes `->name`, `[expr]`, then `$`/`$$`.
+fn target_components(mut i: In) -> PResult<Vec<TargetComp>> {
+    let mut comps = Vec::new();
     loop {
         if peek_op(i, "->") {
-            let (r, _) = ident(&i[1..])?;
-            i = r;
+            match i.get(1) {
+                Some(t) if t.kind == TokKind::Ident || t.kind == TokKind::Keyword => {
+                    comps.push(TargetComp::Field(t.text.clone(), t.span));
+                    i = &i[2..];
+                }
+                _ => return Err(fail_next(&i[1..], "expected identifier or keyword")),
+            }
         } else if peek_op(i, "[") {
-            let (r, _) = expr(&i[1..])?;
+            let (r, e) = expr(&i[1..])?;
             let (r, _) = op("]")(r)?;
+            comps.push(TargetComp::Index(Box::new(e)));
             i = r;
         } else {
-            return Ok((i, any));
+            break;
         }
-        any = true;
+    }
+    if let Some(t) = i.first().filter(|t| is_pretty(t)) {
+        if t.text.len() > 2 {
+            return Err(fail_at(i, "expected '$' or '$$'"));
+        }
+        comps.push(TargetComp::Pretty(t.text.len() == 2, t.span));
+        i = &i[1..];
+    }
+    Ok((i, comps))
+}
+
+/// `( "str" [, "str"] )` operands of `@var`/`@const`/`@perf`/`@enum`:
+/// between `min` and `max` glued string literals.
+fn string_args<'a>(i: In<'a>, min: usize, max: usize) -> PResult<'a, Vec<Expr>> {
+    let (mut i, _) = op("(")(i)?;
+    let mut out = Vec::new();
+    loop {
+        let (r, (s, span)) = string_lit(i)?;
+        out.push(mk(ExprKind::Str(s), span));
+        i = r;
+        match i.first() {
+            Some(t) if t.is_op(",") && out.len() < max => i = &i[1..],
+            Some(t) if t.is_op(")") && out.len() >= min => return Ok((&i[1..], out)),
+            _ if out.len() < min => return Err(fail_next(i, "expected ','")),
+            _ => return Err(fail_next(i, "expected ')'")),
+        }
     }
 }
 
-/// stap's `parse_dwarf_value`: `&`, `$var`, `@cast`, `@var`, or a value.
+/// stap's `parse_dwarf_value`: `&`, `$var`, `@cast`, `@var`, or a value,
+/// with target suffixes (`->f`, `[i]`, `$`) making an autocast.
 fn dwarf_value(i: In) -> PResult<Expr> {
     let (i, addr) = match i.first() {
         Some(t) if t.is_op("&") => (&i[1..], Some(t.span)),
@@ -513,22 +616,64 @@ fn dwarf_value(i: In) -> PResult<Expr> {
     let Some(t) = i.first() else {
         return Err(fail_at(i, "expected value"));
     };
-    let (i, e) = if t.kind == TokKind::Ident && t.text.starts_with('$') {
-        (&i[1..], mk(ExprKind::Target(t.text.clone()), t.span))
-    } else if t.is_op("@cast") || t.is_op("@var") {
-        let (r, _) = skip_parens(&i[1..])?;
-        (r, unsupported_expr(&t.text, t.span))
+    let (i, e, tsym) = if t.kind == TokKind::Ident && t.text.starts_with('$') {
+        (&i[1..], mk(ExprKind::Target(t.text.clone()), t.span), true)
+    } else if t.is_op("@cast") {
+        let (r, _) = op("(")(&i[1..])?;
+        let (r, operand) = expr(r)?;
+        let (r, _) = op(",")(r)?;
+        let (mut r, (ty, tspan)) = string_lit(r)?;
+        let mut args = vec![operand, mk(ExprKind::Str(ty), tspan)];
+        if peek_op(r, ",") {
+            let (r2, (m, mspan)) = string_lit(&r[1..])?;
+            args.push(mk(ExprKind::Str(m), mspan));
+            r = r2;
+        }
+        let (r, _) = op(")")(r)?;
+        let e = mk(
+            ExprKind::AtOp {
+                op: t.text.clone(),
+                args,
+            },
+            t.span,
+        );
+        (r, e, true)
+    } else if t.is_op("@var") {
+        let (r, args) = string_args(&i[1..], 1, 2)?;
+        let e = mk(
+            ExprKind::AtOp {
+                op: t.text.clone(),
+                args,
+            },
+            t.span,
+        );
+        (r, e, true)
     } else {
-        value(i)?
+        let (r, e) = value(i)?;
+        (r, e, false)
     };
-    let (i, comps) = target_components(i)?;
-    let e = match (addr, comps, &e.kind) {
-        (Some(span), _, _) => unsupported_expr("address-of operator '&'", span),
-        (None, true, ExprKind::Target(_)) => unsupported_expr("target variables", e.span),
-        (None, true, _) => unsupported_expr("@cast", e.span),
-        _ => e,
+    let (r, comps) = target_components(i)?;
+    let e = if comps.is_empty() {
+        e
+    } else {
+        let span = if tsym {
+            e.span
+        } else {
+            i.first().map_or(e.span, |t| t.span)
+        };
+        mk(
+            ExprKind::Deref {
+                base: Box::new(e),
+                comps,
+            },
+            span,
+        )
     };
-    Ok((i, e))
+    let e = match addr {
+        Some(span) => mk(ExprKind::AddrOf(Box::new(e)), span),
+        None => e,
+    };
+    Ok((r, e))
 }
 
 /// stap's `parse_value`: `( expr )`, a symbol, or a literal.
@@ -537,41 +682,23 @@ fn value(i: In) -> PResult<Expr> {
         return Err(fail_at(i, "expected value"));
     };
     match &t.kind {
-        TokKind::Embedded => Err(nom::Err::Failure(PErr {
-            rem: i.len(),
-            msg: "embedded expression code in unprivileged script; need stap -g".into(),
-            at: false,
-        })),
+        TokKind::Embedded => {
+            if GURU.with(|g| g.get()) {
+                Ok((&i[1..], unsupported_expr("embedded C", t.span)))
+            } else {
+                Err(fail_at(
+                    i,
+                    "embedded expression code in unprivileged script; need stap -g",
+                ))
+            }
+        }
         TokKind::Op if t.text == "(" => {
             let (i, e) = expr(&i[1..])?;
             let (i, _) = op(")")(i)?;
             Ok((i, e))
         }
-        TokKind::Op if t.text == "[" => {
-            // `[a, b] in ARRAY`
-            let mut r = &i[1..];
-            loop {
-                if peek_op(r, "*") {
-                    r = &r[1..];
-                } else {
-                    let (r2, _) = binary(r, 7)?;
-                    r = r2;
-                }
-                match r.first() {
-                    Some(t) if t.is_op(",") => r = &r[1..],
-                    Some(t) if t.is_op("]") => {
-                        r = &r[1..];
-                        break;
-                    }
-                    _ => return Err(fail_next(r, "expected ',' or ']'")),
-                }
-            }
-            let (r, _) = kw("in")(r)?;
-            let (r, _) = indexable(r)?;
-            Ok((r, unsupported_expr("arrays", t.span)))
-        }
         TokKind::Ident => symbol(i),
-        TokKind::Op if t.text.starts_with('@') => symbol(i),
+        TokKind::Op if t.text.starts_with('@') && t.text.len() > 1 => symbol(i),
         TokKind::Str => {
             let (i, (s, span)) = string_lit(i)?;
             Ok((i, mk(ExprKind::Str(s), span)))
@@ -583,16 +710,56 @@ fn value(i: In) -> PResult<Expr> {
     }
 }
 
-/// An array name or a histogram operator (`foreach`, `in`).
-fn indexable(i: In) -> PResult<()> {
+/// An array name or a histogram operator (`foreach`, `in`): stap's
+/// `parse_indexable`.
+fn indexable(i: In) -> PResult<Expr> {
     match i.first() {
-        Some(t) if t.is_op("@hist_linear") || t.is_op("@hist_log") => {
-            let (i, _) = skip_parens(&i[1..])?;
-            Ok((i, ()))
+        Some(t) if t.is_op("@hist_linear") || t.is_op("@hist_log") => hist_op(i),
+        Some(t) if t.kind == TokKind::Ident => {
+            Ok((&i[1..], mk(ExprKind::Var(t.text.clone()), t.span)))
         }
-        Some(t) if t.kind == TokKind::Ident => Ok((&i[1..], ())),
         _ => Err(fail_next(i, "expected identifier or statistical operation")),
     }
+}
+
+/// A number literal with an optional `-` (histogram parameters).
+fn signed_number(i: In) -> PResult<(i64, Span)> {
+    match i.first() {
+        Some(t) if t.is_op("-") => {
+            let (r, (v, _)) = number_tok(&i[1..], true)?;
+            Ok((r, (v, t.span)))
+        }
+        _ => number_tok(i, false),
+    }
+}
+
+/// `@hist_log(x)` / `@hist_linear(x, lo, hi, width)` (number literals).
+fn hist_op(i: In) -> PResult<Expr> {
+    let Some(t) = i.first() else {
+        return Err(fail_at(i, "expected statistical operation"));
+    };
+    let (r, _) = op("(")(&i[1..])?;
+    let (mut r, x) = expr(r)?;
+    let mut args = vec![x];
+    if t.text == "@hist_linear" {
+        for _ in 0..3 {
+            let (r2, _) = op(",")(r)?;
+            let (r2, (v, span)) = signed_number(r2)?;
+            args.push(mk(ExprKind::Num(v), span));
+            r = r2;
+        }
+    }
+    let (r, _) = op(")")(r)?;
+    Ok((
+        r,
+        mk(
+            ExprKind::Stat {
+                op: t.text.clone(),
+                args,
+            },
+            t.span,
+        ),
+    ))
 }
 
 /// Comma-separated arguments up to `)` (the `(` already taken).
@@ -625,7 +792,83 @@ const PRINT_FAMILY: &[&str] = &[
     "sprintdln",
 ];
 
-const STAT_OPS: &[&str] = &["@avg", "@count", "@sum", "@min", "@max", "@variance"];
+/// The statistics extractors.
+pub const STAT_OPS: &[&str] = &["@avg", "@count", "@sum", "@min", "@max", "@variance"];
+
+/// `(` expr `)` of a one-operand `@` operator, as an `AtOp`.
+fn at_op1(i: In) -> PResult<Expr> {
+    let Some(t) = i.first() else {
+        return Err(fail_at(i, "expected value"));
+    };
+    let (r, _) = op("(")(&i[1..])?;
+    let (r, e) = expr(r)?;
+    let (r, _) = op(")")(r)?;
+    Ok((
+        r,
+        mk(
+            ExprKind::AtOp {
+                op: t.text.clone(),
+                args: vec![e],
+            },
+            t.span,
+        ),
+    ))
+}
+
+/// The print family: literal format/delimiter checks and argument counts.
+fn print_call<'a>(i: In<'a>, name: &str, span: Span) -> PResult<'a, Expr> {
+    let (mut r, _) = op("(")(i)?;
+    let mut format = None;
+    let with_format = name == "printf" || name == "sprintf";
+    let with_delim = name.starts_with("printd") || name.starts_with("sprintd");
+    if with_format || with_delim {
+        let (r2, (f, _)) = string_lit(r)?;
+        if with_format {
+            if let Err(msg) = crate::printf::parse(&String::from_utf8_lossy(&f)) {
+                return Err(fail_at(r2, msg));
+            }
+        }
+        format = Some(f);
+        r = r2;
+    }
+    let mut args = Vec::new();
+    let mut consumed = format.is_some();
+    let mut min_args: u32 = if with_delim {
+        2
+    } else if !with_format && !name.ends_with("ln") {
+        1
+    } else {
+        0
+    };
+    while min_args > 0 || !peek_op(r, ")") {
+        if consumed {
+            match r.first() {
+                Some(t) if t.is_op(",") || t.is_op(")") => r = &r[1..],
+                _ => return Err(fail_next(r, "expected one of ', )'")),
+            }
+        }
+        let (r2, e) = expr(r)?;
+        args.push(e);
+        r = r2;
+        consumed = true;
+        min_args = min_args.saturating_sub(1);
+    }
+    let (r, _) = op(")")(r)?;
+    let kind = match name {
+        "print" => PrintKind::Print,
+        "println" => PrintKind::Println,
+        "printf" => PrintKind::Printf,
+        other => {
+            let kind = ExprKind::Format {
+                name: other.to_string(),
+                format,
+                args,
+            };
+            return Ok((r, mk(kind, span)));
+        }
+    };
+    Ok((r, mk(ExprKind::Print { kind, format, args }, span)))
+}
 
 /// stap's `parse_symbol`: variables, calls, the print family, `@` operators,
 /// array elements.
@@ -636,98 +879,73 @@ fn symbol(i: In) -> PResult<Expr> {
     let name = t.text.clone();
     let span = t.span;
     let rest = &i[1..];
+    let guru = GURU.with(|g| g.get());
     let (i, e) = if name == "@hist_linear" || name == "@hist_log" {
-        let (r, _) = skip_parens(rest)?;
-        (r, unsupported_expr("histograms", span))
+        hist_op(i)?
     } else if STAT_OPS.contains(&name.as_str()) {
-        let (r, _) = skip_parens(rest)?;
-        (r, unsupported_expr("statistics", span))
-    } else if name.starts_with('@') {
-        match name.as_str() {
-            "@defined" | "@probewrite" | "@const" | "@entry" | "@perf" | "@kregister"
-            | "@uregister" | "@kderef" | "@uderef" | "@enum" | "@enumname" => {
-                let (r, _) = skip_parens(rest)?;
-                (r, unsupported_expr(&name, span))
-            }
-            _ => {
-                return Err(nom::Err::Failure(PErr {
-                    rem: i.len(),
-                    msg: format!("unknown operator {name}"),
-                    at: false,
-                }))
-            }
-        }
-    } else if PRINT_FAMILY.contains(&name.as_str()) {
-        let (mut r, _) = op("(")(rest)?;
-        let mut format = None;
-        let with_format = name == "printf" || name == "sprintf";
-        let with_delim = name.starts_with("printd") || name.starts_with("sprintd");
-        if with_format || with_delim {
-            let (r2, (f, _)) = string_lit(r)?;
-            if with_format {
-                if let Err(msg) = crate::printf::parse(&f) {
-                    return Err(fail_at(r2, msg));
-                }
-            }
-            format = Some(f);
+        let (r, _) = op("(")(rest)?;
+        let (mut r, x) = expr(r)?;
+        let mut args = vec![x];
+        if name == "@variance" && peek_op(r, ",") {
+            let (r2, (v, vspan)) = number_tok(&r[1..], false)?;
+            args.push(mk(ExprKind::Num(v), vspan));
             r = r2;
-        }
-        let mut args = Vec::new();
-        let mut consumed = format.is_some();
-        let mut min_args: u32 = if with_delim {
-            2
-        } else if !with_format && !name.ends_with("ln") {
-            1
-        } else {
-            0
-        };
-        while min_args > 0 || !peek_op(r, ")") {
-            if consumed {
-                match r.first() {
-                    Some(t) if t.is_op(",") || t.is_op(")") => r = &r[1..],
-                    _ => return Err(fail_next(r, "expected one of ', )'")),
-                }
-            }
-            let (r2, e) = expr(r)?;
-            args.push(e);
-            r = r2;
-            consumed = true;
-            min_args = min_args.saturating_sub(1);
         }
         let (r, _) = op(")")(r)?;
-        let kind = match name.as_str() {
-            "print" => PrintKind::Print,
-            "println" => PrintKind::Println,
-            "printf" => PrintKind::Printf,
-            other => return Ok((r, unsupported_expr(other, span))),
-        };
-        (r, mk(ExprKind::Print { kind, format, args }, span))
+        (r, mk(ExprKind::Stat { op: name, args }, span))
+    } else if name.starts_with('@') {
+        match name.as_str() {
+            "@defined" | "@entry" => at_op1(i)?,
+            "@probewrite" => {
+                let (r, _) = op("(")(rest)?;
+                let (r, (v, vspan)) = ident(r)?;
+                let (r, _) = op(")")(r)?;
+                let args = vec![mk(ExprKind::Var(v), vspan)];
+                (r, mk(ExprKind::AtOp { op: name, args }, span))
+            }
+            "@const" | "@perf" | "@enum" | "@enumname" => {
+                let max = if name == "@const" || name == "@perf" {
+                    1
+                } else {
+                    2
+                };
+                let (r, args) = string_args(rest, 1, max)?;
+                if name == "@perf" && matches!(&args[0].kind, ExprKind::Str(s) if s.is_empty()) {
+                    return Err(fail_tok(&rest[1..], "expected non-empty string"));
+                }
+                (r, mk(ExprKind::AtOp { op: name, args }, span))
+            }
+            "@kregister" | "@uregister" | "@kderef" | "@uderef" if !guru => {
+                return Err(fail_tok(i, format!("{name} requires guru mode (-g)")));
+            }
+            "@kregister" | "@uregister" | "@kderef" | "@uderef" => {
+                let (r, _) = op("(")(rest)?;
+                let (r, args) = call_args(r)?;
+                (r, mk(ExprKind::AtOp { op: name, args }, span))
+            }
+            _ => return Err(fail_tok(i, format!("unknown operator {name}"))),
+        }
+    } else if PRINT_FAMILY.contains(&name.as_str()) {
+        print_call(rest, &name, span)?
     } else if peek_op(rest, "(") {
         let (r, args) = call_args(&rest[1..])?;
         (r, mk(ExprKind::Call { name, args }, span))
     } else {
         (rest, mk(ExprKind::Var(name), span))
     };
-    if peek_op(i, "[") && !matches!(e.kind, ExprKind::Call { .. } | ExprKind::Print { .. }) {
-        // ARRAY[i, j, *]
-        let mut r = &i[1..];
-        loop {
-            if peek_op(r, "*") {
-                r = &r[1..];
-            } else {
-                let (r2, _) = expr(r)?;
-                r = r2;
-            }
-            match r.first() {
-                Some(t) if t.is_op("]") => {
-                    r = &r[1..];
-                    break;
-                }
-                Some(t) if t.is_op(",") => r = &r[1..],
-                _ => return Err(fail_next(r, "expected one of '] ,'")),
-            }
-        }
-        return Ok((r, unsupported_expr("arrays", span)));
+    let indexable = matches!(&e.kind, ExprKind::Var(_))
+        || matches!(&e.kind, ExprKind::Stat { op, .. } if op.starts_with("@hist"));
+    if indexable && peek_op(i, "[") {
+        let (r, keys) = key_list(&i[1..], true)?;
+        let span = e.span;
+        let e = mk(
+            ExprKind::Index {
+                base: Box::new(e),
+                keys,
+            },
+            span,
+        );
+        return Ok((r, e));
     }
     Ok((i, e))
 }
@@ -760,6 +978,107 @@ fn paren_cond(i: In) -> PResult<Expr> {
     Ok((i, c))
 }
 
+/// A `+`/`-` sort marker: `Some(ascending)`.
+fn sort_marker(i: In) -> (In, Option<bool>) {
+    match i.first() {
+        Some(t) if t.is_op("+") => (&i[1..], Some(true)),
+        Some(t) if t.is_op("-") => (&i[1..], Some(false)),
+        _ => (i, None),
+    }
+}
+
+/// stap's `parse_foreach_loop`, after the keyword.
+fn foreach(i: In, span: Span) -> PResult<Stmt> {
+    let (mut i, _) = op("(")(i)?;
+    let mut sort: Option<(SortBy, bool)> = None;
+    let mut set_sort = |i: In, by: SortBy, asc: Option<bool>| -> Result<(), nom::Err<PErr>> {
+        if let Some(asc) = asc {
+            if sort.is_some() {
+                return Err(fail_at(i, "multiple sort directives"));
+            }
+            sort = Some((by, asc));
+        }
+        Ok(())
+    };
+    let mut value = None;
+    let mut keys = Vec::new();
+    // `v [+-] =` or a single key.
+    if let Some(t) = i.first().filter(|t| t.kind == TokKind::Ident) {
+        let (r, asc) = sort_marker(&i[1..]);
+        if peek_op(r, "=") {
+            set_sort(&i[1..], SortBy::Value, asc)?;
+            value = Some((t.text.clone(), t.span));
+            i = &r[1..];
+        }
+    }
+    match i.first() {
+        Some(t) if t.is_op("[") => {
+            let mut r = &i[1..];
+            loop {
+                let (r2, k) = ident(r)?;
+                let (r3, asc) = sort_marker(r2);
+                set_sort(r2, SortBy::Key(keys.len()), asc)?;
+                keys.push(k);
+                r = r3;
+                match r.first() {
+                    Some(t) if t.is_op(",") => r = &r[1..],
+                    Some(t) if t.is_op("]") => {
+                        r = &r[1..];
+                        break;
+                    }
+                    _ => return Err(fail_next(r, "expected ',' or ']'")),
+                }
+            }
+            i = r;
+        }
+        _ => {
+            let (r, k) = ident(i)?;
+            let (r2, asc) = sort_marker(r);
+            set_sort(r, SortBy::Key(0), asc)?;
+            keys.push(k);
+            i = r2;
+        }
+    }
+    let (r, _) = kw("in")(i)?;
+    let (mut r, array) = indexable(r)?;
+    let mut slice = None;
+    if peek_op(r, "[") {
+        let (r2, keys) = key_list(&r[1..], true)?;
+        slice = Some(keys);
+        r = r2;
+    }
+    let mut stat = None;
+    if let Some(t) = r.first().filter(|t| STAT_OPS.contains(&t.text.as_str())) {
+        stat = Some((t.text.clone(), t.span));
+        r = &r[1..];
+        if !(peek_op(r, "+") || peek_op(r, "-")) {
+            return Err(fail_next(r, "expected sort directive"));
+        }
+    }
+    let (r2, asc) = sort_marker(r);
+    set_sort(r, SortBy::Value, asc)?;
+    let mut r = r2;
+    let mut limit = None;
+    if peek_kw(r, "limit") {
+        let (r2, e) = expr(&r[1..])?;
+        limit = Some(e);
+        r = r2;
+    }
+    let (r, _) = op(")")(r)?;
+    let (r, body) = statement(r)?;
+    let f = Foreach {
+        value,
+        keys,
+        array,
+        slice,
+        stat,
+        sort,
+        limit,
+        body: Box::new(body),
+    };
+    Ok((r, stmt(StmtKind::Foreach(Box::new(f)), span)))
+}
+
 /// A statement (stap's `parse_statement`), with a trailing `;` eaten after
 /// non-block statements.
 pub fn statement(i: In) -> PResult<Stmt> {
@@ -769,25 +1088,26 @@ pub fn statement(i: In) -> PResult<Stmt> {
     };
     let span = t.span;
     let rest = &i[1..];
-    let unsupported = |feature: &str| {
-        StmtKind::Unsupported(Unsupported {
-            feature: feature.into(),
-            span,
-        })
-    };
     let (i, s) = match (&t.kind, t.text.as_str()) {
         (TokKind::Op, ";") => return Ok((rest, stmt(StmtKind::Null, span))),
         (TokKind::Op, "{") => return block(i),
         (TokKind::Keyword, "try") => {
-            let (r, _) = block(rest)?;
+            let (r, body) = block(rest)?;
             let (mut r, _) = kw("catch")(r)?;
+            let mut var = None;
             if peek_op(r, "(") {
-                let (r2, _) = ident(&r[1..])?;
+                let (r2, v) = ident(&r[1..])?;
                 let (r2, _) = op(")")(r2)?;
+                var = Some(v);
                 r = r2;
             }
-            let (r, _) = block(r)?;
-            return Ok((r, stmt(unsupported("try/catch"), span)));
+            let (r, handler) = block(r)?;
+            let kind = StmtKind::Try {
+                body: Box::new(body),
+                var,
+                handler: Box::new(handler),
+            };
+            return Ok((r, stmt(kind, span)));
         }
         (TokKind::Keyword, "if") => {
             let (r, cond) = paren_cond(rest)?;
@@ -849,30 +1169,29 @@ pub fn statement(i: In) -> PResult<Stmt> {
             };
             return Ok((r, stmt(kind, span)));
         }
-        (TokKind::Keyword, "foreach") => {
-            let (r, _) = skip_parens(rest)?;
-            let (r, _) = statement(r)?;
-            return Ok((r, stmt(unsupported("foreach"), span)));
-        }
+        (TokKind::Keyword, "foreach") => return foreach(rest, span),
         (TokKind::Keyword, "return") => {
             if !IN_FUNCTION.with(|f| f.get()) {
                 return Err(fail_at(i, "found 'return' not in function context"));
             }
-            let r = match rest.first() {
+            let (r, e) = match rest.first() {
                 None => {
                     return Err(fail_at(
                         rest,
                         "expected ';', '}' or an expression statement",
                     ))
                 }
-                Some(t) if t.is_op(";") || t.is_op("}") => rest,
-                _ => expr(rest)?.0,
+                Some(t) if t.is_op(";") || t.is_op("}") => (rest, None),
+                _ => {
+                    let (r, e) = expr(rest)?;
+                    (r, Some(e))
+                }
             };
-            (r, stmt(unsupported("return"), span))
+            (r, stmt(StmtKind::Return(e), span))
         }
         (TokKind::Keyword, "delete") => {
-            let (r, _) = expr(rest)?;
-            (r, stmt(unsupported("delete"), span))
+            let (r, e) = expr(rest)?;
+            (r, stmt(StmtKind::Delete(e), span))
         }
         (TokKind::Keyword, "break") => (rest, stmt(StmtKind::Break, span)),
         (TokKind::Keyword, "continue") => (rest, stmt(StmtKind::Continue, span)),
@@ -888,6 +1207,16 @@ pub fn statement(i: In) -> PResult<Stmt> {
 }
 
 // --------------------------------------------------------------- declarations
+
+fn point(components: Vec<Component>) -> ProbePoint {
+    ProbePoint {
+        components,
+        optional: false,
+        sufficient: false,
+        condition: None,
+        cond: None,
+    }
+}
 
 /// One component, or a `{a, b}` group of probe points.
 fn component(i: In) -> PResult<Vec<ProbePoint>> {
@@ -927,15 +1256,7 @@ fn component(i: In) -> PResult<Vec<ProbePoint>> {
         comp.arg = Some(lit);
         r = r2;
     }
-    Ok((
-        r,
-        vec![ProbePoint {
-            components: vec![comp],
-            optional: false,
-            sufficient: false,
-            condition: None,
-        }],
-    ))
+    Ok((r, vec![point(vec![comp])]))
 }
 
 /// Dotted components with the optional `?`/`!`/`if (...)` suffix, brace
@@ -947,11 +1268,10 @@ fn components(mut i: In) -> PResult<Vec<ProbePoint>> {
         if pps.is_empty() {
             pps = suffix;
         } else {
-            if let Some(p) = pps
+            if pps
                 .iter()
-                .find(|p| p.optional || p.sufficient || p.condition.is_some())
+                .any(|p| p.optional || p.sufficient || p.condition.is_some())
             {
-                let _ = p;
                 return Err(fail_at(
                     r,
                     "'?', '!' or condition must only be specified in suffix",
@@ -967,6 +1287,7 @@ fn components(mut i: In) -> PResult<Vec<ProbePoint>> {
                         optional: s.optional,
                         sufficient: s.sufficient,
                         condition: s.condition,
+                        cond: s.cond.clone(),
                     });
                 }
                 if product.len() > 4096 {
@@ -993,18 +1314,19 @@ fn components(mut i: In) -> PResult<Vec<ProbePoint>> {
         if let Some(t) = i.first().filter(|t| t.is_kw("if")) {
             let span = t.span;
             if !peek_op(&i[1..], "(") {
-                return Err(fail_at(&i[1..], "expected '('"));
+                return Err(fail_next(&i[1..], "expected '('"));
             }
-            let (r, _) = expr(&i[2..])?;
+            let (r, e) = expr(&i[2..])?;
             let (r, _) = match r.first() {
                 Some(t) if t.is_op(")") => (&r[1..], ()),
-                _ => return Err(fail_at(r, "expected ')'")),
+                _ => return Err(fail_next(r, "expected ')'")),
             };
             for p in &mut pps {
                 if p.condition.is_some() {
                     return Err(fail_at(r, "condition respecified"));
                 }
                 p.condition = Some(span);
+                p.cond = Some(Box::new(e.clone()));
             }
             i = r;
         }
@@ -1018,52 +1340,72 @@ fn probe_points(mut i: In) -> PResult<Vec<ProbePoint>> {
     loop {
         let (r, mut tail) = components(i)?;
         pps.append(&mut tail);
+        if pps.len() > 4096 {
+            return Err(fail_at(r, "too many probe points"));
+        }
         i = r;
         match i.first() {
             Some(t) if t.is_op(",") => i = &i[1..],
             Some(t) if t.is_op("{") || t.is_op("=") || t.is_op("+=") || t.is_op("}") => {
                 return Ok((i, pps))
             }
-            _ => return Err(fail_at(i, "expected one of ', { } = +='")),
+            _ => return Err(fail_next(i, "expected one of ', { } = +='")),
         }
     }
 }
 
-/// `probe POINTS BODY`, or an alias definition (not supported yet).
+/// `probe POINTS BODY`, or an alias definition `probe NAMES = POINTS BODY
+/// [, EPILOGUE]` / `probe NAMES += POINTS BODY`.
 fn probe(i: In) -> PResult<Item> {
     let (i, span) = kw("probe")(i)?;
-    let (mut i, points) = probe_points(i)?;
-    let mut alias = None;
-    while let Some(t) = i.first().filter(|t| t.is_op("=") || t.is_op("+=")) {
-        alias.get_or_insert(t.span);
-        let (r, _) = probe_points(&i[1..])?;
-        i = r;
+    let (i, points) = probe_points(i)?;
+    if let Some(t) = i.first().filter(|t| t.is_op("=") || t.is_op("+=")) {
+        let epilogue_style = t.text == "+=";
+        if points.iter().any(|p| p.optional || p.sufficient) {
+            return Err(fail_at(
+                i,
+                "probe point alias name cannot be optional nor sufficient",
+            ));
+        }
+        if points.iter().any(|p| p.condition.is_some()) {
+            return Err(fail_at(i, "probe point alias name cannot have a condition"));
+        }
+        let (r, targets) = probe_points(&i[1..])?;
+        if !peek_op(r, "{") {
+            return Err(fail_next(r, "expected '{'"));
+        }
+        let (mut r, body) = block(r)?;
+        let mut epilogue = None;
+        if !epilogue_style && peek_op(r, ",") {
+            let (r2, e) = block(&r[1..])?;
+            epilogue = Some(e);
+            r = r2;
+        }
+        let a = AliasDecl {
+            span,
+            names: points,
+            epilogue_style,
+            points: targets,
+            body,
+            epilogue,
+        };
+        return Ok((r, Item::Alias(Box::new(a))));
     }
     if !peek_op(i, "{") {
         return Err(fail_next(i, "expected probe point specifier"));
     }
-    let (mut i, body) = block(i)?;
-    if let Some(aspan) = alias {
-        if peek_op(i, ",") {
-            let (r, _) = block(&i[1..])?;
-            i = r;
-        }
-        let _ = aspan;
-        let at = points.first().map(|p| p.span()).unwrap_or(span);
-        return Ok((
-            i,
-            Item::Unsupported(Unsupported {
-                feature: "probe aliases".into(),
-                span: at,
-            }),
-        ));
-    }
+    let (i, body) = block(i)?;
     Ok((i, Item::Probe(ProbeDecl { span, points, body })))
 }
 
-/// `global a [= lit], b[N], c% ...` (stap's `do_parse_global`).
-fn global<'a>(i: In<'a>, seen: &mut Vec<String>) -> PResult<'a, Vec<Item>> {
-    let (mut i, _) = kw("global")(i)?;
+/// `global a [= lit], b[N], c% ...` (stap's `do_parse_global`); after
+/// `private`, one name without the `global` keyword is allowed.
+fn global<'a>(i: In<'a>, seen: &mut Vec<String>, private: Option<Span>) -> PResult<'a, Vec<Item>> {
+    let (mut i, one) = if private.is_some() && !peek_kw(i, "global") {
+        (i, true)
+    } else {
+        (kw("global")(i)?.0, false)
+    };
     let mut out = Vec::new();
     loop {
         let (r, (name, span)) = ident(i)?;
@@ -1076,10 +1418,14 @@ fn global<'a>(i: In<'a>, seen: &mut Vec<String>) -> PResult<'a, Vec<Item>> {
             span,
             init: None,
             array: false,
+            size: None,
+            wrap: false,
+            private,
         };
         i = r;
         if peek_op(i, "%") {
             g.array = true;
+            g.wrap = true;
             i = &i[1..];
         }
         if peek_op(i, "[") {
@@ -1089,7 +1435,13 @@ fn global<'a>(i: In<'a>, seen: &mut Vec<String>) -> PResult<'a, Vec<Item>> {
             }
             let (r, _) = op("]")(r)?;
             g.array = true;
+            g.size = Some(size);
             i = r;
+        }
+        if peek_op(i, "%") && !g.wrap {
+            g.array = true;
+            g.wrap = true;
+            i = &i[1..];
         }
         if peek_op(i, "=") {
             if g.array {
@@ -1102,38 +1454,49 @@ fn global<'a>(i: In<'a>, seen: &mut Vec<String>) -> PResult<'a, Vec<Item>> {
         out.push(Item::Global(g));
         match i.first() {
             Some(t) if t.is_op(";") => return Ok((&i[1..], out)),
-            Some(t) if t.is_op(",") => i = &i[1..],
+            Some(t) if t.is_op(",") && !one => i = &i[1..],
             _ => return Ok((i, out)),
         }
     }
 }
 
-/// `function name[:type](args)[:prio] body` (not supported yet; parsed to
-/// keep going).
-fn function(i: In) -> PResult<Item> {
+/// `function name[:type](args)[:prio] body`.
+fn function(i: In, private: Option<Span>) -> PResult<Item> {
     let (i, _) = kw("function")(i)?;
-    let (mut i, (_, span)) = match i.first() {
+    let (mut i, (name, span)) = match i.first() {
         Some(t) if t.kind == TokKind::Ident => (&i[1..], (t.text.clone(), t.span)),
         _ => return Err(fail_next(i, "expected identifier")),
     };
-    let type_ann = |i: In<'_>| -> Result<usize, nom::Err<PErr>> {
+    let type_ann = |i: In<'_>| -> Result<(usize, Option<TypeAnn>), nom::Err<PErr>> {
         if peek_op(i, ":") {
             match i.get(1) {
-                Some(t) if t.is_kw("long") || t.is_kw("string") => Ok(2),
+                Some(t) if t.is_kw("long") => Ok((2, Some(TypeAnn::Long))),
+                Some(t) if t.is_kw("string") => Ok((2, Some(TypeAnn::Str))),
                 _ => Err(fail_next(&i[1..], "expected 'string' or 'long'")),
             }
         } else {
-            Ok(0)
+            Ok((0, None))
         }
     };
-    i = &i[type_ann(i)?..];
+    let (n, ret) = type_ann(i)?;
+    i = &i[n..];
     let (mut r, _) = op("(")(i)?;
+    let mut params: Vec<Param> = Vec::new();
     if peek_op(r, ")") {
         r = &r[1..];
     } else {
         loop {
-            let (r2, _) = ident(r)?;
-            r = &r2[type_ann(r2)?..];
+            let (r2, (pname, pspan)) = ident(r)?;
+            if params.iter().any(|p| p.name == pname) {
+                return Err(fail_tok(r, "duplicate argument name"));
+            }
+            let (n, ty) = type_ann(r2)?;
+            params.push(Param {
+                name: pname,
+                span: pspan,
+                ty,
+            });
+            r = &r2[n..];
             match r.first() {
                 Some(t) if t.is_op(")") => {
                     r = &r[1..];
@@ -1144,32 +1507,43 @@ fn function(i: In) -> PResult<Item> {
             }
         }
     }
+    let mut priority = None;
     if peek_op(r, ":") {
-        let (r2, _) = number_tok(&r[1..], false)?;
+        let (r2, (p, _)) = number_tok(&r[1..], false)?;
+        if p < 1 {
+            return Err(fail_at(&r[1..], "specified priority must be >= 1"));
+        }
+        priority = Some(p);
         r = r2;
     }
-    let r = match r.first() {
+    let (r, body) = match r.first() {
         Some(t) if t.kind == TokKind::Embedded => {
-            return Err(nom::Err::Failure(PErr {
-                rem: r.len(),
-                msg: "embedded code in unprivileged script; need stap -g".into(),
-                at: false,
-            }))
+            if !GURU.with(|g| g.get()) {
+                return Err(fail_at(
+                    r,
+                    "embedded code in unprivileged script; need stap -g",
+                ));
+            }
+            (&r[1..], None)
         }
         _ => {
             IN_FUNCTION.with(|f| f.set(true));
             let res = block(r);
             IN_FUNCTION.with(|f| f.set(false));
-            res?.0
+            let (r, b) = res?;
+            (r, Some(b))
         }
     };
-    Ok((
-        r,
-        Item::Unsupported(Unsupported {
-            feature: "functions".into(),
-            span,
-        }),
-    ))
+    let f = FunctionDecl {
+        name,
+        span,
+        ret,
+        params,
+        priority,
+        body,
+        private,
+    };
+    Ok((r, Item::Function(Box::new(f))))
 }
 
 /// One top-level declaration.
@@ -1179,29 +1553,30 @@ fn item<'a>(i: In<'a>, globals: &mut Vec<String>) -> PResult<'a, Vec<Item>> {
     };
     match (&t.kind, t.text.as_str()) {
         (TokKind::Keyword, "probe") => probe(i).map(|(r, p)| (r, vec![p])),
-        (TokKind::Keyword, "global") => global(i, globals),
-        (TokKind::Keyword, "function") => function(i).map(|(r, f)| (r, vec![f])),
+        (TokKind::Keyword, "global") => global(i, globals, None),
+        (TokKind::Keyword, "function") => function(i, None).map(|(r, f)| (r, vec![f])),
         (TokKind::Keyword, "private") => {
             let rest = &i[1..];
-            let (r, mut items) = if peek_kw(rest, "function") {
-                function(rest).map(|(r, f)| (r, vec![f]))?
-            } else if peek_kw(rest, "global") {
-                global(rest, globals)?
+            if peek_kw(rest, "function") {
+                function(rest, Some(t.span)).map(|(r, f)| (r, vec![f]))
+            } else if peek_kw(rest, "global")
+                || rest.first().is_some_and(|u| u.kind == TokKind::Ident)
+            {
+                global(rest, globals, Some(t.span))
             } else {
-                return Err(fail_next(rest, "expected 'function' or identifier"));
-            };
-            items.clear();
-            items.push(Item::Unsupported(Unsupported {
-                feature: "private".into(),
-                span: t.span,
-            }));
-            Ok((r, items))
+                Err(fail_next(rest, "expected 'function' or identifier"))
+            }
         }
-        (TokKind::Embedded, _) => Err(nom::Err::Failure(PErr {
-            rem: i.len(),
-            msg: "embedded code in unprivileged script; need stap -g".into(),
-            at: false,
-        })),
+        (TokKind::Embedded, _) => {
+            if GURU.with(|g| g.get()) {
+                Ok((&i[1..], vec![Item::Embedded(t.span)]))
+            } else {
+                Err(fail_at(
+                    i,
+                    "embedded code in unprivileged script; need stap -g",
+                ))
+            }
+        }
         _ => Err(fail_at(
             i,
             "expected 'probe', 'global', 'private', 'function', or '%{'",
@@ -1248,90 +1623,83 @@ fn to_diagnostic(tokens: &[Token], e: PErr) -> Diagnostic {
 fn number_exprs(script: &mut Script) -> u32 {
     fn e(x: &mut Expr, n: &mut u32) {
         x.id = *n;
-        *n += 1;
-        match &mut x.kind {
-            ExprKind::Call { args, .. } | ExprKind::Print { args, .. } => {
-                args.iter_mut().for_each(|a| e(a, n))
-            }
-            ExprKind::Unary(_, a) | ExprKind::PreIncr(_, a) | ExprKind::PostIncr(_, a) => e(a, n),
-            ExprKind::Binary(_, a, b)
-            | ExprKind::Cmp(_, a, b)
-            | ExprKind::And(a, b)
-            | ExprKind::Or(a, b)
-            | ExprKind::Concat(a, b)
-            | ExprKind::Assign(_, a, b) => {
-                e(a, n);
-                e(b, n);
-            }
-            ExprKind::Ternary(a, b, c) => {
-                e(a, n);
-                e(b, n);
-                e(c, n);
-            }
-            ExprKind::Num(_)
-            | ExprKind::Str(_)
-            | ExprKind::Var(_)
-            | ExprKind::Target(_)
-            | ExprKind::Unsupported(_) => {}
+        *n = n.saturating_add(1);
+        for c in x.children_mut() {
+            e(c, n);
         }
     }
     fn s(x: &mut Stmt, n: &mut u32) {
-        match &mut x.kind {
-            StmtKind::Block(b) => b.iter_mut().for_each(|x| s(x, n)),
-            StmtKind::Expr(x) => e(x, n),
-            StmtKind::If { cond, then, els } => {
-                e(cond, n);
-                s(then, n);
-                if let Some(x) = els {
-                    s(x, n);
-                }
+        let (exprs, stmts) = x.children_mut();
+        for x in exprs {
+            e(x, n);
+        }
+        for x in stmts {
+            s(x, n);
+        }
+    }
+    fn points(pps: &mut [ProbePoint], n: &mut u32) {
+        for p in pps {
+            if let Some(c) = &mut p.cond {
+                e(c, n);
             }
-            StmtKind::Loop {
-                init,
-                cond,
-                incr,
-                body,
-            } => {
-                if let Some(x) = init {
-                    e(x, n);
-                }
-                e(cond, n);
-                if let Some(x) = incr {
-                    e(x, n);
-                }
-                s(body, n);
-            }
-            _ => {}
         }
     }
     let mut n = 0;
+    // Probe handlers first, so their ids do not depend on the other
+    // declarations.
     for it in &mut script.items {
         if let Item::Probe(p) = it {
             s(&mut p.body, &mut n);
         }
     }
+    for it in &mut script.items {
+        match it {
+            Item::Probe(p) => points(&mut p.points, &mut n),
+            Item::Function(f) => {
+                if let Some(b) = &mut f.body {
+                    s(b, &mut n);
+                }
+            }
+            Item::Alias(a) => {
+                points(&mut a.points, &mut n);
+                s(&mut a.body, &mut n);
+                if let Some(b) = &mut a.epilogue {
+                    s(b, &mut n);
+                }
+            }
+            Item::Global(_) | Item::Embedded(_) | Item::Unsupported(_) => {}
+        }
+    }
     n
 }
 
-/// Parses `tokens` into a script, reporting parse errors (and the
-/// not-supported preprocessor features) into `diags`.
+/// Parses `tokens` into a script, reporting parse errors into `diags`,
+/// with the default `preprocess::Target`.
 pub fn parse(tokens: &[Token], diags: &mut Diags) -> Script {
+    parse_for(tokens, &preprocess::Target::default(), diags)
+}
+
+/// Preprocesses `tokens` for `target` (macros, `%( %)` conditionals), then
+/// parses them into a script, reporting errors into `diags`. An empty
+/// result after preprocessing is not an error here (see `lib.rs`).
+pub fn parse_for(tokens: &[Token], target: &preprocess::Target, diags: &mut Diags) -> Script {
+    let (tokens, warnings, error) = preprocess::preprocess(tokens, target);
+    for w in warnings {
+        diags.push(w);
+    }
+    if let Some(e) = error {
+        diags.push(e);
+        return Script::default();
+    }
+    parse_tokens(&tokens, target.guru, diags)
+}
+
+/// The parser proper, over preprocessed tokens.
+fn parse_tokens(tokens: &[Token], guru: bool, diags: &mut Diags) -> Script {
     DEPTH.with(|d| d.set(0));
     IN_FUNCTION.with(|f| f.set(false));
+    GURU.with(|g| g.set(guru));
     let mut script = Script::default();
-    // The preprocessor runs before the parser in stap; it is not here yet.
-    // Macros expand before conditionals, so they are reported first.
-    if let Some(t) = tokens.iter().find(|t| t.is_op("@define")) {
-        diags.push(Diagnostic::unsupported("macros (@define)", t.span));
-        return script;
-    }
-    if let Some(t) = tokens.iter().find(|t| t.is_op("%(")) {
-        diags.push(Diagnostic::unsupported(
-            "preprocessor conditionals (%( %))",
-            t.span,
-        ));
-        return script;
-    }
     let mut globals = Vec::new();
     let mut i: In = tokens;
     while !i.is_empty() {

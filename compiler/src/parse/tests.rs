@@ -8,7 +8,7 @@ fn sx(e: &Expr) -> String {
     let b = |op: &str, a: &Expr, c: &Expr| format!("({op} {} {})", sx(a), sx(c));
     match &e.kind {
         ExprKind::Num(n) => n.to_string(),
-        ExprKind::Str(s) => format!("{s:?}"),
+        ExprKind::Str(s) => format!("{:?}", String::from_utf8_lossy(s)),
         ExprKind::Var(v) | ExprKind::Target(v) => v.clone(),
         ExprKind::Call { name, args } => {
             let a: Vec<_> = args.iter().map(sx).collect();
@@ -16,7 +16,13 @@ fn sx(e: &Expr) -> String {
         }
         ExprKind::Print { kind, format, args } => {
             let a: Vec<_> = args.iter().map(sx).collect();
-            format!("({kind:?} {format:?} {})", a.join(" "))
+            let f = format.as_deref().map(String::from_utf8_lossy);
+            format!("({kind:?} {f:?} {})", a.join(" "))
+        }
+        ExprKind::Format { name, format, args } => {
+            let a: Vec<_> = args.iter().map(sx).collect();
+            let f = format.as_deref().map(String::from_utf8_lossy);
+            format!("({name} {f:?} {})", a.join(" "))
         }
         ExprKind::Unary(op, a) => format!("({op:?} {})", sx(a)),
         ExprKind::Binary(op, a, c) => b(&format!("{op:?}"), a, c),
@@ -31,7 +37,41 @@ fn sx(e: &Expr) -> String {
             format!("(post{} {})", if *up { "++" } else { "--" }, sx(a))
         }
         ExprKind::Unsupported(f) => format!("<unsupported {f}>"),
+        ExprKind::Index { base, keys } => format!("([] {} {})", sx(base), keys_sx(keys)),
+        ExprKind::In { keys, array } => format!("(in {} {})", keys_sx(keys), sx(array)),
+        ExprKind::Stat { op, args } | ExprKind::AtOp { op, args } => {
+            let a: Vec<_> = args.iter().map(sx).collect();
+            format!("({op} {})", a.join(" "))
+        }
+        ExprKind::Append(a, c) => b("<<<", a, c),
+        ExprKind::Ushr(a, c) => b(">>>", a, c),
+        ExprKind::Regex { negate, lhs, re } => format!(
+            "({} {} {:?})",
+            if *negate { "!~" } else { "=~" },
+            sx(lhs),
+            String::from_utf8_lossy(re)
+        ),
+        ExprKind::Deref { base, comps } => {
+            let mut out = format!("(-> {}", sx(base));
+            for c in comps {
+                match c {
+                    TargetComp::Field(f, _) => out.push_str(&format!(" .{f}")),
+                    TargetComp::Index(e) => out.push_str(&format!(" [{}]", sx(e))),
+                    TargetComp::Pretty(deep, _) => out.push_str(if *deep { " $$" } else { " $" }),
+                }
+            }
+            out + ")"
+        }
+        ExprKind::AddrOf(a) => format!("(& {})", sx(a)),
     }
+}
+
+fn keys_sx(keys: &[Option<Expr>]) -> String {
+    let k: Vec<_> = keys
+        .iter()
+        .map(|k| k.as_ref().map_or("*".to_string(), sx))
+        .collect();
+    format!("[{}]", k.join(" "))
 }
 
 fn st(s: &Stmt) -> String {
@@ -62,6 +102,30 @@ fn st(s: &Stmt) -> String {
         StmtKind::Continue => "continue".into(),
         StmtKind::Next => "next".into(),
         StmtKind::Unsupported(u) => format!("<unsupported {}>", u.feature),
+        StmtKind::Delete(e) => format!("(delete {})", sx(e)),
+        StmtKind::Return(e) => format!("(return {})", e.as_ref().map_or("-".into(), sx)),
+        StmtKind::Try { body, var, handler } => format!(
+            "(try {} {} {})",
+            st(body),
+            var.as_ref().map_or("-", |v| v.0.as_str()),
+            st(handler)
+        ),
+        StmtKind::Foreach(f) => {
+            let keys: Vec<_> = f.keys.iter().map(|k| k.0.as_str()).collect();
+            format!(
+                "(foreach {}[{}] {}{} {:?} {:?} {} {})",
+                f.value
+                    .as_ref()
+                    .map_or(String::new(), |v| format!("{}=", v.0)),
+                keys.join(" "),
+                sx(&f.array),
+                f.slice.as_ref().map_or(String::new(), |s| keys_sx(s)),
+                f.stat.as_ref().map(|s| s.0.as_str()),
+                f.sort,
+                f.limit.as_ref().map_or("-".into(), sx),
+                st(&f.body)
+            )
+        }
     }
 }
 
@@ -198,7 +262,7 @@ fn calls_and_print_family() {
     assert_eq!(ex("println()"), "(Println None )");
     assert_eq!(ex("print(\"a\" . \"b\")"), "(Print None (. \"a\" \"b\"))");
     assert_eq!(ex("kernel_string($return)"), "(kernel_string $return)");
-    assert_eq!(ex("sprintf(\"%d\", 1)"), "<unsupported sprintf>");
+    assert_eq!(ex("sprintf(\"%d\", 1)"), "(sprintf Some(\"%d\") 1)");
 }
 
 #[test]
@@ -256,46 +320,102 @@ fn globals() {
 }
 
 #[test]
-fn unsupported_constructs_parse() {
-    assert_eq!(ex("a[1, \"x\"] = 2"), "(Set <unsupported arrays> 2)");
-    assert_eq!(ex("x = [1, 2] in a"), "(Set x <unsupported arrays>)");
-    assert_eq!(ex("x = 1 in a"), "(Set x <unsupported arrays>)");
-    assert_eq!(ex("s <<< 1"), "<unsupported statistics (<<<)>");
-    assert_eq!(ex("x = @count(s)"), "(Set x <unsupported statistics>)");
+fn full_grammar_trees() {
+    assert_eq!(ex("a[1, \"x\"] = 2"), "(Set ([] a [1 \"x\"]) 2)");
+    assert_eq!(ex("x = [1, *] in a"), "(Set x (in [1 *] a))");
+    assert_eq!(ex("x = 1 + 2 in a"), "(Set x (in [(Add 1 2)] a))");
+    // `in` binds looser than comparisons, tighter than `&`.
+    assert_eq!(ex("x = 1 & 2 in a"), "(Set x (And 1 (in [2] a)))");
+    assert_eq!(ex("s <<< 1"), "(<<< s 1)");
+    assert_eq!(ex("x = @count(s[1])"), "(Set x (@count ([] s [1])))");
     assert_eq!(
-        ex("x = $var->f[2]"),
-        "(Set x <unsupported target variables>)"
+        ex("print(@hist_linear(s, 0, 100, -10)[2])"),
+        "(Print None ([] (@hist_linear s 0 100 -10) [2]))"
+    );
+    assert_eq!(ex("x = $var->f[2]$$"), "(Set x (-> $var .f [2] $$))");
+    assert_eq!(ex("x = &$p->function"), "(Set x (& (-> $p .function)))");
+    assert_eq!(ex("x = q->a->b"), "(Set x (-> q .a .b))");
+    assert_eq!(
+        ex("x = @cast(p, \"task_struct\", \"kernel\")->pid"),
+        "(Set x (-> (@cast p \"task_struct\" \"kernel\") .pid))"
+    );
+    assert_eq!(ex("x = @var(\"a\" \"b\")"), "(Set x (@var \"ab\"))");
+    assert_eq!(
+        ex("x = @defined($a) ? @entry($a) : 0"),
+        "(Set x (? (@defined $a) (@entry $a) 0))"
+    );
+    assert_eq!(ex("x = s =~ \"a.*\" == 1"), "(Set x (Eq (=~ s \"a.*\") 1))");
+    // `.` binds tighter than the shifts.
+    assert_eq!(ex("x = a >>> 2 . \"s\""), "(Set x (>>> a (. 2 \"s\")))");
+    assert_eq!(
+        ex("x = sprintf(\"%d\", 1) . sprint(2)"),
+        "(Set x (. (sprintf Some(\"%d\") 1) (sprint None 2)))"
     );
     assert_eq!(
-        ex("x = @cast(p, \"task_struct\")->pid"),
-        "(Set x <unsupported @cast>)"
+        body("probe begin { foreach (v- = [a, b] in x[*, 1] limit 5) print(a) }"),
+        "{(foreach v=[a b] x[* 1] None Some((Value, false)) 5 (Print None a))}"
     );
     assert_eq!(
-        ex("x = s =~ \"a.*\""),
-        "(Set x <unsupported regular expressions>)"
+        body("probe begin { foreach (k in s @sum+) ; foreach ([a, b-] in x) ; }"),
+        "{(foreach [k] s Some(\"@sum\") Some((Value, true)) - ;) \
+         (foreach [a b] x None Some((Key(1), false)) - ;)}"
     );
     assert_eq!(
-        body("probe begin { foreach ([a, b] in x- limit 5) print(a) delete x[1]; try { } catch (e) { } }"),
-        "{<unsupported foreach> <unsupported delete> <unsupported try/catch>}"
+        body("probe begin { delete x[1]; delete x; try { } catch (e) { } }"),
+        "{(delete ([] x [1])) (delete x) (try {} e {})}"
     );
     let (s, d, _) = parse_src(
-        "function f:long(a:long, b) { return a + b }\nprobe a = begin { } probe b += end { }",
+        "function f:long(a:long, b) :2 { return a + b }\n\
+         probe a.b = begin { } , { } probe b += end { }\n\
+         private global g[10]% private h",
     );
     assert!(d.list.is_empty(), "{:?}", d.list);
-    assert_eq!(s.items.len(), 3);
-    assert!(matches!(&s.items[0], Item::Unsupported(u) if u.feature == "functions"));
-    assert!(matches!(&s.items[1], Item::Unsupported(u) if u.feature == "probe aliases"));
+    assert_eq!(s.items.len(), 5);
+    assert!(matches!(&s.items[0], Item::Function(f)
+        if f.name == "f" && f.params.len() == 2 && f.priority == Some(2)
+            && f.ret == Some(TypeAnn::Long)));
+    assert!(matches!(&s.items[1], Item::Alias(a) if !a.epilogue_style && a.epilogue.is_some()));
+    assert!(matches!(&s.items[2], Item::Alias(a) if a.epilogue_style));
+    assert!(matches!(&s.items[3], Item::Global(g)
+        if g.wrap && g.size == Some(10) && g.private.is_some()));
+    assert!(matches!(&s.items[4], Item::Global(g) if g.name == "h"));
 }
 
 #[test]
-fn preprocessor_and_macros_are_not_supported_yet() {
-    let (_, d, _) = parse_src("probe begin { %( arch == \"x86_64\" %? x = 1 %) }");
+fn strings_keep_raw_bytes() {
     assert_eq!(
-        d.list[0].message,
-        "not supported yet: preprocessor conditionals (%( %))"
+        body("probe begin { x = \"\\377a\\x41\\n\" }"),
+        "{(Set x \"\u{fffd}aA\\n\")}"
     );
-    let (_, d, _) = parse_src("@define foo %( 1 %)\nprobe begin { x = @foo }");
-    assert_eq!(d.list[0].message, "not supported yet: macros (@define)");
+    let (s, _, _) = parse_src("probe begin { x = \"\\377\" }");
+    let Some(Item::Probe(p)) = s.items.first() else {
+        panic!("no probe")
+    };
+    let StmtKind::Block(b) = &p.body.kind else {
+        panic!("no block")
+    };
+    let StmtKind::Expr(Expr {
+        kind: ExprKind::Assign(_, _, rhs),
+        ..
+    }) = &b[0].kind
+    else {
+        panic!("no assignment")
+    };
+    assert_eq!(rhs.kind, ExprKind::Str(vec![0xff]));
+}
+
+#[test]
+fn preprocessor_and_macros() {
+    assert_eq!(
+        body("probe begin { %( arch == \"x86_64\" %? x = 1 %: x = 2 %) }"),
+        "{(Set x 1)}"
+    );
+    assert_eq!(
+        body("@define foo(a) %( @a + 1 %)\nprobe begin { x = @foo(2) }"),
+        "{(Set x (Add 2 1))}"
+    );
+    let (_, d, _) = parse_src("%( kernel_v < 2 %? probe begin {} %)");
+    assert_eq!(d.list[0].message, "expected string literal");
 }
 
 #[test]

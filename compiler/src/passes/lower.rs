@@ -47,8 +47,8 @@ impl Tables {
     }
 
     /// A constant string, cut at a NUL (C semantics) and at MAXSTRINGLEN.
-    fn string(&mut self, s: &str) -> i32 {
-        let mut b: Vec<u8> = s.bytes().take_while(|&c| c != 0).collect();
+    fn string(&mut self, s: &[u8]) -> i32 {
+        let mut b: Vec<u8> = s.iter().copied().take_while(|&c| c != 0).collect();
         b.truncate(self.maxstr);
         if let Some(&i) = self.sidx.get(&b) {
             return i;
@@ -310,7 +310,7 @@ impl Gen<'_> {
                 }
             }
             ExprKind::PreIncr(..) | ExprKind::PostIncr(..) => self.incr(e, Some(dst)),
-            ExprKind::Str(_) | ExprKind::Concat(..) | ExprKind::Unsupported(_) => {
+            _ => {
                 self.fail("internal error: not an integer expression");
                 self.load_int(dst, 0);
             }
@@ -528,7 +528,7 @@ impl Gen<'_> {
             }
             _ => {
                 self.fail("internal error: not a string expression");
-                let k = self.tabs.string("");
+                let k = self.tabs.string(b"");
                 self.emit(STP_OP_SLDK, dst, 0, 0, k);
             }
         }
@@ -610,7 +610,8 @@ impl Gen<'_> {
         };
         let (text, kinds): (String, Vec<ArgKind>) = match kind {
             PrintKind::Printf => {
-                let text = format.clone().unwrap_or_default();
+                let text =
+                    String::from_utf8_lossy(format.as_deref().unwrap_or_default()).into_owned();
                 let kinds = crate::printf::parse(&text).unwrap_or_default();
                 (text, kinds)
             }
@@ -716,6 +717,10 @@ impl Gen<'_> {
         let saved = self.enter(s.span);
         match &s.kind {
             StmtKind::Null | StmtKind::Unsupported(_) => {}
+            StmtKind::Foreach(_)
+            | StmtKind::Delete(_)
+            | StmtKind::Return(_)
+            | StmtKind::Try { .. } => self.fail("internal error: statement not lowered"),
             StmtKind::Block(b) => b.iter().for_each(|s| self.stmt(s)),
             StmtKind::Expr(e) => self.effect(e),
             StmtKind::If { cond, then, els } => {
@@ -848,7 +853,7 @@ fn handler(
         g.enter(span);
         let reg = if *ty == Ty::Str {
             let s = g.alloc_s();
-            let k = g.tabs.string("");
+            let k = g.tabs.string(b"");
             g.emit(abi::STP_OP_SLDK, s, 0, 0, k);
             s
         } else {

@@ -273,7 +273,7 @@ fn lit_num(c: &Component) -> Option<i64> {
 
 fn lit_str(c: &Component) -> Option<&str> {
     match &c.arg {
-        Some(Literal::Str(s, _)) => Some(s),
+        Some(Literal::Str(s, _)) => std::str::from_utf8(s).ok(),
         _ => None,
     }
 }
@@ -667,7 +667,17 @@ impl Resolver<'_> {
                         e.span,
                     ),
                     PrintKind::Printf
-                        if format.as_deref().is_some_and(crate::printf::uses_memory) =>
+                        if format
+                            .as_deref()
+                            .is_some_and(|f| std::str::from_utf8(f).is_err()) =>
+                    {
+                        // The program's format table holds text.
+                        self.unsupported("non-UTF-8 bytes in a printf format", e.span)
+                    }
+                    PrintKind::Printf
+                        if format.as_deref().is_some_and(|f| {
+                            crate::printf::uses_memory(&String::from_utf8_lossy(f))
+                        }) =>
                     {
                         self.unsupported("printf %m / %M", e.span)
                     }
@@ -696,6 +706,59 @@ impl Resolver<'_> {
                 self.lvalue(a, e.span, used, true);
             }
             ExprKind::Unsupported(feature) => self.unsupported(feature, e.span),
+            ExprKind::Format { name, args, .. } => {
+                self.exprs(args);
+                self.unsupported(name, e.span);
+            }
+            ExprKind::Index { base, keys } => {
+                self.exprs(keys.iter().flatten());
+                if matches!(base.kind, ExprKind::Stat { .. }) {
+                    self.expr(base, true);
+                } else {
+                    self.unsupported("arrays", e.span);
+                }
+            }
+            ExprKind::In { keys, .. } => {
+                self.exprs(keys.iter().flatten());
+                self.unsupported("arrays", e.span);
+            }
+            ExprKind::Stat { op, .. } => {
+                let what = if op.starts_with("@hist") {
+                    "histograms"
+                } else {
+                    "statistics"
+                };
+                self.unsupported(what, e.span);
+            }
+            ExprKind::Append(_, b) => {
+                self.expr(b, true);
+                self.unsupported("statistics (<<<)", e.span);
+            }
+            ExprKind::Regex { lhs, .. } => {
+                self.expr(lhs, true);
+                self.unsupported("regular expressions", e.span);
+            }
+            ExprKind::Ushr(a, b) => {
+                self.exprs([&**a, &**b]);
+                self.unsupported("operator '>>>'", e.span);
+            }
+            ExprKind::Deref { base, .. } => {
+                let what = match &base.kind {
+                    ExprKind::Target(_) => "target variables",
+                    ExprKind::AtOp { op, .. } if op == "@var" => "@var",
+                    _ => "@cast",
+                };
+                self.unsupported(what, base.span);
+            }
+            ExprKind::AddrOf(_) => self.unsupported("address-of operator '&'", e.span),
+            ExprKind::AtOp { op, .. } => self.unsupported(op, e.span),
+        }
+    }
+
+    /// Walks operands whose values are used.
+    fn exprs<'e>(&mut self, es: impl IntoIterator<Item = &'e Expr>) {
+        for a in es {
+            self.expr(a, true);
         }
     }
 
@@ -742,6 +805,10 @@ impl Resolver<'_> {
                 }
             }
             StmtKind::Unsupported(u) => self.unsupported(&u.feature, u.span),
+            StmtKind::Foreach(_) => self.unsupported("foreach", s.span),
+            StmtKind::Delete(_) => self.unsupported("delete", s.span),
+            StmtKind::Return(_) => self.unsupported("return", s.span),
+            StmtKind::Try { .. } => self.unsupported("try/catch", s.span),
         }
     }
 }
@@ -761,6 +828,9 @@ pub fn run(script: &Script, diags: &mut Diags) -> Resolved {
     for it in &script.items {
         match it {
             Item::Global(g) => {
+                if let Some(p) = g.private {
+                    r.unsupported("private", p);
+                }
                 if g.array {
                     r.unsupported("arrays", g.span);
                 }
@@ -776,6 +846,15 @@ pub fn run(script: &Script, diags: &mut Diags) -> Resolved {
                 });
             }
             Item::Unsupported(u) => r.unsupported(&u.feature, u.span),
+            Item::Function(f) => match f.private {
+                Some(p) => r.unsupported("private", p),
+                None => r.unsupported("functions", f.span),
+            },
+            Item::Alias(a) => {
+                let at = a.names.first().map_or(a.span, |p| p.span());
+                r.unsupported("probe aliases", at);
+            }
+            Item::Embedded(span) => r.unsupported("embedded C", *span),
             Item::Probe(_) => {}
         }
     }

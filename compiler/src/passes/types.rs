@@ -246,7 +246,7 @@ impl Typer<'_> {
                     PrintKind::Printf => {
                         let kinds = format
                             .as_deref()
-                            .map(crate::printf::parse)
+                            .map(|f| crate::printf::parse(&String::from_utf8_lossy(f)))
                             .and_then(Result::ok)
                             .unwrap_or_default();
                         if kinds.len() != args.len() {
@@ -265,7 +265,7 @@ impl Typer<'_> {
                         for a in args.iter().skip(
                             format
                                 .as_deref()
-                                .map(crate::printf::parse)
+                                .map(|f| crate::printf::parse(&String::from_utf8_lossy(f)))
                                 .and_then(Result::ok)
                                 .map_or(0, |k| k.len()),
                         ) {
@@ -373,7 +373,8 @@ impl Typer<'_> {
                 self.want(a, Ty::Long);
                 Ty::Long
             }
-            ExprKind::Unsupported(_) => Ty::Unknown,
+            // Rejected by `resolve`; this pass does not run on them.
+            _ => Ty::Unknown,
         };
         self.record(e, ty)
     }
