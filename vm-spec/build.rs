@@ -86,6 +86,7 @@ fn build_core(out_dir: &std::path::Path) {
         .extra_warnings(true)
         .warnings_into_errors(true)
         .flag_if_supported("-Wno-unused-parameter");
+    instrument(&mut build);
     build.compile("stapvm_core");
 
     let abi_types = [
@@ -121,6 +122,49 @@ fn build_core(out_dir: &std::path::Path) {
         .expect("bindgen failed on kmod/core/stp_core.h")
         .write_to_file(out_dir.join("core_ffi.rs"))
         .expect("write core_ffi.rs");
+}
+
+/// Instruments the C core for sanitizers and fuzzing. RUSTFLAGS reach
+/// only rustc, never the C compiler, so under `cargo fuzz` (which passes
+/// `-Zsanitizer=address` and `--cfg fuzzing`) the C code would otherwise
+/// be neither checked by ASan nor seen by libFuzzer's coverage. Cargo
+/// hands the rustc cfgs to build scripts as `CARGO_CFG_*`, so:
+///
+/// - `STAPVM_SANITIZE=address[,undefined...]` adds `-fsanitize=<list>`;
+///   when unset, the list is taken from `cfg(sanitize = "...")` (set by
+///   `-Zsanitizer=`), so `cargo fuzz` gets an ASan-built core for free.
+/// - `STAPVM_FUZZ_COVERAGE=1`, or `cfg(fuzzing)`, adds clang's
+///   `-fsanitize-coverage=inline-8bit-counters,pc-table,trace-cmp`, the
+///   instrumentation libFuzzer reads (the same as rustc's under cargo
+///   fuzz). It needs clang: the compiler is switched to `clang` unless CC
+///   names one.
+fn instrument(build: &mut cc::Build) {
+    println!("cargo:rerun-if-env-changed=STAPVM_SANITIZE");
+    println!("cargo:rerun-if-env-changed=STAPVM_FUZZ_COVERAGE");
+    let sanitize = env::var("STAPVM_SANITIZE")
+        .ok()
+        .or_else(|| env::var("CARGO_CFG_SANITIZE").ok())
+        .filter(|s| !s.is_empty());
+    let coverage = env::var("STAPVM_FUZZ_COVERAGE").is_ok_and(|v| v == "1")
+        || env::var("CARGO_CFG_FUZZING").is_ok();
+    if coverage && env::var("CC").is_err() {
+        build.compiler("clang");
+    }
+    if let Some(list) = &sanitize {
+        build
+            .flag(format!("-fsanitize={list}"))
+            .flag("-fno-omit-frame-pointer")
+            .flag("-fno-sanitize-recover=all");
+    }
+    if coverage {
+        build.flag("-fsanitize-coverage=inline-8bit-counters,pc-table,trace-cmp");
+    }
+    if sanitize.is_some() || coverage {
+        println!(
+            "cargo:warning=C core instrumented: sanitize={} coverage={coverage}",
+            sanitize.as_deref().unwrap_or("none")
+        );
+    }
 }
 
 /// Rewrites an expanded `_IOWR(...)` expression into Rust: `sizeof(struct

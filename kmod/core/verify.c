@@ -24,8 +24,9 @@
  *     Each LOOP charges MAXACTION fuel, so a run executes at most
  *     insn_count * MAXACTION instructions.
  *  5. No register is read before it is written on every path from the
- *     handler's entry (registers are not zeroed between runs, so this is
- *     what keeps one probe hit from seeing another's data).
+ *     handler's entry, back edges included (registers are not zeroed
+ *     between runs, so this is what keeps one probe hit from seeing
+ *     another's data).
  *  6. Helpers are called with the result kind of their opcode (CALLI:
  *     integer, CALLS: string), an unused argument is 0, and only from
  *     handlers whose context the helper allows (RETVAL only in return
@@ -51,12 +52,20 @@
  * One forward pass per handler. For every instruction we keep the set of
  * integer registers (u64 mask) and string registers (u16 mask) written on
  * every path that reaches it: the intersection over its forward
- * predecessors. Back edges (LOOP) are ignored, which is sound because no
- * instruction un-writes a register: the set at a LOOP's source is a
- * superset of the set at its target (docs/design.md, section 1). JMP, LOOP
- * and RET do not fall through, so the instruction after one of them gets
- * only what jumps into it; an instruction nothing reaches is still checked
- * for well-formedness but reads nothing there, since it never runs.
+ * predecessors. JMP, LOOP and RET do not fall through, so the instruction
+ * after one of them gets only what jumps into it; an instruction nothing
+ * reaches is still checked for well-formedness but reads nothing there,
+ * since it never runs.
+ *
+ * Back edges (LOOP) do not flow. That is sound only because each live
+ * LOOP is checked against its target, whose set is final by then (the
+ * target comes first): the target must be reached by some forward path,
+ * and the set at the LOOP must include the set at the target. Then the
+ * back edge cannot make the target's set smaller, and the intersection
+ * computed without it is the true one. Structured loops (the target falls
+ * through into the body and dominates the LOOP) always pass; a forward
+ * jump from outside into a loop body that skips a write, or a LOOP back
+ * into code only the LOOP reaches, is refused (docs/design.md, section 1).
  *
  * Left out: types (each opcode names its register file, so there are none
  * to track) and values (division by zero and faults are run-time errors).
@@ -499,6 +508,18 @@ static void flow(struct insn_state *st, u32 t, const struct insn_state *out)
 	}
 }
 
+/* Index of the lowest set bit of x != 0 (at most 64 iterations). */
+static u32 lowest_bit(u64 x)
+{
+	u32 n = 0;
+
+	while (!(x & 1)) {
+		x >>= 1;
+		n++;
+	}
+	return n;
+}
+
 /* Where-am-I prefix shared by every code message. */
 #define AT	"insn %u (handler %u pc %u): "
 #define ATV(pc)	VI(off + (pc)), VI(hi), VI(pc)
@@ -735,7 +756,28 @@ static int check_handler_code(const struct stp_prog *p, u32 hi,
 		case STP_OP_JMP:
 			flow(st, pc + 1 + insn->imm, &out);
 			break;
-		case STP_OP_LOOP:	/* back edge: ignored (see top) */
+		case STP_OP_LOOP: {
+			/* Back edge: must not shrink the target's set (see top).
+			 * check_imm: imm < 0 and the target >= 0, so t <= pc.
+			 */
+			u32 t = (u32)((s64)pc + 1 + insn->imm);
+			u64 mr = st[t].r & ~out.r;
+			u16 ms = st[t].s & (u16)~out.s;
+
+			if (!st[t].seen)
+				return FAIL(res, BAD_JUMP, off + pc,
+					    AT "loop back to pc %u, which no forward path reaches",
+					    ATV(pc), VI(t));
+			if (mr)
+				return FAIL(res, UNINIT_REGISTER, off + pc,
+					    AT "loop back to pc %u without r%u, which is written on every forward path there",
+					    ATV(pc), VI(t), VI(lowest_bit(mr)));
+			if (ms)
+				return FAIL(res, UNINIT_REGISTER, off + pc,
+					    AT "loop back to pc %u without s%u, which is written on every forward path there",
+					    ATV(pc), VI(t), VI(lowest_bit(ms)));
+			break;
+		}
 		case STP_OP_RET:
 			break;
 		default:

@@ -1,1 +1,168 @@
-fn main() {}
+//! `stapvm`: the command-line front end. Parses the command line (cli.rs),
+//! dispatches to the subcommands and turns every failure into one
+//! `ERROR: ...` line on stderr and stap's exit status.
+mod cli;
+mod device;
+mod kallsyms;
+mod output;
+mod resolve;
+mod ring;
+mod script;
+mod session;
+
+use clap::Parser;
+use cli::{Cli, Command, DebugCommand};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+use thiserror::Error;
+use vm_spec::container;
+use vm_spec::program::Program;
+
+/// Everything that ends a command with an error.
+#[derive(Debug, Error)]
+enum Error {
+    /// Reading or compiling the script (compiler diagnostics are already
+    /// printed for `Failed`).
+    #[error(transparent)]
+    Script(#[from] script::Error),
+    /// Running a session.
+    #[error(transparent)]
+    Session(#[from] session::Error),
+    /// A file could not be read or written.
+    #[error("cannot {what} {path}: {err}")]
+    File {
+        /// "read" or "write".
+        what: &'static str,
+        /// The path.
+        path: PathBuf,
+        /// The error.
+        err: std::io::Error,
+    },
+    /// A .stpb file is not a program.
+    #[error("{path}: {err}")]
+    Container {
+        /// The path.
+        path: PathBuf,
+        /// The error.
+        err: container::ContainerError,
+    },
+}
+
+impl Error {
+    /// Compiler failures were printed by the compiler itself.
+    fn already_reported(&self) -> bool {
+        matches!(self, Error::Script(script::Error::Failed(_)))
+    }
+}
+
+fn read_file(path: &Path) -> Result<Vec<u8>, Error> {
+    std::fs::read(path).map_err(|err| Error::File {
+        what: "read",
+        path: path.to_path_buf(),
+        err,
+    })
+}
+
+fn read_program(path: &Path) -> Result<Program, Error> {
+    container::read(&read_file(path)?).map_err(|err| Error::Container {
+        path: path.to_path_buf(),
+        err,
+    })
+}
+
+fn cmd_compile(a: &cli::CompileArgs) -> Result<u8, Error> {
+    let src = script::read_source(&a.script)?;
+    let prog = script::compile(&src, &a.script.defines, a.script.no_warnings)?;
+    let out = a
+        .output
+        .clone()
+        .unwrap_or_else(|| script::default_output(&src));
+    std::fs::write(&out, container::write(&prog)).map_err(|err| Error::File {
+        what: "write",
+        path: out,
+        err,
+    })?;
+    Ok(0)
+}
+
+fn cmd_run(a: &cli::RunArgs) -> Result<u8, Error> {
+    let t0 = Instant::now();
+    let src = script::read_source(&a.script)?;
+    let prog = script::compile(&src, &a.script.defines, a.script.no_warnings)?;
+    let status = session::run(&prog, &a.session, Some(t0.elapsed()))?;
+    if status != 0 {
+        // stap's closing line when the run pass fails (staprun, like
+        // `stapvm load`, does not print it).
+        eprintln!("Pass 5: run failed.  [man error::pass5]");
+    }
+    Ok(status as u8)
+}
+
+fn cmd_load(a: &cli::LoadArgs) -> Result<u8, Error> {
+    let prog = read_program(&a.program)?;
+    let status = session::run(&prog, &a.session, None)?;
+    Ok(status as u8)
+}
+
+fn cmd_check(a: &cli::CheckArgs) -> Result<u8, Error> {
+    let src = script::read_source(&a.script)?;
+    script::check(&src, &a.script.defines, a.parse_only, a.script.no_warnings)?;
+    Ok(0)
+}
+
+fn cmd_dump(a: &cli::DumpArgs) -> Result<u8, Error> {
+    let prog = read_program(&a.program)?;
+    print!("{}", vm_spec::disasm::disassemble(&prog));
+    Ok(0)
+}
+
+/// `debug load-image`: the verdict of the kernel on raw image bytes, in the
+/// exact form the guest harness expects.
+fn cmd_load_image(file: &Path) -> Result<u8, Error> {
+    let image = read_file(file)?;
+    let dev = match device::Device::open() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("ERROR: {e}");
+            return Ok(2);
+        }
+    };
+    match dev.load(&image) {
+        Ok(session) => {
+            drop(session);
+            println!("accepted");
+        }
+        Err(e) => println!(
+            "refused: {} ({}): {}",
+            device::errno_name(e.errno),
+            e.errno,
+            e.log
+        ),
+    }
+    Ok(0)
+}
+
+fn dispatch(cli: &Cli) -> Result<u8, Error> {
+    match &cli.command {
+        Command::Compile(a) => cmd_compile(a),
+        Command::Load(a) => cmd_load(a),
+        Command::Run(a) => cmd_run(a),
+        Command::Check(a) => cmd_check(a),
+        Command::Dump(a) => cmd_dump(a),
+        Command::Debug(DebugCommand::LoadImage { file }) => cmd_load_image(file),
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match dispatch(&cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            if !e.already_reported() {
+                eprintln!("ERROR: {e}");
+            }
+            ExitCode::from(1)
+        }
+    }
+}

@@ -395,6 +395,16 @@ impl HostRing {
     /// Consumes every committed record and decodes it with `formats`. Stops
     /// at the first record whose length is implausible.
     pub fn drain(&mut self, formats: &[Format]) -> Vec<Result<Record, RecordError>> {
+        self.drain_raw()
+            .into_iter()
+            .map(|r| r.and_then(|rec| records::parse(&rec, formats)))
+            .collect()
+    }
+
+    /// Consumes every committed record and returns its raw bytes (header
+    /// included), for byte-exact comparisons. Stops at the first record
+    /// whose length is implausible.
+    pub fn drain_raw(&mut self) -> Vec<Result<Vec<u8>, RecordError>> {
         let mut out = Vec::new();
         let prod = self.prod.producer_pos;
         let mut cons = self.cons.consumer_pos;
@@ -416,7 +426,7 @@ impl HostRing {
             }
             let end = off + len as usize;
             out.push(match bytes.get(off..end) {
-                Some(rec) => records::parse(rec, formats),
+                Some(rec) => Ok(rec.to_vec()),
                 None => Err(RecordError::BadLength(len)),
             });
             cons += u64::from(len);
@@ -450,8 +460,10 @@ pub struct HostSession {
     ring: HostRing,
     clock: u64,
     records: Vec<Record>,
+    raw_records: Vec<Vec<u8>>,
     bad_records: Vec<RecordError>,
     exit_requested: bool,
+    fuel_left: u64,
 }
 
 fn formats_of(p: &ffi::stp_prog) -> Vec<Format> {
@@ -478,14 +490,19 @@ fn formats_of(p: &ffi::stp_prog) -> Vec<Format> {
 fn page_regions(memory: &[(u64, Vec<u8>)]) -> Vec<(u64, Vec<u8>)> {
     let mut pages: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
     for (addr, bytes) in memory {
-        for (k, b) in bytes.iter().enumerate() {
+        // One page-bounded slice at a time; bytes past 2^64 do not exist.
+        let mut k = 0usize;
+        while k < bytes.len() {
             let Some(a) = addr.checked_add(k as u64) else {
                 break;
             };
+            let off = (a % PAGE) as usize;
+            let take = (PAGE as usize - off).min(bytes.len() - k);
             let page = pages
                 .entry(a / PAGE)
                 .or_insert_with(|| vec![0u8; PAGE as usize]);
-            page[(a % PAGE) as usize] = *b;
+            page[off..off + take].copy_from_slice(&bytes[k..k + take]);
+            k += take;
         }
     }
     let mut regions: Vec<(u64, Vec<u8>)> = Vec::new();
@@ -525,8 +542,10 @@ impl HostSession {
             ring: HostRing::new(ring_pages * PAGE),
             clock: 1,
             records: Vec::new(),
+            raw_records: Vec::new(),
             bad_records: Vec::new(),
             exit_requested: false,
+            fuel_left: 0,
             verified,
         })
     }
@@ -607,12 +626,16 @@ impl HostSession {
         // nglobals slots; the ring, env and memory regions outlive the call.
         let rc_code = unsafe { ffi::stp_run(&mut *self.vm, &mut rc) };
         self.clock = cenv.time_ns;
+        self.fuel_left = rc.fuel_left;
         if rc.exit_requested != 0 {
             self.exit_requested = true;
         }
-        for r in self.ring.drain(&self.formats) {
-            match r {
-                Ok(rec) => self.records.push(rec),
+        for r in self.ring.drain_raw() {
+            match r.and_then(|raw| records::parse(&raw, &self.formats).map(|rec| (raw, rec))) {
+                Ok((raw, rec)) => {
+                    self.records.push(rec);
+                    self.raw_records.push(raw);
+                }
                 Err(e) => self.bad_records.push(e),
             }
         }
@@ -648,6 +671,23 @@ impl HostSession {
     /// Takes the records decoded so far.
     pub fn take_records(&mut self) -> Vec<Record> {
         std::mem::take(&mut self.records)
+    }
+
+    /// Takes the raw bytes (header included) of the records that decoded
+    /// since the last call, in ring order.
+    pub fn take_raw_records(&mut self) -> Vec<Vec<u8>> {
+        std::mem::take(&mut self.raw_records)
+    }
+
+    /// MAXACTION units left when the last run ended (`rc->fuel_left`).
+    pub fn fuel_left(&self) -> u64 {
+        self.fuel_left
+    }
+
+    /// The record clock of the user-space environment: the next time stamp
+    /// it hands out (starts at 1, +1 per record or `local_clock_ns()`).
+    pub fn clock(&self) -> u64 {
+        self.clock
     }
 
     /// Records that did not decode (a core bug if ever non-empty).

@@ -2,14 +2,19 @@
 //! the header's structs and tables (`abi`, `tables`, `limits`), the program
 //! model (`program`), the `.stpb` container (`container`), the kernel image
 //! writer (`image`), the disassembler (`disasm`), the user-space build of
-//! the C VM core with a runner for tests (`core`) and the decoding of ring
-//! records (`records`).
+//! the C VM core with a runner for tests (`core`), the decoding of ring
+//! records (`records`), and the differential-testing kit: a reference
+//! interpreter in Rust (`refvm`), a generator of random verified programs
+//! (`gen`) and the comparison of both VMs (`diff`).
 pub mod abi;
 pub mod container;
 pub mod core;
+pub mod diff;
 pub mod disasm;
+pub mod gen;
 pub mod image;
 pub mod limits;
 pub mod program;
 pub mod records;
+pub mod refvm;
 pub mod tables;

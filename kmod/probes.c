@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The probe points of a session and the one path every hit
+ * takes into the VM: kprobes (symbol + offset), kretprobes (return value
+ * in regs), hrtimers (CLOCK_MONOTONIC, relative, forwarded and restarted)
+ * and begin/end handlers, which run in process context with preemption
+ * disabled. START runs begin handlers, then arms every probe; a
+ * non-optional probe that fails to arm unwinds everything armed.
+ *
+ * Every hit: session active? -> per-CPU nesting guard (a hit on a CPU that
+ * is already inside a handler of this session is skipped and counted;
+ * other sessions have their own guard) -> stp_run() -> account (hits,
+ * errors, MAXERRORS/MAXSKIPPED breakers, exit()).
+ *
+ * Left out: tracepoints, per-CPU timer.profile, @entry data for
+ * kretprobes (no entry_handler), and kprobe batch registration
+ * (register_kprobes is all-or-nothing; optional probes need one by one).
+ *
+ * Contexts: the handlers run in kprobe context (preemption disabled, IRQs
+ * disabled for int3 kprobes, enabled for ftrace-based ones), kretprobe
+ * context (preemption disabled) and hardirq (hrtimer); they never sleep,
+ * allocate or take a lock. Arm/disarm/begin/end run in process context
+ * under the session lock.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+#include <linux/slab.h>
+#include <linux/kprobes.h>
+#include <linux/hrtimer.h>
+#include <linux/preempt.h>
+#include <linux/percpu.h>
+#include <linux/cpumask.h>
+
+#include "session.h"
+
+/* Sum of one per-CPU counter, for the breakers (rare: only on a bump). */
+static u64 stp_sum_errors(struct stp_session *s)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += READ_ONCE(per_cpu_ptr(s->cpu, cpu)->errors);
+	return sum;
+}
+
+static u64 stp_sum_skipped(struct stp_session *s)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += READ_ONCE(per_cpu_ptr(s->cpu, cpu)->skipped);
+	return sum;
+}
+
+/*
+ * Run handler h on this CPU. Preemption is disabled by the caller (probe
+ * context or begin/end), so this CPU's state is ours until we return; an
+ * interrupt or NMI hitting another probe of this session on this CPU
+ * finds busy set and is skipped, which keeps the VM registers and the
+ * ring single-user.
+ */
+static void stp_hit(struct stp_session *s, u32 h, struct pt_regs *regs)
+{
+	struct stp_cpu *c = this_cpu_ptr(s->cpu);
+	struct stp_kenv env = { .regs = regs };
+	struct stp_run_ctx rc = {
+		.prog = &s->prog,
+		.handler = h,
+		.env = &env,
+		.globals = s->globals,
+		.ring = &c->ring,
+	};
+	int err;
+
+	if (c->busy) {
+		/* Nested hits may nest again (NMI in IRQ): irq-safe add. */
+		this_cpu_inc(s->cpu->skipped);
+		if (stp_sum_skipped(s) > s->prog.limits[STP_LIM_MAXSKIPPED])
+			stp_request_exit(s);
+		return;
+	}
+	c->busy = 1;
+	/*
+	 * Compiler barrier, partner of the one before busy = 0: an
+	 * interrupting hit on this CPU sees busy set before any VM or ring
+	 * state is touched, and until all of it is done.
+	 */
+	barrier();
+	err = stp_run(&c->vm, &rc);
+	WRITE_ONCE(c->hits, c->hits + 1);
+	if (err) {
+		WRITE_ONCE(c->errors, c->errors + 1);
+		if (stp_sum_errors(s) > s->prog.limits[STP_LIM_MAXERRORS])
+			stp_request_exit(s);
+	}
+	if (rc.exit_requested)
+		stp_request_exit(s);
+	barrier();	/* partner of the barrier after busy = 1 */
+	c->busy = 0;
+}
+
+static int stp_kprobe_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct stp_probe *p = container_of(kp, struct stp_probe, kp);
+
+	if (READ_ONCE(p->sess->active))
+		stp_hit(p->sess, p->handler, regs);
+	return 0;
+}
+
+static int stp_kretprobe_ret(struct kretprobe_instance *ri,
+			     struct pt_regs *regs)
+{
+	struct kretprobe *rp = get_kretprobe(ri);
+	struct stp_probe *p;
+
+	if (unlikely(!rp))
+		return 0;
+	p = container_of(rp, struct stp_probe, rp);
+	if (READ_ONCE(p->sess->active))
+		stp_hit(p->sess, p->handler, regs);
+	return 0;
+}
+
+static enum hrtimer_restart stp_timer_fn(struct hrtimer *t)
+{
+	struct stp_probe *p = container_of(t, struct stp_probe, timer);
+	struct stp_session *s = p->sess;
+
+	if (!READ_ONCE(s->active))
+		return HRTIMER_NORESTART;
+	stp_hit(s, p->handler, NULL);
+	if (!READ_ONCE(s->active))	/* exit() in this very hit */
+		return HRTIMER_NORESTART;
+	hrtimer_forward_now(t, p->period);
+	return HRTIMER_RESTART;
+}
+
+/*
+ * Begin or end handlers, in image order, in process context. Begin stops
+ * at exit() (later begin probes see a stopping session, as in stap); end
+ * handlers all run.
+ */
+static void stp_run_boundary(struct stp_session *s, u8 kind)
+{
+	u32 i;
+
+	for (i = 0; i < s->prog.nprobes; i++) {
+		struct stp_probe *p = &s->probes[i];
+
+		if (p->kind != kind)
+			continue;
+		if (kind == STP_PROBE_BEGIN && READ_ONCE(s->exit_requested))
+			break;
+		preempt_disable();
+		stp_hit(s, p->handler, NULL);
+		preempt_enable();
+	}
+}
+
+void stp_probes_run_end(struct stp_session *s)
+{
+	stp_run_boundary(s, STP_PROBE_END);
+}
+
+/*
+ * Fill the probe instances from the verified descriptors (LOAD time):
+ * symbols are copied out of STRDATA and NUL-terminated; nothing is armed.
+ */
+int stp_probes_init(struct stp_session *s)
+{
+	const struct stp_prog *prog = &s->prog;
+	u32 n = prog->nprobes, i;
+
+	s->probes = kcalloc(max_t(u32, n, 1), sizeof(*s->probes),
+			    GFP_KERNEL_ACCOUNT);
+	s->kp_batch = kcalloc(max_t(u32, n, 1), sizeof(*s->kp_batch),
+			      GFP_KERNEL_ACCOUNT);
+	s->rp_batch = kcalloc(max_t(u32, n, 1), sizeof(*s->rp_batch),
+			      GFP_KERNEL_ACCOUNT);
+	if (!s->probes || !s->kp_batch || !s->rp_batch)
+		return -ENOMEM;
+
+	for (i = 0; i < n; i++) {
+		const struct stp_probe_desc *pd = &prog->probes[i];
+		struct stp_probe *p = &s->probes[i];
+		const struct stp_str_desc *sd;
+
+		p->sess = s;
+		p->index = i;
+		p->handler = pd->handler;
+		p->kind = pd->kind;
+		p->optional = pd->flags & STP_PROBE_F_OPTIONAL;
+		switch (pd->kind) {
+		case STP_PROBE_KPROBE:
+		case STP_PROBE_KRETPROBE:
+			sd = &prog->strs[pd->symbol];
+			if (sd->len == 0 || sd->len > STP_MAX_SYMBOL_LEN)
+				return -EINVAL;	/* main.c refused it already */
+			memcpy(p->symbol, prog->strdata + sd->off, sd->len);
+			p->symbol[sd->len] = '\0';
+			break;
+		case STP_PROBE_TIMER:
+			/*
+			 * The verifier bounds the period from below only; a
+			 * value past KTIME_MAX would turn negative and fire
+			 * at the timer resolution.
+			 */
+			p->period = ns_to_ktime(min_t(u64, pd->period_ns,
+						      KTIME_MAX));
+			break;
+		default:
+			break;
+		}
+	}
+	return 0;
+}
+
+static int stp_arm_one(struct stp_probe *p)
+{
+	const struct stp_probe_desc *pd = &p->sess->prog.probes[p->index];
+
+	switch (p->kind) {
+	case STP_PROBE_KPROBE:
+		memset(&p->kp, 0, sizeof(p->kp));
+		p->kp.symbol_name = p->symbol;
+		p->kp.offset = pd->offset;
+		p->kp.pre_handler = stp_kprobe_pre;
+		return register_kprobe(&p->kp);
+	case STP_PROBE_KRETPROBE:
+		memset(&p->rp, 0, sizeof(p->rp));
+		p->rp.kp.symbol_name = p->symbol;
+		p->rp.handler = stp_kretprobe_ret;
+		p->rp.maxactive = min(pd->maxactive, STP_KRET_MAXACTIVE_CAP);
+		return register_kretprobe(&p->rp);
+	case STP_PROBE_TIMER:
+		hrtimer_init(&p->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+		p->timer.function = stp_timer_fn;
+		hrtimer_start(&p->timer, p->period, HRTIMER_MODE_REL);
+		return 0;
+	default:
+		return 0;	/* begin/end: not armed */
+	}
+}
+
+/*
+ * Disarm everything armed. active is cleared first so a hit that still
+ * arrives does nothing; unregister_k(ret)probes() waits (synchronize_rcu)
+ * for handlers in flight, hrtimer_cancel() for a running callback. Process
+ * context. nmissed counters stay readable afterwards.
+ */
+void stp_probes_disarm(struct stp_session *s)
+{
+	u32 nkp = 0, nrp = 0, i;
+
+	WRITE_ONCE(s->active, false);
+	for (i = 0; i < s->prog.nprobes; i++) {
+		struct stp_probe *p = &s->probes[i];
+
+		if (!p->armed)
+			continue;
+		if (p->kind == STP_PROBE_KPROBE)
+			s->kp_batch[nkp++] = &p->kp;
+		else if (p->kind == STP_PROBE_KRETPROBE)
+			s->rp_batch[nrp++] = &p->rp;
+		else if (p->kind == STP_PROBE_TIMER)
+			hrtimer_cancel(&p->timer);
+	}
+	if (nkp)
+		unregister_kprobes(s->kp_batch, nkp);
+	if (nrp)
+		unregister_kretprobes(s->rp_batch, nrp);
+	for (i = 0; i < s->prog.nprobes; i++)
+		s->probes[i].armed = false;
+	s->narmed = 0;
+}
+
+/*
+ * START: begin handlers, then arm. If begin asked to exit, nothing is
+ * armed (STOP will run end). A non-optional probe that fails to arm
+ * unwinds everything and its error is returned.
+ */
+int stp_probes_start(struct stp_session *s)
+{
+	u32 i;
+	int err;
+
+	stp_run_boundary(s, STP_PROBE_BEGIN);
+	if (READ_ONCE(s->exit_requested))
+		return 0;
+
+	WRITE_ONCE(s->active, true);
+	for (i = 0; i < s->prog.nprobes; i++) {
+		struct stp_probe *p = &s->probes[i];
+
+		if (p->kind != STP_PROBE_KPROBE &&
+		    p->kind != STP_PROBE_KRETPROBE &&
+		    p->kind != STP_PROBE_TIMER)
+			continue;
+		err = stp_arm_one(p);
+		if (err) {
+			if (p->optional)
+				continue;
+			pr_notice("probe %u (%s) failed to arm: %d\n", i,
+				  p->symbol[0] ? p->symbol : "timer", err);
+			stp_probes_disarm(s);
+			return err;
+		}
+		p->armed = true;
+		s->narmed++;
+	}
+	return 0;
+}
+
+/* kprobe recursion misses and kretprobe maxactive misses, as skipped. */
+u64 stp_probes_missed(struct stp_session *s)
+{
+	u64 sum = 0;
+	u32 i;
+
+	for (i = 0; i < s->prog.nprobes; i++) {
+		struct stp_probe *p = &s->probes[i];
+
+		if (p->kind == STP_PROBE_KPROBE)
+			sum += READ_ONCE(p->kp.nmissed);
+		else if (p->kind == STP_PROBE_KRETPROBE)
+			sum += READ_ONCE(p->rp.nmissed) +
+			       READ_ONCE(p->rp.kp.nmissed);
+	}
+	return sum;
+}

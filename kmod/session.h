@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The module-internal view of one stapvm session (one LOAD,
+ * one anon-inode fd): the verified program, its per-CPU state (VM
+ * registers, ring, nesting guard, counters), its probe instances and the
+ * functions the glue files (main.c, session.c, probes.c, rings.c) call in
+ * each other.
+ *
+ * Left out: the VM itself (core/stp_core.h) and every user-visible layout
+ * (vm-spec/include/stapvm/abi.h).
+ *
+ * Contexts: stp_hit() runs in probe context (kprobe, kretprobe, hrtimer)
+ * and in process context with preemption disabled (begin, end); everything
+ * else runs in process context.
+ */
+#ifndef STAPVM_SESSION_H
+#define STAPVM_SESSION_H
+
+#include <linux/types.h>
+#include <linux/mutex.h>
+#include <linux/wait.h>
+#include <linux/irq_work.h>
+#include <linux/kprobes.h>
+#include <linux/hrtimer.h>
+#include <linux/percpu.h>
+#include <linux/fs.h>
+
+#include "core/stp_core.h"
+
+/* Largest kretprobe maxactive the module honours (bounds the instances). */
+#define STP_KRET_MAXACTIVE_CAP	4096u
+
+/* Per-CPU state of a session; only its own CPU writes it, in a hit. */
+struct stp_cpu {
+	struct stp_vm vm;	/* registers; vm.sbuf allocated at LOAD */
+	struct stp_ring ring;	/* producer view of this CPU's ring */
+	struct page **pages;	/* 2 + 2 * ring_pages entries (data twice) */
+	void *area;		/* vmap of pages: cons, prod, data, data */
+	unsigned int busy;	/* nesting guard: inside a handler */
+	u64 hits;		/* handler runs */
+	u64 errors;		/* run-time errors */
+	u64 skipped;		/* nested hits refused by the guard */
+};
+
+struct stp_session;
+
+/* One probe point of the image, armed or not. */
+struct stp_probe {
+	union {
+		struct kprobe kp;	/* STP_PROBE_KPROBE */
+		struct kretprobe rp;	/* STP_PROBE_KRETPROBE */
+		struct hrtimer timer;	/* STP_PROBE_TIMER */
+	};
+	struct stp_session *sess;
+	u32 index;		/* into the image's PROBES */
+	u32 handler;		/* into the image's HANDLERS */
+	u8 kind;		/* enum stp_probe_kind */
+	bool optional;		/* STP_PROBE_F_OPTIONAL */
+	bool armed;
+	ktime_t period;		/* timers */
+	char symbol[STP_MAX_SYMBOL_LEN + 1];	/* kprobes, NUL-terminated */
+};
+
+struct stp_session {
+	struct mutex lock;	/* serialises INFO/START/STOP/... */
+	u32 state;		/* enum stp_session_state, under lock */
+	/*
+	 * active: probe hits run their handler. Set before arming, cleared
+	 * on exit() or a breaker and before disarming. Read with READ_ONCE
+	 * in probe context; a stale true only lets one more hit run, which
+	 * disarming (synchronize) then waits for.
+	 */
+	bool active;
+	u32 exit_requested;	/* xchg'd to 1 once; see stp_request_exit */
+	void *image;		/* owned; prog points into it */
+	u32 image_size;
+	struct stp_prog prog;
+	s64 *globals;		/* prog.nglobals slots */
+	struct stp_cpu __percpu *cpu;
+	u32 ring_pages;		/* data pages per ring, power of two */
+	struct stp_probe *probes;	/* prog.nprobes entries */
+	u32 narmed;		/* kprobes, kretprobes, timers armed */
+	struct kprobe **kp_batch;	/* scratch for unregister_kprobes */
+	struct kretprobe **rp_batch;	/* scratch for unregister_kretprobes */
+	wait_queue_head_t wq;	/* pollers */
+	struct irq_work wake_work;	/* wakes wq from probe context */
+};
+
+/* session.c */
+extern const struct file_operations stp_session_fops;
+struct stp_session *stp_session_create(void *image, u32 size,
+				       const struct stp_prog *prog);
+void stp_session_destroy(struct stp_session *s);
+void stp_request_exit(struct stp_session *s);
+
+/* probes.c */
+int stp_probes_init(struct stp_session *s);
+int stp_probes_start(struct stp_session *s);
+void stp_probes_disarm(struct stp_session *s);
+void stp_probes_run_end(struct stp_session *s);
+u64 stp_probes_missed(struct stp_session *s);
+
+/* rings.c */
+int stp_rings_alloc(struct stp_session *s);
+void stp_rings_free(struct stp_session *s);
+int stp_rings_mmap(struct stp_session *s, struct vm_area_struct *vma);
+bool stp_rings_pending(struct stp_session *s);
+u64 stp_rings_dropped(struct stp_session *s);
+
+static inline u32 stp_ring_stride_pages(const struct stp_session *s)
+{
+	return 2 + 2 * s->ring_pages;
+}
+
+#endif /* STAPVM_SESSION_H */

@@ -1,0 +1,4 @@
+# Nothing may stay loaded after refused or closed sessions.
+if [ -s /sys/kernel/debug/kprobes/list ]; then
+	echo "kprobes left armed:"; cat /sys/kernel/debug/kprobes/list; exit 1
+fi

@@ -1,0 +1,3 @@
+^printf 0 "retval" @RETVAL_PID@$
+^printf 0 "retval" @RETVAL_PID@$
+^printf 0 "retval" @RETVAL_PID@$

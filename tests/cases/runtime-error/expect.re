@@ -1,0 +1,2 @@
+division by 0
+^end$

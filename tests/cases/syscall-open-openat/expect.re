@@ -1,0 +1,1 @@
+^cat \(@CAT_PID@\) open$

@@ -1,0 +1,134 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# lib.sh - host-side pieces of the QEMU guest harness, sourced by
+# tests/guest/run, tests/guest/kbuild-check and tests/demo.sh: pick the
+# Debian kernel and headers, build the module, the CLI and the static
+# helpers, lay out and pack an initramfs, boot it under TCG.
+#
+# Nothing here loads a module into the host kernel: stapvm.ko is only ever
+# insmod'ed by the guest's /init.
+
+STAPVM_ROOT=${STAPVM_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+GUEST_DIR=$STAPVM_ROOT/tests/guest
+MARK='@@STAPVM@@'
+
+log() { printf '[guest %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# The newest Debian amd64 headers that have a matching kernel image in
+# /boot; sets KVER, KDIR and KERNEL. STAPVM_KVER picks another version;
+# STAPVM_KDIR plus STAPVM_KERNEL name a build tree and a kernel image
+# anywhere (e.g. packages unpacked with dpkg -x, not installed).
+pick_kernel() {
+	local d v
+	if [[ -n ${STAPVM_KDIR:-} && -n ${STAPVM_KERNEL:-} ]]; then
+		KDIR=$STAPVM_KDIR
+		KERNEL=$STAPVM_KERNEL
+		KVER=$(basename "$KERNEL")
+		KVER=${KVER#vmlinuz-}
+		return
+	fi
+	KVER=${STAPVM_KVER:-}
+	if [[ -z $KVER ]]; then
+		for d in $(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V -r); do
+			v=${d#/usr/src/linux-headers-}
+			if [[ -f /boot/vmlinuz-$v ]]; then
+				KVER=$v
+				break
+			fi
+		done
+	fi
+	[[ -n $KVER ]] || die "no /usr/src/linux-headers-*-amd64 with a /boot/vmlinuz-* (run tests/setup.sh)"
+	KDIR=/usr/src/linux-headers-$KVER
+	KERNEL=/boot/vmlinuz-$KVER
+	[[ -d $KDIR && -f $KERNEL ]] || die "missing $KDIR or $KERNEL"
+	[[ -r $KERNEL ]] || die "$KERNEL is not readable"
+}
+
+# build_module [extra make args...]: kmod/stapvm.ko against $KDIR.
+build_module() {
+	# Kernels with module BTF (6.12) need pahole; without it, skip BTF.
+	command -v pahole >/dev/null 2>&1 || set -- "$@" CONFIG_DEBUG_INFO_BTF_MODULES=
+	make -s -C "$STAPVM_ROOT/kmod" KDIR="$KDIR" "$@" >&2 ||
+		die "module build failed"
+	[[ -f $STAPVM_ROOT/kmod/stapvm.ko ]] || die "kmod/stapvm.ko not built"
+	# Objects left from a build for another kernel: start over once.
+	if command -v modinfo >/dev/null 2>&1 &&
+		[[ $(modinfo -F vermagic "$STAPVM_ROOT/kmod/stapvm.ko" 2>/dev/null) != "$KVER "* ]]; then
+		log "stapvm.ko was built for another kernel; rebuilding"
+		make -s -C "$STAPVM_ROOT/kmod" KDIR="$KDIR" clean >&2
+		make -s -C "$STAPVM_ROOT/kmod" KDIR="$KDIR" "$@" >&2 || die "module build failed"
+	fi
+}
+
+# The stapvm CLI and gen-hostile, release build; sets STAPVM_BIN.
+# STAPVM_GUEST_NO_CARGO=1 uses the binaries already built.
+build_cli() {
+	if [[ ${STAPVM_GUEST_NO_CARGO:-0} != 1 ]]; then
+		(cd "$STAPVM_ROOT" && cargo build --release -q -p stapvm -p stapvm-tests --bins) >&2 ||
+			die "cargo build failed"
+	fi
+	STAPVM_BIN=$STAPVM_ROOT/target/release/stapvm
+	[[ -x $STAPVM_BIN ]] || die "$STAPVM_BIN not built"
+}
+
+# build_helpers OUTDIR: static helpers from tests/guest/helpers/*.c.
+build_helpers() {
+	local out=$1 c
+	mkdir -p "$out"
+	for c in "$GUEST_DIR"/helpers/*.c; do
+		gcc -static -O2 -Wall -Wextra -Werror \
+			-I"$STAPVM_ROOT/vm-spec/include" \
+			-o "$out/$(basename "$c" .c)" "$c" >&2 ||
+			die "helper $c failed to build"
+	done
+}
+
+# copy_with_libs BIN ROOT DESTDIR: BIN (stripped) plus the shared
+# libraries ldd lists, at their own paths under ROOT.
+copy_with_libs() {
+	local bin=$1 root=$2 dest=$3 lib
+	mkdir -p "$root/$dest"
+	strip -o "$root/$dest/$(basename "$bin")" "$bin" 2>/dev/null ||
+		cp "$bin" "$root/$dest/"
+	for lib in $(ldd "$bin" 2>/dev/null | grep -o '/[^ ]*' | sort -u); do
+		mkdir -p "$root/$(dirname "$lib")"
+		cp -L "$lib" "$root/$lib"
+	done
+}
+
+# init_root ROOT: busybox, mount points, a few files for workloads.
+init_root() {
+	local root=$1 bb
+	rm -rf "$root"
+	mkdir -p "$root"/{bin,sbin,etc,proc,sys,dev,tmp,run,stapvm/bin,cases,lib64}
+	bb=/bin/busybox
+	[[ -x $bb ]] || die "no /bin/busybox (tests/setup.sh installs busybox-static)"
+	! ldd "$bb" >/dev/null 2>&1 || die "/bin/busybox is not static (busybox-static)"
+	cp -L "$bb" "$root/bin/busybox"
+	printf 'root:x:0:0:root:/root:/bin/sh\n' >"$root/etc/passwd"
+	printf 'root:x:0:\n' >"$root/etc/group"
+	printf 'stapvm guest\n' >"$root/etc/hostname"
+	printf 'hello from the stapvm guest\n' >"$root/etc/motd"
+}
+
+# pack_root ROOT OUT.cpio.gz
+pack_root() {
+	local root=$1 out=$2
+	(cd "$root" && find . -print0 | cpio --null -o -H newc --quiet | gzip -1) >"$out" ||
+		die "cpio failed"
+}
+
+# boot_guest INITRD CONSOLE_LOG TIMEOUT_SECS [extra kernel args]:
+# one TCG boot; the guest powers off at the end of /init.
+boot_guest() {
+	local initrd=$1 logf=$2 secs=$3 extra=${4:-} smp=${STAPVM_GUEST_SMP:-1} accel=tcg
+	[[ $smp -gt 1 ]] && accel=tcg,thread=single
+	timeout --foreground -k 5 "$secs" qemu-system-x86_64 \
+		-accel "$accel" -cpu max -smp "$smp" -m 1024 \
+		-nodefaults -display none -serial stdio -monitor none -no-reboot \
+		-kernel "$KERNEL" -initrd "$initrd" \
+		-append "console=ttyS0 quiet loglevel=3 oops=panic panic=-1 $extra" \
+		</dev/null >"$logf" 2>&1
+}

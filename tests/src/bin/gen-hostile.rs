@@ -1,0 +1,81 @@
+//! gen-hostile: writes the images of the guest's `hostile-images` case.
+//!
+//! Each hostile image is a valid image (built by `vm_spec::image::build`
+//! from a hand-made `Program`) with one thing broken, either in the program
+//! (bad code, bad descriptors) or in the bytes (header, sections, limits).
+//! For each one it writes `NAME.img` and `NAME.expect`: two lines, the errno
+//! name the LOAD ioctl must fail with (from `STP_VERIFY_ERRORS`) and a
+//! piece of the log message that names the problem.
+//!
+//! It also writes valid images used by the guest's ioctl tests:
+//! `valid-timer.img` (a `timer.ms(100)` that prints and exits at 5, plus an
+//! `end` probe), `valid-kprobe.img`, `valid-kretprobe.img` (on
+//! `__x64_sys_getppid`) and `valid-nosym.img` (a kprobe on a symbol no
+//! kernel has: LOAD accepts it, START fails) and `valid-timer-huge` (the
+//! timer with a period of 2^64 - 1 ns, which must never fire); their
+//! `.expect` says `accepted`.
+//!
+//! usage: gen-hostile OUTDIR
+use std::fs;
+use std::path::Path;
+use std::process::ExitCode;
+
+use stapvm_tests::hostile::{build, errno_name, hostile, kprobe_prog, timer_prog};
+use vm_spec::abi::*;
+use vm_spec::tables::VERIFY_ERRORS;
+
+fn write(dir: &Path, name: &str, img: &[u8], expect: &str) -> std::io::Result<()> {
+    fs::write(dir.join(format!("{name}.img")), img)?;
+    fs::write(dir.join(format!("{name}.expect")), expect)
+}
+
+fn main() -> ExitCode {
+    let Some(out) = std::env::args().nth(1) else {
+        eprintln!("usage: gen-hostile OUTDIR");
+        return ExitCode::from(2);
+    };
+    let dir = Path::new(&out);
+    let run = || -> std::io::Result<(usize, usize)> {
+        fs::create_dir_all(dir)?;
+        let valid = [
+            ("valid-timer", build(&timer_prog())),
+            (
+                "valid-kprobe",
+                build(&kprobe_prog(STP_PROBE_KPROBE, "__x64_sys_getppid")),
+            ),
+            (
+                "valid-kretprobe",
+                build(&kprobe_prog(STP_PROBE_KRETPROBE, "__x64_sys_getppid")),
+            ),
+            (
+                "valid-nosym",
+                build(&kprobe_prog(STP_PROBE_KPROBE, "stapvm_no_such_symbol")),
+            ),
+            ("valid-timer-huge", {
+                let mut p = timer_prog();
+                p.probes[0].period_ns = u64::MAX;
+                build(&p)
+            }),
+        ];
+        for (name, img) in &valid {
+            write(dir, name, img, "accepted\n")?;
+        }
+        let hostile = hostile();
+        for h in &hostile {
+            let info = &VERIFY_ERRORS[h.code as usize];
+            let expect = format!("{}\n{}\n", errno_name(info.errno), h.fragment);
+            write(dir, h.name, &h.image, &expect)?;
+        }
+        Ok((hostile.len(), valid.len()))
+    };
+    match run() {
+        Ok((n, nvalid)) => {
+            println!("gen-hostile: {n} hostile and {nvalid} valid images in {out}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("gen-hostile: {out}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,614 @@
+//! The images of the guest's `hostile-images` case (see
+//! `src/bin/gen-hostile.rs`): valid programs made by hand, and hostile
+//! images, each a valid image with one thing broken, in the program (bad
+//! code, bad descriptors) or in the bytes (header, sections, limits), with
+//! the verifier error it must be refused with.
+use vm_spec::abi::{self, *};
+use vm_spec::image;
+use vm_spec::program::*;
+
+/// Size of `struct stp_image_hdr`, and field offsets inside it.
+const HDR_SIZE: usize = std::mem::size_of::<abi::stp_image_hdr>();
+const OFF_VERSION: usize = 4;
+const OFF_HDR_SIZE: usize = 6;
+const OFF_TOTAL: usize = 8;
+const OFF_FLAGS: usize = 12;
+const OFF_NGLOBALS: usize = 16;
+const OFF_RESERVED: usize = 20;
+const OFF_SEC: usize = 24;
+const OFF_LIMITS: usize = OFF_SEC + 8 * STP_SEC__COUNT as usize;
+
+fn i(op: stp_opcode, a: u8, b: u8, c: u8, imm: i32) -> Insn {
+    Insn::new(op, a, b, c, imm)
+}
+
+fn handler(ctx: stp_ctx, nregs: u8, nsregs: u8, code: Vec<Insn>) -> Handler {
+    Handler {
+        ctx: ctx as u8,
+        nregs,
+        nsregs,
+        locs: vec![SrcLoc::default(); code.len()],
+        code,
+        probe_point: String::new(),
+    }
+}
+
+fn probe(kind: stp_probe_kind, handler: u32, target: ProbeTarget, period_ns: u64) -> Probe {
+    Probe {
+        kind: kind as u8,
+        flags: 0,
+        handler,
+        target,
+        maxactive: 0,
+        period_ns,
+        display: String::new(),
+    }
+}
+
+fn sym(name: &str) -> ProbeTarget {
+    ProbeTarget::Symbol {
+        name: name.into(),
+        offset: 0,
+    }
+}
+
+/// `global n; probe timer.ms(100) { n++; printf("tick %d\n", n); if (n == 5) exit() }
+/// probe end { printf("end\n") }`, by hand.
+pub fn timer_prog() -> Program {
+    Program {
+        source_name: "gen-hostile".into(),
+        limits: default_limits(),
+        globals: vec![Global {
+            name: "n".into(),
+            ty: GlobalType::Long,
+            print_at_exit: false,
+        }],
+        formats: vec![
+            Format {
+                text: "tick %d\n".into(),
+                args: vec![ArgKind::Int],
+            },
+            Format {
+                text: "end\n".into(),
+                args: vec![],
+            },
+        ],
+        handlers: vec![
+            handler(
+                STP_CTX_TIMER,
+                3,
+                0,
+                vec![
+                    i(STP_OP_LDI, 1, 0, 0, 1),
+                    i(STP_OP_GADD, 0, 1, 0, 0),
+                    i(STP_OP_PRINTF, 0, 0, 0, 0),
+                    i(STP_OP_LDI, 2, 0, 0, 5),
+                    i(STP_OP_EQ, 1, 0, 2, 0),
+                    i(STP_OP_JZ, 1, 0, 0, 1),
+                    i(STP_OP_EXIT, 0, 0, 0, 0),
+                    i(STP_OP_RET, 0, 0, 0, 0),
+                ],
+            ),
+            handler(
+                STP_CTX_END,
+                0,
+                0,
+                vec![i(STP_OP_PRINTF, 0, 0, 0, 1), i(STP_OP_RET, 0, 0, 0, 0)],
+            ),
+        ],
+        probes: vec![
+            probe(STP_PROBE_TIMER, 0, ProbeTarget::None, 100_000_000),
+            probe(STP_PROBE_END, 1, ProbeTarget::None, 0),
+        ],
+        ..Default::default()
+    }
+}
+
+/// A kprobe (or kretprobe) on `symbol` printing execname() and pid() (or
+/// the return value).
+pub fn kprobe_prog(kind: stp_probe_kind, symbol: &str) -> Program {
+    let (ctx, helper) = if kind == STP_PROBE_KRETPROBE {
+        (STP_CTX_KRETPROBE, STP_HLP_RETVAL)
+    } else {
+        (STP_CTX_KPROBE, STP_HLP_PID)
+    };
+    Program {
+        source_name: "gen-hostile".into(),
+        limits: default_limits(),
+        formats: vec![Format {
+            text: "%s %d\n".into(),
+            args: vec![ArgKind::Str, ArgKind::Int],
+        }],
+        handlers: vec![handler(
+            ctx,
+            1,
+            1,
+            vec![
+                i(STP_OP_CALLS, 0, 0, 0, STP_HLP_EXECNAME as i32),
+                i(STP_OP_CALLI, 0, 0, 0, helper as i32),
+                i(STP_OP_PRINTF, 0, 0, 0, 0),
+                i(STP_OP_RET, 0, 0, 0, 0),
+            ],
+        )],
+        probes: vec![probe(kind, 0, sym(symbol), 0)],
+        ..Default::default()
+    }
+}
+
+/// Builds the image of a program, resolving each symbolic target to itself.
+pub fn build(prog: &Program) -> Vec<u8> {
+    let syms: Vec<Option<(String, u32)>> = prog
+        .probes
+        .iter()
+        .map(|p| match &p.target {
+            ProbeTarget::None => None,
+            ProbeTarget::Symbol { name, offset } => Some((name.clone(), *offset)),
+            ProbeTarget::FirstOf(v) => Some((v[0].clone(), 0)),
+        })
+        .collect();
+    image::build(prog, &syms).expect("image::build")
+}
+
+fn get_u32(img: &[u8], off: usize) -> u32 {
+    u32::from_le_bytes(img[off..off + 4].try_into().unwrap())
+}
+
+fn put_u32(img: &mut [u8], off: usize, v: u32) {
+    img[off..off + 4].copy_from_slice(&v.to_le_bytes());
+}
+
+fn put_u16(img: &mut [u8], off: usize, v: u16) {
+    img[off..off + 2].copy_from_slice(&v.to_le_bytes());
+}
+
+/// (offset, size) of section `s` in a built image.
+fn sec(img: &[u8], s: stp_section) -> (usize, usize) {
+    let o = OFF_SEC + 8 * s as usize;
+    (get_u32(img, o) as usize, get_u32(img, o + 4) as usize)
+}
+
+fn set_sec(img: &mut [u8], s: stp_section, off: u32, size: u32) {
+    let o = OFF_SEC + 8 * s as usize;
+    put_u32(img, o, off);
+    put_u32(img, o + 4, size);
+}
+
+fn set_limit(img: &mut [u8], l: stp_limit, v: u32) {
+    put_u32(img, OFF_LIMITS + 4 * l as usize, v);
+}
+
+/// Byte mutation of the valid timer image.
+fn patched(f: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+    let mut img = build(&timer_prog());
+    f(&mut img);
+    img
+}
+
+/// Program mutation of the valid timer image.
+fn prog_timer(f: impl FnOnce(&mut Program)) -> Vec<u8> {
+    let mut p = timer_prog();
+    f(&mut p);
+    build(&p)
+}
+
+/// Program mutation of the valid kprobe image.
+fn prog_kprobe(f: impl FnOnce(&mut Program)) -> Vec<u8> {
+    let mut p = kprobe_prog(STP_PROBE_KPROBE, "__x64_sys_getppid");
+    f(&mut p);
+    build(&p)
+}
+
+/// The name of an errno of `STP_VERIFY_ERRORS`.
+pub fn errno_name(errno: i32) -> &'static str {
+    match errno {
+        7 => "E2BIG",
+        8 => "ENOEXEC",
+        12 => "ENOMEM",
+        22 => "EINVAL",
+        34 => "ERANGE",
+        71 => "EPROTO",
+        _ => "E?",
+    }
+}
+
+/// One hostile image and how it must be refused.
+pub struct Hostile {
+    /// File name stem.
+    pub name: &'static str,
+    /// The verifier error (`abi::STP_VERR_*`); its errno comes from
+    /// `STP_VERIFY_ERRORS`.
+    pub code: stp_verify_error,
+    /// A piece of the LOAD log that names the problem.
+    pub fragment: &'static str,
+    /// The image bytes.
+    pub image: Vec<u8>,
+}
+
+/// Every hostile image with the error it must be refused with.
+pub fn hostile() -> Vec<Hostile> {
+    let ret = i(STP_OP_RET, 0, 0, 0, 0);
+    let mut v: Vec<(&'static str, stp_verify_error, &'static str, Vec<u8>)> = Vec::new();
+
+    // Header and size.
+    v.push(("empty", STP_VERR_TRUNCATED, "header alone", Vec::new()));
+    v.push((
+        "truncated",
+        STP_VERR_TRUNCATED,
+        "header alone",
+        patched(|img| img.truncate(HDR_SIZE / 2)),
+    ));
+    v.push((
+        "bad-magic",
+        STP_VERR_BAD_MAGIC,
+        "bad magic",
+        patched(|img| img[0] ^= 0xff),
+    ));
+    v.push((
+        "bad-version",
+        STP_VERR_BAD_VERSION,
+        "version 99",
+        patched(|img| put_u16(img, OFF_VERSION, 99)),
+    ));
+    v.push((
+        "bad-hdr-size",
+        STP_VERR_BAD_HEADER,
+        "header size",
+        patched(|img| put_u16(img, OFF_HDR_SIZE, (HDR_SIZE - 8) as u16)),
+    ));
+    v.push((
+        "bad-flags",
+        STP_VERR_BAD_HEADER,
+        "flags 0x1",
+        patched(|img| put_u32(img, OFF_FLAGS, 1)),
+    ));
+    v.push((
+        "bad-reserved",
+        STP_VERR_BAD_HEADER,
+        "reserved 0xdead",
+        patched(|img| put_u32(img, OFF_RESERVED, 0xdead)),
+    ));
+    v.push((
+        "bad-total-size",
+        STP_VERR_BAD_SIZE,
+        "header says",
+        patched(|img| {
+            let t = get_u32(img, OFF_TOTAL);
+            put_u32(img, OFF_TOTAL, t + 8);
+        }),
+    ));
+    v.push((
+        "oversized",
+        STP_VERR_TOO_BIG,
+        "the cap is",
+        patched(|img| {
+            let n = STP_MAX_IMAGE_SIZE as usize + 8;
+            img.resize(n, 0);
+            put_u32(img, OFF_TOTAL, n as u32);
+        }),
+    ));
+
+    // Sections.
+    v.push((
+        "section-outside",
+        STP_VERR_BAD_SECTION,
+        "outside",
+        patched(|img| {
+            let total = img.len() as u32;
+            let (_, size) = sec(img, STP_SEC_CODE);
+            set_sec(img, STP_SEC_CODE, total - 8, size as u32);
+        }),
+    ));
+    v.push((
+        "section-overlap",
+        STP_VERR_BAD_SECTION,
+        "overlaps",
+        patched(|img| {
+            let (code_off, _) = sec(img, STP_SEC_CODE);
+            let (_, hsize) = sec(img, STP_SEC_HANDLERS);
+            set_sec(img, STP_SEC_HANDLERS, code_off as u32, hsize as u32);
+        }),
+    ));
+    v.push((
+        "section-misaligned",
+        STP_VERR_BAD_SECTION,
+        "not 8-byte aligned",
+        patched(|img| {
+            let (off, size) = sec(img, STP_SEC_KONSTS);
+            set_sec(img, STP_SEC_KONSTS, off as u32 + 4, size as u32);
+        }),
+    ));
+    v.push((
+        "section-in-header",
+        STP_VERR_BAD_SECTION,
+        "outside",
+        patched(|img| {
+            let (_, size) = sec(img, STP_SEC_CODE);
+            set_sec(img, STP_SEC_CODE, 8, size as u32);
+        }),
+    ));
+    v.push((
+        "section-ragged",
+        STP_VERR_BAD_SECTION,
+        "not a multiple of 8",
+        patched(|img| {
+            let (off, size) = sec(img, STP_SEC_CODE);
+            set_sec(img, STP_SEC_CODE, off as u32, size as u32 - 4);
+        }),
+    ));
+
+    // Limits and counts.
+    v.push((
+        "limit-too-small",
+        STP_VERR_BAD_LIMIT,
+        "MAXSTRINGLEN",
+        patched(|img| set_limit(img, STP_LIM_MAXSTRINGLEN, 8)),
+    ));
+    v.push((
+        "limit-too-large",
+        STP_VERR_BAD_LIMIT,
+        "MAXACTION",
+        patched(|img| set_limit(img, STP_LIM_MAXACTION, 2_000_000_000)),
+    ));
+    v.push((
+        "ring-pages-not-pow2",
+        STP_VERR_BAD_LIMIT,
+        "power of two",
+        patched(|img| set_limit(img, STP_LIM_RING_PAGES, 6)),
+    ));
+    v.push((
+        "too-many-globals",
+        STP_VERR_TOO_MANY,
+        "nglobals",
+        patched(|img| put_u32(img, OFF_NGLOBALS, STP_MAX_GLOBALS + 1)),
+    ));
+
+    // Handler descriptors.
+    v.push((
+        "handler-outside-code",
+        STP_VERR_BAD_HANDLER,
+        "outside CODE",
+        patched(|img| {
+            let (off, _) = sec(img, STP_SEC_HANDLERS);
+            put_u32(img, off, 1000);
+        }),
+    ));
+    v.push((
+        "handler-empty",
+        STP_VERR_BAD_HANDLER,
+        "empty",
+        patched(|img| {
+            let (off, _) = sec(img, STP_SEC_HANDLERS);
+            put_u32(img, off + 4, 0);
+        }),
+    ));
+    v.push((
+        "handler-too-many-regs",
+        STP_VERR_BAD_HANDLER,
+        "registers",
+        prog_timer(|p| p.handlers[0].nregs = STP_MAX_REGS as u8 + 1),
+    ));
+    v.push((
+        "handler-bad-ctx",
+        STP_VERR_BAD_HANDLER,
+        "context",
+        prog_timer(|p| p.handlers[0].ctx = 9),
+    ));
+
+    // Probe descriptors.
+    v.push((
+        "probe-bad-handler",
+        STP_VERR_BAD_PROBE,
+        "handler 9",
+        prog_timer(|p| p.probes[0].handler = 9),
+    ));
+    v.push((
+        "probe-bad-kind",
+        STP_VERR_BAD_PROBE,
+        "kind",
+        prog_timer(|p| p.probes[0].kind = 9),
+    ));
+    v.push((
+        "probe-bad-flags",
+        STP_VERR_BAD_PROBE,
+        "flags",
+        prog_timer(|p| p.probes[0].flags = 0x80),
+    ));
+    v.push((
+        "probe-ctx-mismatch",
+        STP_VERR_BAD_PROBE,
+        "context",
+        prog_timer(|p| p.probes[0].handler = 1),
+    ));
+    v.push((
+        "timer-too-fast",
+        STP_VERR_BAD_PROBE,
+        "period",
+        prog_timer(|p| p.probes[0].period_ns = 1000),
+    ));
+    v.push((
+        "probe-symbol-too-long",
+        STP_VERR_BAD_PROBE,
+        "symbol",
+        prog_kprobe(|p| p.probes[0].target = sym(&"x".repeat(200))),
+    ));
+    v.push((
+        "probe-symbol-nul",
+        STP_VERR_BAD_STRING,
+        "NUL",
+        prog_kprobe(|p| p.probes[0].target = sym("vfs_read\0evil")),
+    ));
+    v.push((
+        "string-outside-strdata",
+        STP_VERR_BAD_STRING,
+        "outside STRDATA",
+        {
+            let mut img = build(&kprobe_prog(STP_PROBE_KPROBE, "__x64_sys_getppid"));
+            let (off, _) = sec(&img, STP_SEC_STRS);
+            put_u32(&mut img, off + 4, 100_000);
+            img
+        },
+    ));
+
+    // Formats.
+    v.push((
+        "format-too-many-args",
+        STP_VERR_BAD_FORMAT,
+        "arguments",
+        prog_timer(|p| p.formats[1].args = vec![ArgKind::Int; STP_MAX_FMT_ARGS as usize + 1]),
+    ));
+    v.push((
+        "format-stray-bits",
+        STP_VERR_BAD_FORMAT,
+        "mask",
+        patched(|img| {
+            let (off, _) = sec(img, STP_SEC_FORMATS);
+            put_u32(img, off + 4, 0b10);
+        }),
+    ));
+
+    // Code.
+    v.push((
+        "unknown-opcode",
+        STP_VERR_BAD_OPCODE,
+        "unknown opcode",
+        prog_timer(|p| p.handlers[0].code[0].op = 0xff),
+    ));
+    v.push((
+        "unused-operand",
+        STP_VERR_BAD_OPERAND,
+        "unused operand",
+        prog_timer(|p| p.handlers[0].code[0] = i(STP_OP_NOP, 1, 0, 0, 0)),
+    ));
+    v.push((
+        "register-out-of-range",
+        STP_VERR_BAD_REGISTER,
+        "r70",
+        prog_timer(|p| p.handlers[0].code[0] = i(STP_OP_LDI, 70, 0, 0, 1)),
+    ));
+    v.push((
+        "register-above-nregs",
+        STP_VERR_BAD_REGISTER,
+        "r3,",
+        prog_timer(|p| p.handlers[0].code[0] = i(STP_OP_LDI, 3, 0, 0, 1)),
+    ));
+    v.push((
+        "string-register-out-of-range",
+        STP_VERR_BAD_REGISTER,
+        "s16",
+        prog_kprobe(|p| p.handlers[0].code[0] = i(STP_OP_CALLS, 16, 0, 0, STP_HLP_EXECNAME as i32)),
+    ));
+    v.push((
+        // The format takes a string; the handler has no string register.
+        "printf-string-kind-mismatch",
+        STP_VERR_BAD_REGISTER,
+        "string registers",
+        prog_kprobe(|p| {
+            p.handlers[0].nsregs = 0;
+            p.handlers[0].code[0] = i(STP_OP_NOP, 0, 0, 0, 0);
+        }),
+    ));
+    v.push((
+        "printf-run-out-of-range",
+        STP_VERR_BAD_REGISTER,
+        "r3..r3",
+        prog_timer(|p| p.handlers[0].code[2] = i(STP_OP_PRINTF, 0, 3, 0, 0)),
+    ));
+    v.push((
+        "uninit-register",
+        STP_VERR_UNINIT_REGISTER,
+        "r1 read before it is written",
+        prog_timer(|p| p.handlers[0].code[0] = i(STP_OP_NOP, 0, 0, 0, 0)),
+    ));
+    v.push((
+        // r2 is written on one path only, then read after the join.
+        "uninit-on-one-path",
+        STP_VERR_UNINIT_REGISTER,
+        "r2 read before it is written",
+        prog_timer(|p| {
+            p.handlers[0].code = vec![
+                i(STP_OP_LDI, 0, 0, 0, 1),
+                i(STP_OP_JZ, 0, 0, 0, 1),
+                i(STP_OP_LDI, 2, 0, 0, 5),
+                i(STP_OP_MOV, 1, 2, 0, 0),
+                ret,
+            ]
+        }),
+    ));
+    v.push((
+        "jump-out-of-range",
+        STP_VERR_BAD_JUMP,
+        "jump",
+        prog_timer(|p| p.handlers[0].code[5].imm = 100),
+    ));
+    v.push((
+        "jump-backward",
+        STP_VERR_BAD_JUMP,
+        "jump",
+        prog_timer(|p| p.handlers[0].code[5].imm = -3),
+    ));
+    v.push((
+        "loop-forward",
+        STP_VERR_BAD_JUMP,
+        "backward jump",
+        prog_timer(|p| p.handlers[0].code[6] = i(STP_OP_LOOP, 0, 0, 0, 0)),
+    ));
+    v.push((
+        "jump-into-next-handler",
+        STP_VERR_BAD_JUMP,
+        "jump",
+        prog_timer(|p| p.handlers[0].code[5].imm = 2),
+    ));
+    v.push((
+        "no-ret",
+        STP_VERR_NO_RET,
+        "not RET",
+        prog_timer(|p| {
+            let last = p.handlers[1].code.len() - 1;
+            p.handlers[1].code[last] = i(STP_OP_NOP, 0, 0, 0, 0);
+        }),
+    ));
+    v.push((
+        "bad-konst-index",
+        STP_VERR_BAD_INDEX,
+        "constant index",
+        prog_timer(|p| p.handlers[0].code[3] = i(STP_OP_LDK, 2, 0, 0, 7)),
+    ));
+    v.push((
+        "bad-global-index",
+        STP_VERR_BAD_INDEX,
+        "global index",
+        prog_timer(|p| p.handlers[0].code[1].imm = 3),
+    ));
+    v.push((
+        "bad-format-index",
+        STP_VERR_BAD_INDEX,
+        "format index",
+        prog_timer(|p| p.handlers[0].code[2].imm = 9),
+    ));
+    v.push((
+        "bad-helper-id",
+        STP_VERR_BAD_INDEX,
+        "helper index",
+        prog_kprobe(|p| p.handlers[0].code[1].imm = 200),
+    ));
+    v.push((
+        "retval-in-kprobe",
+        STP_VERR_BAD_CONTEXT,
+        "RETVAL",
+        prog_kprobe(|p| p.handlers[0].code[1].imm = STP_HLP_RETVAL as i32),
+    ));
+    v.push((
+        "arg-in-timer",
+        STP_VERR_BAD_CONTEXT,
+        "ARG",
+        prog_timer(|p| p.handlers[0].code[3] = i(STP_OP_CALLI, 2, 1, 0, STP_HLP_ARG as i32)),
+    ));
+    v.into_iter()
+        .map(|(name, code, fragment, image)| Hostile {
+            name,
+            code,
+            fragment,
+            image,
+        })
+        .collect()
+}

@@ -1,0 +1,195 @@
+//! The command line: clap derive structures for every subcommand. Option
+//! letters follow stap where stap has the option (`-e`, `-o`, `-D`, `-T`,
+//! `-v`, `-w`, positional script arguments after the script).
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// `stapvm`: SystemTap scripts compiled to verified bytecode and run by the
+/// stapvm.ko virtual machine.
+#[derive(Debug, Parser)]
+#[command(name = "stapvm", version, about, long_about = None)]
+pub struct Cli {
+    /// The subcommand.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Compile a script into a .stpb program.
+    Compile(CompileArgs),
+    /// Load a compiled .stpb program into stapvm.ko and print its output.
+    Load(LoadArgs),
+    /// Compile a script and run it (compile + load in one process).
+    Run(RunArgs),
+    /// Check a script (parse and semantic analysis) without compiling it.
+    Check(CheckArgs),
+    /// Disassemble a .stpb program.
+    Dump(DumpArgs),
+    /// Developer tools (hostile-image tests of the guest harness).
+    #[command(subcommand, hide = true)]
+    Debug(DebugCommand),
+}
+
+/// Where the script comes from and what it is given: shared by compile, run
+/// and check.
+#[derive(Debug, Args, Clone)]
+pub struct ScriptArgs {
+    /// Script text given on the command line instead of a file.
+    #[arg(short = 'e', value_name = "SCRIPT")]
+    pub expr: Option<String>,
+    /// Set a limit or macro, as stap's -D (`-D MAXACTION=100000`).
+    #[arg(short = 'D', value_name = "NAME=VAL")]
+    pub defines: Vec<String>,
+    /// Suppress compiler warnings.
+    #[arg(short = 'w')]
+    pub no_warnings: bool,
+    /// The script file (`-` reads standard input), then its arguments
+    /// (`$1`, `@1`, ...). With -e every positional is an argument. Options
+    /// may follow the script, as with stap; arguments starting with `-`
+    /// go after `--` (negative numbers need not).
+    #[arg(value_name = "SCRIPT [ARGS]", allow_negative_numbers = true)]
+    pub positional: Vec<String>,
+}
+
+/// Options of a running session: shared by load and run.
+#[derive(Debug, Args, Clone, Default)]
+pub struct SessionArgs {
+    /// Stop after this many seconds.
+    #[arg(short = 'T', value_name = "SECS")]
+    pub timeout: Option<u64>,
+    /// Verbose: timings and probe counters on standard error.
+    #[arg(short = 'v', action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// Create this file once the probes are armed.
+    #[arg(long = "ready-file", value_name = "PATH")]
+    pub ready_file: Option<PathBuf>,
+    /// Write the script's output to FILE instead of standard output.
+    #[arg(short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// `stapvm compile`.
+#[derive(Debug, Args)]
+pub struct CompileArgs {
+    /// The script and its arguments.
+    #[command(flatten)]
+    pub script: ScriptArgs,
+    /// The .stpb file to write (default: the script's name with .stpb).
+    #[arg(short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// `stapvm load`.
+#[derive(Debug, Args)]
+pub struct LoadArgs {
+    /// The .stpb program.
+    #[arg(value_name = "PROGRAM.stpb")]
+    pub program: PathBuf,
+    /// Session options.
+    #[command(flatten)]
+    pub session: SessionArgs,
+}
+
+/// `stapvm run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The script and its arguments.
+    #[command(flatten)]
+    pub script: ScriptArgs,
+    /// Session options.
+    #[command(flatten)]
+    pub session: SessionArgs,
+}
+
+/// `stapvm check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The script and its arguments.
+    #[command(flatten)]
+    pub script: ScriptArgs,
+    /// Stop after parsing (stap -p1).
+    #[arg(long = "parse-only")]
+    pub parse_only: bool,
+}
+
+/// `stapvm dump`.
+#[derive(Debug, Args)]
+pub struct DumpArgs {
+    /// The .stpb program.
+    #[arg(value_name = "PROGRAM.stpb")]
+    pub program: PathBuf,
+}
+
+/// `stapvm debug ...`.
+#[derive(Debug, Subcommand)]
+pub enum DebugCommand {
+    /// Send raw image bytes through the LOAD ioctl and report the verdict.
+    LoadImage {
+        /// The image file.
+        file: PathBuf,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn run_takes_script_then_arguments() {
+        let cli = Cli::try_parse_from([
+            "stapvm",
+            "run",
+            "-D",
+            "MAXACTION=5",
+            "x.stp",
+            "a",
+            "-T",
+            "5",
+            "-3",
+            "--",
+            "-b",
+        ])
+        .unwrap();
+        let Command::Run(r) = cli.command else {
+            panic!("not run")
+        };
+        assert_eq!(r.session.timeout, Some(5));
+        assert_eq!(r.script.defines, vec!["MAXACTION=5"]);
+        assert_eq!(r.script.positional, vec!["x.stp", "a", "-3", "-b"]);
+    }
+
+    #[test]
+    fn compile_with_e_and_output() {
+        let cli = Cli::try_parse_from([
+            "stapvm",
+            "compile",
+            "-e",
+            "probe begin { exit() }",
+            "-o",
+            "y.stpb",
+        ])
+        .unwrap();
+        let Command::Compile(c) = cli.command else {
+            panic!("not compile")
+        };
+        assert_eq!(c.script.expr.as_deref(), Some("probe begin { exit() }"));
+        assert_eq!(c.output, Some(PathBuf::from("y.stpb")));
+    }
+
+    #[test]
+    fn debug_load_image_parses() {
+        let cli = Cli::try_parse_from(["stapvm", "debug", "load-image", "x.img"]).unwrap();
+        assert!(matches!(
+            cli.command,
+            Command::Debug(DebugCommand::LoadImage { .. })
+        ));
+    }
+}

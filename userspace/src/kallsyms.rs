@@ -1,0 +1,251 @@
+//! `/proc/kallsyms`: which kernel text symbols the running kernel has, and
+//! the resolution of a probe's symbolic target (`ProbeTarget`) against them.
+//! Only the names the program asks for are kept, so reading a kernel's
+//! hundred thousand symbols costs one pass and no per-line allocation.
+use std::collections::HashSet;
+use std::io::{self, BufRead, BufReader};
+use thiserror::Error;
+use vm_spec::program::ProbeTarget;
+
+/// Where the running kernel lists its symbols.
+pub const KALLSYMS_PATH: &str = "/proc/kallsyms";
+
+/// Why a target could not be resolved.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum ResolveError {
+    /// The one symbol named is not a text symbol of the running kernel.
+    #[error("the kernel has no function '{0}' (not in {KALLSYMS_PATH})")]
+    Missing(String),
+    /// None of the alternatives is present.
+    #[error("the kernel has none of the functions {} (not in {KALLSYMS_PATH})", .0.join(", "))]
+    NoneOf(Vec<String>),
+}
+
+/// The text symbols of interest present in the running kernel.
+#[derive(Debug, Default, Clone)]
+pub struct Kallsyms {
+    present: HashSet<String>,
+}
+
+/// Every symbol name a set of targets may need.
+pub fn wanted_names<'a>(targets: impl IntoIterator<Item = &'a ProbeTarget>) -> HashSet<String> {
+    let mut out = HashSet::new();
+    for t in targets {
+        match t {
+            ProbeTarget::None => {}
+            ProbeTarget::Symbol { name, .. } => {
+                out.insert(name.clone());
+            }
+            ProbeTarget::FirstOf(list) => out.extend(list.iter().cloned()),
+        }
+    }
+    out
+}
+
+/// The symbol each target prefers (the one symbol, or the first of a
+/// list): once all of them are found, reading further cannot change any
+/// resolution.
+pub fn preferred_names<'a>(targets: impl IntoIterator<Item = &'a ProbeTarget>) -> HashSet<String> {
+    targets
+        .into_iter()
+        .filter_map(|t| match t {
+            ProbeTarget::None => None,
+            ProbeTarget::Symbol { name, .. } => Some(name.clone()),
+            ProbeTarget::FirstOf(list) => list.first().cloned(),
+        })
+        .collect()
+}
+
+impl Kallsyms {
+    /// Parses kallsyms text (`ADDR TYPE NAME [MODULE]` per line), keeping the
+    /// text symbols (type `t` or `T`) whose name is in `wanted`. Malformed
+    /// lines are ignored.
+    #[cfg(test)]
+    pub fn parse(text: &str, wanted: &HashSet<String>) -> Self {
+        // Reading from memory cannot fail.
+        Self::scan(text.as_bytes(), wanted, &HashSet::new()).unwrap_or_default()
+    }
+
+    /// Like `parse`, from a reader, one line at a time; stops reading as
+    /// soon as every name in `preferred` has been found (an empty set reads
+    /// everything). The kernel formats /proc/kallsyms as it is read, a
+    /// hundred thousand lines, so stopping early matters at launch.
+    pub fn scan<R: BufRead>(
+        mut r: R,
+        wanted: &HashSet<String>,
+        preferred: &HashSet<String>,
+    ) -> io::Result<Self> {
+        let mut present = HashSet::new();
+        let mut pending = preferred.len();
+        let mut line = Vec::with_capacity(256);
+        loop {
+            line.clear();
+            if r.read_until(b'\n', &mut line)? == 0 {
+                break;
+            }
+            let mut fields = line
+                .split(|b| b.is_ascii_whitespace())
+                .filter(|f| !f.is_empty());
+            let (Some(_addr), Some(ty), Some(name)) = (fields.next(), fields.next(), fields.next())
+            else {
+                continue;
+            };
+            if ty != b"t" && ty != b"T" {
+                continue;
+            }
+            let Ok(name) = std::str::from_utf8(name) else {
+                continue;
+            };
+            if wanted.contains(name) && present.insert(name.to_string()) && preferred.contains(name)
+            {
+                pending -= 1;
+                if pending == 0 {
+                    break;
+                }
+            }
+        }
+        Ok(Kallsyms { present })
+    }
+
+    /// Reads `/proc/kallsyms` (or another file in the same format) until
+    /// every target's preferred symbol is found.
+    pub fn read(path: &str, targets: &[&ProbeTarget]) -> io::Result<Self> {
+        let file = std::fs::File::open(path)?;
+        let wanted = wanted_names(targets.iter().copied());
+        let preferred = preferred_names(targets.iter().copied());
+        Self::scan(BufReader::with_capacity(1 << 16, file), &wanted, &preferred)
+    }
+
+    /// True when `name` is a text symbol of the kernel (among those wanted).
+    pub fn has(&self, name: &str) -> bool {
+        self.present.contains(name)
+    }
+
+    /// Resolves a probe target: `Ok(None)` for a target without a symbol,
+    /// `Ok(Some((symbol, offset)))` for the symbol chosen.
+    pub fn resolve(&self, target: &ProbeTarget) -> Result<Option<(String, u32)>, ResolveError> {
+        match target {
+            ProbeTarget::None => Ok(None),
+            ProbeTarget::Symbol { name, offset } => {
+                if self.has(name) {
+                    Ok(Some((name.clone(), *offset)))
+                } else {
+                    Err(ResolveError::Missing(name.clone()))
+                }
+            }
+            ProbeTarget::FirstOf(list) => list
+                .iter()
+                .find(|n| self.has(n))
+                .map(|n| Some((n.clone(), 0)))
+                .ok_or_else(|| ResolveError::NoneOf(list.clone())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FIXTURE: &str = "\
+ffffffff81000000 T _stext
+ffffffff81234560 T __x64_sys_openat
+ffffffff81234600 t __se_sys_open
+ffffffff81234700 T vfs_read
+ffffffff81234800 D sys_open
+ffffffff81234900 W weak_fn
+0000000000000000 t ext4_file_read_iter\t[ext4]
+garbage
+";
+
+    fn syms(names: &[&str]) -> Kallsyms {
+        let wanted = names.iter().map(|s| s.to_string()).collect();
+        Kallsyms::parse(FIXTURE, &wanted)
+    }
+
+    #[test]
+    fn keeps_only_wanted_text_symbols() {
+        let k = syms(&["vfs_read", "sys_open", "weak_fn", "ext4_file_read_iter"]);
+        assert!(k.has("vfs_read"));
+        assert!(!k.has("sys_open"), "data symbol");
+        assert!(!k.has("weak_fn"), "not t/T");
+        assert!(k.has("ext4_file_read_iter"), "module text symbol");
+        assert!(!k.has("_stext"), "not wanted");
+    }
+
+    #[test]
+    fn resolves_symbols() {
+        let k = syms(&["vfs_read", "nope"]);
+        let t = ProbeTarget::Symbol {
+            name: "vfs_read".into(),
+            offset: 4,
+        };
+        assert_eq!(k.resolve(&t), Ok(Some(("vfs_read".into(), 4))));
+        let t = ProbeTarget::Symbol {
+            name: "nope".into(),
+            offset: 0,
+        };
+        assert_eq!(k.resolve(&t), Err(ResolveError::Missing("nope".into())));
+        assert_eq!(k.resolve(&ProbeTarget::None), Ok(None));
+    }
+
+    /// A reader that fails once its text is used up: proves a scan
+    /// stopped before the end.
+    struct Then<'a>(&'a [u8]);
+    impl io::Read for Then<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.0.is_empty() {
+                return Err(io::Error::other("read past the point"));
+            }
+            let n = buf.len().min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn scan_stops_once_every_preferred_symbol_is_found() {
+        let t1 = ProbeTarget::FirstOf(vec!["__x64_sys_openat".into(), "sys_openat".into()]);
+        let t2 = ProbeTarget::Symbol {
+            name: "vfs_read".into(),
+            offset: 0,
+        };
+        let wanted = wanted_names([&t1, &t2]);
+        let preferred = preferred_names([&t1, &t2]);
+        // Everything up to vfs_read, then an error: never reached.
+        let end = FIXTURE.find("ffffffff81234800").unwrap();
+        let r = io::BufReader::new(Then(&FIXTURE.as_bytes()[..end]));
+        let k = Kallsyms::scan(r, &wanted, &preferred).unwrap();
+        assert!(k.has("__x64_sys_openat") && k.has("vfs_read"));
+        // A missing preferred symbol reads to the end.
+        let t3 = ProbeTarget::FirstOf(vec!["nope".into(), "vfs_read".into()]);
+        let r = io::BufReader::new(Then(FIXTURE.as_bytes()));
+        let e = Kallsyms::scan(r, &wanted_names([&t3]), &preferred_names([&t3]));
+        assert!(e.is_err());
+        let k = Kallsyms::scan(
+            FIXTURE.as_bytes(),
+            &wanted_names([&t3]),
+            &preferred_names([&t3]),
+        )
+        .unwrap();
+        assert_eq!(k.resolve(&t3), Ok(Some(("vfs_read".into(), 0))));
+    }
+
+    #[test]
+    fn first_of_picks_the_first_present() {
+        let list: Vec<String> = ["__x64_sys_open", "__se_sys_open", "sys_open"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let t = ProbeTarget::FirstOf(list.clone());
+        let k = Kallsyms::parse(FIXTURE, &wanted_names([&t]));
+        assert_eq!(k.resolve(&t), Ok(Some(("__se_sys_open".into(), 0))));
+        let t2 = ProbeTarget::FirstOf(vec!["a".into(), "b".into()]);
+        let k = Kallsyms::parse(FIXTURE, &wanted_names([&t2]));
+        let err = k.resolve(&t2).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the kernel has none of the functions a, b (not in /proc/kallsyms)"
+        );
+    }
+}

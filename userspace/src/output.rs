@@ -1,0 +1,558 @@
+//! Records to text, as stap prints them: PRINTF records through the shared
+//! C formatter (`vm_spec::core::format`), ERROR records as
+//! `ERROR: <message> near <token> at <file>:<line>:<col>`, globals at exit
+//! as `name=value`, and the closing summary
+//! (`WARNING: Number of errors: N, skipped probes: M`).
+//!
+//! `Printer` writes a merged batch: script output to its writer (stdout or
+//! `-o FILE`), messages to stderr; the output writer is flushed before each
+//! message and after each batch, so lines never interleave.
+use crate::ring::Batch;
+use std::io::{self, Write};
+use vm_spec::abi;
+use vm_spec::core::{self, FmtArg};
+use vm_spec::program::Program;
+use vm_spec::records::{self, Record};
+use vm_spec::tables::RUNTIME_ERRORS;
+
+/// What one record turns into.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Rendered {
+    /// Script output (bytes, not necessarily UTF-8).
+    Out(Vec<u8>),
+    /// A message line for stderr (without the newline).
+    Message(String),
+    /// `exit()` ran.
+    Exit,
+}
+
+/// stap's keywords (parse.cxx), for naming a token in error messages.
+const KEYWORDS: &[&str] = &[
+    "probe", "global", "private", "function", "if", "else", "for", "foreach", "in", "limit",
+    "return", "delete", "while", "break", "continue", "next", "string", "long", "try", "catch",
+];
+
+/// stap's operators, longest first (parse.cxx `lexer::scan`).
+const OPERATORS: &[&str] = &[
+    "<<<", ">>>", "<<=", ">>=", "==", "!=", "<=", ">=", "=~", "!~", "+=", "-=", "*=", "/=", "%=",
+    "&=", "^=", "|=", ".=", "&&", "||", "++", "--", "->", "<<", ">>",
+];
+
+/// Describes the token at 1-based `line`:`col` of `source` as stap does in
+/// error messages (`operator '/'`, `identifier 'x'`, `number '5'`,
+/// `string 'abc'`, `keyword 'if'`); `None` when there is no token there.
+pub fn token_at(source: &str, line: u32, col: u32) -> Option<String> {
+    let text = source.lines().nth(line.checked_sub(1)? as usize)?;
+    let rest: String = text.chars().skip(col.checked_sub(1)? as usize).collect();
+    let first = rest.chars().next()?;
+    let ident_char = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '$';
+    let (kind, tok): (&str, String) = if first.is_ascii_alphabetic() || "_$@".contains(first) {
+        let tok: String = std::iter::once(first)
+            .chain(rest.chars().skip(1).take_while(|&c| ident_char(c)))
+            .collect();
+        let kind = if KEYWORDS.contains(&tok.as_str()) {
+            "keyword"
+        } else {
+            "identifier"
+        };
+        (kind, tok)
+    } else if first.is_ascii_digit() {
+        let tok = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .collect();
+        ("number", tok)
+    } else if first == '"' {
+        let mut tok = String::new();
+        let mut escaped = false;
+        for c in rest.chars().skip(1) {
+            if !escaped && c == '"' {
+                break;
+            }
+            escaped = !escaped && c == '\\';
+            tok.push(c);
+        }
+        ("string", tok)
+    } else if first.is_ascii_punctuation() {
+        let tok = OPERATORS
+            .iter()
+            .find(|op| rest.starts_with(*op))
+            .map(|op| op.to_string())
+            .unwrap_or_else(|| first.to_string());
+        ("operator", tok)
+    } else {
+        return None;
+    };
+    Some(format!("{kind} '{tok}'"))
+}
+
+/// Turns records into text for one program.
+#[derive(Debug)]
+pub struct Renderer<'p> {
+    prog: &'p Program,
+}
+
+impl<'p> Renderer<'p> {
+    /// A renderer for records of `prog`.
+    pub fn new(prog: &'p Program) -> Self {
+        Renderer { prog }
+    }
+
+    /// The stap message of a run-time error: `ERROR: division by 0 near
+    /// operator '/' at x.stp:3:10`. The place comes from the handler's
+    /// source locations; when the location names no token the handler's
+    /// probe point stands in for it.
+    pub fn error_message(&self, code: u16, handler: u32, pc: u32, addr: u64) -> String {
+        let msg = match RUNTIME_ERRORS.get(usize::from(code)) {
+            Some(e) => e.msg.replace("%llx", &format!("{addr:x}")),
+            None => format!("unknown run-time error {code}"),
+        };
+        let Some(h) = self.prog.handlers.get(handler as usize) else {
+            return format!("ERROR: {msg} in unknown handler {handler}");
+        };
+        let loc = h.locs.get(pc as usize).filter(|l| l.line != 0);
+        let near = loc
+            .and_then(|l| token_at(&self.prog.source, l.line, l.col))
+            .unwrap_or_else(|| h.probe_point.clone());
+        match loc {
+            Some(l) => format!(
+                "ERROR: {msg} near {near} at {}:{}:{}",
+                self.prog.source_name, l.line, l.col
+            ),
+            None => format!("ERROR: {msg} near {near}"),
+        }
+    }
+
+    /// Renders one record (header included).
+    pub fn render(&self, rec: &[u8]) -> Rendered {
+        match records::parse(rec, &self.prog.formats) {
+            Ok(Record::Printf { fmt, args, .. }) => {
+                let text = &self.prog.formats[usize::from(fmt)].text;
+                let fargs: Vec<FmtArg> = args.iter().map(|a| a.as_fmt_arg()).collect();
+                Rendered::Out(core::format(text, &fargs))
+            }
+            Ok(Record::Error {
+                code,
+                handler,
+                pc,
+                addr,
+                ..
+            }) => Rendered::Message(self.error_message(code, handler, pc, addr)),
+            Ok(Record::Exit { .. }) => Rendered::Exit,
+            Err(e) => Rendered::Message(format!("ERROR: unreadable record from the kernel: {e}")),
+        }
+    }
+}
+
+/// The lines stap prints for globals at exit: `name=value` for each global
+/// marked `print_at_exit`, in declaration order. `values[i]` is global i.
+pub fn globals_text(prog: &Program, values: &[i64]) -> String {
+    let mut out = String::new();
+    for (i, g) in prog.globals.iter().enumerate() {
+        if g.print_at_exit {
+            let v = values.get(i).copied().unwrap_or(0);
+            out.push_str(&format!("{}={v}\n", g.name));
+        }
+    }
+    out
+}
+
+/// The value of limit `lim` (`abi::STP_LIM_*`) in `prog`, or its default.
+pub fn limit(prog: &Program, lim: u32) -> u32 {
+    let i = lim as usize;
+    prog.limits
+        .get(i)
+        .copied()
+        .or_else(|| vm_spec::limits::LIMITS.get(i).map(|l| l.default))
+        .unwrap_or(0)
+}
+
+/// The closing messages (stderr lines) for a session's final status.
+pub fn summary(prog: &Program, st: &abi::stp_status) -> Vec<String> {
+    let mut out = Vec::new();
+    if st.skipped > u64::from(limit(prog, abi::STP_LIM_MAXSKIPPED)) {
+        out.push(
+            "ERROR: Skipped too many probes, check MAXSKIPPED or try again with stap -t for more details."
+                .to_string(),
+        );
+    }
+    if st.errors > 0 || st.skipped > 0 {
+        out.push(format!(
+            "WARNING: Number of errors: {}, skipped probes: {}",
+            st.errors, st.skipped
+        ));
+    }
+    if st.dropped > 0 {
+        out.push(format!(
+            "WARNING: Number of dropped records: {} (the output rings were full; try -D RING_PAGES={})",
+            st.dropped,
+            (limit(prog, abi::STP_LIM_RING_PAGES) * 4).min(abi::STP_MAX_RING_PAGES)
+        ));
+    }
+    out
+}
+
+/// The exit status stap would give: 1 when errors aborted the session
+/// (more than MAXERRORS, or more than MAXSKIPPED skipped probes), else 0.
+pub fn exit_status(prog: &Program, st: &abi::stp_status) -> i32 {
+    let too_many_errors = st.errors > u64::from(limit(prog, abi::STP_LIM_MAXERRORS));
+    let too_many_skips = st.skipped > u64::from(limit(prog, abi::STP_LIM_MAXSKIPPED));
+    i32::from(too_many_errors || too_many_skips)
+}
+
+/// Writes batches: output to `out`, messages to `err`.
+pub struct Printer<'p, W: Write, E: Write> {
+    renderer: Renderer<'p>,
+    out: W,
+    err: E,
+    /// EXIT records seen so far.
+    pub exits: u64,
+    /// Output write failed (e.g. EPIPE): further output is discarded.
+    pub out_failed: Option<io::Error>,
+}
+
+impl<'p, W: Write, E: Write> Printer<'p, W, E> {
+    /// A printer for `prog`'s records.
+    pub fn new(prog: &'p Program, out: W, err: E) -> Self {
+        Printer {
+            renderer: Renderer::new(prog),
+            out,
+            err,
+            exits: 0,
+            out_failed: None,
+        }
+    }
+
+    fn out_write(&mut self, bytes: &[u8]) {
+        if self.out_failed.is_none() {
+            if let Err(e) = self.out.write_all(bytes) {
+                self.out_failed = Some(e);
+            }
+        }
+    }
+
+    /// Flushes the output writer.
+    pub fn flush(&mut self) {
+        if self.out_failed.is_none() {
+            if let Err(e) = self.out.flush() {
+                self.out_failed = Some(e);
+            }
+        }
+    }
+
+    /// Writes a message line to stderr (after flushing the output, so the
+    /// two streams stay in order on a terminal).
+    pub fn message(&mut self, line: &str) {
+        self.flush();
+        let _ = writeln!(self.err, "{line}");
+        let _ = self.err.flush();
+    }
+
+    /// Writes raw script output (globals at exit).
+    pub fn output(&mut self, bytes: &[u8]) {
+        self.out_write(bytes);
+    }
+
+    /// Prints a batch in its current order, then flushes. Returns true when
+    /// the batch held an EXIT record.
+    pub fn print_batch(&mut self, batch: &Batch) -> bool {
+        let mut exit = false;
+        for (_, rec) in batch.iter() {
+            match self.renderer.render(rec) {
+                Rendered::Out(bytes) => self.out_write(&bytes),
+                Rendered::Message(m) => self.message(&m),
+                Rendered::Exit => {
+                    exit = true;
+                    self.exits += 1;
+                }
+            }
+        }
+        self.flush();
+        exit
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ring::fake::record;
+    use vm_spec::program::*;
+
+    fn prog() -> Program {
+        Program {
+            source_name: "x.stp".into(),
+            source: "global n\nprobe begin {\n  x = 1\n  n = 10 / x ; y = \"s\"\n}\n".into(),
+            limits: default_limits(),
+            globals: vec![
+                Global {
+                    name: "n".into(),
+                    ty: GlobalType::Long,
+                    print_at_exit: true,
+                },
+                Global {
+                    name: "hidden".into(),
+                    ty: GlobalType::Long,
+                    print_at_exit: false,
+                },
+            ],
+            formats: vec![Format {
+                text: "%s (%d) open\n".into(),
+                args: vec![ArgKind::Str, ArgKind::Int],
+            }],
+            handlers: vec![Handler {
+                ctx: abi::STP_CTX_BEGIN as u8,
+                nregs: 2,
+                nsregs: 0,
+                code: vec![Insn::default(); 3],
+                locs: vec![
+                    SrcLoc { line: 4, col: 10 },
+                    SrcLoc { line: 0, col: 0 },
+                    SrcLoc { line: 4, col: 3 },
+                ],
+                probe_point: "begin".into(),
+            }],
+            ..Default::default()
+        }
+    }
+
+    fn printf_rec(time: u64, s: &[u8], n: i64) -> Vec<u8> {
+        let mut p = Vec::new();
+        p.extend_from_slice(&(s.len() as u32).to_le_bytes());
+        p.extend_from_slice(s);
+        while p.len() % 8 != 0 {
+            p.push(0);
+        }
+        p.extend_from_slice(&n.to_le_bytes());
+        record(abi::STP_REC_PRINTF as u16, 0, time, &p)
+    }
+
+    fn error_rec(code: u32, handler: u32, pc: u32, addr: u64) -> Vec<u8> {
+        let mut p = Vec::new();
+        p.extend_from_slice(&handler.to_le_bytes());
+        p.extend_from_slice(&pc.to_le_bytes());
+        p.extend_from_slice(&addr.to_le_bytes());
+        record(abi::STP_REC_ERROR as u16, code as u16, 0, &p)
+    }
+
+    #[test]
+    fn tokens_as_stap_names_them() {
+        let src = "a = b / c\nif (x <<< 1) \"str\\\"q\" 42 $y";
+        assert_eq!(token_at(src, 1, 7).as_deref(), Some("operator '/'"));
+        assert_eq!(token_at(src, 1, 1).as_deref(), Some("identifier 'a'"));
+        assert_eq!(token_at(src, 2, 1).as_deref(), Some("keyword 'if'"));
+        assert_eq!(token_at(src, 2, 7).as_deref(), Some("operator '<<<'"));
+        assert_eq!(token_at(src, 2, 14).as_deref(), Some("string 'str\\\"q'"));
+        assert_eq!(token_at(src, 2, 23).as_deref(), Some("number '42'"));
+        assert_eq!(token_at(src, 2, 26).as_deref(), Some("identifier '$y'"));
+        assert_eq!(token_at(src, 9, 1), None);
+        assert_eq!(token_at(src, 1, 99), None);
+        assert_eq!(token_at(src, 0, 1), None);
+        assert_eq!(token_at(src, 1, 2), None, "whitespace");
+    }
+
+    #[test]
+    fn printf_records_use_the_format() {
+        let p = prog();
+        let r = Renderer::new(&p);
+        assert_eq!(
+            r.render(&printf_rec(1, b"cat", 3)),
+            Rendered::Out(b"cat (3) open\n".to_vec())
+        );
+    }
+
+    #[test]
+    fn error_records_in_stap_form() {
+        let p = prog();
+        let r = Renderer::new(&p);
+        assert_eq!(
+            r.render(&error_rec(abi::STP_RTE_DIVZERO, 0, 0, 0)),
+            Rendered::Message("ERROR: division by 0 near operator '/' at x.stp:4:10".into())
+        );
+        assert_eq!(
+            r.error_message(abi::STP_RTE_KFAULT as u16, 0, 2, 0xdead),
+            "ERROR: kernel read fault at 0xdead near identifier 'n' at x.stp:4:3"
+        );
+        // No location: the probe point stands in.
+        assert_eq!(
+            r.error_message(abi::STP_RTE_MAXACTION as u16, 0, 1, 0),
+            "ERROR: MAXACTION exceeded near begin"
+        );
+        assert_eq!(
+            r.error_message(abi::STP_RTE_MAXACTION as u16, 5, 1, 0),
+            "ERROR: MAXACTION exceeded in unknown handler 5"
+        );
+    }
+
+    #[test]
+    fn bad_and_exit_records() {
+        let p = prog();
+        let r = Renderer::new(&p);
+        assert_eq!(
+            r.render(&record(abi::STP_REC_EXIT as u16, 0, 0, &[])),
+            Rendered::Exit
+        );
+        match r.render(&record(abi::STP_REC_PRINTF as u16, 7, 0, &[])) {
+            Rendered::Message(m) => assert!(m.starts_with("ERROR: unreadable record"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn globals_and_summary() {
+        let p = prog();
+        assert_eq!(globals_text(&p, &[7, 9]), "n=7\n");
+        assert_eq!(globals_text(&p, &[]), "n=0\n");
+        let mut st = abi::stp_status::default();
+        assert!(summary(&p, &st).is_empty());
+        assert_eq!(exit_status(&p, &st), 0);
+        st.errors = 1;
+        st.skipped = 2;
+        assert_eq!(
+            summary(&p, &st),
+            vec!["WARNING: Number of errors: 1, skipped probes: 2"]
+        );
+        assert_eq!(exit_status(&p, &st), 1, "MAXERRORS is 0");
+        let mut p2 = prog();
+        p2.limits[abi::STP_LIM_MAXERRORS as usize] = 5;
+        assert_eq!(exit_status(&p2, &st), 0);
+        st.errors = 0;
+        st.skipped = 0;
+        st.dropped = 12;
+        let s = summary(&p, &st);
+        assert_eq!(s.len(), 1);
+        assert!(
+            s[0].starts_with("WARNING: Number of dropped records: 12"),
+            "{}",
+            s[0]
+        );
+        st.skipped = 101;
+        assert!(summary(&p, &st)[0].starts_with("ERROR: Skipped too many probes"));
+        assert_eq!(exit_status(&p, &st), 1);
+    }
+
+    #[test]
+    fn printer_orders_and_flushes() {
+        let p = prog();
+        let mut batch = Batch::new();
+        let a = printf_rec(30, b"late", 2);
+        let b = printf_rec(10, b"early", 1);
+        let e = error_rec(abi::STP_RTE_DIVZERO, 0, 0, 0);
+        let x = record(abi::STP_REC_EXIT as u16, 0, 40, &[]);
+        batch.push(0, 30, &a);
+        batch.push(1, 10, &b);
+        batch.push(1, 20, &e);
+        batch.push(0, 40, &x);
+        batch.sort_by_time();
+        let mut out = Vec::new();
+        let mut err = Vec::new();
+        let mut pr = Printer::new(&p, &mut out, &mut err);
+        assert!(pr.print_batch(&batch));
+        assert_eq!(pr.exits, 1);
+        drop(pr);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "early (1) open\nlate (2) open\n"
+        );
+        assert_eq!(
+            String::from_utf8(err).unwrap(),
+            "ERROR: division by 0 near operator '/' at x.stp:4:10\n"
+        );
+    }
+}
+
+#[cfg(test)]
+mod bench {
+    use super::*;
+    use crate::ring::fake::record;
+    use vm_spec::program::*;
+
+    /// Throughput of the print path (run with --ignored --nocapture).
+    #[test]
+    #[ignore]
+    fn print_throughput() {
+        let p = Program {
+            formats: vec![Format {
+                text: "%s (%d) open %s\n".into(),
+                args: vec![ArgKind::Str, ArgKind::Int, ArgKind::Str],
+            }],
+            ..Default::default()
+        };
+        let mut payload = Vec::new();
+        for (i, s) in [&b"bash"[..], b"/etc/passwd"].iter().enumerate() {
+            payload.extend_from_slice(&(s.len() as u32).to_le_bytes());
+            payload.extend_from_slice(s);
+            payload.resize(payload.len().div_ceil(8) * 8, 0);
+            if i == 0 {
+                payload.extend_from_slice(&1234i64.to_le_bytes());
+            }
+        }
+        let rec = record(abi::STP_REC_PRINTF as u16, 0, 1, &payload);
+        let mut batch = Batch::new();
+        for t in 0..1_000_000u64 {
+            batch.push(0, t, &rec);
+        }
+        let t = std::time::Instant::now();
+        let mut out = io::sink();
+        let mut pr = Printer::new(&p, &mut out, io::stderr());
+        pr.print_batch(&batch);
+        let el = t.elapsed();
+        eprintln!(
+            "{} records in {:?}: {:.0} ns/record",
+            batch.len(),
+            el,
+            el.as_nanos() as f64 / batch.len() as f64
+        );
+    }
+}
+
+/// The whole user-space path on real records: the compiler's program and
+/// source locations, the C VM (run in user space by `HostSession`), the
+/// ring records it writes, and this module's text.
+#[cfg(test)]
+mod end_to_end {
+    use super::*;
+    use vm_spec::core::{HostEnv, HostSession};
+
+    fn run_begin(src: &str) -> (String, String) {
+        let c = compiler::compile("x.stp", src, &compiler::Options::default())
+            .unwrap_or_else(|f| panic!("{}", f.rendered));
+        let mut host = HostSession::from_program(&c.program).unwrap();
+        let env = HostEnv {
+            pid: 42,
+            execname: "stapvm".into(),
+            ..Default::default()
+        };
+        host.run_probes_of_kind(abi::STP_PROBE_BEGIN, &env);
+        let mut batch = Batch::new();
+        for (t, r) in host.take_raw_records().iter().enumerate() {
+            batch.push(0, t as u64, r);
+        }
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        Printer::new(&c.program, &mut out, &mut err).print_batch(&batch);
+        (
+            String::from_utf8(out).unwrap(),
+            String::from_utf8(err).unwrap(),
+        )
+    }
+
+    #[test]
+    fn printf_output() {
+        let (out, err) = run_begin(
+            "probe begin { printf(\"%s (%d) %5s|%-3d|%x\\n\", execname(), pid(), \"ab\", 7, 255) }",
+        );
+        assert_eq!(out, "stapvm (42)    ab|7  |ff\n");
+        assert_eq!(err, "");
+    }
+
+    #[test]
+    fn division_by_zero_names_the_operator() {
+        let src =
+            "global d\nprobe begin {\n  printf(\"a\\n\")\n  x = 10 / d\n  printf(\"b\\n\")\n}\n";
+        let (out, err) = run_begin(src);
+        assert_eq!(out, "a\n");
+        assert_eq!(
+            err,
+            "ERROR: division by 0 near operator '/' at x.stp:4:10\n"
+        );
+    }
+}

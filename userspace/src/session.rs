@@ -1,0 +1,763 @@
+//! The load/run loop: resolve the probes on this kernel, build the image,
+//! LOAD it, map the rings, START, then poll and print merged batches until
+//! `exit()`, a breaker (STATUS.exit_requested), SIGINT/SIGTERM or `-T`;
+//! then STOP (end probes), drain everything, print the globals and the
+//! summary.
+//!
+//! Signals: the first SIGINT or SIGTERM asks for a clean stop (the handler
+//! only sets a flag and writes a byte into a self-pipe the loop polls);
+//! the handler is installed with SA_RESETHAND, so a second signal kills
+//! the process, and the kernel's release() of the session fd still disarms
+//! everything.
+use crate::cli::SessionArgs;
+use crate::device::{Device, OpenError, Session};
+use crate::output::{self, Printer};
+use crate::resolve;
+use crate::ring::{Batch, Consumer, MappedRing, RingError, RingMemory};
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::time::{Duration, Instant};
+use thiserror::Error;
+use vm_spec::abi;
+use vm_spec::program::Program;
+
+/// Longest wait in poll(), so signals, -T and STATUS are noticed promptly.
+const POLL_MS: u64 = 100;
+/// Most drain passes after STOP.
+const STOP_DRAIN_PASSES: usize = 64;
+
+/// Why a session could not run (each is printed as `ERROR: ...`).
+#[derive(Debug, Error)]
+pub enum Error {
+    /// A probe point does not resolve on this kernel.
+    #[error(transparent)]
+    Resolve(#[from] resolve::Error),
+    /// The image could not be laid out.
+    #[error("cannot build the program image: {0}")]
+    Image(#[from] vm_spec::image::ImageError),
+    /// /dev/stapvm is missing or not accessible.
+    #[error(transparent)]
+    Open(#[from] OpenError),
+    /// The verifier (or the module) refused the image.
+    #[error("the kernel refused the program: {0}")]
+    Refused(#[from] crate::device::LoadError),
+    /// START failed: a probe could not be armed (or begin failed).
+    #[error("the kernel could not start the session (arming the probes failed): {}", errno_text(.0))]
+    Start(io::Error),
+    /// An ioctl on the session failed.
+    #[error("{what} failed: {}", errno_text(.err))]
+    Ioctl {
+        /// Which request.
+        what: &'static str,
+        /// The error.
+        err: io::Error,
+    },
+    /// The module reported a ring geometry that cannot be right.
+    #[error("the module reported an unusable ring layout: {0}")]
+    BadInfo(String),
+    /// Mapping a ring failed.
+    #[error("cannot map the ring of CPU {cpu}: {err}")]
+    Map {
+        /// The CPU.
+        cpu: u32,
+        /// The error.
+        err: io::Error,
+    },
+    /// The -o file or the ready file could not be created.
+    #[error("cannot create {path}: {err}")]
+    Create {
+        /// The path.
+        path: String,
+        /// The error.
+        err: io::Error,
+    },
+    /// Installing the signal handlers failed.
+    #[error("cannot install signal handlers: {0}")]
+    Signals(io::Error),
+}
+
+/// `ENOENT (No such file or directory)` for an OS error.
+fn errno_text(e: &io::Error) -> String {
+    match e.raw_os_error() {
+        Some(n) => {
+            let full = io::Error::from_raw_os_error(n).to_string();
+            let text = full.split(" (os error").next().unwrap_or(&full);
+            format!("{} ({text})", crate::device::errno_name(n))
+        }
+        None => e.to_string(),
+    }
+}
+
+fn ioctl_err(what: &'static str) -> impl FnOnce(io::Error) -> Error {
+    move |err| Error::Ioctl { what, err }
+}
+
+// ---------------------------------------------------------------------
+// Signals
+
+static STOP_REQUESTED: AtomicBool = AtomicBool::new(false);
+static SIGNAL_PIPE_WR: AtomicI32 = AtomicI32::new(-1);
+
+extern "C" fn on_signal(_sig: libc::c_int) {
+    STOP_REQUESTED.store(true, Ordering::SeqCst);
+    let fd = SIGNAL_PIPE_WR.load(Ordering::SeqCst);
+    if fd >= 0 {
+        let b = 1u8;
+        // SAFETY: write(2) is async-signal-safe; the pipe is non-blocking
+        // and `b` lives for the call. A full pipe already wakes the loop.
+        unsafe {
+            libc::write(fd, std::ptr::addr_of!(b).cast(), 1);
+        }
+    }
+}
+
+/// The self-pipe the signal handler writes to; its read end is polled.
+struct SignalPipe {
+    rd: OwnedFd,
+    _wr: OwnedFd,
+}
+
+impl SignalPipe {
+    fn install() -> io::Result<Self> {
+        let mut fds = [0 as libc::c_int; 2];
+        // SAFETY: `fds` has room for the two descriptors pipe2 writes.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_NONBLOCK | libc::O_CLOEXEC) } < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: pipe2 succeeded, so both descriptors are new and ours.
+        let (rd, wr) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        SIGNAL_PIPE_WR.store(wr.as_raw_fd(), Ordering::SeqCst);
+        STOP_REQUESTED.store(false, Ordering::SeqCst);
+        for sig in [libc::SIGINT, libc::SIGTERM] {
+            // SAFETY: a zeroed sigaction is a valid "no flags, empty mask"
+            // value; the handler only touches atomics and write(2).
+            let rc = unsafe {
+                let mut sa: libc::sigaction = std::mem::zeroed();
+                sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+                sa.sa_flags = libc::SA_RESETHAND;
+                libc::sigemptyset(&mut sa.sa_mask);
+                libc::sigaction(sig, &sa, std::ptr::null_mut())
+            };
+            if rc < 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        Ok(SignalPipe { rd, _wr: wr })
+    }
+}
+
+impl Drop for SignalPipe {
+    fn drop(&mut self) {
+        SIGNAL_PIPE_WR.store(-1, Ordering::SeqCst);
+    }
+}
+
+// ---------------------------------------------------------------------
+// The loop
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// The session requests the loop needs (the real `Session`, or a fake in
+/// tests).
+pub trait Control {
+    /// STP_IOC_START.
+    fn start(&self) -> io::Result<()>;
+    /// STP_IOC_STOP.
+    fn stop(&self) -> io::Result<()>;
+    /// STP_IOC_STATUS.
+    fn status(&self) -> io::Result<abi::stp_status>;
+    /// STP_IOC_GLOBALS.
+    fn globals(&self, count: usize) -> io::Result<Vec<i64>>;
+    /// The descriptor to poll for records (negative: none).
+    fn poll_fd(&self) -> RawFd;
+}
+
+impl Control for Session {
+    fn start(&self) -> io::Result<()> {
+        Session::start(self)
+    }
+    fn stop(&self) -> io::Result<()> {
+        Session::stop(self)
+    }
+    fn status(&self) -> io::Result<abi::stp_status> {
+        Session::status(self)
+    }
+    fn globals(&self, count: usize) -> io::Result<Vec<i64>> {
+        Session::globals(self, count)
+    }
+    fn poll_fd(&self) -> RawFd {
+        self.file().as_raw_fd()
+    }
+}
+
+/// The consumers of every ring of a session, and the batch they fill.
+pub struct Rings<M: RingMemory> {
+    consumers: Vec<Consumer<M>>,
+    batch: Batch,
+}
+
+impl<M: RingMemory> Rings<M> {
+    /// Rings from their consumers.
+    pub fn new(consumers: Vec<Consumer<M>>) -> Self {
+        Rings {
+            consumers,
+            batch: Batch::new(),
+        }
+    }
+
+    /// Drains every ring once and prints the merged batch. Returns the
+    /// number of records and whether an EXIT record was among them.
+    fn drain_and_print<W: Write, E: Write>(&mut self, pr: &mut Printer<W, E>) -> (usize, bool) {
+        self.batch.clear();
+        let mut errors: Vec<RingError> = Vec::new();
+        for c in &mut self.consumers {
+            if let Err(e) = c.drain(&mut self.batch) {
+                errors.push(e);
+            }
+        }
+        let mut exit = false;
+        if !self.batch.is_empty() {
+            self.batch.sort_by_time();
+            exit = pr.print_batch(&self.batch);
+        }
+        for e in errors {
+            pr.message(&format!("ERROR: {e}"));
+        }
+        (self.batch.len(), exit)
+    }
+}
+
+/// Maps every ring of a session after checking the geometry INFO gave.
+fn map_rings(session: &Session, info: &abi::stp_session_info) -> Result<Rings<MappedRing>, Error> {
+    let ring_bytes = u64::from(info.ring_pages) * u64::from(info.page_size);
+    if info.nr_cpus == 0
+        || !info.page_size.is_power_of_two()
+        || !info.ring_pages.is_power_of_two()
+        || u64::from(info.ring_stride_pages) < 2 + 2 * u64::from(info.ring_pages)
+    {
+        return Err(Error::BadInfo(format!(
+            "{} CPUs, page size {}, {} ring pages, stride {} pages",
+            info.nr_cpus, info.page_size, info.ring_pages, info.ring_stride_pages
+        )));
+    }
+    let mut consumers = Vec::with_capacity(info.nr_cpus as usize);
+    for cpu in 0..info.nr_cpus {
+        match MappedRing::map(session.file(), info, cpu) {
+            Ok(ring) => consumers.push(Consumer::new(ring, cpu, ring_bytes)),
+            // A CPU id that is not possible on this machine has no ring.
+            Err(err) if err.raw_os_error() == Some(libc::ENXIO) => {}
+            Err(err) => return Err(Error::Map { cpu, err }),
+        }
+    }
+    Ok(Rings::new(consumers))
+}
+
+/// Why the loop ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    /// `exit()` ran, or the module asked to stop (a breaker).
+    Exit,
+    /// SIGINT or SIGTERM.
+    Signal,
+    /// `-T` elapsed.
+    Timeout,
+    /// Writing the output failed (e.g. a closed pipe).
+    OutputClosed,
+}
+
+/// How to drive a session once it is loaded and mapped.
+pub struct Drive<'a> {
+    /// Set when a stop was requested (by the signal handler).
+    pub stop: &'a AtomicBool,
+    /// Polled alongside the session: becomes readable on a stop request.
+    pub wake_fd: RawFd,
+    /// Stop after this long (-T).
+    pub timeout: Option<Duration>,
+    /// Created once the probes are armed.
+    pub ready_file: Option<&'a Path>,
+}
+
+/// The outcome of a session.
+#[derive(Debug, Clone, Copy)]
+pub struct Outcome {
+    /// Why it stopped.
+    pub reason: StopReason,
+    /// Final counters.
+    pub status: abi::stp_status,
+    /// The exit status stap would give.
+    pub exit_status: i32,
+    /// When START returned.
+    pub started: Instant,
+    /// Probes armed right after START.
+    pub probes_armed: u64,
+}
+
+/// START, print until a stop is asked for, STOP, drain, print the globals
+/// and the summary.
+pub fn drive<C: Control, M: RingMemory, W: Write, E: Write>(
+    ctl: &C,
+    rings: &mut Rings<M>,
+    pr: &mut Printer<W, E>,
+    prog: &Program,
+    how: &Drive,
+) -> Result<Outcome, Error> {
+    if let Err(err) = ctl.start() {
+        // Begin probes may have printed before the failure.
+        rings.drain_and_print(pr);
+        return Err(Error::Start(err));
+    }
+    let started = Instant::now();
+    // STOP disarms, so the count of armed probes is taken now.
+    let probes_armed = ctl.status().map(|s| s.probes_armed).unwrap_or(0);
+    if let Some(path) = how.ready_file {
+        // The probes are armed: a missing readiness file is worth a
+        // warning, not an unclean end of the session.
+        if let Err(err) = File::create(path) {
+            pr.message(&format!("WARNING: cannot create {}: {err}", path.display()));
+        }
+    }
+    let deadline = how.timeout.map(|t| started + t);
+    let loop_result = event_loop(ctl, rings, pr, how, deadline);
+
+    // Stop whatever happened: end probes run in the kernel, then every
+    // record is drained.
+    let stop_result = ctl.stop();
+    // Nothing produces after STOP; the bound only guards against a module
+    // that would.
+    for _ in 0..STOP_DRAIN_PASSES {
+        let (n, _) = rings.drain_and_print(pr);
+        if n == 0 {
+            break;
+        }
+    }
+    let reason = loop_result?;
+    stop_result.map_err(ioctl_err("STP_IOC_STOP"))?;
+    let status = ctl.status().map_err(ioctl_err("STP_IOC_STATUS"))?;
+    let exit_status = output::exit_status(prog, &status);
+    // As in stap, globals are printed by an end probe, which an error
+    // abort (MAXERRORS) skips.
+    if exit_status == 0 && prog.globals.iter().any(|g| g.print_at_exit) {
+        let values = ctl
+            .globals(prog.globals.len())
+            .map_err(ioctl_err("STP_IOC_GLOBALS"))?;
+        pr.output(output::globals_text(prog, &values).as_bytes());
+        pr.flush();
+    }
+    for line in output::summary(prog, &status) {
+        pr.message(&line);
+    }
+    pr.flush();
+    let exit_status = if reason == StopReason::OutputClosed {
+        1
+    } else {
+        exit_status
+    };
+    Ok(Outcome {
+        reason,
+        status,
+        exit_status,
+        started,
+        probes_armed,
+    })
+}
+
+/// Polls and prints until something asks the session to stop.
+fn event_loop<C: Control, M: RingMemory, W: Write, E: Write>(
+    ctl: &C,
+    rings: &mut Rings<M>,
+    pr: &mut Printer<W, E>,
+    how: &Drive,
+    deadline: Option<Instant>,
+) -> Result<StopReason, Error> {
+    // When the session fd reports readiness without records (or errors),
+    // it is left out of the next poll so the loop cannot spin.
+    let mut poll_session = true;
+    loop {
+        if how.stop.load(Ordering::SeqCst) {
+            return Ok(StopReason::Signal);
+        }
+        let now = Instant::now();
+        let mut timeout = Duration::from_millis(POLL_MS);
+        if let Some(d) = deadline {
+            if now >= d {
+                return Ok(StopReason::Timeout);
+            }
+            timeout = timeout.min(d - now);
+        }
+        let mut fds = [
+            libc::pollfd {
+                fd: how.wake_fd,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: if poll_session { ctl.poll_fd() } else { -1 },
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        let wait_ms = timeout.as_millis().clamp(1, u128::from(POLL_MS)) as libc::c_int;
+        // SAFETY: `fds` holds two initialised pollfd entries (a negative fd
+        // is ignored by poll) and lives for the call.
+        let rc = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, wait_ms) };
+        if rc < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(Error::Ioctl {
+                    what: "poll",
+                    err: e,
+                });
+            }
+        }
+        let session_events = fds[1].revents;
+        let (n, exit) = rings.drain_and_print(pr);
+        poll_session = !(session_events != 0 && n == 0);
+        if pr.out_failed.is_some() {
+            return Ok(StopReason::OutputClosed);
+        }
+        if exit {
+            return Ok(StopReason::Exit);
+        }
+        let st = ctl.status().map_err(ioctl_err("STP_IOC_STATUS"))?;
+        if st.exit_requested != 0 {
+            return Ok(StopReason::Exit);
+        }
+    }
+}
+
+/// Runs a compiled program on the running kernel. `compile_time` is shown
+/// by `-v` when the program was compiled in this process. Returns the exit
+/// status.
+pub fn run(
+    prog: &Program,
+    opts: &SessionArgs,
+    compile_time: Option<Duration>,
+) -> Result<i32, Error> {
+    let verbose = opts.verbose > 0;
+    let t0 = Instant::now();
+    let resolved = resolve::resolve(prog)?;
+    for w in &resolved.warnings {
+        eprintln!("WARNING: {w}");
+    }
+    let prog = &resolved.program;
+    let t_resolved = Instant::now();
+    let image = vm_spec::image::build(prog, &resolved.symbols)?;
+    let device = Device::open()?;
+    let session = device.load(&image)?;
+    let info = session.info().map_err(ioctl_err("STP_IOC_INFO"))?;
+    let mut rings = map_rings(&session, &info)?;
+    let t_loaded = Instant::now();
+
+    let out: Box<dyn Write> = match &opts.output {
+        Some(path) => Box::new(File::create(path).map_err(|err| Error::Create {
+            path: path.display().to_string(),
+            err,
+        })?),
+        None => Box::new(io::stdout()),
+    };
+    let mut pr = Printer::new(prog, BufWriter::with_capacity(1 << 16, out), io::stderr());
+    let signals = SignalPipe::install().map_err(Error::Signals)?;
+    let how = Drive {
+        stop: &STOP_REQUESTED,
+        wake_fd: signals.rd.as_raw_fd(),
+        timeout: opts.timeout.map(Duration::from_secs),
+        ready_file: opts.ready_file.as_deref(),
+    };
+    if verbose {
+        let mut line = String::from("stapvm:");
+        if let Some(c) = compile_time {
+            line.push_str(&format!(" compile {:.1} ms,", ms(c)));
+        }
+        line.push_str(&format!(
+            " resolve {:.1} ms, load {:.1} ms ({} bytes image, {} probes, {} CPUs x {} ring pages)",
+            ms(t_resolved - t0),
+            ms(t_loaded - t_resolved),
+            image.len(),
+            prog.probes.len(),
+            info.nr_cpus,
+            info.ring_pages,
+        ));
+        pr.message(&line);
+    }
+    let out = drive(&session, &mut rings, &mut pr, prog, &how)?;
+    if verbose {
+        let st = &out.status;
+        pr.message(&format!(
+            "stapvm: start {:.1} ms, ran {:.1} ms, stopped by {}: hits {}, skipped {}, dropped {}, errors {}, probes armed {}",
+            ms(out.started - t_loaded),
+            ms(out.started.elapsed()),
+            match out.reason {
+                StopReason::Exit => "exit()",
+                StopReason::Signal => "signal",
+                StopReason::Timeout => "-T timeout",
+                StopReason::OutputClosed => "closed output",
+            },
+            st.hits,
+            st.skipped,
+            st.dropped,
+            st.errors,
+            out.probes_armed
+        ));
+    }
+    Ok(out.exit_status)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ring::fake::{record, FakeRing};
+    use std::cell::{Cell, RefCell};
+    use vm_spec::program::*;
+
+    /// A session in memory: START and STOP write what begin and end probes
+    /// would print into the ring.
+    struct FakeControl<'r> {
+        ring: &'r FakeRing,
+        on_start: Vec<Vec<u8>>,
+        on_stop: Vec<Vec<u8>>,
+        status: Cell<abi::stp_status>,
+        globals: Vec<i64>,
+        start_fails: bool,
+        calls: RefCell<Vec<&'static str>>,
+    }
+
+    impl<'r> FakeControl<'r> {
+        fn new(ring: &'r FakeRing) -> Self {
+            FakeControl {
+                ring,
+                on_start: vec![],
+                on_stop: vec![],
+                status: Cell::new(abi::stp_status::default()),
+                globals: vec![],
+                start_fails: false,
+                calls: RefCell::new(vec![]),
+            }
+        }
+    }
+
+    impl Control for FakeControl<'_> {
+        fn start(&self) -> io::Result<()> {
+            self.calls.borrow_mut().push("start");
+            for r in &self.on_start {
+                assert!(self.ring.produce(r));
+            }
+            if self.start_fails {
+                return Err(io::Error::from_raw_os_error(libc::ENOENT));
+            }
+            Ok(())
+        }
+        fn stop(&self) -> io::Result<()> {
+            self.calls.borrow_mut().push("stop");
+            for r in &self.on_stop {
+                assert!(self.ring.produce(r));
+            }
+            Ok(())
+        }
+        fn status(&self) -> io::Result<abi::stp_status> {
+            Ok(self.status.get())
+        }
+        fn globals(&self, count: usize) -> io::Result<Vec<i64>> {
+            self.calls.borrow_mut().push("globals");
+            Ok(self.globals.iter().copied().take(count).collect())
+        }
+        fn poll_fd(&self) -> RawFd {
+            -1
+        }
+    }
+
+    fn prog() -> Program {
+        Program {
+            source_name: "t.stp".into(),
+            source: "global n\nprobe begin { n = 1/0 }\n".into(),
+            limits: default_limits(),
+            globals: vec![Global {
+                name: "n".into(),
+                ty: GlobalType::Long,
+                print_at_exit: true,
+            }],
+            formats: vec![Format {
+                text: "%s %d\n".into(),
+                args: vec![ArgKind::Str, ArgKind::Int],
+            }],
+            handlers: vec![Handler {
+                ctx: abi::STP_CTX_BEGIN as u8,
+                code: vec![Insn::default()],
+                locs: vec![SrcLoc { line: 2, col: 20 }],
+                probe_point: "begin".into(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    fn printf(time: u64, s: &str, n: i64) -> Vec<u8> {
+        let mut p = (s.len() as u32).to_le_bytes().to_vec();
+        p.extend_from_slice(s.as_bytes());
+        p.resize(p.len().div_ceil(8) * 8, 0);
+        p.extend_from_slice(&n.to_le_bytes());
+        record(abi::STP_REC_PRINTF as u16, 0, time, &p)
+    }
+
+    fn exit_rec(time: u64) -> Vec<u8> {
+        record(abi::STP_REC_EXIT as u16, 0, time, &[])
+    }
+
+    fn error_rec(time: u64) -> Vec<u8> {
+        let mut p = 0u32.to_le_bytes().to_vec();
+        p.extend_from_slice(&0u32.to_le_bytes());
+        p.extend_from_slice(&0u64.to_le_bytes());
+        record(
+            abi::STP_REC_ERROR as u16,
+            abi::STP_RTE_DIVZERO as u16,
+            time,
+            &p,
+        )
+    }
+
+    struct Run {
+        out: String,
+        err: String,
+        result: Result<Outcome, Error>,
+    }
+
+    fn run_fake(ctl: &FakeControl, ring: &FakeRing, how: &Drive) -> Run {
+        let p = prog();
+        let mut rings = Rings::new(vec![Consumer::new(ring, 0, ring.size)]);
+        let mut out = Vec::new();
+        let mut err = Vec::new();
+        let result = {
+            let mut pr = Printer::new(&p, &mut out, &mut err);
+            drive(ctl, &mut rings, &mut pr, &p, how)
+        };
+        Run {
+            out: String::from_utf8(out).unwrap(),
+            err: String::from_utf8(err).unwrap(),
+            result,
+        }
+    }
+
+    fn how(stop: &AtomicBool) -> Drive<'_> {
+        Drive {
+            stop,
+            wake_fd: -1,
+            timeout: Some(Duration::from_secs(5)),
+            ready_file: None,
+        }
+    }
+
+    #[test]
+    fn exit_record_stops_then_end_output_and_globals() {
+        let ring = FakeRing::new(4096);
+        let mut ctl = FakeControl::new(&ring);
+        ctl.on_start = vec![printf(1, "begin", 1), exit_rec(2)];
+        ctl.on_stop = vec![printf(3, "end", 2)];
+        ctl.globals = vec![5];
+        let stop = AtomicBool::new(false);
+        let r = run_fake(&ctl, &ring, &how(&stop));
+        let o = r.result.unwrap();
+        assert_eq!(o.reason, StopReason::Exit);
+        assert_eq!(o.exit_status, 0);
+        assert_eq!(r.out, "begin 1\nend 2\nn=5\n");
+        assert_eq!(r.err, "");
+        assert_eq!(*ctl.calls.borrow(), vec!["start", "stop", "globals"]);
+    }
+
+    #[test]
+    fn errors_abort_without_globals_and_print_the_summary() {
+        let ring = FakeRing::new(4096);
+        let mut ctl = FakeControl::new(&ring);
+        ctl.on_start = vec![error_rec(1)];
+        ctl.status.set(abi::stp_status {
+            errors: 1,
+            exit_requested: 1,
+            ..Default::default()
+        });
+        let stop = AtomicBool::new(false);
+        let r = run_fake(&ctl, &ring, &how(&stop));
+        let o = r.result.unwrap();
+        assert_eq!(o.reason, StopReason::Exit);
+        assert_eq!(o.exit_status, 1);
+        assert_eq!(r.out, "");
+        assert_eq!(
+            r.err,
+            "ERROR: division by 0 near operator '/' at t.stp:2:20\n\
+             WARNING: Number of errors: 1, skipped probes: 0\n"
+        );
+        assert_eq!(*ctl.calls.borrow(), vec!["start", "stop"]);
+    }
+
+    #[test]
+    fn timeout_and_ready_file() {
+        let ring = FakeRing::new(4096);
+        let mut ctl = FakeControl::new(&ring);
+        ctl.on_start = vec![printf(1, "armed", 0)];
+        let stop = AtomicBool::new(false);
+        let ready = std::env::temp_dir().join(format!("stapvm-ready-{}", std::process::id()));
+        let _ = std::fs::remove_file(&ready);
+        let h = Drive {
+            timeout: Some(Duration::from_millis(150)),
+            ready_file: Some(&ready),
+            ..how(&stop)
+        };
+        let t = Instant::now();
+        let r = run_fake(&ctl, &ring, &h);
+        let o = r.result.unwrap();
+        assert_eq!(o.reason, StopReason::Timeout);
+        assert!(t.elapsed() >= Duration::from_millis(150));
+        assert!(t.elapsed() < Duration::from_secs(2));
+        assert!(ready.exists());
+        std::fs::remove_file(&ready).unwrap();
+        assert_eq!(r.out, "armed 0\nn=0\n");
+    }
+
+    #[test]
+    fn stop_request_drains_and_stops() {
+        let ring = FakeRing::new(4096);
+        let mut ctl = FakeControl::new(&ring);
+        ctl.on_stop = vec![printf(9, "bye", 0)];
+        let stop = AtomicBool::new(true);
+        let r = run_fake(&ctl, &ring, &how(&stop));
+        assert_eq!(r.result.unwrap().reason, StopReason::Signal);
+        assert!(r.out.starts_with("bye 0\n"));
+    }
+
+    #[test]
+    fn start_failure_still_prints_begin_output() {
+        let ring = FakeRing::new(4096);
+        let mut ctl = FakeControl::new(&ring);
+        ctl.on_start = vec![printf(1, "partial", 0)];
+        ctl.start_fails = true;
+        let stop = AtomicBool::new(false);
+        let r = run_fake(&ctl, &ring, &how(&stop));
+        assert_eq!(r.out, "partial 0\n");
+        let e = r.result.unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "the kernel could not start the session (arming the probes failed): \
+             ENOENT (No such file or directory)"
+        );
+    }
+
+    #[test]
+    fn signal_handler_sets_the_flag_and_wakes_the_pipe() {
+        let pipe = SignalPipe::install().unwrap();
+        on_signal(libc::SIGTERM);
+        assert!(STOP_REQUESTED.load(Ordering::SeqCst));
+        let mut b = [0u8; 4];
+        // SAFETY: reading into a live local buffer from our own pipe.
+        let n = unsafe { libc::read(pipe.rd.as_raw_fd(), b.as_mut_ptr().cast(), b.len()) };
+        assert_eq!(n, 1);
+        STOP_REQUESTED.store(false, Ordering::SeqCst);
+        // Restore the default dispositions for the rest of the test binary.
+        // SAFETY: resetting SIGINT/SIGTERM to SIG_DFL is always valid.
+        unsafe {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            libc::signal(libc::SIGTERM, libc::SIG_DFL);
+        }
+    }
+}

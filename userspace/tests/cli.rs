@@ -1,0 +1,281 @@
+//! End-to-end tests of the `stapvm` binary that need no kernel module:
+//! `dump` of a hand-built program, the errors of `load` and `debug
+//! load-image` when /dev/stapvm is absent, probe resolution failures, and
+//! the usage errors.
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use vm_spec::abi;
+use vm_spec::program::*;
+
+fn stapvm(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_stapvm"))
+        .args(args)
+        .output()
+        .expect("run stapvm")
+}
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("stapvm-cli-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn program(target: ProbeTarget, optional: bool) -> Program {
+    Program {
+        source_name: "hello.stp".into(),
+        source: "probe begin { printf(\"hello %s\\n\", \"world\") }\n".into(),
+        compiler_version: "hand".into(),
+        limits: default_limits(),
+        strings: vec![b"world".to_vec()],
+        formats: vec![Format {
+            text: "hello %s\n".into(),
+            args: vec![ArgKind::Str],
+        }],
+        handlers: vec![Handler {
+            ctx: abi::STP_CTX_KPROBE as u8,
+            nregs: 0,
+            nsregs: 1,
+            code: vec![
+                Insn::new(abi::STP_OP_SLDK, 0, 0, 0, 0),
+                Insn::new(abi::STP_OP_PRINTF, 0, 0, 0, 0),
+                Insn::new(abi::STP_OP_RET, 0, 0, 0, 0),
+            ],
+            locs: vec![SrcLoc { line: 1, col: 15 }; 3],
+            probe_point: "kprobe.function(\"f\")".into(),
+        }],
+        probes: vec![Probe {
+            kind: abi::STP_PROBE_KPROBE as u8,
+            flags: if optional {
+                abi::STP_PROBE_F_OPTIONAL as u8
+            } else {
+                0
+            },
+            handler: 0,
+            target,
+            maxactive: 0,
+            period_ns: 0,
+            display: "kprobe.function(\"no_such_function_xyz\")".into(),
+        }],
+        ..Default::default()
+    }
+}
+
+fn write_stpb(dir: &Path, prog: &Program) -> PathBuf {
+    let p = dir.join("p.stpb");
+    std::fs::write(&p, vm_spec::container::write(prog)).unwrap();
+    p
+}
+
+fn missing_symbol() -> ProbeTarget {
+    ProbeTarget::Symbol {
+        name: "no_such_function_xyz".into(),
+        offset: 0,
+    }
+}
+
+fn device_present() -> bool {
+    Path::new("/dev/stapvm").exists()
+}
+
+#[test]
+fn dump_disassembles() {
+    let d = tmpdir("dump");
+    let p = write_stpb(&d, &program(missing_symbol(), false));
+    let out = stapvm(&["dump", p.to_str().unwrap()]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("  0000  SLDK     s0, str#0 \"world\""),
+        "{text}"
+    );
+    assert!(text.contains("  0001  PRINTF   fmt#0 \"hello %s\\n\", r0.., s0.."));
+    assert!(text.contains("  0002  RET"));
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn dump_of_a_non_program_is_an_error() {
+    let d = tmpdir("bad");
+    let p = d.join("x.stpb");
+    std::fs::write(&p, b"not a program").unwrap();
+    let out = stapvm(&["dump", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.starts_with("ERROR: "), "{err}");
+    assert!(err.contains("not a stapvm program (bad magic)"), "{err}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn load_names_the_unresolvable_probe_point() {
+    let d = tmpdir("unres");
+    let p = write_stpb(&d, &program(missing_symbol(), false));
+    let out = stapvm(&["load", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(
+        err,
+        "ERROR: probe point 'kprobe.function(\"no_such_function_xyz\")' cannot be resolved: \
+         the kernel has no function 'no_such_function_xyz' (not in /proc/kallsyms)\n"
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn load_without_the_module() {
+    if device_present() {
+        return;
+    }
+    let d = tmpdir("nomod");
+    let mut prog = program(ProbeTarget::None, false);
+    prog.handlers[0].ctx = abi::STP_CTX_BEGIN as u8;
+    prog.probes[0].kind = abi::STP_PROBE_BEGIN as u8;
+    let p = write_stpb(&d, &prog);
+    let out = stapvm(&["load", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "ERROR: stapvm.ko is not loaded (no /dev/stapvm)\n"
+    );
+    // An optional unresolvable probe alongside: warned about, then the
+    // missing module is the error.
+    let mut prog2 = prog.clone();
+    let mut opt = program(missing_symbol(), true).probes.remove(0);
+    opt.display = "kprobe.function(\"no_such_function_xyz\")?".into();
+    prog2.probes.push(opt);
+    let p = write_stpb(&d, &prog2);
+    let out = stapvm(&["load", p.to_str().unwrap()]);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.starts_with(
+            "WARNING: optional probe point 'kprobe.function(\"no_such_function_xyz\")?' skipped"
+        ),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn debug_load_image_without_the_module_exits_2() {
+    if device_present() {
+        return;
+    }
+    let d = tmpdir("img");
+    let p = d.join("x.img");
+    std::fs::write(&p, b"STPI").unwrap();
+    let out = stapvm(&["debug", "load-image", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn usage_errors() {
+    let out = stapvm(&["compile"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "ERROR: no script given (a script file, '-' for standard input, or -e SCRIPT)\n"
+    );
+    let out = stapvm(&["frobnicate"]);
+    assert_eq!(out.status.code(), Some(2), "clap usage error");
+    let out = stapvm(&["run", "/nonexistent/x.stp"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.starts_with("ERROR: cannot read script /nonexistent/x.stp"),
+        "{err}"
+    );
+}
+
+#[test]
+fn compile_then_dump() {
+    let d = tmpdir("compile");
+    let out = d.join("h.stpb");
+    let r = stapvm(&[
+        "compile",
+        "-e",
+        "probe begin { printf(\"hi %s\\n\", @1); exit() }",
+        "-o",
+        out.to_str().unwrap(),
+        "there",
+    ]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let r = stapvm(&["dump", out.to_str().unwrap()]);
+    let text = String::from_utf8(r.stdout).unwrap();
+    assert!(text.contains("source:    <input>"), "{text}");
+    assert!(text.contains("str#0    \"there\""), "{text}");
+    assert!(text.contains("PRINTF   fmt#0 \"hi %s\\n\""), "{text}");
+    assert!(text.contains("EXIT"), "{text}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn compile_default_output_name() {
+    let d = tmpdir("defout");
+    std::fs::write(d.join("trace.stp"), "probe begin { exit() }\n").unwrap();
+    let r = Command::new(env!("CARGO_BIN_EXE_stapvm"))
+        .current_dir(&d)
+        .args(["compile", "trace.stp"])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert!(d.join("trace.stpb").exists());
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn compiler_errors_are_printed_as_rendered() {
+    let r = stapvm(&["compile", "-e", "probe begin { x = \"a\" + 1 }"]);
+    assert_eq!(r.status.code(), Some(1));
+    let err = String::from_utf8(r.stderr).unwrap();
+    assert!(err.contains("<input>:1:"), "{err}");
+    assert!(
+        err.ends_with("Pass 2: analysis failed.  [man error::pass2]\n"),
+        "{err}"
+    );
+    assert!(!err.contains("ERROR: 1 error"), "no extra summary: {err}");
+}
+
+#[test]
+fn check_and_parse_only() {
+    let bad_types = "probe begin { x = \"a\" + 1 }";
+    let r = stapvm(&["check", "-e", bad_types]);
+    assert_eq!(r.status.code(), Some(1));
+    let r = stapvm(&["check", "--parse-only", "-e", bad_types]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let r = stapvm(&["check", "--parse-only", "-e", "probe begin { x = }"]);
+    assert_eq!(r.status.code(), Some(1));
+    let err = String::from_utf8(r.stderr).unwrap();
+    assert!(
+        err.ends_with("Pass 1: parse failed.  [man error::pass1]\n"),
+        "{err}"
+    );
+    let r = stapvm(&["check", "-e", "probe begin { exit() }"]);
+    assert!(r.status.success());
+}
+
+#[test]
+fn run_from_stdin_without_the_module() {
+    if device_present() {
+        return;
+    }
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_stapvm"))
+        .args(["run", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"probe begin { exit() }\n")
+        .unwrap();
+    let r = child.wait_with_output().unwrap();
+    assert_eq!(r.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8(r.stderr).unwrap(),
+        "ERROR: stapvm.ko is not loaded (no /dev/stapvm)\n"
+    );
+}

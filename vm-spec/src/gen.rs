@@ -1,0 +1,921 @@
+//! A generator of random *verified* programs for differential testing and
+//! fuzzing: [`generate`] turns a seed into a [`Case`] (a [`Program`], the
+//! [`HostEnv`] it runs in and the order in which its handlers run).
+//!
+//! Programs are built from structured pieces so that they pass the
+//! verifier by construction: straight-line statements over every opcode
+//! and every helper allowed in the handler's context, `if` and `if/else`
+//! (JZ/JNZ/JMP forward), bounded loops (a counter, a JZ out and a LOOP
+//! back), loops bounded only by MAXACTION, early RET, EXIT, PRINTF with
+//! mixed integer and string runs, globals, and dead code after a JMP (which
+//! may read any register, as the verifier allows for code that never
+//! runs). A tracker keeps the registers written on every path, so every
+//! live read is of a written register. Division by zero, `INT64_MIN / -1`,
+//! memory faults (unmapped pages, strings that run into one, the top of
+//! the address space) and rings too small for the output are produced on
+//! purpose.
+//!
+//! Determinism: the same seed gives the same case on every machine; the
+//! random source is a xorshift64* seeded through splitmix64 (no crate).
+//!
+//! Left out: programs the verifier must refuse (the verifier tests and the
+//! fuzz targets cover those).
+use crate::abi;
+use crate::core::HostEnv;
+use crate::program::{
+    default_limits, ArgKind, Format, Global, GlobalType, Handler, Insn, Probe, ProbeTarget,
+    Program, SrcLoc,
+};
+use crate::tables::{HelperArg, HelperRes, HELPERS};
+
+/// A small deterministic random source (xorshift64*, splitmix64 seeding).
+#[derive(Debug, Clone)]
+pub struct Rng {
+    s: u64,
+}
+
+impl Rng {
+    /// A generator for `seed` (any value, 0 included).
+    pub fn new(seed: u64) -> Self {
+        let mut z = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        Rng { s: z | 1 }
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.s ^= self.s >> 12;
+        self.s ^= self.s << 25;
+        self.s ^= self.s >> 27;
+        self.s.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// A value in `[0, n)`; 0 when `n` is 0.
+    pub fn below(&mut self, n: u64) -> u64 {
+        if n == 0 {
+            0
+        } else {
+            self.next_u64() % n
+        }
+    }
+
+    /// True with probability `k / n`.
+    pub fn chance(&mut self, k: u64, n: u64) -> bool {
+        self.below(n) < k
+    }
+
+    /// One element of a non-empty slice (the first for an empty one is
+    /// never asked for; `None` then).
+    pub fn pick<T: Copy>(&mut self, v: &[T]) -> Option<T> {
+        v.get(self.below(v.len() as u64) as usize).copied()
+    }
+}
+
+/// One generated test case.
+#[derive(Debug, Clone)]
+pub struct Case {
+    /// The seed it came from.
+    pub seed: u64,
+    /// The program (verifies by construction).
+    pub program: Program,
+    /// The environment of every run.
+    pub env: HostEnv,
+    /// Handler indexes, in the order they run.
+    pub runs: Vec<u32>,
+}
+
+/// Base of a mapped region full of NUL-terminated strings (two pages).
+pub const STR_BASE: u64 = 0x1000_0000;
+/// Base of a page whose last bytes hold a string with no NUL; the next
+/// page is unmapped, so a copy of that string faults at its end.
+pub const EDGE_BASE: u64 = 0x2000_0000;
+/// An address that is never mapped.
+pub const UNMAPPED: u64 = 0x3000_0000;
+/// The last page of the address space (mapped in some cases).
+pub const TOP_PAGE: u64 = 0xffff_ffff_ffff_f000;
+
+const INTERESTING: [i64; 14] = [
+    0,
+    1,
+    -1,
+    2,
+    7,
+    63,
+    64,
+    65,
+    i64::MIN,
+    i64::MAX,
+    i32::MIN as i64,
+    i32::MAX as i64,
+    1 << 32,
+    -(1 << 40),
+];
+
+fn nonzero_bytes(rng: &mut Rng, n: usize) -> Vec<u8> {
+    (0..n)
+        .map(|_| {
+            if rng.chance(3, 4) {
+                b' ' + rng.below(95) as u8
+            } else {
+                1 + rng.below(255) as u8
+            }
+        })
+        .collect()
+}
+
+/// The environment: task identity and memory with strings, an edge that
+/// faults, and sometimes the top and bottom pages of the address space.
+fn gen_env(rng: &mut Rng) -> (HostEnv, Vec<u64>) {
+    let v = |rng: &mut Rng| {
+        if rng.chance(1, 3) {
+            rng.pick(&INTERESTING).unwrap_or(0)
+        } else {
+            rng.below(100_000) as i64
+        }
+    };
+    let names = [
+        "swapper/0",
+        "",
+        "bash",
+        "a\0b",
+        "héllo wörld",
+        "kworker/u16:3-events",
+    ];
+    let execname = if rng.chance(1, 4) {
+        let n = rng.below(120) as usize;
+        String::from_utf8_lossy(&nonzero_bytes(rng, n)).into_owned()
+    } else {
+        names[rng.below(names.len() as u64) as usize].to_string()
+    };
+    let mut env = HostEnv {
+        pid: v(rng),
+        tid: v(rng),
+        ppid: v(rng),
+        uid: v(rng),
+        euid: v(rng),
+        gid: v(rng),
+        cpu: rng.below(64) as i64,
+        jiffies: v(rng),
+        execname,
+        retval: v(rng),
+        args: [v(rng), v(rng), v(rng), v(rng), v(rng), v(rng)],
+        wall_ns: rng.next_u64(),
+        memory: Vec::new(),
+    };
+    let mut addrs = vec![UNMAPPED, 0, 8, u64::MAX, u64::MAX - 7];
+    if rng.chance(7, 8) {
+        // Strings: random bytes with NULs sprinkled in, over two pages.
+        let mut data = nonzero_bytes(rng, 8192);
+        for b in data.iter_mut() {
+            if rng.chance(1, 24) {
+                *b = 0;
+            }
+        }
+        env.memory.push((STR_BASE, data));
+        for _ in 0..6 {
+            addrs.push(STR_BASE + rng.below(8192));
+        }
+        addrs.push(STR_BASE + 8192 - 1 - rng.below(8));
+        addrs.push(STR_BASE + 4096 - rng.below(8));
+    }
+    if rng.chance(3, 4) {
+        // A string that runs into an unmapped page.
+        let l = 1 + rng.below(300);
+        env.memory
+            .push((EDGE_BASE + 4096 - l, nonzero_bytes(rng, l as usize)));
+        addrs.push(EDGE_BASE + 4096 - l);
+        addrs.push(EDGE_BASE + 4096 - 1 - rng.below(l));
+        addrs.push(EDGE_BASE + 4096 - 4);
+        addrs.push(EDGE_BASE + rng.below(4096));
+    }
+    if rng.chance(1, 4) {
+        // The last page, its bytes running up to 2^64; maybe page 0 too,
+        // where a string copy that wraps around would continue.
+        let k = 4096 - 1 - rng.below(64);
+        env.memory
+            .push((TOP_PAGE + k, nonzero_bytes(rng, (4096 - k) as usize)));
+        addrs.push(TOP_PAGE + k);
+        addrs.push(u64::MAX - rng.below(8));
+        if rng.chance(1, 2) {
+            let mut low = nonzero_bytes(rng, 64);
+            low[63] = 0;
+            env.memory.push((0, low));
+        }
+    }
+    if rng.chance(1, 3) {
+        // A small unaligned range somewhere (its whole page is mapped).
+        let a = 0x4000_0000 + rng.below(1 << 20);
+        let n = 1 + rng.below(64) as usize;
+        env.memory.push((a, nonzero_bytes(rng, n)));
+        addrs.push(a);
+    }
+    (env, addrs)
+}
+
+/// Registers written on every path reaching the current point.
+#[derive(Debug, Clone, Copy)]
+struct Defs {
+    r: u64,
+    s: u32,
+}
+
+fn bits(mask: u64) -> Vec<u8> {
+    (0..64u8).filter(|i| mask & (1u64 << i) != 0).collect()
+}
+
+fn mask_of(n: u8) -> u64 {
+    if n >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << n) - 1
+    }
+}
+
+/// The (integer, string) argument counts of a format.
+fn runs_of(f: &Format) -> (usize, usize) {
+    let nstr = f.args.iter().filter(|k| **k == ArgKind::Str).count();
+    (f.args.len() - nstr, nstr)
+}
+
+fn ins(op: u32, a: u8, b: u8, c: u8, imm: i32) -> Insn {
+    Insn {
+        op: op as u8,
+        a,
+        b,
+        c,
+        imm,
+    }
+}
+
+/// The code generator of one handler.
+struct HGen<'a> {
+    rng: &'a mut Rng,
+    ctx: u32,
+    nregs: u8,
+    nsregs: u8,
+    prog: &'a Program,
+    /// Indexes of constants that hold addresses of the environment.
+    addr_konsts: Vec<i32>,
+    /// Loop counters in use: random statements do not write them.
+    reserved: u64,
+    /// Generating code that never runs: any register may be read.
+    dead: bool,
+    depth: u32,
+}
+
+impl HGen<'_> {
+    /// A register to write (not a live loop counter).
+    fn dst(&mut self) -> Option<u8> {
+        let free = mask_of(self.nregs) & !self.reserved;
+        let v = bits(free);
+        self.rng.pick(&v)
+    }
+
+    /// A string register to write.
+    fn sdst(&mut self) -> Option<u8> {
+        (self.nsregs > 0).then(|| self.rng.below(u64::from(self.nsregs)) as u8)
+    }
+
+    /// An interesting 32-bit immediate.
+    fn imm(&mut self) -> i32 {
+        match self.rng.below(4) {
+            0 => self.rng.pick(&INTERESTING).unwrap_or(0) as i32,
+            1 => self.rng.below(16) as i32 - 8,
+            2 => self.rng.next_u64() as i32,
+            _ => self.rng.below(1000) as i32,
+        }
+    }
+
+    /// Writes an integer value into `w` (LDI, LDK or a no-argument helper).
+    fn load_int(&mut self, out: &mut Vec<Insn>, d: &mut Defs, w: u8) {
+        let nk = self.prog.konsts.len() as u64;
+        if nk > 0 && self.rng.chance(1, 3) {
+            out.push(ins(abi::STP_OP_LDK, w, 0, 0, self.rng.below(nk) as i32));
+        } else {
+            let imm = self.imm();
+            out.push(ins(abi::STP_OP_LDI, w, 0, 0, imm));
+        }
+        d.r |= 1u64 << w;
+    }
+
+    /// Writes an address of the environment into `w`.
+    fn load_addr(&mut self, out: &mut Vec<Insn>, d: &mut Defs, w: u8) {
+        match self.rng.pick(&self.addr_konsts) {
+            Some(k) if self.rng.chance(7, 8) => out.push(ins(abi::STP_OP_LDK, w, 0, 0, k)),
+            _ => {
+                let a = STR_BASE as i32 + self.rng.below(8192) as i32;
+                out.push(ins(abi::STP_OP_LDI, w, 0, 0, a));
+            }
+        }
+        d.r |= 1u64 << w;
+    }
+
+    /// An integer register to read, writing one first if needed.
+    fn src(&mut self, out: &mut Vec<Insn>, d: &mut Defs) -> Option<u8> {
+        if self.dead {
+            return Some(self.rng.below(u64::from(self.nregs)) as u8);
+        }
+        if d.r & mask_of(self.nregs) == 0 || self.rng.chance(1, 6) {
+            if let Some(w) = self.dst() {
+                self.load_int(out, d, w);
+            }
+        }
+        let v = bits(d.r & mask_of(self.nregs));
+        self.rng.pick(&v)
+    }
+
+    /// Writes a string into `w` (SLDK, EXECNAME or SMOV).
+    fn load_str(&mut self, out: &mut Vec<Insn>, d: &mut Defs, w: u8) {
+        let ns = self.prog.strings.len() as u64;
+        let have = bits(u64::from(d.s) & mask_of(self.nsregs));
+        if ns > 0 && self.rng.chance(2, 3) {
+            out.push(ins(abi::STP_OP_SLDK, w, 0, 0, self.rng.below(ns) as i32));
+        } else if !have.is_empty() && self.rng.chance(1, 2) {
+            let b = self.rng.pick(&have).unwrap_or(0);
+            out.push(ins(abi::STP_OP_SMOV, w, b, 0, 0));
+        } else {
+            out.push(ins(
+                abi::STP_OP_CALLS,
+                w,
+                0,
+                0,
+                abi::STP_HLP_EXECNAME as i32,
+            ));
+        }
+        d.s |= 1u32 << w;
+    }
+
+    /// A string register to read, writing one first if needed.
+    fn ssrc(&mut self, out: &mut Vec<Insn>, d: &mut Defs) -> Option<u8> {
+        if self.nsregs == 0 {
+            return None;
+        }
+        if self.dead {
+            return Some(self.rng.below(u64::from(self.nsregs)) as u8);
+        }
+        if d.s == 0 || self.rng.chance(1, 6) {
+            let w = self.rng.below(u64::from(self.nsregs)) as u8;
+            self.load_str(out, d, w);
+        }
+        let v = bits(u64::from(d.s));
+        self.rng.pick(&v)
+    }
+
+    /// Helpers of result kind `res` allowed in this handler's context.
+    fn helpers(&self, res: HelperRes) -> Vec<u32> {
+        (0..abi::STP_HLP__COUNT)
+            .filter(|&h| {
+                let i = &HELPERS[h as usize];
+                i.res == res && i.ctx_mask & (1 << self.ctx) != 0
+            })
+            .collect()
+    }
+
+    /// The argument register of helper `h` (0 when it takes none),
+    /// loaded with a value that makes the helper interesting.
+    fn helper_arg(&mut self, out: &mut Vec<Insn>, d: &mut Defs, h: u32) -> Option<u8> {
+        if HELPERS[h as usize].arg == HelperArg::NONE {
+            return Some(0);
+        }
+        if self.dead || self.rng.chance(1, 5) {
+            return self.src(out, d);
+        }
+        let w = self.dst()?;
+        match h {
+            abi::STP_HLP_ARG => {
+                let v = if self.rng.chance(3, 4) {
+                    self.rng.below(8) as i32
+                } else {
+                    self.imm()
+                };
+                out.push(ins(abi::STP_OP_LDI, w, 0, 0, v));
+                d.r |= 1u64 << w;
+            }
+            _ => self.load_addr(out, d, w),
+        }
+        Some(w)
+    }
+
+    fn stmt_alu(&mut self, out: &mut Vec<Insn>, d: &mut Defs) -> Option<()> {
+        const BIN: [u32; 16] = [
+            abi::STP_OP_ADD,
+            abi::STP_OP_SUB,
+            abi::STP_OP_MUL,
+            abi::STP_OP_AND,
+            abi::STP_OP_OR,
+            abi::STP_OP_XOR,
+            abi::STP_OP_SHL,
+            abi::STP_OP_SHR,
+            abi::STP_OP_EQ,
+            abi::STP_OP_NE,
+            abi::STP_OP_LT,
+            abi::STP_OP_LE,
+            abi::STP_OP_GT,
+            abi::STP_OP_GE,
+            abi::STP_OP_DIV,
+            abi::STP_OP_MOD,
+        ];
+        const UN: [u32; 5] = [
+            abi::STP_OP_MOV,
+            abi::STP_OP_NEG,
+            abi::STP_OP_NOT,
+            abi::STP_OP_LNOT,
+            abi::STP_OP_ADDI,
+        ];
+        match self.rng.below(10) {
+            0..=4 => {
+                let op = self.rng.pick(&BIN)?;
+                let b = self.src(out, d)?;
+                let c = self.src(out, d)?;
+                let a = self.dst()?;
+                out.push(ins(op, a, b, c, 0));
+                d.r |= 1u64 << a;
+            }
+            5..=7 => {
+                let op = self.rng.pick(&UN)?;
+                let b = self.src(out, d)?;
+                let a = self.dst()?;
+                let imm = if op == abi::STP_OP_ADDI {
+                    self.imm()
+                } else {
+                    0
+                };
+                out.push(ins(op, a, b, 0, imm));
+                d.r |= 1u64 << a;
+            }
+            _ => {
+                let a = self.dst()?;
+                self.load_int(out, d, a);
+            }
+        }
+        Some(())
+    }
+
+    /// DIV or MOD, often by 0 or as INT64_MIN / -1 on purpose.
+    fn stmt_div(&mut self, out: &mut Vec<Insn>, d: &mut Defs) -> Option<()> {
+        let op = if self.rng.chance(1, 2) {
+            abi::STP_OP_DIV
+        } else {
+            abi::STP_OP_MOD
+        };
+        let (b, c) = match self.rng.below(3) {
+            0 if !self.dead => {
+                let z = self.dst()?;
+                out.push(ins(abi::STP_OP_LDI, z, 0, 0, 0));
+                d.r |= 1u64 << z;
+                (self.src(out, d)?, z)
+            }
+            1 if !self.dead => {
+                let x = self.dst()?;
+                let t = self.dst()?;
+                let y = self.dst()?;
+                out.push(ins(abi::STP_OP_LDI, x, 0, 0, 1));
+                out.push(ins(abi::STP_OP_LDI, t, 0, 0, 63));
+                out.push(ins(abi::STP_OP_SHL, x, x, t, 0));
+                out.push(ins(abi::STP_OP_LDI, y, 0, 0, -1));
+                d.r |= (1u64 << x) | (1u64 << t) | (1u64 << y);
+                (x, y)
+            }
+            _ => (self.src(out, d)?, self.src(out, d)?),
+        };
+        let a = self.dst()?;
+        out.push(ins(op, a, b, c, 0));
+        d.r |= 1u64 << a;
+        Some(())
+    }
+
+    fn stmt_global(&mut self, out: &mut Vec<Insn>, d: &mut Defs) -> Option<()> {
+        let n = self.prog.globals.len() as u64;
+        if n == 0 {
+            return None;
+        }
+        let g = self.rng.below(n) as i32;
+        match self.rng.below(3) {
+            0 => {
+                let a = self.dst()?;
+                out.push(ins(abi::STP_OP_LDG, a, 0, 0, g));
+                d.r |= 1u64 << a;
+            }
+            1 => {
+                let a = self.src(out, d)?;
+                out.push(ins(abi::STP_OP_STG, a, 0, 0, g));
+            }
+            _ => {
+                let b = self.src(out, d)?;
+                let a = self.dst()?;
+                out.push(ins(abi::STP_OP_GADD, a, b, 0, g));
+                d.r |= 1u64 << a;
+            }
+        }
+        Some(())
+    }
+
+    fn stmt_string(&mut self, out: &mut Vec<Insn>, d: &mut Defs) -> Option<()> {
+        if self.nsregs == 0 {
+            return None;
+        }
+        match self.rng.below(5) {
+            0 => {
+                let w = self.sdst()?;
+                self.load_str(out, d, w);
+            }
+            1 | 2 => {
+                let b = self.ssrc(out, d)?;
+                let c = self.ssrc(out, d)?;
+                let a = if self.rng.chance(1, 2) {
+                    self.rng.pick(&[b, c])?
+                } else {
+                    self.sdst()?
+                };
+                out.push(ins(abi::STP_OP_SCAT, a, b, c, 0));
+                d.s |= 1u32 << a;
+            }
+            3 => {
+                let b = self.ssrc(out, d)?;
+                let c = self.ssrc(out, d)?;
+                let a = self.dst()?;
+                out.push(ins(abi::STP_OP_SCMP, a, b, c, 0));
+                d.r |= 1u64 << a;
+            }
+            _ => {
+                let b = self.ssrc(out, d)?;
+                let a = self.dst()?;
+                out.push(ins(abi::STP_OP_SLEN, a, b, 0, 0));
+                d.r |= 1u64 << a;
+            }
+        }
+        Some(())
+    }
+
+    fn stmt_calli(&mut self, out: &mut Vec<Insn>, d: &mut Defs) -> Option<()> {
+        let hs = self.helpers(HelperRes::INT);
+        let h = self.rng.pick(&hs)?;
+        let b = self.helper_arg(out, d, h)?;
+        let a = self.dst()?;
+        out.push(ins(abi::STP_OP_CALLI, a, b, 0, h as i32));
+        d.r |= 1u64 << a;
+        Some(())
+    }
+
+    fn stmt_calls(&mut self, out: &mut Vec<Insn>, d: &mut Defs) -> Option<()> {
+        let hs = self.helpers(HelperRes::STR);
+        let h = self.rng.pick(&hs)?;
+        let a = self.sdst()?;
+        let b = self.helper_arg(out, d, h)?;
+        out.push(ins(abi::STP_OP_CALLS, a, b, 0, h as i32));
+        d.s |= 1u32 << a;
+        Some(())
+    }
+
+    fn stmt_printf(&mut self, out: &mut Vec<Insn>, d: &mut Defs) -> Option<()> {
+        let fits: Vec<usize> = (0..self.prog.formats.len())
+            .filter(|&k| {
+                let (ni, ns) = runs_of(&self.prog.formats[k]);
+                ni <= usize::from(self.nregs) && ns <= usize::from(self.nsregs)
+            })
+            .collect();
+        let f = self.rng.pick(&fits)?;
+        let (ni, ns) = runs_of(&self.prog.formats[f]);
+        let b = if ni == 0 {
+            0
+        } else {
+            self.rng.below((usize::from(self.nregs) - ni + 1) as u64) as u8
+        };
+        let c = if ns == 0 {
+            0
+        } else {
+            self.rng.below((usize::from(self.nsregs) - ns + 1) as u64) as u8
+        };
+        if !self.dead {
+            for r in b..b + ni as u8 {
+                let have = d.r & (1u64 << r) != 0;
+                if self.reserved & (1u64 << r) != 0 || (have && self.rng.chance(3, 4)) {
+                    continue;
+                }
+                if self.rng.chance(1, 3) {
+                    let hs = self.helpers(HelperRes::INT);
+                    let h = self.rng.pick(&hs)?;
+                    if HELPERS[h as usize].arg == HelperArg::NONE {
+                        out.push(ins(abi::STP_OP_CALLI, r, 0, 0, h as i32));
+                        d.r |= 1u64 << r;
+                        continue;
+                    }
+                }
+                self.load_int(out, d, r);
+            }
+            for s in c..c + ns as u8 {
+                let have = d.s & (1u32 << s) != 0;
+                if have && self.rng.chance(3, 4) {
+                    continue;
+                }
+                if self.rng.chance(1, 4) {
+                    let hs = self.helpers(HelperRes::STR);
+                    if let Some(h) = self.rng.pick(&hs) {
+                        if let Some(arg) = self.helper_arg(out, d, h) {
+                            out.push(ins(abi::STP_OP_CALLS, s, arg, 0, h as i32));
+                            d.s |= 1u32 << s;
+                            continue;
+                        }
+                    }
+                }
+                self.load_str(out, d, s);
+            }
+        }
+        out.push(ins(abi::STP_OP_PRINTF, 0, b, c, f as i32));
+        Some(())
+    }
+
+    /// `if (c) body` with JZ or JNZ.
+    fn stmt_if(&mut self, out: &mut Vec<Insn>, d: &mut Defs, budget: u32) -> Option<()> {
+        let c = self.src(out, d)?;
+        let mut db = *d;
+        let body = self.block(&mut db, budget);
+        let op = if self.rng.chance(1, 2) {
+            abi::STP_OP_JZ
+        } else {
+            abi::STP_OP_JNZ
+        };
+        out.push(ins(op, c, 0, 0, body.len() as i32));
+        out.extend(body);
+        Some(())
+    }
+
+    /// `if (c) then else other`: JZ over then and a JMP, JMP over else.
+    fn stmt_if_else(&mut self, out: &mut Vec<Insn>, d: &mut Defs, budget: u32) -> Option<()> {
+        let c = self.src(out, d)?;
+        let (mut dt, mut de) = (*d, *d);
+        let then = self.block(&mut dt, budget / 2);
+        let other = self.block(&mut de, budget / 2);
+        out.push(ins(abi::STP_OP_JZ, c, 0, 0, then.len() as i32 + 1));
+        out.extend(then);
+        out.push(ins(abi::STP_OP_JMP, 0, 0, 0, other.len() as i32));
+        out.extend(other);
+        d.r |= dt.r & de.r;
+        d.s |= dt.s & de.s;
+        Some(())
+    }
+
+    /// A counted loop: `k = n; L: body1; JZ k, out; body2; k -= 1; LOOP L`.
+    /// A large or negative n runs until MAXACTION stops it.
+    fn stmt_loop(&mut self, out: &mut Vec<Insn>, d: &mut Defs, budget: u32) -> Option<()> {
+        let k = self.dst()?;
+        let n = match self.rng.below(8) {
+            0 => 0,
+            1 => 1,
+            2 => 2,
+            3 => 3,
+            4 => 10,
+            5 => 100,
+            6 => -1,
+            _ => 100_000,
+        };
+        out.push(ins(abi::STP_OP_LDI, k, 0, 0, n));
+        d.r |= 1u64 << k;
+        self.reserved |= 1u64 << k;
+        let body1 = self.block(d, budget / 2);
+        let mut d2 = *d;
+        let body2 = self.block(&mut d2, budget / 2);
+        self.reserved &= !(1u64 << k);
+        let len = body1.len() + 1 + body2.len() + 2;
+        out.extend(body1);
+        out.push(ins(abi::STP_OP_JZ, k, 0, 0, body2.len() as i32 + 2));
+        out.extend(body2);
+        out.push(ins(abi::STP_OP_ADDI, k, k, 0, -1));
+        out.push(ins(abi::STP_OP_LOOP, 0, 0, 0, -(len as i32)));
+        Some(())
+    }
+
+    /// `L: body; LOOP L`: only MAXACTION ends it. What follows is dead
+    /// unless an enclosing jump lands after it.
+    fn stmt_forever(&mut self, out: &mut Vec<Insn>, d: &mut Defs, budget: u32) -> Option<()> {
+        let mut db = *d;
+        let body = self.block(&mut db, budget);
+        let len = body.len() + 1;
+        out.extend(body);
+        out.push(ins(abi::STP_OP_LOOP, 0, 0, 0, -(len as i32)));
+        Some(())
+    }
+
+    /// `JMP over; <code that never runs>`: it may read any register.
+    fn stmt_dead(&mut self, out: &mut Vec<Insn>, budget: u32) -> Option<()> {
+        let was = self.dead;
+        self.dead = true;
+        let mut dd = Defs {
+            r: mask_of(self.nregs),
+            s: mask_of(self.nsregs) as u32,
+        };
+        let body = self.block(&mut dd, budget);
+        self.dead = was;
+        out.push(ins(abi::STP_OP_JMP, 0, 0, 0, body.len() as i32));
+        out.extend(body);
+        Some(())
+    }
+
+    /// One statement; `None` when the chosen kind does not fit the handler
+    /// (the caller just tries again).
+    fn stmt(&mut self, out: &mut Vec<Insn>, d: &mut Defs, budget: u32) -> Option<()> {
+        let nest = self.depth < 3 && budget > 2;
+        match self.rng.below(100) {
+            0..=24 => self.stmt_alu(out, d),
+            25..=31 => self.stmt_div(out, d),
+            32..=40 => self.stmt_global(out, d),
+            41..=54 => self.stmt_string(out, d),
+            55..=63 => self.stmt_calli(out, d),
+            64..=71 => self.stmt_calls(out, d),
+            72..=81 => self.stmt_printf(out, d),
+            82 => {
+                out.push(ins(abi::STP_OP_EXIT, 0, 0, 0, 0));
+                Some(())
+            }
+            83..=87 if nest => self.nested(|g| g.stmt_if(out, d, budget / 2)),
+            88..=90 if nest => self.nested(|g| g.stmt_if_else(out, d, budget / 2)),
+            91..=94 if nest => self.nested(|g| g.stmt_loop(out, d, budget / 2)),
+            95 if nest && self.rng.chance(1, 3) => {
+                self.nested(|g| g.stmt_forever(out, d, budget / 3))
+            }
+            96 if nest => self.nested(|g| g.stmt_dead(out, budget / 3)),
+            97 if self.depth > 0 && self.rng.chance(1, 2) => {
+                out.push(ins(abi::STP_OP_RET, 0, 0, 0, 0));
+                Some(())
+            }
+            _ => {
+                out.push(ins(abi::STP_OP_NOP, 0, 0, 0, 0));
+                Some(())
+            }
+        }
+    }
+
+    fn nested(&mut self, f: impl FnOnce(&mut Self) -> Option<()>) -> Option<()> {
+        self.depth += 1;
+        let r = f(self);
+        self.depth -= 1;
+        r
+    }
+
+    /// A block of about `budget` statements.
+    fn block(&mut self, d: &mut Defs, budget: u32) -> Vec<Insn> {
+        let mut out = Vec::new();
+        let n = self.rng.below(u64::from(budget) + 1);
+        for _ in 0..n {
+            let mut tries = 0;
+            while self.stmt(&mut out, d, budget).is_none() && tries < 4 {
+                tries += 1;
+            }
+        }
+        out
+    }
+}
+
+/// The probe kind that fires a handler of context `ctx`.
+fn probe_kind(ctx: u32) -> u32 {
+    match ctx {
+        abi::STP_CTX_BEGIN => abi::STP_PROBE_BEGIN,
+        abi::STP_CTX_END => abi::STP_PROBE_END,
+        abi::STP_CTX_TIMER => abi::STP_PROBE_TIMER,
+        abi::STP_CTX_KPROBE => abi::STP_PROBE_KPROBE,
+        _ => abi::STP_PROBE_KRETPROBE,
+    }
+}
+
+/// The case of `seed`: a random verified program with 1 to 4 handlers, the
+/// environment it runs in, and 1 to 8 handler runs.
+pub fn generate(seed: u64) -> Case {
+    let mut rng = Rng::new(seed);
+    let (env, addrs) = gen_env(&mut rng);
+    let mut limits = default_limits();
+    let maxaction = [1u32, 2, 5, 20, 100, 1000];
+    let strlen = [16u32, 17, 23, 64, 100, 512, 4096];
+    limits[abi::STP_LIM_MAXACTION as usize] = rng.pick(&maxaction).unwrap_or(100);
+    let cap = rng.pick(&strlen).unwrap_or(64);
+    limits[abi::STP_LIM_MAXSTRINGLEN as usize] = cap;
+    limits[abi::STP_LIM_RING_PAGES as usize] = if rng.chance(3, 4) { 4 } else { 8 };
+
+    let mut prog = Program {
+        source_name: format!("gen-{seed}"),
+        compiler_version: "vm-spec gen".into(),
+        limits,
+        ..Default::default()
+    };
+    prog.globals = (0..rng.below(6))
+        .map(|k| Global {
+            name: format!("g{k}"),
+            ty: GlobalType::Long,
+            print_at_exit: false,
+        })
+        .collect();
+    for _ in 0..rng.below(6) {
+        let v = if rng.chance(1, 2) {
+            rng.pick(&INTERESTING).unwrap_or(0)
+        } else {
+            rng.next_u64() as i64
+        };
+        prog.konsts.push(v);
+    }
+    let mut addr_konsts = Vec::new();
+    for a in &addrs {
+        if rng.chance(2, 3) {
+            addr_konsts.push(prog.konsts.len() as i32);
+            prog.konsts.push(*a as i64);
+        }
+    }
+    for _ in 0..rng.below(7) {
+        let n = match rng.below(4) {
+            0 => cap as usize,
+            1 => rng.below(u64::from(cap) + 1) as usize,
+            _ => rng.below(12) as usize,
+        };
+        prog.strings.push(nonzero_bytes(&mut rng, n));
+    }
+    for _ in 0..rng.below(6) {
+        let nargs = if rng.chance(1, 8) {
+            32
+        } else {
+            rng.below(7) as usize
+        };
+        let args = (0..nargs)
+            .map(|_| {
+                if rng.chance(1, 2) {
+                    ArgKind::Str
+                } else {
+                    ArgKind::Int
+                }
+            })
+            .collect();
+        prog.formats.push(Format {
+            text: String::new(),
+            args,
+        });
+    }
+
+    let nh = 1 + rng.below(4) as usize;
+    for hi in 0..nh {
+        let ctx = rng.below(u64::from(abi::STP_CTX__COUNT)) as u32;
+        let nregs = if rng.chance(1, 5) {
+            64
+        } else {
+            1 + rng.below(12) as u8
+        };
+        let nsregs = if rng.chance(1, 5) {
+            16
+        } else {
+            rng.below(5) as u8
+        };
+        let budget = 2 + rng.below(40) as u32;
+        let mut g = HGen {
+            rng: &mut rng,
+            ctx,
+            nregs,
+            nsregs,
+            prog: &prog,
+            addr_konsts: addr_konsts.clone(),
+            reserved: 0,
+            dead: false,
+            depth: 0,
+        };
+        let mut d = Defs { r: 0, s: 0 };
+        let mut code = g.block(&mut d, budget);
+        code.push(ins(abi::STP_OP_RET, 0, 0, 0, 0));
+        let locs = vec![SrcLoc::default(); code.len()];
+        prog.handlers.push(Handler {
+            ctx: ctx as u8,
+            nregs,
+            nsregs,
+            code,
+            locs,
+            probe_point: format!("gen.handler{hi}"),
+        });
+        let kind = probe_kind(ctx);
+        let kp = kind == abi::STP_PROBE_KPROBE || kind == abi::STP_PROBE_KRETPROBE;
+        prog.probes.push(Probe {
+            kind: kind as u8,
+            flags: 0,
+            handler: hi as u32,
+            target: if kp {
+                ProbeTarget::Symbol {
+                    name: "vfs_read".into(),
+                    offset: 0,
+                }
+            } else {
+                ProbeTarget::None
+            },
+            maxactive: 0,
+            period_ns: if kind == abi::STP_PROBE_TIMER {
+                1_000_000
+            } else {
+                0
+            },
+            display: format!("gen.probe{hi}"),
+        });
+    }
+    let runs = (0..1 + rng.below(8))
+        .map(|_| rng.below(nh as u64) as u32)
+        .collect();
+    Case {
+        seed,
+        program: prog,
+        env,
+        runs,
+    }
+}

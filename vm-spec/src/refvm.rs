@@ -1,0 +1,911 @@
+//! The reference interpreter: a second, independent implementation of the
+//! stapvm ISA in safe Rust, written from the ISA tables and their comments
+//! (`include/stapvm/opcodes.h`, `helpers.h`, `abi.h`) and used as the oracle
+//! of the differential tests against the C core (kmod/core/vm.c through
+//! [`crate::core::HostSession`]).
+//!
+//! It is meant to be obviously right rather than fast: every register,
+//! table and jump access is checked, and what the verifier should have made
+//! impossible (a register read before it is written, an index out of range,
+//! a jump outside the handler) ends the run with [`Outcome::VerifierHole`]
+//! instead of a panic or a made-up value. A C/Rust difference on such a
+//! program therefore points at the verifier, not at either interpreter.
+//!
+//! Semantics it reproduces (each one a comment of opcodes.h/helpers.h):
+//! registers and strings of the handler's two files, strings cut at
+//! MAXSTRINGLEN; MAXACTION fuel per run, charged by LOOP only; DIV/MOD
+//! errors on a zero divisor, `INT64_MIN / -1` wraps and `x % -1 == 0`;
+//! SCMP compares unsigned bytes, then lengths; the helpers read the same
+//! [`HostEnv`] as the C core's user-space environment (memory is
+//! page-granular, strings are copied one page-bounded chunk at a time, a
+//! fault reports the chunk's address); globals wrap on GADD; PRINTF, ERROR
+//! and EXIT records are byte-identical to the C core's, including the
+//! time stamps of the deterministic host clock (starts at 1, +1 per read);
+//! a record that does not fit the ring is dropped and counted.
+//!
+//! Dispatch matches on the `abi::STP_OP_*` and `abi::STP_HLP_*` constants,
+//! so no opcode or helper number is written here.
+//!
+//! Left out: concurrency (GADD is a plain wrapping add), the kernel's
+//! nesting guard, MAXERRORS and probe arming (the caller decides which
+//! handler runs when).
+use crate::abi;
+use crate::core::{HostEnv, VerifyError};
+use crate::program::{Insn, ProbeTarget, Program};
+use std::collections::BTreeMap;
+use std::mem::{offset_of, size_of};
+use thiserror::Error;
+
+/// Page size of the simulated address space (`STP_ENV_PAGE_SIZE` of the
+/// user-space environment, vm-spec/csrc/stp_env.h): memory is mapped in
+/// whole pages and string copies never cross one in a single read.
+pub const PAGE_SIZE: u64 = 4096;
+
+/// Why a [`RefProgram`] or a run could not be set up.
+#[derive(Debug, Error)]
+pub enum RefError {
+    /// The C verifier refused the image (the reference VM runs only
+    /// verified images).
+    #[error(transparent)]
+    Verify(#[from] VerifyError),
+    /// The program could not be laid out as an image.
+    #[error(transparent)]
+    Image(#[from] crate::image::ImageError),
+    /// The image is malformed although it verified (a verifier bug).
+    #[error("image does not decode: {0}")]
+    BadImage(&'static str),
+    /// No handler with this index.
+    #[error("no handler {0}")]
+    NoHandler(u32),
+}
+
+/// One handler of a decoded image.
+#[derive(Debug, Clone)]
+struct RefHandler {
+    code: Vec<Insn>,
+    nregs: u32,
+    nsregs: u32,
+}
+
+/// One printf format as the kernel sees it (`struct stp_format_desc`).
+#[derive(Debug, Clone, Copy)]
+struct RefFormat {
+    nargs: u32,
+    str_mask: u32,
+}
+
+/// A verified image, decoded into owned tables.
+#[derive(Debug, Clone)]
+pub struct RefProgram {
+    handlers: Vec<RefHandler>,
+    konsts: Vec<i64>,
+    strings: Vec<Vec<u8>>,
+    formats: Vec<RefFormat>,
+    nglobals: u32,
+    limits: Vec<u32>,
+}
+
+fn le_u16(b: &[u8], off: usize) -> Result<u16, RefError> {
+    b.get(off..off + 2)
+        .map(|s| u16::from_le_bytes([s[0], s[1]]))
+        .ok_or(RefError::BadImage("field past the end"))
+}
+
+fn le_u32(b: &[u8], off: usize) -> Result<u32, RefError> {
+    b.get(off..off + 4)
+        .map(|s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+        .ok_or(RefError::BadImage("field past the end"))
+}
+
+fn le_u64(b: &[u8], off: usize) -> Result<u64, RefError> {
+    let s = b
+        .get(off..off + 8)
+        .ok_or(RefError::BadImage("field past the end"))?;
+    let mut a = [0u8; 8];
+    a.copy_from_slice(s);
+    Ok(u64::from_le_bytes(a))
+}
+
+/// The bytes of section `sec` and its entry count for entries of `esize`.
+fn section(img: &[u8], sec: u32, esize: usize) -> Result<(&[u8], usize), RefError> {
+    let d = offset_of!(abi::stp_image_hdr, sec) + sec as usize * size_of::<abi::stp_section_desc>();
+    let off = le_u32(img, d + offset_of!(abi::stp_section_desc, off))? as usize;
+    let size = le_u32(img, d + offset_of!(abi::stp_section_desc, size))? as usize;
+    let bytes = off
+        .checked_add(size)
+        .and_then(|end| img.get(off..end))
+        .ok_or(RefError::BadImage("section outside the image"))?;
+    if !size.is_multiple_of(esize) {
+        return Err(RefError::BadImage("section not a whole number of entries"));
+    }
+    Ok((bytes, size / esize))
+}
+
+impl RefProgram {
+    /// Verifies `image` with the C verifier (the reference VM trusts
+    /// nothing else to have done it) and decodes its tables.
+    pub fn from_image(image: &[u8]) -> Result<Self, RefError> {
+        crate::core::verify_image(image)?;
+        Self::decode(image)
+    }
+
+    /// Builds the image of `prog` as [`crate::core::HostSession::from_program`]
+    /// does (each kprobe resolved to the first symbol it names), then
+    /// [`RefProgram::from_image`].
+    pub fn from_program(prog: &Program) -> Result<Self, RefError> {
+        Self::from_image(&build_image(prog)?)
+    }
+
+    /// Decodes an image's tables without verifying it (every read is
+    /// bounds-checked; a malformed image is an error, never a panic).
+    fn decode(img: &[u8]) -> Result<Self, RefError> {
+        let nglobals = le_u32(img, offset_of!(abi::stp_image_hdr, nglobals))?;
+        let lim = offset_of!(abi::stp_image_hdr, limits);
+        let limits = (0..abi::STP_LIM__COUNT as usize)
+            .map(|i| le_u32(img, lim + 4 * i))
+            .collect::<Result<Vec<u32>, _>>()?;
+
+        let isz = size_of::<abi::stp_insn>();
+        let (code, ninsns) = section(img, abi::STP_SEC_CODE, isz)?;
+        let insns: Vec<Insn> = (0..ninsns)
+            .map(|k| {
+                let e = &code[k * isz..(k + 1) * isz];
+                Insn {
+                    op: e[offset_of!(abi::stp_insn, op)],
+                    a: e[offset_of!(abi::stp_insn, a)],
+                    b: e[offset_of!(abi::stp_insn, b)],
+                    c: e[offset_of!(abi::stp_insn, c)],
+                    imm: le_u32(e, offset_of!(abi::stp_insn, imm)).map_or(0, |v| v as i32),
+                }
+            })
+            .collect();
+
+        let hsz = size_of::<abi::stp_handler_desc>();
+        let (hbytes, nh) = section(img, abi::STP_SEC_HANDLERS, hsz)?;
+        let mut handlers = Vec::with_capacity(nh);
+        for k in 0..nh {
+            let e = &hbytes[k * hsz..(k + 1) * hsz];
+            let off = le_u32(e, offset_of!(abi::stp_handler_desc, insn_off))? as usize;
+            let cnt = le_u32(e, offset_of!(abi::stp_handler_desc, insn_count))? as usize;
+            let code = off
+                .checked_add(cnt)
+                .and_then(|end| insns.get(off..end))
+                .ok_or(RefError::BadImage("handler outside CODE"))?;
+            handlers.push(RefHandler {
+                code: code.to_vec(),
+                nregs: u32::from(e[offset_of!(abi::stp_handler_desc, nregs)]),
+                nsregs: u32::from(e[offset_of!(abi::stp_handler_desc, nsregs)]),
+            });
+        }
+
+        let (kbytes, nk) = section(img, abi::STP_SEC_KONSTS, 8)?;
+        let konsts = (0..nk)
+            .map(|k| le_u64(kbytes, 8 * k).map(|v| v as i64))
+            .collect::<Result<Vec<i64>, _>>()?;
+
+        let ssz = size_of::<abi::stp_str_desc>();
+        let (sbytes, ns) = section(img, abi::STP_SEC_STRS, ssz)?;
+        let (data, _) = section(img, abi::STP_SEC_STRDATA, 1)?;
+        let mut strings = Vec::with_capacity(ns);
+        for k in 0..ns {
+            let e = &sbytes[k * ssz..(k + 1) * ssz];
+            let off = le_u32(e, offset_of!(abi::stp_str_desc, off))? as usize;
+            let len = le_u32(e, offset_of!(abi::stp_str_desc, len))? as usize;
+            let s = off
+                .checked_add(len)
+                .and_then(|end| data.get(off..end))
+                .ok_or(RefError::BadImage("string outside STRDATA"))?;
+            strings.push(s.to_vec());
+        }
+
+        let fsz = size_of::<abi::stp_format_desc>();
+        let (fbytes, nf) = section(img, abi::STP_SEC_FORMATS, fsz)?;
+        let mut formats = Vec::with_capacity(nf);
+        for k in 0..nf {
+            let e = &fbytes[k * fsz..(k + 1) * fsz];
+            formats.push(RefFormat {
+                nargs: le_u32(e, offset_of!(abi::stp_format_desc, nargs))?,
+                str_mask: le_u32(e, offset_of!(abi::stp_format_desc, str_mask))?,
+            });
+        }
+        let _ = le_u16(img, offset_of!(abi::stp_image_hdr, version))?;
+        Ok(RefProgram {
+            handlers,
+            konsts,
+            strings,
+            formats,
+            nglobals,
+            limits,
+        })
+    }
+
+    /// Handlers in the program.
+    pub fn handler_count(&self) -> u32 {
+        self.handlers.len() as u32
+    }
+
+    /// Global scalars of the program.
+    pub fn nglobals(&self) -> u32 {
+        self.nglobals
+    }
+
+    fn limit(&self, l: u32) -> u32 {
+        self.limits.get(l as usize).copied().unwrap_or(0)
+    }
+}
+
+/// The image of `prog` with each kprobe resolved to the first symbol it
+/// names (what [`crate::core::HostSession::from_program`] loads).
+pub fn build_image(prog: &Program) -> Result<Vec<u8>, crate::image::ImageError> {
+    let syms: Vec<Option<(String, u32)>> = prog
+        .probes
+        .iter()
+        .map(|p| match &p.target {
+            ProbeTarget::None => None,
+            ProbeTarget::Symbol { name, offset } => Some((name.clone(), *offset)),
+            ProbeTarget::FirstOf(names) => names.first().map(|n| (n.clone(), 0)),
+        })
+        .collect();
+    crate::image::build(prog, &syms)
+}
+
+// ---------------------------------------------------------------------
+// Memory and ring
+
+/// The readable memory of a [`HostEnv`]: every page touched by one of its
+/// ranges is mapped (zero where no range gives bytes; later ranges win).
+#[derive(Debug, Default)]
+struct Memory {
+    pages: BTreeMap<u64, Vec<u8>>,
+}
+
+impl Memory {
+    fn new(ranges: &[(u64, Vec<u8>)]) -> Self {
+        let mut pages: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
+        for (start, bytes) in ranges {
+            let mut k = 0usize;
+            while k < bytes.len() {
+                // Bytes past the top of the address space do not exist.
+                let Some(a) = start.checked_add(k as u64) else {
+                    break;
+                };
+                let off = (a % PAGE_SIZE) as usize;
+                let take = (PAGE_SIZE as usize - off).min(bytes.len() - k);
+                pages
+                    .entry(a / PAGE_SIZE)
+                    .or_insert_with(|| vec![0; PAGE_SIZE as usize])[off..off + take]
+                    .copy_from_slice(&bytes[k..k + take]);
+                k += take;
+            }
+        }
+        Memory { pages }
+    }
+
+    /// `n` bytes at `addr`, or `None` if one of them is unmapped (a range
+    /// that would run past the top of the address space faults).
+    fn read(&self, addr: u64, n: u64) -> Option<Vec<u8>> {
+        let mut out = Vec::with_capacity(n as usize);
+        if n == 0 {
+            return Some(out);
+        }
+        // The last byte, inclusive: a read may end exactly at 2^64.
+        let last = addr.checked_add(n - 1)?;
+        let mut a = addr;
+        loop {
+            let page = self.pages.get(&(a / PAGE_SIZE))?;
+            let from = a % PAGE_SIZE;
+            let take = (PAGE_SIZE - from).min(last - a + 1);
+            out.extend_from_slice(&page[from as usize..(from + take) as usize]);
+            match a.checked_add(take) {
+                Some(next) if next <= last => a = next,
+                _ => return Some(out),
+            }
+        }
+    }
+}
+
+/// A ring of `size` data bytes with the producer rules of abi.h: a record
+/// is dropped (and counted) when it does not fit between the consumer and
+/// `size` bytes ahead of it.
+#[derive(Debug)]
+struct Ring {
+    size: u64,
+    prod: u64,
+    cons: u64,
+    dropped: u64,
+    records: Vec<Vec<u8>>,
+}
+
+impl Ring {
+    fn reserve(&mut self, len: u64) -> bool {
+        let used = self.prod - self.cons;
+        if len == 0 || !len.is_multiple_of(8) || len > self.size || used + len > self.size {
+            self.dropped += 1;
+            return false;
+        }
+        true
+    }
+
+    fn commit(&mut self, rec: Vec<u8>) {
+        self.prod += rec.len() as u64;
+        self.records.push(rec);
+    }
+
+    fn drain(&mut self) -> Vec<Vec<u8>> {
+        self.cons = self.prod;
+        std::mem::take(&mut self.records)
+    }
+}
+
+// ---------------------------------------------------------------------
+// Runs
+
+/// How one run of a handler ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// RET.
+    Ret,
+    /// A run-time error (`abi::STP_RTE_*`) at instruction `pc` of the
+    /// handler, with the faulting address (0 when there is none).
+    Error {
+        /// `abi::STP_RTE_*`.
+        code: u32,
+        /// Instruction index inside the handler.
+        pc: u32,
+        /// Faulting address, if any.
+        addr: u64,
+    },
+    /// Something the verifier promised could not happen did (a register
+    /// read before it is written, an index or jump out of range). The C
+    /// core would read stale or foreign data here.
+    VerifierHole {
+        /// Instruction index inside the handler.
+        pc: u32,
+        /// What went wrong.
+        what: String,
+    },
+}
+
+/// What one run reports besides its records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunReport {
+    /// How the handler ended.
+    pub outcome: Outcome,
+    /// MAXACTION units left when it ended.
+    pub fuel_left: u64,
+    /// Whether this run executed EXIT.
+    pub exit_requested: bool,
+    /// Instructions executed.
+    pub steps: u64,
+}
+
+/// Why execution stopped early, inside [`Machine::step`].
+enum Stop {
+    Fault(u32, u64),
+    Hole(String),
+}
+
+type Step<T> = Result<T, Stop>;
+
+/// The registers of one run. They start unwritten: the verifier promises
+/// that nothing is read before it is written, and this checks it.
+struct Machine<'a> {
+    prog: &'a RefProgram,
+    h: &'a RefHandler,
+    env: &'a HostEnv,
+    mem: &'a Memory,
+    globals: &'a mut [i64],
+    ring: &'a mut Ring,
+    clock: &'a mut u64,
+    handler: u32,
+    cap: u32,
+    r: [u64; abi::STP_MAX_REGS as usize],
+    r_set: u64,
+    s: Vec<Vec<u8>>,
+    s_set: u32,
+    exit: bool,
+}
+
+impl Machine<'_> {
+    fn rd(&self, i: u8) -> Step<u64> {
+        let i = u32::from(i);
+        if i >= self.h.nregs {
+            return Err(Stop::Hole(format!(
+                "r{i} outside {} registers",
+                self.h.nregs
+            )));
+        }
+        if self.r_set & (1u64 << i) == 0 {
+            return Err(Stop::Hole(format!("r{i} read before it is written")));
+        }
+        Ok(self.r[i as usize])
+    }
+
+    fn wr(&mut self, i: u8, v: u64) -> Step<()> {
+        let i = u32::from(i);
+        if i >= self.h.nregs {
+            return Err(Stop::Hole(format!(
+                "r{i} outside {} registers",
+                self.h.nregs
+            )));
+        }
+        self.r[i as usize] = v;
+        self.r_set |= 1u64 << i;
+        Ok(())
+    }
+
+    fn srd(&self, i: u8) -> Step<&[u8]> {
+        let i = u32::from(i);
+        if i >= self.h.nsregs {
+            return Err(Stop::Hole(format!(
+                "s{i} outside {} registers",
+                self.h.nsregs
+            )));
+        }
+        if self.s_set & (1u32 << i) == 0 {
+            return Err(Stop::Hole(format!("s{i} read before it is written")));
+        }
+        Ok(&self.s[i as usize])
+    }
+
+    /// s[i] := v cut at MAXSTRINGLEN.
+    fn swr(&mut self, i: u8, mut v: Vec<u8>) -> Step<()> {
+        let i = u32::from(i);
+        if i >= self.h.nsregs {
+            return Err(Stop::Hole(format!(
+                "s{i} outside {} registers",
+                self.h.nsregs
+            )));
+        }
+        v.truncate(self.cap as usize);
+        self.s[i as usize] = v;
+        self.s_set |= 1u32 << i;
+        Ok(())
+    }
+
+    fn global(&mut self, imm: i32) -> Step<&mut i64> {
+        let n = self.globals.len();
+        usize::try_from(imm)
+            .ok()
+            .and_then(|k| self.globals.get_mut(k))
+            .ok_or_else(|| Stop::Hole(format!("global {imm} of {n}")))
+    }
+
+    /// The record clock: read, then advanced by one (csrc/stp_env.h).
+    fn tick(&mut self) -> u64 {
+        let t = *self.clock;
+        *self.clock = t.wrapping_add(1);
+        t
+    }
+
+    /// Writes one record (header + payload) if the ring has room; the
+    /// clock is read only for a record that is written.
+    fn emit(&mut self, ty: u32, id: u16, payload: &[u8]) {
+        let len = size_of::<abi::stp_rec_hdr>() + payload.len();
+        if !self.ring.reserve(len as u64) {
+            return;
+        }
+        let t = self.tick();
+        let mut rec = Vec::with_capacity(len);
+        rec.extend_from_slice(&(len as u32).to_le_bytes());
+        rec.extend_from_slice(&(ty as u16).to_le_bytes());
+        rec.extend_from_slice(&id.to_le_bytes());
+        rec.extend_from_slice(&t.to_le_bytes());
+        rec.extend_from_slice(payload);
+        self.ring.commit(rec);
+    }
+
+    /// A NUL-terminated string at `addr`, at most MAXSTRINGLEN bytes, read
+    /// one page-bounded chunk at a time (helpers.h: nofault copies); a
+    /// fault reports the address of the chunk that failed.
+    fn copy_string(&self, addr: u64) -> Result<Vec<u8>, u64> {
+        let cap = u64::from(self.cap);
+        let mut out = Vec::new();
+        while (out.len() as u64) < cap {
+            let a = addr.wrapping_add(out.len() as u64);
+            let chunk = (PAGE_SIZE - a % PAGE_SIZE).min(cap - out.len() as u64);
+            let bytes = self.mem.read(a, chunk).ok_or(a)?;
+            if let Some(nul) = bytes.iter().position(|&b| b == 0) {
+                out.extend_from_slice(&bytes[..nul]);
+                return Ok(out);
+            }
+            out.extend_from_slice(&bytes);
+        }
+        Ok(out)
+    }
+
+    fn call_int(&mut self, insn: &Insn) -> Step<u64> {
+        let e = self.env;
+        let Ok(id) = u32::try_from(insn.imm) else {
+            return Err(Stop::Hole(format!("helper {}", insn.imm)));
+        };
+        Ok(match id {
+            abi::STP_HLP_PID => e.pid as u64,
+            abi::STP_HLP_TID => e.tid as u64,
+            abi::STP_HLP_PPID => e.ppid as u64,
+            abi::STP_HLP_UID => e.uid as u64,
+            abi::STP_HLP_EUID => e.euid as u64,
+            abi::STP_HLP_GID => e.gid as u64,
+            abi::STP_HLP_CPU => e.cpu as u64,
+            abi::STP_HLP_GETTIMEOFDAY_NS => e.wall_ns,
+            abi::STP_HLP_LOCAL_CLOCK_NS => self.tick(),
+            abi::STP_HLP_JIFFIES => e.jiffies as u64,
+            abi::STP_HLP_RETVAL => e.retval as u64,
+            abi::STP_HLP_ARG => {
+                let n = self.rd(insn.b)?;
+                usize::try_from(n)
+                    .ok()
+                    .and_then(|k| e.args.get(k))
+                    .map_or(0, |v| *v as u64)
+            }
+            abi::STP_HLP_KERNEL_LONG => {
+                let addr = self.rd(insn.b)?;
+                let b = self
+                    .mem
+                    .read(addr, 8)
+                    .ok_or(Stop::Fault(abi::STP_RTE_KFAULT, addr))?;
+                let mut a = [0u8; 8];
+                a.copy_from_slice(&b);
+                u64::from_le_bytes(a)
+            }
+            id if id < abi::STP_HLP__COUNT => {
+                // A string helper through CALLI: the C core stops with BADOP.
+                return Err(Stop::Fault(abi::STP_RTE_BADOP, 0));
+            }
+            _ => return Err(Stop::Hole(format!("helper {id}"))),
+        })
+    }
+
+    fn call_str(&mut self, insn: &Insn) -> Step<Vec<u8>> {
+        let Ok(id) = u32::try_from(insn.imm) else {
+            return Err(Stop::Hole(format!("helper {}", insn.imm)));
+        };
+        match id {
+            abi::STP_HLP_EXECNAME => {
+                let mut v = self.env.execname.as_bytes().to_vec();
+                v.truncate(self.cap as usize);
+                if let Some(nul) = v.iter().position(|&b| b == 0) {
+                    v.truncate(nul);
+                }
+                Ok(v)
+            }
+            abi::STP_HLP_KERNEL_STRING | abi::STP_HLP_USER_STRING => {
+                let addr = self.rd(insn.b)?;
+                let code = if id == abi::STP_HLP_USER_STRING {
+                    abi::STP_RTE_USTRFAULT
+                } else {
+                    abi::STP_RTE_KSTRFAULT
+                };
+                self.copy_string(addr).map_err(|a| Stop::Fault(code, a))
+            }
+            id if id < abi::STP_HLP__COUNT => Err(Stop::Fault(abi::STP_RTE_BADOP, 0)),
+            _ => Err(Stop::Hole(format!("helper {id}"))),
+        }
+    }
+
+    fn printf(&mut self, insn: &Insn) -> Step<()> {
+        let f = usize::try_from(insn.imm)
+            .ok()
+            .and_then(|k| self.prog.formats.get(k))
+            .copied()
+            .ok_or_else(|| Stop::Hole(format!("format {}", insn.imm)))?;
+        if f.nargs > abi::STP_MAX_FMT_ARGS {
+            return Err(Stop::Hole(format!("format with {} arguments", f.nargs)));
+        }
+        let mut payload = Vec::new();
+        let (mut ri, mut si) = (u32::from(insn.b), u32::from(insn.c));
+        for k in 0..f.nargs {
+            if f.str_mask & (1 << k) != 0 {
+                let s = self.srd(u8::try_from(si).unwrap_or(u8::MAX))?;
+                payload.extend_from_slice(&(s.len() as u32).to_le_bytes());
+                payload.extend_from_slice(s);
+                while !payload.len().is_multiple_of(8) {
+                    payload.push(0);
+                }
+                si += 1;
+            } else {
+                let v = self.rd(u8::try_from(ri).unwrap_or(u8::MAX))?;
+                payload.extend_from_slice(&v.to_le_bytes());
+                ri += 1;
+            }
+        }
+        let id = u16::try_from(insn.imm).map_err(|_| Stop::Hole("format id".into()))?;
+        self.emit(abi::STP_REC_PRINTF, id, &payload);
+        Ok(())
+    }
+
+    /// Target of a jump at `pc` (`pc + 1 + imm`), checked to stay in the
+    /// handler and to go the way its operand kind says.
+    fn target(&self, pc: usize, imm: i32, forward: bool) -> Step<usize> {
+        let t = pc as i64 + 1 + i64::from(imm);
+        if forward != (imm >= 0) || t < 0 || t >= self.h.code.len() as i64 {
+            return Err(Stop::Hole(format!("jump to {t}")));
+        }
+        Ok(t as usize)
+    }
+
+    /// Executes the instruction at `pc`; returns the next pc, or `None`
+    /// at RET.
+    fn step(&mut self, pc: usize, fuel: &mut u64) -> Step<Option<usize>> {
+        let Some(&insn) = self.h.code.get(pc) else {
+            return Err(Stop::Hole("pc ran off the handler".into()));
+        };
+        let (a, b, c) = (insn.a, insn.b, insn.c);
+        let bin = |m: &Self, f: fn(u64, u64) -> u64| -> Step<u64> { Ok(f(m.rd(b)?, m.rd(c)?)) };
+        let cmp = |m: &Self, f: fn(i64, i64) -> bool| -> Step<u64> {
+            Ok(u64::from(f(m.rd(b)? as i64, m.rd(c)? as i64)))
+        };
+        match u32::from(insn.op) {
+            abi::STP_OP_NOP => {}
+            abi::STP_OP_MOV => {
+                let v = self.rd(b)?;
+                self.wr(a, v)?;
+            }
+            abi::STP_OP_LDI => self.wr(a, i64::from(insn.imm) as u64)?,
+            abi::STP_OP_LDK => {
+                let v = usize::try_from(insn.imm)
+                    .ok()
+                    .and_then(|k| self.prog.konsts.get(k))
+                    .copied()
+                    .ok_or_else(|| Stop::Hole(format!("constant {}", insn.imm)))?;
+                self.wr(a, v as u64)?;
+            }
+            abi::STP_OP_ADD => self.wr(a, bin(self, u64::wrapping_add)?)?,
+            abi::STP_OP_SUB => self.wr(a, bin(self, u64::wrapping_sub)?)?,
+            abi::STP_OP_MUL => self.wr(a, bin(self, u64::wrapping_mul)?)?,
+            abi::STP_OP_DIV | abi::STP_OP_MOD => {
+                let (x, y) = (self.rd(b)? as i64, self.rd(c)? as i64);
+                if y == 0 {
+                    return Err(Stop::Fault(abi::STP_RTE_DIVZERO, 0));
+                }
+                // Truncating division; INT64_MIN / -1 wraps, x % -1 == 0.
+                let v = if u32::from(insn.op) == abi::STP_OP_DIV {
+                    x.wrapping_div(y)
+                } else {
+                    x.wrapping_rem(y)
+                };
+                self.wr(a, v as u64)?;
+            }
+            abi::STP_OP_AND => self.wr(a, bin(self, |x, y| x & y)?)?,
+            abi::STP_OP_OR => self.wr(a, bin(self, |x, y| x | y)?)?,
+            abi::STP_OP_XOR => self.wr(a, bin(self, |x, y| x ^ y)?)?,
+            abi::STP_OP_SHL => self.wr(a, bin(self, |x, y| x << (y & 63))?)?,
+            abi::STP_OP_SHR => self.wr(a, bin(self, |x, y| ((x as i64) >> (y & 63)) as u64)?)?,
+            abi::STP_OP_ADDI => {
+                let v = self.rd(b)?.wrapping_add(i64::from(insn.imm) as u64);
+                self.wr(a, v)?;
+            }
+            abi::STP_OP_NEG => {
+                let v = self.rd(b)?.wrapping_neg();
+                self.wr(a, v)?;
+            }
+            abi::STP_OP_NOT => {
+                let v = !self.rd(b)?;
+                self.wr(a, v)?;
+            }
+            abi::STP_OP_LNOT => {
+                let v = u64::from(self.rd(b)? == 0);
+                self.wr(a, v)?;
+            }
+            abi::STP_OP_EQ => self.wr(a, cmp(self, |x, y| x == y)?)?,
+            abi::STP_OP_NE => self.wr(a, cmp(self, |x, y| x != y)?)?,
+            abi::STP_OP_LT => self.wr(a, cmp(self, |x, y| x < y)?)?,
+            abi::STP_OP_LE => self.wr(a, cmp(self, |x, y| x <= y)?)?,
+            abi::STP_OP_GT => self.wr(a, cmp(self, |x, y| x > y)?)?,
+            abi::STP_OP_GE => self.wr(a, cmp(self, |x, y| x >= y)?)?,
+            abi::STP_OP_JMP => return Ok(Some(self.target(pc, insn.imm, true)?)),
+            abi::STP_OP_JZ | abi::STP_OP_JNZ => {
+                let t = self.target(pc, insn.imm, true)?;
+                let zero = self.rd(a)? == 0;
+                let jz = u32::from(insn.op) == abi::STP_OP_JZ;
+                return Ok(Some(if zero == jz { t } else { pc + 1 }));
+            }
+            abi::STP_OP_LOOP => {
+                let t = self.target(pc, insn.imm, false)?;
+                if *fuel == 0 {
+                    return Err(Stop::Fault(abi::STP_RTE_MAXACTION, 0));
+                }
+                *fuel -= 1;
+                return Ok(Some(t));
+            }
+            abi::STP_OP_RET => return Ok(None),
+            abi::STP_OP_LDG => {
+                let v = *self.global(insn.imm)?;
+                self.wr(a, v as u64)?;
+            }
+            abi::STP_OP_STG => {
+                let v = self.rd(a)? as i64;
+                *self.global(insn.imm)? = v;
+            }
+            abi::STP_OP_GADD => {
+                let d = self.rd(b)? as i64;
+                let g = self.global(insn.imm)?;
+                *g = g.wrapping_add(d);
+                let v = *g;
+                self.wr(a, v as u64)?;
+            }
+            abi::STP_OP_SMOV => {
+                let v = self.srd(b)?.to_vec();
+                self.swr(a, v)?;
+            }
+            abi::STP_OP_SLDK => {
+                let v = usize::try_from(insn.imm)
+                    .ok()
+                    .and_then(|k| self.prog.strings.get(k))
+                    .cloned()
+                    .ok_or_else(|| Stop::Hole(format!("string {}", insn.imm)))?;
+                self.swr(a, v)?;
+            }
+            abi::STP_OP_SCAT => {
+                let mut v = self.srd(b)?.to_vec();
+                v.extend_from_slice(self.srd(c)?);
+                self.swr(a, v)?;
+            }
+            abi::STP_OP_SCMP => {
+                // Byte strings without NUL: unsigned bytes, then length.
+                let ord = self.srd(b)?.cmp(self.srd(c)?);
+                self.wr(a, ord as i64 as u64)?;
+            }
+            abi::STP_OP_SLEN => {
+                let v = self.srd(b)?.len() as u64;
+                self.wr(a, v)?;
+            }
+            abi::STP_OP_CALLI => {
+                let v = self.call_int(&insn)?;
+                self.wr(a, v)?;
+            }
+            abi::STP_OP_CALLS => {
+                let v = self.call_str(&insn)?;
+                self.swr(a, v)?;
+            }
+            abi::STP_OP_PRINTF => self.printf(&insn)?,
+            abi::STP_OP_EXIT => {
+                // exit() does not end the handler.
+                self.exit = true;
+                self.emit(abi::STP_REC_EXIT, 0, &[]);
+            }
+            _ => return Err(Stop::Fault(abi::STP_RTE_BADOP, 0)),
+        }
+        Ok(Some(pc + 1))
+    }
+}
+
+/// A reference-VM session: a program, its globals, one ring and the
+/// record clock, as [`crate::core::HostSession`] has them. The ring is
+/// drained after every run (as `HostSession` does), so drops happen when
+/// one run writes more than the ring holds.
+#[derive(Debug)]
+pub struct RefSession {
+    prog: RefProgram,
+    globals: Vec<i64>,
+    ring: Ring,
+    clock: u64,
+    exit_requested: bool,
+}
+
+impl RefSession {
+    /// A session of `prog`: zero globals, a ring of `RING_PAGES` pages of
+    /// [`PAGE_SIZE`] bytes, the clock at 1 (as `HostSession`).
+    pub fn new(prog: RefProgram) -> Self {
+        let ring_size = u64::from(prog.limit(abi::STP_LIM_RING_PAGES)) * PAGE_SIZE;
+        RefSession {
+            globals: vec![0; prog.nglobals as usize],
+            ring: Ring {
+                size: ring_size,
+                prod: 0,
+                cons: 0,
+                dropped: 0,
+                records: Vec::new(),
+            },
+            clock: 1,
+            exit_requested: false,
+            prog,
+        }
+    }
+
+    /// The program.
+    pub fn program(&self) -> &RefProgram {
+        &self.prog
+    }
+
+    /// Runs handler `idx` once in `env`; its records are queued for
+    /// [`RefSession::take_records`].
+    pub fn run_handler(&mut self, idx: u32, env: &HostEnv) -> Result<RunReport, RefError> {
+        let h = self
+            .prog
+            .handlers
+            .get(idx as usize)
+            .ok_or(RefError::NoHandler(idx))?;
+        let mem = Memory::new(&env.memory);
+        let cap = self.prog.limit(abi::STP_LIM_MAXSTRINGLEN);
+        let mut fuel = u64::from(self.prog.limit(abi::STP_LIM_MAXACTION));
+        let mut m = Machine {
+            prog: &self.prog,
+            h,
+            env,
+            mem: &mem,
+            globals: &mut self.globals,
+            ring: &mut self.ring,
+            clock: &mut self.clock,
+            handler: idx,
+            cap,
+            r: [0; abi::STP_MAX_REGS as usize],
+            r_set: 0,
+            s: vec![Vec::new(); abi::STP_MAX_SREGS as usize],
+            s_set: 0,
+            exit: false,
+        };
+        let mut pc = 0usize;
+        let mut steps = 0u64;
+        let outcome = loop {
+            steps += 1;
+            match m.step(pc, &mut fuel) {
+                Ok(Some(next)) => pc = next,
+                Ok(None) => break Outcome::Ret,
+                Err(Stop::Hole(what)) => {
+                    break Outcome::VerifierHole {
+                        pc: pc as u32,
+                        what,
+                    }
+                }
+                Err(Stop::Fault(code, addr)) => {
+                    let mut payload = Vec::with_capacity(size_of::<abi::stp_rec_error>());
+                    payload.extend_from_slice(&m.handler.to_le_bytes());
+                    payload.extend_from_slice(&(pc as u32).to_le_bytes());
+                    payload.extend_from_slice(&addr.to_le_bytes());
+                    m.emit(abi::STP_REC_ERROR, code as u16, &payload);
+                    break Outcome::Error {
+                        code,
+                        pc: pc as u32,
+                        addr,
+                    };
+                }
+            }
+        };
+        let exit = m.exit;
+        self.exit_requested |= exit;
+        Ok(RunReport {
+            outcome,
+            fuel_left: fuel,
+            exit_requested: exit,
+            steps,
+        })
+    }
+
+    /// Takes the raw bytes of every record written since the last call, in
+    /// ring order (the consumer catches up).
+    pub fn take_records(&mut self) -> Vec<Vec<u8>> {
+        self.ring.drain()
+    }
+
+    /// The global scalars.
+    pub fn globals(&self) -> &[i64] {
+        &self.globals
+    }
+
+    /// Sets global `idx`; false if there is no such global.
+    pub fn set_global(&mut self, idx: usize, v: i64) -> bool {
+        match self.globals.get_mut(idx) {
+            Some(g) => {
+                *g = v;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Records dropped because they did not fit the ring.
+    pub fn dropped(&self) -> u64 {
+        self.ring.dropped
+    }
+
+    /// The record clock: the next time stamp it will hand out.
+    pub fn clock(&self) -> u64 {
+        self.clock
+    }
+
+    /// Whether some run executed EXIT.
+    pub fn exit_requested(&self) -> bool {
+        self.exit_requested
+    }
+}
