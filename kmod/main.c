@@ -105,9 +105,10 @@ static long stp_load(struct stp_load_args __user *uargs)
 	char detail[80];
 	int err, fd;
 
-	if (copy_from_user(&a, uargs, sizeof(a)))
-		return -EFAULT;
-	if (a.args_size != sizeof(a) || a.flags != 0)
+	err = stp_copy_args(&a, sizeof(a), STP_LOAD_ARGS_SIZE_VER0, uargs);
+	if (err)
+		return err;
+	if (a.flags != 0)
 		return -EINVAL;
 
 	res = kzalloc(sizeof(*res), GFP_KERNEL);
@@ -170,15 +171,13 @@ out:
 	return err;
 }
 
+/* LOAD is extensible: matched without its size bits (abi.h). */
 static long stp_dev_ioctl(struct file *file, unsigned int cmd,
 			  unsigned long arg)
 {
-	switch (cmd) {
-	case STP_IOC_LOAD:
+	if (STP_IOC_NOSIZE(cmd) == STP_IOC_NOSIZE(STP_IOC_LOAD))
 		return stp_load((struct stp_load_args __user *)arg);
-	default:
-		return -ENOTTY;
-	}
+	return -ENOTTY;
 }
 
 static int stp_dev_open(struct inode *inode, struct file *file)

@@ -10,7 +10,9 @@
  * Every hit: session active? -> per-CPU nesting guard (a hit on a CPU that
  * is already inside a handler of this session is skipped and counted;
  * other sessions have their own guard) -> stp_run() -> account (hits,
- * errors, MAXERRORS/MAXSKIPPED breakers, exit()).
+ * per-probe hits, errors, MAXERRORS/MAXSKIPPED breakers, exit()). A
+ * breaker puts the session in the error state (stp_request_error): no
+ * handler runs any more and STOP skips the end handlers.
  *
  * Left out: tracepoints, per-CPU timer.profile, @entry data for
  * kretprobes (no entry_handler), and kprobe batch registration
@@ -56,19 +58,20 @@ static u64 stp_sum_skipped(struct stp_session *s)
 }
 
 /*
- * Run handler h on this CPU. Preemption is disabled by the caller (probe
- * context or begin/end), so this CPU's state is ours until we return; an
- * interrupt or NMI hitting another probe of this session on this CPU
- * finds busy set and is skipped, which keeps the VM registers and the
- * ring single-user.
+ * Run probe p's handler on this CPU. Preemption is disabled by the caller
+ * (probe context or begin/end), so this CPU's state is ours until we
+ * return; an interrupt or NMI hitting another probe of this session on
+ * this CPU finds busy set and is skipped, which keeps the VM registers and
+ * the ring single-user.
  */
-static void stp_hit(struct stp_session *s, u32 h, struct pt_regs *regs)
+static void stp_hit(struct stp_session *s, struct stp_probe *p,
+		    struct pt_regs *regs)
 {
 	struct stp_cpu *c = this_cpu_ptr(s->cpu);
 	struct stp_kenv env = { .regs = regs };
 	struct stp_run_ctx rc = {
 		.prog = &s->prog,
-		.handler = h,
+		.handler = p->handler,
 		.env = &env,
 		.globals = s->globals,
 		.ring = &c->ring,
@@ -76,10 +79,11 @@ static void stp_hit(struct stp_session *s, u32 h, struct pt_regs *regs)
 	int err;
 
 	if (c->busy) {
-		/* Nested hits may nest again (NMI in IRQ): irq-safe add. */
+		/* Nested hits may nest again (NMI in IRQ): irq-safe adds. */
 		this_cpu_inc(s->cpu->skipped);
+		local64_inc(&c->pctr[p->index].skipped);
 		if (stp_sum_skipped(s) > s->prog.limits[STP_LIM_MAXSKIPPED])
-			stp_request_exit(s);
+			stp_request_error(s);
 		return;
 	}
 	c->busy = 1;
@@ -91,10 +95,11 @@ static void stp_hit(struct stp_session *s, u32 h, struct pt_regs *regs)
 	barrier();
 	err = stp_run(&c->vm, &rc);
 	WRITE_ONCE(c->hits, c->hits + 1);
+	local64_inc(&c->pctr[p->index].hits);
 	if (err) {
 		WRITE_ONCE(c->errors, c->errors + 1);
 		if (stp_sum_errors(s) > s->prog.limits[STP_LIM_MAXERRORS])
-			stp_request_exit(s);
+			stp_request_error(s);
 	}
 	if (rc.exit_requested)
 		stp_request_exit(s);
@@ -107,7 +112,7 @@ static int stp_kprobe_pre(struct kprobe *kp, struct pt_regs *regs)
 	struct stp_probe *p = container_of(kp, struct stp_probe, kp);
 
 	if (READ_ONCE(p->sess->active))
-		stp_hit(p->sess, p->handler, regs);
+		stp_hit(p->sess, p, regs);
 	return 0;
 }
 
@@ -121,7 +126,7 @@ static int stp_kretprobe_ret(struct kretprobe_instance *ri,
 		return 0;
 	p = container_of(rp, struct stp_probe, rp);
 	if (READ_ONCE(p->sess->active))
-		stp_hit(p->sess, p->handler, regs);
+		stp_hit(p->sess, p, regs);
 	return 0;
 }
 
@@ -132,7 +137,7 @@ static enum hrtimer_restart stp_timer_fn(struct hrtimer *t)
 
 	if (!READ_ONCE(s->active))
 		return HRTIMER_NORESTART;
-	stp_hit(s, p->handler, NULL);
+	stp_hit(s, p, NULL);
 	if (!READ_ONCE(s->active))	/* exit() in this very hit */
 		return HRTIMER_NORESTART;
 	hrtimer_forward_now(t, p->period);
@@ -141,8 +146,9 @@ static enum hrtimer_restart stp_timer_fn(struct hrtimer *t)
 
 /*
  * Begin or end handlers, in image order, in process context. Begin stops
- * at exit() (later begin probes see a stopping session, as in stap); end
- * handlers all run.
+ * at exit() or an error (later begin probes see a stopping session, as in
+ * stap); end handlers all run, unless one of them puts the session in the
+ * error state (stap checks the state in every probe's prologue).
  */
 static void stp_run_boundary(struct stp_session *s, u8 kind)
 {
@@ -155,8 +161,10 @@ static void stp_run_boundary(struct stp_session *s, u8 kind)
 			continue;
 		if (kind == STP_PROBE_BEGIN && READ_ONCE(s->exit_requested))
 			break;
+		if (READ_ONCE(s->error))
+			break;
 		preempt_disable();
-		stp_hit(s, p->handler, NULL);
+		stp_hit(s, p, NULL);
 		preempt_enable();
 	}
 }
@@ -164,6 +172,17 @@ static void stp_run_boundary(struct stp_session *s, u8 kind)
 void stp_probes_run_end(struct stp_session *s)
 {
 	stp_run_boundary(s, STP_PROBE_END);
+}
+
+/*
+ * STOP in the error state runs this instead of the end handlers. stap
+ * runs its `error` probes here; the ISA has no such probe kind yet, so
+ * there is nothing to run. When one is added (STP_PROBE_ERROR, context
+ * like END), this becomes stp_run_boundary(s, STP_PROBE_ERROR) without
+ * the error check.
+ */
+void stp_probes_run_error(struct stp_session *s)
+{
 }
 
 /*
@@ -205,9 +224,10 @@ int stp_probes_init(struct stp_session *s)
 			break;
 		case STP_PROBE_TIMER:
 			/*
-			 * The verifier bounds the period from below only; a
-			 * value past KTIME_MAX would turn negative and fire
-			 * at the timer resolution.
+			 * The verifier bounds the period to STP_MAX_TIMER_NS
+			 * (abi.h); clamped again (defence in depth): a value
+			 * past KTIME_MAX would turn negative and fire at the
+			 * timer resolution.
 			 */
 			p->period = ns_to_ktime(min_t(u64, pd->period_ns,
 						      KTIME_MAX));
@@ -280,10 +300,11 @@ void stp_probes_disarm(struct stp_session *s)
 
 /*
  * START: begin handlers, then arm. If begin asked to exit, nothing is
- * armed (STOP will run end). A non-optional probe that fails to arm
- * unwinds everything and its error is returned.
+ * armed (STOP will run end, or not in the error state). A non-optional
+ * probe that fails to arm unwinds everything; its index goes to
+ * *failed_probe and its error is returned.
  */
-int stp_probes_start(struct stp_session *s)
+int stp_probes_start(struct stp_session *s, u32 *failed_probe)
 {
 	u32 i;
 	int err;
@@ -307,6 +328,7 @@ int stp_probes_start(struct stp_session *s)
 			pr_notice("probe %u (%s) failed to arm: %d\n", i,
 				  p->symbol[0] ? p->symbol : "timer", err);
 			stp_probes_disarm(s);
+			*failed_probe = i;
 			return err;
 		}
 		p->armed = true;
@@ -315,20 +337,46 @@ int stp_probes_start(struct stp_session *s)
 	return 0;
 }
 
-/* kprobe recursion misses and kretprobe maxactive misses, as skipped. */
+/*
+ * kprobe recursion misses and kretprobe maxactive misses of one probe.
+ * The kprobe structures are zeroed when arming and stay in place after
+ * disarming, so this is 0 for a probe never armed and final after STOP.
+ */
+static u64 stp_probe_missed(struct stp_probe *p)
+{
+	if (p->kind == STP_PROBE_KPROBE)
+		return READ_ONCE(p->kp.nmissed);
+	if (p->kind == STP_PROBE_KRETPROBE)
+		return READ_ONCE(p->rp.nmissed) + READ_ONCE(p->rp.kp.nmissed);
+	return 0;
+}
+
+/* Every probe's misses, counted as skipped. */
 u64 stp_probes_missed(struct stp_session *s)
 {
 	u64 sum = 0;
 	u32 i;
 
-	for (i = 0; i < s->prog.nprobes; i++) {
-		struct stp_probe *p = &s->probes[i];
-
-		if (p->kind == STP_PROBE_KPROBE)
-			sum += READ_ONCE(p->kp.nmissed);
-		else if (p->kind == STP_PROBE_KRETPROBE)
-			sum += READ_ONCE(p->rp.nmissed) +
-			       READ_ONCE(p->rp.kp.nmissed);
-	}
+	for (i = 0; i < s->prog.nprobes; i++)
+		sum += stp_probe_missed(&s->probes[i]);
 	return sum;
+}
+
+/*
+ * PROBE_STATS entry of probe i (< prog.nprobes): its per-CPU counters
+ * summed (other CPUs' local64_t read untorn), plus its misses. Process
+ * context.
+ */
+void stp_probe_stat(struct stp_session *s, u32 i, struct stp_probe_stat *st)
+{
+	int cpu;
+
+	st->hits = 0;
+	st->skipped = stp_probe_missed(&s->probes[i]);
+	for_each_possible_cpu(cpu) {
+		struct stp_probe_ctr *pc = &per_cpu_ptr(s->cpu, cpu)->pctr[i];
+
+		st->hits += local64_read(&pc->hits);
+		st->skipped += local64_read(&pc->skipped);
+	}
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Lifetime of a session and the operations on its fd: INFO,
- * START, STOP, STATUS and GLOBALS ioctls, poll, mmap (delegated to
+ * START, STOP, STATUS, GLOBALS and PROBE_STATS ioctls, poll, mmap (delegated to
  * rings.c) and release. A session is created by LOAD (main.c) from a
  * verified program and owns everything: the image, the per-CPU VM
  * registers and rings, the globals and the probe instances. Nothing is
@@ -27,6 +27,9 @@
 #include <linux/uaccess.h>
 #include <linux/cpumask.h>
 #include <linux/topology.h>
+#include <linux/overflow.h>
+#include <linux/sched.h>
+#include <linux/build_bug.h>
 
 #include "session.h"
 
@@ -49,8 +52,8 @@ void stapvm_ring_wakeup(void *owner)
 
 /*
  * exit() ran or a breaker tripped: stop running handlers for probe hits
- * (stap semantics; end handlers still run at STOP) and wake the poller,
- * which sees exit_requested and issues STOP. Any context.
+ * (stap semantics; end handlers still run at STOP unless error is set) and
+ * wake the poller, which sees exit_requested and issues STOP. Any context.
  */
 void stp_request_exit(struct stp_session *s)
 {
@@ -64,23 +67,71 @@ void stp_request_exit(struct stp_session *s)
 		irq_work_queue(&s->wake_work);
 }
 
+/*
+ * MAXERRORS or MAXSKIPPED exceeded: SystemTap's error state. No handler
+ * runs from now on and STOP skips the end handlers. Any context. The
+ * store is ordered before exit_requested by the xchg (a full barrier) in
+ * stp_request_exit, so whoever sees exit_requested sees error too.
+ */
+void stp_request_error(struct stp_session *s)
+{
+	WRITE_ONCE(s->error, 1);
+	stp_request_exit(s);
+}
+
+/* The current layouts are the sizes abi.h lists. */
+static_assert(sizeof(struct stp_load_args) == STP_LOAD_ARGS_SIZE_VER0);
+static_assert(sizeof(struct stp_start_args) == STP_START_ARGS_SIZE_VER0);
+static_assert(sizeof(struct stp_probe_stats_args) ==
+	      STP_PROBE_STATS_ARGS_SIZE_VER0);
+
+/*
+ * Copy an extensible argument structure in (abi.h: args_size rules):
+ * ksize is the size this module knows, min_size the oldest size it still
+ * accepts (equal to ksize while there is one layout). Returns 0, -EFAULT,
+ * -EINVAL (too small) or -E2BIG (too large, or a non-zero tail).
+ */
+int stp_copy_args(void *dst, u32 ksize, u32 min_size,
+		  const void __user *uarg)
+{
+	u32 usize;
+
+	if (get_user(usize, (const u32 __user *)uarg))
+		return -EFAULT;
+	if (usize < min_size)
+		return -EINVAL;
+	if (usize > STP_ARGS_SIZE_MAX)
+		return -E2BIG;
+	return copy_struct_from_user(dst, ksize, uarg, usize);
+}
+
 static void stp_cpus_free(struct stp_session *s)
 {
 	int cpu;
 
 	if (!s->cpu)
 		return;
-	for_each_possible_cpu(cpu)
+	for_each_possible_cpu(cpu) {
 		kvfree(per_cpu_ptr(s->cpu, cpu)->vm.sbuf);
+		kvfree(per_cpu_ptr(s->cpu, cpu)->vm.frames);
+		kvfree(per_cpu_ptr(s->cpu, cpu)->pctr);
+	}
 	free_percpu(s->cpu);
 	s->cpu = NULL;
 }
 
-/* Per-CPU registers: a struct stp_vm plus its string buffer, per CPU. */
+/*
+ * Per-CPU registers: a struct stp_vm plus its string buffer, for a program
+ * with functions MAXNESTING frames (the verifier bounded their size by
+ * STP_MAX_FRAME_BYTES), and the per-probe counters, per CPU.
+ */
 static int stp_cpus_alloc(struct stp_session *s)
 {
 	u32 maxstr = s->prog.limits[STP_LIM_MAXSTRINGLEN];
+	u32 nframes = s->prog.nfuncs ? s->prog.limits[STP_LIM_MAXNESTING] : 0;
 	u64 sbuf_size = stp_vm_sbuf_size(maxstr);
+	u64 frames_size = stp_vm_frames_size(nframes, maxstr);
+	u32 nprobes = max_t(u32, s->prog.nprobes, 1);
 	int cpu;
 
 	s->cpu = alloc_percpu(struct stp_cpu);
@@ -94,6 +145,18 @@ static int stp_cpus_alloc(struct stp_session *s)
 					   cpu_to_node(cpu));
 		if (!c->vm.sbuf)
 			return -ENOMEM;	/* caller frees what was allocated */
+		if (nframes) {
+			c->vm.frames = kvzalloc_node(frames_size,
+						     GFP_KERNEL_ACCOUNT,
+						     cpu_to_node(cpu));
+			if (!c->vm.frames)
+				return -ENOMEM;
+			c->vm.nframes = nframes;
+		}
+		c->pctr = kvzalloc_node(array_size(nprobes, sizeof(*c->pctr)),
+					GFP_KERNEL_ACCOUNT, cpu_to_node(cpu));
+		if (!c->pctr)
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -173,37 +236,84 @@ static int stp_ioc_info(struct stp_session *s, void __user *arg)
 	return copy_to_user(arg, &info, sizeof(info)) ? -EFAULT : 0;
 }
 
-static int stp_ioc_start(struct stp_session *s)
+/* Write START's outputs (inside every accepted args_size). */
+static int stp_start_report(struct stp_start_args __user *ua, u32 probe,
+			    s32 err)
 {
+	if (put_user(probe, &ua->failed_probe) ||
+	    put_user(err, &ua->failed_err))
+		return -EFAULT;
+	return 0;
+}
+
+static int stp_ioc_start(struct stp_session *s, void __user *uarg)
+{
+	struct stp_start_args __user *ua = uarg;
+	struct stp_start_args a;
+	u32 failed = STP_START_NO_PROBE;
 	int err;
 
+	err = stp_copy_args(&a, sizeof(a), STP_START_ARGS_SIZE_VER0, uarg);
+	if (err)
+		return err;
+	if (a.flags)
+		return -EINVAL;
 	if (s->state != STP_STATE_LOADED)
 		return -EBUSY;
-	err = stp_probes_start(s);
+	/* Writable outputs are checked before anything runs. */
+	err = stp_start_report(ua, STP_START_NO_PROBE, 0);
+	if (err)
+		return err;
+	err = stp_probes_start(s, &failed);
 	/* On failure begin may have run: the session can not start again. */
-	s->state = err ? STP_STATE_STOPPED : STP_STATE_RUNNING;
+	WRITE_ONCE(s->state, err ? STP_STATE_STOPPED : STP_STATE_RUNNING);
+	if (err && failed != STP_START_NO_PROBE)
+		stp_start_report(ua, failed, err);	/* err wins over EFAULT */
 	return err;
 }
 
-/* Disarm, wait for in-flight handlers, run end handlers. Idempotent. */
+/*
+ * Disarm, wait for in-flight handlers, then run the end handlers, or, in
+ * the error state, the error hook instead (stap's `error` probes).
+ * Idempotent.
+ */
 static int stp_ioc_stop(struct stp_session *s)
 {
 	if (s->state == STP_STATE_RUNNING) {
 		stp_probes_disarm(s);
-		stp_probes_run_end(s);
+		/* No handler runs now: error is final until end runs. */
+		if (READ_ONCE(s->error))
+			stp_probes_run_error(s);
+		else
+			stp_probes_run_end(s);
 	}
-	s->state = STP_STATE_STOPPED;
+	WRITE_ONCE(s->state, STP_STATE_STOPPED);
 	return 0;
+}
+
+/* The state STATUS reports: ERROR overrides RUNNING and STOPPED. */
+static u32 stp_reported_state(struct stp_session *s)
+{
+	if (s->state != STP_STATE_LOADED && READ_ONCE(s->error))
+		return STP_STATE_ERROR;
+	return s->state;
 }
 
 static int stp_ioc_status(struct stp_session *s, void __user *arg)
 {
 	struct stp_status st = {
-		.state = s->state,
-		.exit_requested = READ_ONCE(s->exit_requested),
 		.probes_armed = s->narmed,
 	};
 	int cpu;
+
+	st.exit_requested = READ_ONCE(s->exit_requested);
+	/*
+	 * exit_requested, then error: pairs with the full barrier of the
+	 * xchg in stp_request_exit, so an exit asked for by a breaker is
+	 * never reported without the error state.
+	 */
+	smp_rmb();
+	st.state = stp_reported_state(s);
 
 	/* Other CPUs' counters: aligned u64, read untorn with READ_ONCE. */
 	for_each_possible_cpu(cpu) {
@@ -244,6 +354,38 @@ static int stp_ioc_globals(struct stp_session *s, void __user *arg)
 	return put_user(n, &ua->count);
 }
 
+static int stp_ioc_probe_stats(struct stp_session *s, void __user *uarg)
+{
+	struct stp_probe_stats_args __user *ua = uarg;
+	struct stp_probe_stats_args a;
+	struct stp_probe_stat __user *dst;
+	struct stp_probe_stat st;
+	u32 n, i;
+	int err;
+
+	err = stp_copy_args(&a, sizeof(a), STP_PROBE_STATS_ARGS_SIZE_VER0,
+			    uarg);
+	if (err)
+		return err;
+	if (a.flags || a.reserved)
+		return -EINVAL;
+	n = min(a.count, s->prog.nprobes);
+	dst = u64_to_user_ptr(a.stats);
+	for (i = 0; i < n; i++) {
+		stp_probe_stat(s, i, &st);
+		if (copy_to_user(dst + i, &st, sizeof(st)))
+			return -EFAULT;
+		cond_resched();
+	}
+	return put_user(s->prog.nprobes, &ua->count);
+}
+
+/* The requests whose size is in args_size, not in the number. */
+static bool stp_ioc_is(unsigned int cmd, unsigned int ref)
+{
+	return STP_IOC_NOSIZE(cmd) == STP_IOC_NOSIZE(ref);
+}
+
 static long stp_session_ioctl(struct file *file, unsigned int cmd,
 			      unsigned long arg)
 {
@@ -252,12 +394,17 @@ static long stp_session_ioctl(struct file *file, unsigned int cmd,
 	long ret;
 
 	mutex_lock(&s->lock);
+	if (stp_ioc_is(cmd, STP_IOC_START)) {
+		ret = stp_ioc_start(s, uarg);
+		goto out;
+	}
+	if (stp_ioc_is(cmd, STP_IOC_PROBE_STATS)) {
+		ret = stp_ioc_probe_stats(s, uarg);
+		goto out;
+	}
 	switch (cmd) {
 	case STP_IOC_INFO:
 		ret = stp_ioc_info(s, uarg);
-		break;
-	case STP_IOC_START:
-		ret = stp_ioc_start(s);
 		break;
 	case STP_IOC_STOP:
 		ret = stp_ioc_stop(s);
@@ -272,6 +419,7 @@ static long stp_session_ioctl(struct file *file, unsigned int cmd,
 		ret = -ENOTTY;
 		break;
 	}
+out:
 	mutex_unlock(&s->lock);
 	return ret;
 }
@@ -281,8 +429,14 @@ static __poll_t stp_session_poll(struct file *file, poll_table *pt)
 	struct stp_session *s = file->private_data;
 
 	poll_wait(file, &s->wq, pt);
-	/* Pairs with the xchg in stp_request_exit (via the waitqueue). */
-	if (READ_ONCE(s->exit_requested) || stp_rings_pending(s))
+	/*
+	 * Pairs with the xchg in stp_request_exit (via the waitqueue).
+	 * exit_requested keeps EPOLLIN up until STOP (abi.h); state is read
+	 * without the lock: a stale RUNNING only reports one more EPOLLIN.
+	 */
+	if ((READ_ONCE(s->exit_requested) &&
+	     READ_ONCE(s->state) == STP_STATE_RUNNING) ||
+	    stp_rings_pending(s))
 		return EPOLLIN | EPOLLRDNORM;
 	return 0;
 }

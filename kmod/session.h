@@ -24,11 +24,33 @@
 #include <linux/hrtimer.h>
 #include <linux/percpu.h>
 #include <linux/fs.h>
+#include <linux/ioctl.h>
+#include <asm/local64.h>
 
 #include "core/stp_core.h"
 
-/* Largest kretprobe maxactive the module honours (bounds the instances). */
-#define STP_KRET_MAXACTIVE_CAP	4096u
+/*
+ * Largest kretprobe maxactive the module honours (bounds the instances):
+ * the verifier's cap (abi.h), clamped again when arming.
+ */
+#define STP_KRET_MAXACTIVE_CAP	STP_MAX_MAXACTIVE
+
+/*
+ * An ioctl number without its size bits: the extensible requests (LOAD,
+ * START, PROBE_STATS) are matched on direction, type and number, and go
+ * by the args_size their structure starts with (abi.h).
+ */
+#define STP_IOC_NOSIZE(cmd)	((cmd) & ~(_IOC_SIZEMASK << _IOC_SIZESHIFT))
+
+/*
+ * One probe's counters on one CPU. local64_t: a nested hit (IRQ, NMI)
+ * may bump skipped while the interrupted one bumps it too; local64_inc
+ * is one instruction, safe against both without a lock prefix.
+ */
+struct stp_probe_ctr {
+	local64_t hits;		/* handler runs */
+	local64_t skipped;	/* nested hits refused by the guard */
+};
 
 /* Per-CPU state of a session; only its own CPU writes it, in a hit. */
 struct stp_cpu {
@@ -40,6 +62,7 @@ struct stp_cpu {
 	u64 hits;		/* handler runs */
 	u64 errors;		/* run-time errors */
 	u64 skipped;		/* nested hits refused by the guard */
+	struct stp_probe_ctr *pctr;	/* prog.nprobes entries, this CPU */
 };
 
 struct stp_session;
@@ -72,6 +95,13 @@ struct stp_session {
 	 */
 	bool active;
 	u32 exit_requested;	/* xchg'd to 1 once; see stp_request_exit */
+	/*
+	 * error: MAXERRORS or MAXSKIPPED exceeded (STP_STATE_ERROR); set
+	 * once in any context by stp_request_error, never cleared. STOP
+	 * reads it after disarming, when no handler can set it any more
+	 * but the end handlers it then runs.
+	 */
+	u32 error;
 	void *image;		/* owned; prog points into it */
 	u32 image_size;
 	struct stp_prog prog;
@@ -92,13 +122,18 @@ struct stp_session *stp_session_create(void *image, u32 size,
 				       const struct stp_prog *prog);
 void stp_session_destroy(struct stp_session *s);
 void stp_request_exit(struct stp_session *s);
+void stp_request_error(struct stp_session *s);
+int stp_copy_args(void *dst, u32 ksize, u32 min_size,
+		  const void __user *uarg);
 
 /* probes.c */
 int stp_probes_init(struct stp_session *s);
-int stp_probes_start(struct stp_session *s);
+int stp_probes_start(struct stp_session *s, u32 *failed_probe);
 void stp_probes_disarm(struct stp_session *s);
 void stp_probes_run_end(struct stp_session *s);
+void stp_probes_run_error(struct stp_session *s);
 u64 stp_probes_missed(struct stp_session *s);
+void stp_probe_stat(struct stp_session *s, u32 i, struct stp_probe_stat *st);
 
 /* rings.c */
 int stp_rings_alloc(struct stp_session *s);

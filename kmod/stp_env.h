@@ -52,9 +52,8 @@ struct stp_kenv {
 #define STP_ENV_PAGE_SIZE	PAGE_SIZE
 
 /*
- * Not (yet) in the stp_core.h checklist: the attribute for the
- * interpreter's computed-goto table, so objtool recognises its indirect
- * jumps (as kernel/bpf/core.c does); user space defines it empty.
+ * The attribute for the interpreter's computed-goto table, so objtool
+ * recognises its indirect jumps (as kernel/bpf/core.c does).
  */
 #define STP_ENV_JUMP_TABLE	__annotate_jump_table
 
@@ -78,6 +77,12 @@ static inline void stp_store_release_u64(u64 *p, u64 v)
 	/* Partner: the reader's load-acquire of *p (see above). */
 	smp_store_release(p, v);
 }
+
+/*
+ * Full barrier: orders ring.c's producer_pos store before its
+ * consumer_pos load (the wakeup decision).
+ */
+#define stp_env_mb()	smp_mb()
 
 /* Global scalars are 8-aligned s64 slots, which is atomic64_t's layout. */
 static inline s64 stp_env_atomic_add_return(s64 *p, s64 v)

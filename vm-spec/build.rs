@@ -109,7 +109,7 @@ fn build_core(out_dir: &std::path::Path) {
         .allowlist_function(
             "stp_(verify|run|ring_reserve|ring_commit|format|host_fail_next_allocs)",
         )
-        .allowlist_type("stp_(prog|verify_result|ring|vm|run_ctx|fmt_arg|host_env|host_mem)")
+        .allowlist_type("stp_(prog|verify_result|ring|vm|frame|run_ctx|fmt_arg|host_env|host_mem)")
         .allowlist_var("stp_(verr|rte)_info")
         .prepend_enum_name(false)
         .derive_default(true)

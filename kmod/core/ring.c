@@ -53,9 +53,14 @@ void stp_ring_commit(struct stp_ring *r, void *rec, u32 len)
 	/*
 	 * Wake the consumer only if it had read everything before this
 	 * record; otherwise it is still draining and will see this one too.
-	 * The consumer must not sleep without a timeout on this alone: the
-	 * load below may pass the store above on some CPUs.
+	 * A release store may pass a later load, so without the full barrier
+	 * we could read a stale consumer_pos (skip the wakeup) while the
+	 * consumer, having caught up, reads the old producer_pos and sleeps.
+	 * The barrier pairs with the one the consumer must put between its
+	 * store of consumer_pos and its load of producer_pos before sleeping
+	 * (as the BPF ring buffer does): at least one side sees the other.
 	 */
+	stp_env_mb();
 	if (stp_load_acquire_u64(&r->cons->consumer_pos) == prod)
 		stp_env_ring_wakeup(r);
 }

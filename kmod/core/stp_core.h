@@ -44,6 +44,11 @@
  *  [ ] u64 stp_load_acquire_u64(const u64 *p)
  *      void stp_store_release_u64(u64 *p, u64 v)
  *      (kernel: smp_load_acquire / smp_store_release).
+ *  [ ] void stp_env_mb(void): a full memory barrier, ordering earlier
+ *      stores before later loads (kernel: smp_mb(); user space:
+ *      __atomic_thread_fence(__ATOMIC_SEQ_CST)). ring.c puts it between
+ *      the store-release of producer_pos and the load of consumer_pos that
+ *      decides the wakeup. [any]
  *  [ ] s64 stp_env_atomic_add_return(s64 *p, s64 v): atomically *p += v,
  *      return the new value (kernel: atomic64_add_return on the slot, or
  *      arch_atomic64 on a cast; globals are s64 slots, 8-byte aligned). [any]
@@ -78,9 +83,10 @@
  *      directly (kernel: irq_work_queue on r->owner's irq_work). struct
  *      stp_ring is incomplete while stp_env.h is parsed, so this is a
  *      macro or a function defined out of line. [any]
- *  [ ] Optional: STP_ENV_JUMP_TABLE, an attribute for the interpreter's
- *      computed-goto table (kernel: __annotate_jump_table); empty if not
- *      defined.
+ *  [ ] STP_ENV_JUMP_TABLE: an attribute for the interpreter's
+ *      computed-goto table, so objtool understands its indirect jumps
+ *      (kernel: __annotate_jump_table, as kernel/bpf/core.c); may be left
+ *      undefined (vm.c then defines it empty), user space does.
  *  [ ] void *stp_env_zalloc(u64 size), void stp_env_free(void *p):
  *      zeroed memory for the verifier's scratch (process context only;
  *      kernel: kvzalloc(GFP_KERNEL) / kvfree). stp_env_free(NULL) is a
@@ -141,6 +147,7 @@ struct stp_prog {
 	u32 strdata_size;
 	u32 nformats;
 	u32 nglobals;
+	u32 nfuncs;			/* handlers of STP_CTX_FUNCTION */
 	u32 limits[STP_LIM__COUNT];	/* copied from the header */
 };
 
@@ -197,21 +204,55 @@ void stp_ring_commit(struct stp_ring *r, void *rec, u32 len);
 /* Interpreter (vm.c)                                                  */
 
 /*
+ * One user-function frame: the callee's integer registers and string
+ * lengths (its string bytes are in the frame memory after the frames),
+ * and where to go back to in the caller.
+ */
+struct stp_frame {
+	u64 r[STP_MAX_REGS];
+	u32 slen[STP_MAX_SREGS];
+	const struct stp_insn *ret_ip;	/* caller's next instruction */
+	u32 caller;			/* caller's handler index */
+	u8 dst;				/* caller's result register */
+	u8 pad[3];
+};
+
+/*
  * Per-CPU registers. The caller allocates sbuf: STP_MAX_SREGS strings of
  * str_cap + 1 bytes each (stp_vm_sbuf_size()), str_cap being the
- * program's MAXSTRINGLEN. Contents between runs are meaningless.
+ * program's MAXSTRINGLEN. For a program with functions (prog->nfuncs) it
+ * also allocates frames: nframes frames (MAXNESTING of the program, the
+ * depth calls may reach) of stp_vm_frames_size(nframes, str_cap) bytes,
+ * 8-byte aligned; with frames == NULL or nframes == 0 every call fails
+ * with STP_RTE_MAXNESTING. Contents between runs are meaningless.
  */
 struct stp_vm {
 	u64 r[STP_MAX_REGS];
 	u32 slen[STP_MAX_SREGS];
 	u32 str_cap;		/* MAXSTRINGLEN of the program */
 	char *sbuf;
+	void *frames;		/* NULL, or stp_vm_frames_size() bytes */
+	u32 nframes;		/* frames there is memory for */
+	u32 pad;
 };
 
 /* Bytes of stp_vm.sbuf for a given MAXSTRINGLEN. */
 static inline u64 stp_vm_sbuf_size(u32 maxstringlen)
 {
 	return (u64)STP_MAX_SREGS * ((u64)maxstringlen + 1);
+}
+
+/*
+ * Bytes of stp_vm.frames for nframes frames: the struct stp_frame array,
+ * then each frame's string bytes (stp_vm_sbuf_size(maxstringlen), rounded
+ * up to 8). The verifier refuses a program with functions for which
+ * MAXNESTING frames would take more than STP_MAX_FRAME_BYTES.
+ */
+static inline u64 stp_vm_frames_size(u32 nframes, u32 maxstringlen)
+{
+	u64 sb = (stp_vm_sbuf_size(maxstringlen) + 7) & ~7ull;
+
+	return (u64)nframes * (sizeof(struct stp_frame) + sb);
 }
 
 /* One run of one handler: inputs, then outputs. */
@@ -226,8 +267,8 @@ struct stp_run_ctx {
 	/* out */
 	u32 exit_requested;		/* exit() ran */
 	u32 error;			/* enum stp_runtime_error */
-	u32 error_pc;			/* pc inside the handler */
-	u32 pad;
+	u32 error_pc;			/* pc inside error_handler */
+	u32 error_handler;		/* handler (maybe a function) failing */
 	u64 error_addr;			/* faulting address, if any */
 	u64 fuel_left;			/* MAXACTION units left */
 };

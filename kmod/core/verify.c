@@ -20,7 +20,8 @@
  *     register runs inside the register files.
  *  4. Control stays inside the handler: forward jumps (JF) land before the
  *     handler's end, LOOP (JB, the only backward jump) lands at or after
- *     its start, and the last instruction is RET, so pc can never run off.
+ *     its start, and the last instruction returns (RET, RETI or RETS), so
+ *     pc can never run off.
  *     Each LOOP charges MAXACTION fuel, so a run executes at most
  *     insn_count * MAXACTION instructions.
  *  5. No register is read before it is written on every path from the
@@ -30,7 +31,18 @@
  *  6. Helpers are called with the result kind of their opcode (CALLI:
  *     integer, CALLS: string), an unused argument is 0, and only from
  *     handlers whose context the helper allows (RETVAL only in return
- *     probes, ARG only at function entry).
+ *     probes, ARG only at function entry; neither in a function).
+ *  8. Calls (FCALL*) name a handler of context STP_CTX_FUNCTION whose
+ *     result kind is the opcode's, with argument runs of exactly its
+ *     nparams / nsparams registers, in range and written. A function's
+ *     parameters r[0..nparams), s[0..nsparams) count as written at its
+ *     entry. Every return instruction matches its handler: RET in probe
+ *     handlers and functions without result, RETI / RETS in functions
+ *     returning a long / string. When the program has functions, MAXNESTING
+ *     frames fit in STP_MAX_FRAME_BYTES.
+ *  9. SPRINTF names a format that has a text (a string of STRS); SPRINTF,
+ *     SREPL and STEXT write a string register none of their string
+ *     operands is.
  *  7. Strings are inside STRDATA, at most MAXSTRINGLEN bytes, NUL-free;
  *     formats have at most STP_MAX_FMT_ARGS arguments and no kind bits past
  *     them; probe descriptors are consistent (kind, context, flags, symbol,
@@ -354,6 +366,15 @@ static int check_formats(const struct stp_prog *p,
 	for (i = 0; i < p->nformats; i++) {
 		const struct stp_format_desc *f = &p->formats[i];
 
+		if (f->reserved)
+			return FAIL(res, BAD_FORMAT, i,
+				    "format %u: reserved field must be 0",
+				    VI(i));
+		if (f->text != STP_FMT_NO_TEXT && f->text >= p->nstrs)
+			return FAIL(res, BAD_FORMAT, i,
+				    "format %u names string %u of %u as its text",
+				    VI(i), VI(f->text), VI(p->nstrs));
+
 		if (f->nargs > STP_MAX_FMT_ARGS)
 			return FAIL(res, BAD_FORMAT, i,
 				    "format %u has %u arguments, the cap is %u",
@@ -366,8 +387,19 @@ static int check_formats(const struct stp_prog *p,
 	return 0;
 }
 
-static int check_handlers(const struct stp_prog *p,
-			  struct stp_verify_result *res)
+static bool is_return(u8 op)
+{
+	return op == STP_OP_RET || op == STP_OP_RETI || op == STP_OP_RETS;
+}
+
+/* The return instruction a handler must use (enum stp_ret_kind order). */
+static const u8 stp_ret_op[STP_RET__COUNT] = {
+	[STP_RET_NONE] = STP_OP_RET,
+	[STP_RET_LONG] = STP_OP_RETI,
+	[STP_RET_STR] = STP_OP_RETS,
+};
+
+static int check_handlers(struct stp_prog *p, struct stp_verify_result *res)
 {
 	u64 prev_end = 0;
 	u32 i, j;
@@ -391,7 +423,7 @@ static int check_handlers(const struct stp_prog *p,
 				    "handler %u uses %u integer and %u string registers, the caps are %u and %u",
 				    VI(i), VI(h->nregs), VI(h->nsregs),
 				    VI(STP_MAX_REGS), VI(STP_MAX_SREGS));
-		if (h->ctx >= STP_CTX__COUNT)
+		if (h->ctx >= STP_CTX__ALL)
 			return FAIL(res, BAD_HANDLER, i,
 				    "handler %u has unknown context %u",
 				    VI(i), VI(h->ctx));
@@ -400,15 +432,37 @@ static int check_handlers(const struct stp_prog *p,
 				return FAIL(res, BAD_HANDLER, i,
 					    "handler %u: reserved byte %u is not 0",
 					    VI(i), VI(j));
-		if (p->code[end - 1].op != STP_OP_RET)
+		if (h->ctx != STP_CTX_FUNCTION &&
+		    (h->nparams || h->nsparams || h->ret))
+			return FAIL(res, BAD_HANDLER, i,
+				    "handler %u is not a function: nparams, nsparams and ret must be 0",
+				    VI(i));
+		if (h->nparams > h->nregs || h->nsparams > h->nsregs ||
+		    h->ret >= STP_RET__COUNT)
+			return FAIL(res, BAD_HANDLER, i,
+				    "function %u: %u/%u parameters for %u/%u registers, result kind %u",
+				    VI(i), VI(h->nparams), VI(h->nsparams),
+				    VI(h->nregs), VI(h->nsregs), VI(h->ret));
+		if (h->ctx == STP_CTX_FUNCTION)
+			p->nfuncs++;
+		if (!is_return(p->code[end - 1].op))
 			return FAIL(res, NO_RET, (u32)(end - 1),
-				    "handler %u ends in %s at insn %u, not RET",
+				    "handler %u ends in %s at insn %u, not RET, RETI or RETS",
 				    VI(i),
 				    VS(p->code[end - 1].op < STP_OP__COUNT ?
 				       stp_opcode_info[p->code[end - 1].op].name :
 				       "an unknown opcode"),
 				    VI(end - 1));
 	}
+	if (p->nfuncs &&
+	    stp_vm_frames_size(p->limits[STP_LIM_MAXNESTING],
+			       p->limits[STP_LIM_MAXSTRINGLEN]) >
+	    STP_MAX_FRAME_BYTES)
+		return FAIL(res, BAD_LIMIT, STP_LIM_MAXNESTING,
+			    "MAXNESTING %u frames with MAXSTRINGLEN %u take more than %u bytes per CPU",
+			    VI(p->limits[STP_LIM_MAXNESTING]),
+			    VI(p->limits[STP_LIM_MAXSTRINGLEN]),
+			    VI(STP_MAX_FRAME_BYTES));
 	return 0;
 }
 
@@ -457,6 +511,11 @@ static int check_probes(const struct stp_prog *p,
 					    "probe %u: timer period %u ns is below %u ns",
 					    VI(i), VI(d->period_ns),
 					    VI(STP_MIN_TIMER_NS));
+			if (d->period_ns > STP_MAX_TIMER_NS)
+				return FAIL(res, BAD_PROBE, i,
+					    "probe %u: timer period %u ns is above %u ns",
+					    VI(i), VI(d->period_ns),
+					    VI(STP_MAX_TIMER_NS));
 		} else if (d->period_ns) {
 			return FAIL(res, BAD_PROBE, i,
 				    "probe %u: period set on a probe that is not a timer",
@@ -469,6 +528,11 @@ static int check_probes(const struct stp_prog *p,
 					    VI(i));
 			continue;
 		}
+		if (d->maxactive > STP_MAX_MAXACTIVE)
+			return FAIL(res, BAD_PROBE, i,
+				    "probe %u: maxactive %u is above %u",
+				    VI(i), VI(d->maxactive),
+				    VI(STP_MAX_MAXACTIVE));
 		if (d->symbol >= p->nstrs)
 			return FAIL(res, BAD_PROBE, i,
 				    "probe %u names string %u of %u as its symbol",
@@ -559,53 +623,133 @@ static int check_reg(const struct stp_handler_desc *h, u32 hi, u32 off,
 				    AT "s%u read before it is written",
 				    ATV(pc), VI(v));
 		return 0;
+	case STP_OPND_RP:
+		if ((u32)v + 1 >= h->nregs)
+			return FAIL(res, BAD_REGISTER, off + pc,
+				    AT "operand %s: r%u and the next, handler has %u integer registers",
+				    ATV(pc), VS(pos), VI(v), VI(h->nregs));
+		if (live && (~in->r & (3ull << v)))
+			return FAIL(res, UNINIT_REGISTER, off + pc,
+				    AT "r%u or r%u read before it is written",
+				    ATV(pc), VI(v), VI(v + 1));
+		return 0;
+	case STP_OPND_SP:
+		if ((u32)v + 1 >= h->nsregs)
+			return FAIL(res, BAD_REGISTER, off + pc,
+				    AT "operand %s: s%u and the next, handler has %u string registers",
+				    ATV(pc), VS(pos), VI(v), VI(h->nsregs));
+		if (live && (~(u32)in->s & (3u << v)))
+			return FAIL(res, UNINIT_REGISTER, off + pc,
+				    AT "s%u or s%u read before it is written",
+				    ATV(pc), VI(v), VI(v + 1));
+		return 0;
 	}
-	/* RN/SN are checked with their format by check_printf(). */
+	/* RN/SN are checked with their length by check_runs(). */
 	return 0;
 }
 
-/* PRINTF fmt, rb, sc: the format's runs must be in range and written. */
-static int check_printf(const struct stp_prog *p,
-			const struct stp_handler_desc *h, u32 hi, u32 off,
-			u32 pc, const struct stp_insn *insn,
-			const struct insn_state *in, bool live,
-			struct stp_verify_result *res)
+/*
+ * The RN run at b (nint registers) and the SN run at c (nstr registers) of
+ * a PRINTF, SPRINTF (lengths from the format) or FCALL* (from the callee's
+ * parameters): an empty run's base is 0, runs are in range and written.
+ */
+static int check_runs(const struct stp_handler_desc *h, u32 hi, u32 off,
+		      u32 pc, const struct stp_insn *insn, u32 nint, u32 nstr,
+		      const char *what, const char *arg,
+		      const struct insn_state *in, bool live,
+		      struct stp_verify_result *res)
 {
-	const struct stp_format_desc *f = &p->formats[insn->imm];
-	u32 nstr = popcount32(f->str_mask);
-	u32 nint = f->nargs - nstr;	/* verified: mask bits < nargs */
 	u32 i;
 
 	if (!nint && insn->b)
 		return FAIL(res, BAD_OPERAND, off + pc,
-			    AT "format %u has no integer arguments, b must be 0",
-			    ATV(pc), VI(insn->imm));
+			    AT "%s %u has no integer arguments, b must be 0",
+			    ATV(pc), VS(what), VI(insn->imm));
 	if (!nstr && insn->c)
 		return FAIL(res, BAD_OPERAND, off + pc,
-			    AT "format %u has no string arguments, c must be 0",
-			    ATV(pc), VI(insn->imm));
+			    AT "%s %u has no string arguments, c must be 0",
+			    ATV(pc), VS(what), VI(insn->imm));
 	if ((u32)insn->b + nint > h->nregs)
 		return FAIL(res, BAD_REGISTER, off + pc,
-			    AT "format %u needs r%u..r%u, handler has %u integer registers",
-			    ATV(pc), VI(insn->imm), VI(insn->b),
+			    AT "%s %u needs r%u..r%u, handler has %u integer registers",
+			    ATV(pc), VS(what), VI(insn->imm), VI(insn->b),
 			    VI(insn->b + nint - 1), VI(h->nregs));
 	if ((u32)insn->c + nstr > h->nsregs)
 		return FAIL(res, BAD_REGISTER, off + pc,
-			    AT "format %u needs s%u..s%u, handler has %u string registers",
-			    ATV(pc), VI(insn->imm), VI(insn->c),
+			    AT "%s %u needs s%u..s%u, handler has %u string registers",
+			    ATV(pc), VS(what), VI(insn->imm), VI(insn->c),
 			    VI(insn->c + nstr - 1), VI(h->nsregs));
 	if (!live)
 		return 0;
-	for (i = 0; i < nint; i++)
+	for (i = 0; i < nint; i++)	/* nint <= STP_MAX_REGS */
 		if (!(in->r & (1ull << (insn->b + i))))
 			return FAIL(res, UNINIT_REGISTER, off + pc,
-				    AT "r%u (printf argument) read before it is written",
-				    ATV(pc), VI(insn->b + i));
-	for (i = 0; i < nstr; i++)
+				    AT "r%u (%s argument) read before it is written",
+				    ATV(pc), VI(insn->b + i), VS(arg));
+	for (i = 0; i < nstr; i++)	/* nstr <= STP_MAX_SREGS */
 		if (!(in->s & (1u << (insn->c + i))))
 			return FAIL(res, UNINIT_REGISTER, off + pc,
-				    AT "s%u (printf argument) read before it is written",
-				    ATV(pc), VI(insn->c + i));
+				    AT "s%u (%s argument) read before it is written",
+				    ATV(pc), VI(insn->c + i), VS(arg));
+	return 0;
+}
+
+/*
+ * The operand rules that go beyond one operand's kind: argument runs
+ * (PRINTF, SPRINTF, FCALL*), SPRINTF's format text, and the destinations
+ * that must not alias a source (SPRINTF, SREPL, STEXT).
+ */
+static int check_insn_extra(const struct stp_prog *p,
+			    const struct stp_handler_desc *h, u32 hi, u32 off,
+			    u32 pc, const struct stp_insn *insn,
+			    const struct insn_state *in, bool live,
+			    struct stp_verify_result *res)
+{
+	const struct stp_format_desc *f;
+	const struct stp_handler_desc *fn;
+	u32 nstr, nint;
+
+	switch (insn->op) {
+	case STP_OP_PRINTF:
+	case STP_OP_SPRINTF:
+		/* check_imm: imm < nformats */
+		f = &p->formats[insn->imm];
+		nstr = popcount32(f->str_mask);
+		nint = f->nargs - nstr;	/* verified: mask bits < nargs */
+		if (insn->op == STP_OP_SPRINTF && f->text == STP_FMT_NO_TEXT)
+			return FAIL(res, BAD_INDEX, off + pc,
+				    AT "SPRINTF of format %u, which has no text",
+				    ATV(pc), VI(insn->imm));
+		if (insn->op == STP_OP_SPRINTF && nstr &&
+		    insn->a >= insn->c && insn->a < insn->c + nstr)
+			return FAIL(res, BAD_REGISTER, off + pc,
+				    AT "SPRINTF writes s%u, one of its arguments",
+				    ATV(pc), VI(insn->a));
+		return check_runs(h, hi, off, pc, insn, nint, nstr, "format",
+				  insn->op == STP_OP_PRINTF ? "printf" : "sprintf",
+				  in, live, res);
+	case STP_OP_FCALL:
+	case STP_OP_FCALLI:
+	case STP_OP_FCALLS:
+		/* check_imm: imm < nhandlers */
+		fn = &p->handlers[insn->imm];
+		return check_runs(h, hi, off, pc, insn, fn->nparams,
+				  fn->nsparams, "function", "function", in, live,
+				  res);
+	case STP_OP_SREPL:
+		if (insn->a == insn->b || insn->a == insn->c ||
+		    insn->a == insn->c + 1)
+			return FAIL(res, BAD_REGISTER, off + pc,
+				    AT "SREPL writes s%u, one of its operands",
+				    ATV(pc), VI(insn->a));
+		return 0;
+	case STP_OP_STEXT:
+		if (insn->a == insn->b)
+			return FAIL(res, BAD_REGISTER, off + pc,
+				    AT "STEXT writes s%u, its operand",
+				    ATV(pc), VI(insn->a));
+		return 0;
+	}
 	return 0;
 }
 
@@ -661,6 +805,10 @@ static int check_imm(const struct stp_prog *p,
 		what = "helper";
 		n = STP_HLP__COUNT;
 		break;
+	case STP_OPND_FN:
+		what = "function";
+		n = p->nhandlers;
+		break;
 	default:
 		return FAIL(res, BAD_OPCODE, off + pc,
 			    AT "immediate of unknown kind %u (ABI table bug)",
@@ -684,7 +832,10 @@ static int check_handler_code(const struct stp_prog *p, u32 hi,
 	int err;
 
 	memset(st, 0, sizeof(*st) * h->insn_count);
-	st[0].seen = 1;		/* the entry: nothing written */
+	st[0].seen = 1;		/* the entry: only parameters written */
+	/* check_handlers: nparams <= nregs <= 64, nsparams <= nsregs <= 16 */
+	st[0].r = h->nparams >= 64 ? ~0ull : (1ull << h->nparams) - 1;
+	st[0].s = (u16)((1u << h->nsparams) - 1);
 
 	for (pc = 0; pc < h->insn_count; pc++) {
 		const struct stp_insn *insn = &code[pc];
@@ -710,7 +861,7 @@ static int check_handler_code(const struct stp_prog *p, u32 hi,
 							    : STP_HRES_STR;
 
 			if (hl->res != want)
-				return FAIL(res, BAD_INDEX, off + pc,
+				return FAIL(res, BAD_HELPER, off + pc,
 					    AT "helper %s returns %s, %s needs %s",
 					    ATV(pc), VS(hl->name),
 					    VS(hl->res == STP_HRES_INT ?
@@ -725,6 +876,34 @@ static int check_handler_code(const struct stp_prog *p, u32 hi,
 			if (hl->arg == STP_HARG_NONE)
 				kb = STP_OPND_NO;
 		}
+		if (oi->imm == STP_OPND_FN) {
+			/* check_imm: imm < nhandlers */
+			const struct stp_handler_desc *fn =
+				&p->handlers[insn->imm];
+			u32 want = insn->op == STP_OP_FCALLI ? STP_RET_LONG :
+				   insn->op == STP_OP_FCALLS ? STP_RET_STR :
+							       STP_RET_NONE;
+
+			if (fn->ctx != STP_CTX_FUNCTION)
+				return FAIL(res, BAD_CALL, off + pc,
+					    AT "%s of handler %u, which is not a function",
+					    ATV(pc), VS(oi->name), VI(insn->imm));
+			if (fn->ret != want)
+				return FAIL(res, BAD_CALL, off + pc,
+					    AT "%s of function %u, whose result kind is %u",
+					    ATV(pc), VS(oi->name), VI(insn->imm),
+					    VI(fn->ret));
+		}
+		if (is_return(insn->op)) {
+			u32 want = h->ctx == STP_CTX_FUNCTION ?
+				   stp_ret_op[h->ret] : STP_OP_RET;
+
+			if (insn->op != want)
+				return FAIL(res, BAD_RETURN, off + pc,
+					    AT "%s in a handler that returns with %s",
+					    ATV(pc), VS(oi->name),
+					    VS(stp_opcode_info[want].name));
+		}
 		err = check_reg(h, hi, off, pc, "a", oi->a, insn->a,
 				&st[pc], live, res);
 		if (!err)
@@ -733,9 +912,9 @@ static int check_handler_code(const struct stp_prog *p, u32 hi,
 		if (!err)
 			err = check_reg(h, hi, off, pc, "c", oi->c, insn->c,
 					&st[pc], live, res);
-		if (!err && insn->op == STP_OP_PRINTF)
-			err = check_printf(p, h, hi, off, pc, insn, &st[pc],
-					   live, res);
+		if (!err)
+			err = check_insn_extra(p, h, hi, off, pc, insn,
+					       &st[pc], live, res);
 		if (err)
 			return err;
 		if (!live)
@@ -779,7 +958,10 @@ static int check_handler_code(const struct stp_prog *p, u32 hi,
 			break;
 		}
 		case STP_OP_RET:
-			break;
+		case STP_OP_RETI:
+		case STP_OP_RETS:
+		case STP_OP_ERROR:
+			break;		/* no successor in this handler */
 		default:
 			/* pc + 1 < insn_count: the last insn is RET. */
 			flow(st, pc + 1, &out);

@@ -17,19 +17,28 @@
  * bytes, no NUL kept); concatenation and copies from memory are cut at the
  * capacity silently, as stap does.
  *
- * Left out: user functions, arrays, statistics (not in the ISA yet);
- * nesting and reentrancy (the caller's per-CPU guard); MAXERRORS (the
+ * User functions run on frames the caller allocated (vm->frames): a call
+ * switches the register pointers (r, slen, sregs) to the next frame's and
+ * the code pointer to the callee's handler; a return switches back. The
+ * handler's own registers are level 0 (vm->r, vm->slen, vm->sbuf).
+ *
+ * Left out: arrays, statistics (not in the ISA yet); nesting and
+ * reentrancy of probe hits (the caller's per-CPU guard); MAXERRORS (the
  * caller counts the errors stp_run returns).
  *
  * Context: any, once the caller holds the per-CPU nesting guard for vm and
  * rc->ring. Never sleeps, never allocates; runs at most
- * insn_count * (MAXACTION + 1) instructions because only LOOP jumps
- * backwards and each LOOP charges one unit of fuel.
+ * (MAXACTION + 1) * (MAXNESTING + 1) * (longest handler) instructions:
+ * only LOOP jumps backwards and only LOOP and FCALL* enter code again, and
+ * each charges one unit of fuel; returns only pop frames.
  */
 #include "stp_core.h"
 
-/* Address of string register i (verify.c: i < nsregs <= STP_MAX_SREGS). */
-#define SREG(i)	(vm->sbuf + (u64)(i) * ((u64)vm->str_cap + 1))
+/*
+ * Address of string register i of the current frame (verify.c: i < nsregs
+ * <= STP_MAX_SREGS); sregs and slen are the current frame's.
+ */
+#define SREG(i)	(sregs + (u64)(i) * ((u64)vm->str_cap + 1))
 
 static u32 min_u32(u32 a, u32 b)
 {
@@ -100,8 +109,39 @@ static void emit(struct stp_run_ctx *rc, u16 type, u16 id, const void *payload,
 	stp_ring_commit(rc->ring, hdr, len);
 }
 
+/*
+ * An STP_REC_ERROR record: struct stp_rec_error, then for STP_RTE_USER the
+ * message (msg_len bytes, zero-padded to 8); dropped if the ring is full.
+ */
+static void emit_error(struct stp_run_ctx *rc, u32 err,
+		       const struct stp_rec_error *er, const char *msg,
+		       u32 msg_len)
+{
+	struct stp_rec_hdr *hdr;
+	u32 len = (u32)(sizeof(*hdr) + sizeof(*er)) + round8(msg_len);
+
+	if (!rc->ring)
+		return;
+	hdr = stp_ring_reserve(rc->ring, len);
+	if (!hdr)
+		return;		/* counted by the ring */
+	hdr->len = len;
+	hdr->type = STP_REC_ERROR;
+	hdr->id = (u16)err;
+	hdr->time_ns = stp_env_time_ns(rc->env);
+	memcpy(hdr + 1, er, sizeof(*er));
+	if (msg_len) {
+		u8 *m = (u8 *)(hdr + 1) + sizeof(*er);
+
+		memcpy(m, msg, msg_len);
+		memset(m + msg_len, 0, round8(msg_len) - msg_len);
+	}
+	stp_ring_commit(rc->ring, hdr, len);
+}
+
 /* PRINTF fmt, rb, sc: one record with the arguments in format order. */
-static void emit_printf(struct stp_vm *vm, struct stp_run_ctx *rc,
+static void emit_printf(struct stp_vm *vm, const u64 *r, const u32 *slen,
+			char *sregs, struct stp_run_ctx *rc,
 			const struct stp_format_desc *f, u32 fmt, u32 rb,
 			u32 sc)
 {
@@ -112,7 +152,7 @@ static void emit_printf(struct stp_vm *vm, struct stp_run_ctx *rc,
 	/* verify.c: nargs <= STP_MAX_FMT_ARGS, runs inside the files. */
 	for (i = 0, si = sc; i < f->nargs; i++) {
 		if (f->str_mask & (1u << i))
-			len += round8(4 + vm->slen[si++]);
+			len += round8(4 + slen[si++]);
 		else
 			len += 8;
 	}
@@ -128,7 +168,7 @@ static void emit_printf(struct stp_vm *vm, struct stp_run_ctx *rc,
 	p = (u8 *)(hdr + 1);
 	for (i = 0, ri = rb, si = sc; i < f->nargs; i++) {
 		if (f->str_mask & (1u << i)) {
-			u32 n = vm->slen[si];
+			u32 n = slen[si];
 			u32 padded = round8(4 + n);
 
 			memcpy(p, &n, 4);
@@ -137,12 +177,159 @@ static void emit_printf(struct stp_vm *vm, struct stp_run_ctx *rc,
 			p += padded;
 			si++;
 		} else {
-			memcpy(p, &vm->r[ri], 8);
+			memcpy(p, &r[ri], 8);
 			p += 8;
 			ri++;
 		}
 	}
 	stp_ring_commit(rc->ring, hdr, len);
+}
+
+/*
+ * SPRINTF: formats the text of f (verify.c: it has one) with r[rb..] and
+ * s[sc..] into dst (str_cap + 1 bytes; verify.c: dst is not one of the
+ * arguments). Returns the length, cut at cap.
+ */
+static u32 do_sprintf(struct stp_vm *vm, const struct stp_prog *p,
+		      const u64 *r, const u32 *slen, char *sregs,
+		      const struct stp_format_desc *f, u32 rb, u32 sc,
+		      char *dst, u32 cap)
+{
+	struct stp_fmt_arg args[STP_MAX_FMT_ARGS];
+	const struct stp_str_desc *t = &p->strs[f->text];
+	u32 i, ri = rb, si = sc;
+	int n;
+
+	/* verify.c: nargs <= STP_MAX_FMT_ARGS, runs inside the files. */
+	for (i = 0; i < f->nargs; i++) {
+		if (f->str_mask & (1u << i)) {
+			args[i].is_str = 1;
+			args[i].len = slen[si];
+			args[i].i = 0;
+			args[i].s = SREG(si);
+			si++;
+		} else {
+			args[i].is_str = 0;
+			args[i].len = 0;
+			args[i].i = (s64)r[ri++];
+			args[i].s = NULL;
+		}
+	}
+	n = stp_format((const char *)p->strdata + t->off, t->len, args,
+		       f->nargs, dst, cap + 1);
+	return n < 0 ? 0 : min_u32((u32)n, cap);
+}
+
+/* Index of the first occurrence of needle in hay, or -1. */
+static s64 find_str(const char *hay, u32 hl, const char *needle, u32 nl)
+{
+	u32 i;
+
+	if (nl > hl)
+		return -1;
+	for (i = 0; i + nl <= hl; i++)	/* at most hl + 1 iterations */
+		if (!memcmp(hay + i, needle, nl))
+			return i;
+	return -1;
+}
+
+/* The kernel's simple_strtol on a counted string (opcodes.h: STOL). */
+static s64 str_tol(const char *s, u32 n, u64 base)
+{
+	bool neg = false;
+	u64 v = 0;
+	u32 i = 0;
+
+	if (i < n && s[i] == '-') {
+		neg = true;
+		i++;
+	}
+	if (base == 0) {
+		if (i + 1 < n && s[i] == '0' && (s[i + 1] | 0x20) == 'x' &&
+		    i + 2 < n)
+			base = 16;
+		else if (i < n && s[i] == '0')
+			base = 8;
+		else
+			base = 10;
+	}
+	if (base == 16 && i + 1 < n && s[i] == '0' && (s[i + 1] | 0x20) == 'x')
+		i += 2;
+	for (; i < n; i++) {		/* at most n iterations */
+		u8 c = (u8)s[i];
+		u64 d;
+
+		if (c >= '0' && c <= '9')
+			d = c - '0';
+		else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z')
+			d = (c | 0x20) - 'a' + 10;
+		else
+			break;
+		if (d >= base)
+			break;
+		v = v * base + d;
+	}
+	return neg ? (s64)(0 - v) : (s64)v;
+}
+
+/* str_replace into dst (cap bytes at most); dst is none of the sources. */
+static u32 str_repl(const char *s, u32 sl, const char *from, u32 fl,
+		    const char *to, u32 tl, char *dst, u32 cap)
+{
+	u32 i = 0, n = 0;
+
+	if (!fl) {
+		memcpy(dst, s, sl);	/* sl <= cap: same capacity */
+		return sl;
+	}
+	while (i < sl && n < cap) {	/* i grows every iteration */
+		if (i + fl <= sl && !memcmp(s + i, from, fl)) {
+			u32 k = min_u32(tl, cap - n);
+
+			memcpy(dst + n, to, k);
+			n += k;
+			i += fl;
+		} else {
+			dst[n++] = s[i++];
+		}
+	}
+	return n;
+}
+
+/* text_str into dst (cap bytes at most); dst is not s. */
+static u32 text_str(const char *s, u32 sl, char *dst, u32 cap)
+{
+	static const char esc_from[] = "\a\b\f\n\r\t\v\"'\\";
+	static const char esc_to[] = "abfnrtv\"'\\";
+	u32 i, n = 0;
+
+	for (i = 0; i < sl; i++) {	/* at most sl iterations */
+		u8 c = (u8)s[i];
+		const char *e = c ? memchr(esc_from, c, sizeof(esc_from) - 1)
+				  : NULL;
+		char tmp[4];
+		u32 k;
+
+		if (e) {
+			tmp[0] = '\\';
+			tmp[1] = esc_to[e - esc_from];
+			k = 2;
+		} else if (c < 0x20 || c > 0x7e) {
+			tmp[0] = '\\';
+			tmp[1] = (char)('0' + (c >> 6));
+			tmp[2] = (char)('0' + ((c >> 3) & 7));
+			tmp[3] = (char)('0' + (c & 7));
+			k = 4;
+		} else {
+			tmp[0] = (char)c;
+			k = 1;
+		}
+		if (n + k > cap)
+			break;
+		memcpy(dst + n, tmp, k);
+		n += k;
+	}
+	return n;
 }
 
 /*
@@ -180,16 +367,29 @@ int stp_run(struct stp_vm *vm, struct stp_run_ctx *rc)
 	u32 cap = min_u32(vm->str_cap, p->limits[STP_LIM_MAXSTRINGLEN]);
 	u64 fuel = p->limits[STP_LIM_MAXACTION];
 	u64 *r = vm->r;
+	u32 *slen = vm->slen;
+	char *sregs = vm->sbuf;
+	/* Function frames: nframes of them, string bytes after the array. */
+	struct stp_frame *frames = vm->frames;
+	u32 maxdepth = vm->frames ? min_u32(vm->nframes,
+					     p->limits[STP_LIM_MAXNESTING]) : 0;
+	u64 fsb = (stp_vm_sbuf_size(vm->str_cap) + 7) & ~7ull;
+	char *fsbuf = frames ? (char *)(frames + vm->nframes) : NULL;
+	u32 depth = 0;			/* active function frames */
+	u32 hidx = rc->handler;		/* handler of the current frame */
 	s64 *g = rc->globals;
 	void *env = rc->env;
 	struct stp_rec_error er;
 	struct stp_insn in;
 	u32 err = STP_RTE_NONE;
 	u64 addr = 0;
+	const char *umsg = NULL;	/* STP_RTE_USER: the message */
+	u32 umsg_len = 0;
 
 	rc->exit_requested = 0;
 	rc->error = STP_RTE_NONE;
 	rc->error_pc = 0;
+	rc->error_handler = rc->handler;
 	rc->error_addr = 0;
 
 /* Load the next instruction once and jump to its label. */
@@ -298,6 +498,8 @@ op_LOOP:	/* verify.c: imm < 0, target >= handler start (OPND_JB) */
 	ip += in.imm;
 	NEXT();
 op_RET:
+	if (depth)
+		goto ret_pop;
 	rc->fuel_left = fuel;
 	return STP_RTE_NONE;
 op_LDG:		/* verify.c: imm < nglobals (OPND_GLB) */
@@ -311,20 +513,20 @@ op_GADD:
 	NEXT();
 op_SMOV:	/* verify.c: a, b < nsregs (OPND_SW, OPND_SR) */
 	if (in.a != in.b)
-		memcpy(SREG(in.a), SREG(in.b), vm->slen[in.b]);
-	vm->slen[in.a] = vm->slen[in.b];
+		memcpy(SREG(in.a), SREG(in.b), slen[in.b]);
+	slen[in.a] = slen[in.b];
 	NEXT();
 op_SLDK: {	/* verify.c: imm < nstrs, inside STRDATA (OPND_STR) */
 	const struct stp_str_desc *d = &p->strs[in.imm];
 	u32 n = min_u32(d->len, cap);
 
 	memcpy(SREG(in.a), p->strdata + d->off, n);
-	vm->slen[in.a] = n;
+	slen[in.a] = n;
 	NEXT();
 }
 op_SCAT: {
-	u32 nb = vm->slen[in.b];
-	u32 nc = min_u32(vm->slen[in.c], cap - nb);	/* nb <= cap */
+	u32 nb = slen[in.b];
+	u32 nc = min_u32(slen[in.c], cap - nb);	/* nb <= cap */
 	char *d = SREG(in.a);
 
 	if (in.a == in.b) {
@@ -337,12 +539,12 @@ op_SCAT: {
 		memcpy(d, SREG(in.b), nb);
 		memcpy(d + nb, SREG(in.c), nc);
 	}
-	vm->slen[in.a] = nb + nc;
+	slen[in.a] = nb + nc;
 	NEXT();
 }
 op_SCMP: {
 	const u8 *x = (const u8 *)SREG(in.b), *y = (const u8 *)SREG(in.c);
-	u32 lx = vm->slen[in.b], ly = vm->slen[in.c];
+	u32 lx = slen[in.b], ly = slen[in.c];
 	u32 n = min_u32(lx, ly), i;
 	s64 res = 0;
 
@@ -358,7 +560,7 @@ op_SCMP: {
 	NEXT();
 }
 op_SLEN:
-	r[in.a] = vm->slen[in.b];
+	r[in.a] = slen[in.b];
 	NEXT();
 op_CALLI:	/* verify.c: imm < STP_HLP__COUNT, INT result, context */
 	switch (in.imm) {
@@ -414,8 +616,7 @@ op_CALLI:	/* verify.c: imm < STP_HLP__COUNT, INT result, context */
 op_CALLS:	/* verify.c: imm < STP_HLP__COUNT, STR result, context */
 	switch (in.imm) {
 	case STP_HLP_EXECNAME:
-		vm->slen[in.a] = min_u32(stp_env_comm(env, SREG(in.a), cap),
-					 cap);
+		slen[in.a] = min_u32(stp_env_comm(env, SREG(in.a), cap), cap);
 		break;
 	case STP_HLP_KERNEL_STRING:
 	case STP_HLP_USER_STRING: {
@@ -426,7 +627,7 @@ op_CALLS:	/* verify.c: imm < STP_HLP__COUNT, STR result, context */
 				&addr))
 			FAIL(user ? STP_RTE_USTRFAULT : STP_RTE_KSTRFAULT,
 			     addr);
-		vm->slen[in.a] = n;
+		slen[in.a] = n;
 		break;
 	}
 	default:		/* an INT helper: verify.c refuses it */
@@ -434,24 +635,140 @@ op_CALLS:	/* verify.c: imm < STP_HLP__COUNT, STR result, context */
 	}
 	NEXT();
 op_PRINTF:	/* verify.c: imm < nformats, runs inside nregs/nsregs */
-	emit_printf(vm, rc, &p->formats[in.imm], (u32)in.imm, in.b, in.c);
+	emit_printf(vm, r, slen, sregs, rc, &p->formats[in.imm], (u32)in.imm,
+		    in.b, in.c);
 	NEXT();
 op_EXIT:	/* stap: exit() does not end the current handler */
 	rc->exit_requested = 1;
 	emit(rc, STP_REC_EXIT, 0, NULL, 0);
 	NEXT();
+op_FCALL:
+op_FCALLI:
+op_FCALLS: {	/* verify.c: imm is a function of this result kind, runs ok */
+	const struct stp_handler_desc *fh = &p->handlers[in.imm];
+	struct stp_frame *f;
+	char *nsregs;
+	u32 i;
+
+	if (!fuel)
+		FAIL(STP_RTE_MAXACTION, 0);
+	fuel--;
+	if (depth >= maxdepth)
+		FAIL(STP_RTE_MAXNESTING, 0);
+	f = &frames[depth];
+	nsregs = fsbuf + depth * fsb;
+	/* verify.c: nparams/nsparams registers from b/c are in range. */
+	for (i = 0; i < fh->nparams; i++)
+		f->r[i] = r[in.b + i];
+	for (i = 0; i < fh->nsparams; i++) {
+		u32 n = slen[in.c + i];
+
+		memcpy(nsregs + (u64)i * ((u64)vm->str_cap + 1),
+		       SREG(in.c + i), n);
+		f->slen[i] = n;
+	}
+	f->ret_ip = ip;
+	f->caller = hidx;
+	f->dst = in.a;
+	depth++;
+	r = f->r;
+	slen = f->slen;
+	sregs = nsregs;
+	hidx = (u32)in.imm;
+	code = p->code + fh->insn_off;
+	ip = code;
+	NEXT();
+}
+op_RETI:	/* verify.c: only in functions returning a long */
+	frames[depth - 1].r[0] = r[in.a];	/* park the value */
+	goto ret_pop;
+op_RETS: {	/* verify.c: only in functions returning a string */
+	struct stp_frame *f = &frames[depth - 1];
+	char *csregs = depth > 1 ? fsbuf + (depth - 2) * fsb : vm->sbuf;
+	u32 *cslen = depth > 1 ? frames[depth - 2].slen : vm->slen;
+	u32 n = slen[in.a];
+
+	/* distinct frames: no overlap */
+	memcpy(csregs + (u64)f->dst * ((u64)vm->str_cap + 1), SREG(in.a), n);
+	cslen[f->dst] = n;
+	goto ret_pop;
+}
+ret_pop: {
+	/* depth >= 1: RETI and RETS only in functions (verify.c). */
+	struct stp_frame *f = &frames[depth - 1];
+	u8 op = f->ret_ip[-1].op;	/* the FCALL* that made this frame */
+
+	depth--;
+	hidx = f->caller;
+	code = p->code + p->handlers[hidx].insn_off;
+	ip = f->ret_ip;
+	if (depth) {
+		r = frames[depth - 1].r;
+		slen = frames[depth - 1].slen;
+		sregs = fsbuf + (depth - 1) * fsb;
+	} else {
+		r = vm->r;
+		slen = vm->slen;
+		sregs = vm->sbuf;
+	}
+	if (op == STP_OP_FCALLI)
+		r[f->dst] = f->r[0];
+	NEXT();
+}
+op_SPRINTF:	/* verify.c: format with text, runs ok, a not an argument */
+	slen[in.a] = do_sprintf(vm, p, r, slen, sregs, &p->formats[in.imm],
+				in.b, in.c, SREG(in.a), cap);
+	NEXT();
+op_SSUB: {	/* verify.c: c, c + 1 < nregs (OPND_RP) */
+	s64 start = (s64)r[in.c], len = (s64)r[in.c + 1];
+	u32 n = 0;
+
+	if (start >= 0 && start < (s64)slen[in.b] && len > 0) {
+		n = slen[in.b] - (u32)start;
+		if ((u64)len < n)
+			n = (u32)len;
+		memmove(SREG(in.a), SREG(in.b) + start, n);
+	}
+	slen[in.a] = n;
+	NEXT();
+}
+op_SFIND:
+	r[in.a] = (u64)find_str(SREG(in.b), slen[in.b], SREG(in.c),
+				slen[in.c]);
+	NEXT();
+op_STOL:
+	r[in.a] = (u64)str_tol(SREG(in.b), slen[in.b], r[in.c]);
+	NEXT();
+op_SREPL:	/* verify.c: a is none of b, c, c + 1 (OPND_SP) */
+	slen[in.a] = str_repl(SREG(in.b), slen[in.b], SREG(in.c), slen[in.c],
+			      SREG(in.c + 1), slen[in.c + 1], SREG(in.a), cap);
+	NEXT();
+op_STEXT:	/* verify.c: a != b */
+	slen[in.a] = text_str(SREG(in.b), slen[in.b], SREG(in.a), cap);
+	NEXT();
+op_SCHAR: {
+	s64 i = (s64)r[in.c];
+
+	r[in.a] = i >= 0 && i < (s64)slen[in.b] ? (u8)SREG(in.b)[i] : 0;
+	NEXT();
+}
+op_ERROR:
+	umsg = SREG(in.b);
+	umsg_len = slen[in.b];
+	FAIL(STP_RTE_USER, umsg_len);
 op_BADOP:
 	err = STP_RTE_BADOP;
 	addr = 0;
 fail:
 	rc->error = err;
 	rc->error_pc = (u32)(ip - 1 - code);
+	rc->error_handler = hidx;
 	rc->error_addr = addr;
 	rc->fuel_left = fuel;
-	er.handler = rc->handler;
+	er.handler = hidx;
 	er.pc = rc->error_pc;
 	er.addr = addr;
-	emit(rc, STP_REC_ERROR, (u16)err, &er, sizeof(er));
+	emit_error(rc, err, &er, umsg, umsg_len);
 	return (int)err;
 #undef NEXT
 #undef FAIL

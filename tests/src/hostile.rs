@@ -135,6 +135,56 @@ pub fn kprobe_prog(kind: stp_probe_kind, symbol: &str) -> Program {
     }
 }
 
+/// The timer program whose tick divides by zero: the first tick is a
+/// run-time error, which (MAXERRORS is 0) puts the session in the error
+/// state, so the `end` probe must not run.
+pub fn divzero_prog() -> Program {
+    let mut p = timer_prog();
+    p.handlers[0] = handler(
+        STP_CTX_TIMER,
+        3,
+        0,
+        vec![
+            i(STP_OP_LDI, 0, 0, 0, 1),
+            i(STP_OP_LDI, 1, 0, 0, 0),
+            i(STP_OP_DIV, 2, 0, 1, 0),
+            i(STP_OP_RET, 0, 0, 0, 0),
+        ],
+    );
+    p
+}
+
+/// The valid images of the guest's ioctl cases, by file stem:
+/// `valid-timer` (a `timer.ms(100)` that prints and exits at 5, plus an
+/// `end` probe), `valid-kprobe` and `valid-kretprobe` (on
+/// `__x64_sys_getppid`), `valid-nosym` (a kprobe on a symbol no kernel
+/// has: LOAD accepts it, START fails), `valid-timer-huge` (the timer with
+/// the longest period the verifier allows, which must not fire during a
+/// test) and `valid-divzero` (`divzero_prog`).
+pub fn valid_images() -> Vec<(&'static str, Vec<u8>)> {
+    vec![
+        ("valid-timer", build(&timer_prog())),
+        (
+            "valid-kprobe",
+            build(&kprobe_prog(STP_PROBE_KPROBE, "__x64_sys_getppid")),
+        ),
+        (
+            "valid-kretprobe",
+            build(&kprobe_prog(STP_PROBE_KRETPROBE, "__x64_sys_getppid")),
+        ),
+        (
+            "valid-nosym",
+            build(&kprobe_prog(STP_PROBE_KPROBE, "stapvm_no_such_symbol")),
+        ),
+        ("valid-timer-huge", {
+            let mut p = timer_prog();
+            p.probes[0].period_ns = STP_MAX_TIMER_NS;
+            build(&p)
+        }),
+        ("valid-divzero", build(&divzero_prog())),
+    ]
+}
+
 /// Builds the image of a program, resolving each symbolic target to itself.
 pub fn build(prog: &Program) -> Vec<u8> {
     let syms: Vec<Option<(String, u32)>> = prog

@@ -2,8 +2,7 @@
 //! the user-space build of the C verifier (the code stapvm.ko runs on LOAD):
 //! every one is refused with the expected error, every valid one accepted.
 //! The guest case then checks the same images through the real ioctl.
-use stapvm_tests::hostile::{build, hostile, kprobe_prog, timer_prog};
-use vm_spec::abi::*;
+use stapvm_tests::hostile::{hostile, valid_images};
 use vm_spec::core::verify_image;
 
 /// Refused by the module glue (kmod/main.c) rather than the core verifier,
@@ -12,13 +11,9 @@ const GLUE_ONLY: &[&str] = &["oversized", "ring-pages-not-pow2", "probe-symbol-t
 
 #[test]
 fn valid_images_verify() {
-    for img in [
-        build(&timer_prog()),
-        build(&kprobe_prog(STP_PROBE_KPROBE, "__x64_sys_getppid")),
-        build(&kprobe_prog(STP_PROBE_KRETPROBE, "__x64_sys_getppid")),
-    ] {
+    for (name, img) in valid_images() {
         if let Err(e) = verify_image(&img) {
-            panic!("valid image refused: {} {}", e.name, e.message);
+            panic!("valid image {name} refused: {} {}", e.name, e.message);
         }
     }
 }

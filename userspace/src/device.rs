@@ -1,5 +1,5 @@
 //! The kernel interface: `/dev/stapvm` and the ioctls of abi.h (LOAD, INFO,
-//! START, STOP, STATUS, GLOBALS), wrapped with libc. Every unsafe block is
+//! START, STOP, STATUS, GLOBALS, PROBE_STATS), wrapped with libc. Every unsafe block is
 //! an ioctl on a descriptor this module owns, with arguments that live for
 //! the whole call.
 use std::fs::{File, OpenOptions};
@@ -41,6 +41,30 @@ pub struct LoadError {
     /// The kernel's log message (or the verifier's table message, or the
     /// errno's text when the kernel wrote none).
     pub log: String,
+}
+
+/// START failed.
+#[derive(Debug)]
+pub struct StartError {
+    /// errno of the ioctl.
+    pub err: io::Error,
+    /// The index (in the image's probes) of the probe that could not be
+    /// armed, when a probe failed.
+    pub failed_probe: Option<u32>,
+    /// The negative errno arming that probe returned (0 when none did).
+    pub failed_err: i32,
+}
+
+impl StartError {
+    /// The errno of the failure: the probe's own when a probe failed,
+    /// else the ioctl's.
+    pub fn errno(&self) -> Option<i32> {
+        if self.failed_probe.is_some() && self.failed_err < 0 {
+            Some(-self.failed_err)
+        } else {
+            self.err.raw_os_error()
+        }
+    }
 }
 
 /// The name of an errno value (`EINVAL`), or `E?` when not one of those the
@@ -195,9 +219,28 @@ impl Session {
         Ok(info)
     }
 
-    /// START: runs begin probes and arms the others.
-    pub fn start(&self) -> io::Result<()> {
-        ioctl_ptr(&self.file, tables::IOC_START, std::ptr::null_mut()).map(drop)
+    /// START: runs begin probes and arms the others; on failure, says
+    /// which probe could not be armed.
+    pub fn start(&self) -> Result<(), StartError> {
+        let mut args = abi::stp_start_args {
+            args_size: std::mem::size_of::<abi::stp_start_args>() as u32,
+            flags: 0,
+            failed_probe: abi::STP_START_NO_PROBE,
+            failed_err: 0,
+        };
+        match ioctl_ptr(
+            &self.file,
+            tables::IOC_START,
+            std::ptr::addr_of_mut!(args).cast(),
+        ) {
+            Ok(_) => Ok(()),
+            Err(err) => Err(StartError {
+                err,
+                failed_probe: (args.failed_probe != abi::STP_START_NO_PROBE)
+                    .then_some(args.failed_probe),
+                failed_err: args.failed_err,
+            }),
+        }
     }
 
     /// STOP: disarms and runs end probes.
@@ -233,6 +276,26 @@ impl Session {
             values.truncate(args.count as usize);
         }
         Ok(values)
+    }
+
+    /// PROBE_STATS: hits and skipped hits of the first `count` probes
+    /// (image order).
+    pub fn probe_stats(&self, count: usize) -> io::Result<Vec<abi::stp_probe_stat>> {
+        let mut stats = vec![abi::stp_probe_stat::default(); count];
+        let mut args = abi::stp_probe_stats_args {
+            args_size: std::mem::size_of::<abi::stp_probe_stats_args>() as u32,
+            flags: 0,
+            stats: stats.as_mut_ptr() as u64,
+            count: u32::try_from(count).unwrap_or(u32::MAX),
+            reserved: 0,
+        };
+        ioctl_ptr(
+            &self.file,
+            tables::IOC_PROBE_STATS,
+            std::ptr::addr_of_mut!(args).cast(),
+        )?;
+        stats.truncate(count.min(args.count as usize));
+        Ok(stats)
     }
 }
 
@@ -272,6 +335,10 @@ mod tests {
         };
         assert!(s.info().is_err());
         assert!(s.status().is_err());
+        let e = s.start().unwrap_err();
+        assert_eq!(e.failed_probe, None);
+        assert_eq!(e.errno(), Some(libc::ENOTTY));
+        assert!(s.probe_stats(3).is_err());
         assert!(s.globals(2).is_err());
         assert_eq!(s.globals(0).unwrap(), Vec::<i64>::new());
     }

@@ -136,8 +136,17 @@ impl<'p> Renderer<'p> {
                 handler,
                 pc,
                 addr,
+                msg,
                 ..
-            }) => Rendered::Message(self.error_message(code, handler, pc, addr)),
+            }) => {
+                let m = self.error_message(code, handler, pc, addr);
+                // STP_RTE_USER's message is "%s": error(msg)'s text.
+                Rendered::Message(if u32::from(code) == vm_spec::abi::STP_RTE_USER {
+                    m.replacen("%s", &String::from_utf8_lossy(&msg), 1)
+                } else {
+                    m
+                })
+            }
             Ok(Record::Exit { .. }) => Rendered::Exit,
             Err(e) => Rendered::Message(format!("ERROR: unreadable record from the kernel: {e}")),
         }
@@ -167,10 +176,18 @@ pub fn limit(prog: &Program, lim: u32) -> u32 {
         .unwrap_or(0)
 }
 
+/// The module put the session in the error state: more than MAXERRORS
+/// run-time errors or more than MAXSKIPPED skipped hits. No handler ran
+/// after that, and neither did the end probes.
+pub fn aborted(st: &abi::stp_status) -> bool {
+    st.state == abi::STP_STATE_ERROR
+}
+
 /// The closing messages (stderr lines) for a session's final status.
 pub fn summary(prog: &Program, st: &abi::stp_status) -> Vec<String> {
     let mut out = Vec::new();
-    if st.skipped > u64::from(limit(prog, abi::STP_LIM_MAXSKIPPED)) {
+    // An error abort that the errors do not explain came from MAXSKIPPED.
+    if aborted(st) && st.errors <= u64::from(limit(prog, abi::STP_LIM_MAXERRORS)) {
         out.push(
             "ERROR: Skipped too many probes, check MAXSKIPPED or try again with stap -t for more details."
                 .to_string(),
@@ -192,12 +209,21 @@ pub fn summary(prog: &Program, st: &abi::stp_status) -> Vec<String> {
     out
 }
 
-/// The exit status stap would give: 1 when errors aborted the session
-/// (more than MAXERRORS, or more than MAXSKIPPED skipped probes), else 0.
-pub fn exit_status(prog: &Program, st: &abi::stp_status) -> i32 {
-    let too_many_errors = st.errors > u64::from(limit(prog, abi::STP_LIM_MAXERRORS));
-    let too_many_skips = st.skipped > u64::from(limit(prog, abi::STP_LIM_MAXSKIPPED));
-    i32::from(too_many_errors || too_many_skips)
+/// `-v`'s per-probe lines: `<probe point>: hits N, skipped M`, one per
+/// probe of `prog` (the program the image was built from), in its order.
+pub fn probe_stats_lines(prog: &Program, stats: &[abi::stp_probe_stat]) -> Vec<String> {
+    prog.probes
+        .iter()
+        .zip(stats)
+        .map(|(p, s)| format!("{}: hits {}, skipped {}", p.display, s.hits, s.skipped))
+        .collect()
+}
+
+/// The exit status stap would give: 1 when the session ended in the error
+/// state (more than MAXERRORS errors, or more than MAXSKIPPED skipped
+/// probes), else 0.
+pub fn exit_status(st: &abi::stp_status) -> i32 {
+    i32::from(aborted(st))
 }
 
 /// Writes batches: output to `out`, messages to `err`.
@@ -402,19 +428,23 @@ mod tests {
         let p = prog();
         assert_eq!(globals_text(&p, &[7, 9]), "n=7\n");
         assert_eq!(globals_text(&p, &[]), "n=0\n");
-        let mut st = abi::stp_status::default();
+        let mut st = abi::stp_status {
+            state: abi::STP_STATE_STOPPED,
+            ..Default::default()
+        };
         assert!(summary(&p, &st).is_empty());
-        assert_eq!(exit_status(&p, &st), 0);
+        assert_eq!(exit_status(&st), 0);
         st.errors = 1;
         st.skipped = 2;
+        st.state = abi::STP_STATE_ERROR;
         assert_eq!(
             summary(&p, &st),
             vec!["WARNING: Number of errors: 1, skipped probes: 2"]
         );
-        assert_eq!(exit_status(&p, &st), 1, "MAXERRORS is 0");
-        let mut p2 = prog();
-        p2.limits[abi::STP_LIM_MAXERRORS as usize] = 5;
-        assert_eq!(exit_status(&p2, &st), 0);
+        assert_eq!(exit_status(&st), 1, "the module reports the error state");
+        // Errors within MAXERRORS: no abort.
+        st.state = abi::STP_STATE_STOPPED;
+        assert_eq!(exit_status(&st), 0);
         st.errors = 0;
         st.skipped = 0;
         st.dropped = 12;
@@ -426,8 +456,47 @@ mod tests {
             s[0]
         );
         st.skipped = 101;
+        // kprobe misses above MAXSKIPPED without the error state: stap
+        // counts them at unregistration, after the last check.
+        assert!(!summary(&p, &st)[0].starts_with("ERROR"));
+        st.state = abi::STP_STATE_ERROR;
         assert!(summary(&p, &st)[0].starts_with("ERROR: Skipped too many probes"));
-        assert_eq!(exit_status(&p, &st), 1);
+        assert_eq!(exit_status(&st), 1);
+    }
+
+    #[test]
+    fn probe_stats_lines_name_each_probe_point() {
+        let mut p = prog();
+        for d in ["begin", "kernel.function(\"vfs_read\")"] {
+            p.probes.push(Probe {
+                kind: abi::STP_PROBE_BEGIN as u8,
+                flags: 0,
+                handler: 0,
+                target: ProbeTarget::None,
+                maxactive: 0,
+                period_ns: 0,
+                display: d.into(),
+            });
+        }
+        let stats = [
+            abi::stp_probe_stat {
+                hits: 1,
+                skipped: 0,
+            },
+            abi::stp_probe_stat {
+                hits: 42,
+                skipped: 3,
+            },
+        ];
+        assert_eq!(
+            probe_stats_lines(&p, &stats),
+            vec![
+                "begin: hits 1, skipped 0",
+                "kernel.function(\"vfs_read\"): hits 42, skipped 3"
+            ]
+        );
+        // Fewer entries than probes (an old module): only those.
+        assert_eq!(probe_stats_lines(&p, &stats[..1]).len(), 1);
     }
 
     #[test]

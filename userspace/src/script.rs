@@ -138,37 +138,20 @@ pub fn compile(src: &Source, defines: &[String], quiet: bool) -> Result<Program,
 }
 
 /// Checks a script: parse and semantic analysis (stap -p2), or parsing
-/// alone with `parse_only` (stap -p1). Diagnostics go to stderr.
+/// alone with `parse_only` (stap -p1, `compiler::parse_only`, whose failure
+/// text ends with stap's pass-1 summary). Diagnostics go to stderr.
 pub fn check(src: &Source, defines: &[String], parse_only: bool, quiet: bool) -> Result<(), Error> {
+    let opts = options(src, defines);
     if parse_only {
-        return parse(src);
+        return compiler::parse_only(&src.name, &src.text, &opts).map_err(|f| failure(src, &f));
     }
-    match compiler::check(&src.name, &src.text, &options(src, defines)) {
+    match compiler::check(&src.name, &src.text, &opts) {
         Ok(warnings) => {
             print_warnings(&warnings, quiet);
             Ok(())
         }
         Err(f) => Err(failure(src, &f)),
     }
-}
-
-/// Pass 1 alone, with the compiler's lexer, parser and renderer; failures
-/// end with stap's pass-1 summary.
-fn parse(src: &Source) -> Result<(), Error> {
-    let tokens = compiler::parse::lexer::lex(&src.text, &src.args);
-    let mut diags = compiler::diag::Diags::default();
-    let _script = compiler::parse::parse(&tokens, &mut diags);
-    if !diags.has_errors() {
-        return Ok(());
-    }
-    let mut r = compiler::diag::Renderer::new(&src.name, &src.text, &tokens);
-    let mut rendered: String = diags.list.iter().map(|d| r.render(d)).collect();
-    let n = diags.errors();
-    rendered.push_str(&format!(
-        "{n} parse error{}.\nPass 1: parse failed.  [man error::pass1]\n",
-        if n == 1 { "" } else { "s" }
-    ));
-    Err(failure(src, &compiler::Failed { rendered, count: n }))
 }
 
 fn ensure_newline(s: &str) -> String {

@@ -10,7 +10,7 @@
 //! the process, and the kernel's release() of the session fd still disarms
 //! everything.
 use crate::cli::SessionArgs;
-use crate::device::{Device, OpenError, Session};
+use crate::device::{Device, OpenError, Session, StartError};
 use crate::output::{self, Printer};
 use crate::resolve;
 use crate::ring::{Batch, Consumer, MappedRing, RingError, RingMemory};
@@ -44,9 +44,17 @@ pub enum Error {
     /// The verifier (or the module) refused the image.
     #[error("the kernel refused the program: {0}")]
     Refused(#[from] crate::device::LoadError),
-    /// START failed: a probe could not be armed (or begin failed).
+    /// START failed, not because of one probe.
     #[error("the kernel could not start the session (arming the probes failed): {}", errno_text(.0))]
     Start(io::Error),
+    /// START failed: a probe point could not be armed.
+    #[error("probe point '{display}' could not be armed: {}", errno_text(.err))]
+    Arm {
+        /// The probe point as written.
+        display: String,
+        /// The error arming it returned.
+        err: io::Error,
+    },
     /// An ioctl on the session failed.
     #[error("{what} failed: {}", errno_text(.err))]
     Ioctl {
@@ -93,6 +101,23 @@ fn errno_text(e: &io::Error) -> String {
 
 fn ioctl_err(what: &'static str) -> impl FnOnce(io::Error) -> Error {
     move |err| Error::Ioctl { what, err }
+}
+
+/// Names the probe point START could not arm. `prog` is the program the
+/// image was built from (optional probes the loader dropped are already
+/// gone, so the module's index is an index into `prog.probes`).
+fn start_error(prog: &Program, e: StartError) -> Error {
+    let display = e
+        .failed_probe
+        .and_then(|i| prog.probes.get(i as usize))
+        .map(|p| p.display.clone());
+    match (display, e.errno()) {
+        (Some(display), Some(errno)) => Error::Arm {
+            display,
+            err: io::Error::from_raw_os_error(errno),
+        },
+        _ => Error::Start(e.err),
+    }
 }
 
 // ---------------------------------------------------------------------
@@ -166,7 +191,7 @@ fn ms(d: Duration) -> f64 {
 /// tests).
 pub trait Control {
     /// STP_IOC_START.
-    fn start(&self) -> io::Result<()>;
+    fn start(&self) -> Result<(), StartError>;
     /// STP_IOC_STOP.
     fn stop(&self) -> io::Result<()>;
     /// STP_IOC_STATUS.
@@ -178,7 +203,7 @@ pub trait Control {
 }
 
 impl Control for Session {
-    fn start(&self) -> io::Result<()> {
+    fn start(&self) -> Result<(), StartError> {
         Session::start(self)
     }
     fn stop(&self) -> io::Result<()> {
@@ -309,7 +334,7 @@ pub fn drive<C: Control, M: RingMemory, W: Write, E: Write>(
     if let Err(err) = ctl.start() {
         // Begin probes may have printed before the failure.
         rings.drain_and_print(pr);
-        return Err(Error::Start(err));
+        return Err(start_error(prog, err));
     }
     let started = Instant::now();
     // STOP disarms, so the count of armed probes is taken now.
@@ -338,9 +363,9 @@ pub fn drive<C: Control, M: RingMemory, W: Write, E: Write>(
     let reason = loop_result?;
     stop_result.map_err(ioctl_err("STP_IOC_STOP"))?;
     let status = ctl.status().map_err(ioctl_err("STP_IOC_STATUS"))?;
-    let exit_status = output::exit_status(prog, &status);
+    let exit_status = output::exit_status(&status);
     // As in stap, globals are printed by an end probe, which an error
-    // abort (MAXERRORS) skips.
+    // abort (MAXERRORS, MAXSKIPPED) skips.
     if exit_status == 0 && prog.globals.iter().any(|g| g.print_at_exit) {
         let values = ctl
             .globals(prog.globals.len())
@@ -503,6 +528,18 @@ pub fn run(
             st.errors,
             out.probes_armed
         ));
+        // Per probe point, as stap -t's summary names them.
+        match session.probe_stats(prog.probes.len()) {
+            Ok(stats) => {
+                for line in output::probe_stats_lines(prog, &stats) {
+                    pr.message(&line);
+                }
+            }
+            Err(err) => pr.message(&format!(
+                "WARNING: STP_IOC_PROBE_STATS failed: {}",
+                errno_text(&err)
+            )),
+        }
     }
     Ok(out.exit_status)
 }
@@ -523,6 +560,7 @@ mod tests {
         status: Cell<abi::stp_status>,
         globals: Vec<i64>,
         start_fails: bool,
+        failed_probe: Option<u32>,
         calls: RefCell<Vec<&'static str>>,
     }
 
@@ -535,19 +573,28 @@ mod tests {
                 status: Cell::new(abi::stp_status::default()),
                 globals: vec![],
                 start_fails: false,
+                failed_probe: None,
                 calls: RefCell::new(vec![]),
             }
         }
     }
 
     impl Control for FakeControl<'_> {
-        fn start(&self) -> io::Result<()> {
+        fn start(&self) -> Result<(), StartError> {
             self.calls.borrow_mut().push("start");
             for r in &self.on_start {
                 assert!(self.ring.produce(r));
             }
             if self.start_fails {
-                return Err(io::Error::from_raw_os_error(libc::ENOENT));
+                return Err(StartError {
+                    err: io::Error::from_raw_os_error(libc::ENOENT),
+                    failed_probe: self.failed_probe,
+                    failed_err: if self.failed_probe.is_some() {
+                        -libc::ENOENT
+                    } else {
+                        0
+                    },
+                });
             }
             Ok(())
         }
@@ -590,6 +637,15 @@ mod tests {
                 locs: vec![SrcLoc { line: 2, col: 20 }],
                 probe_point: "begin".into(),
                 ..Default::default()
+            }],
+            probes: vec![Probe {
+                kind: abi::STP_PROBE_KPROBE as u8,
+                flags: 0,
+                handler: 0,
+                target: ProbeTarget::None,
+                maxactive: 0,
+                period_ns: 0,
+                display: "kernel.function(\"nosuch\")".into(),
             }],
             ..Default::default()
         }
@@ -673,6 +729,7 @@ mod tests {
         let mut ctl = FakeControl::new(&ring);
         ctl.on_start = vec![error_rec(1)];
         ctl.status.set(abi::stp_status {
+            state: abi::STP_STATE_ERROR,
             errors: 1,
             exit_requested: 1,
             ..Default::default()
@@ -741,6 +798,25 @@ mod tests {
             "the kernel could not start the session (arming the probes failed): \
              ENOENT (No such file or directory)"
         );
+    }
+
+    #[test]
+    fn start_failure_names_the_probe_point() {
+        let ring = FakeRing::new(4096);
+        let mut ctl = FakeControl::new(&ring);
+        ctl.start_fails = true;
+        ctl.failed_probe = Some(0);
+        let stop = AtomicBool::new(false);
+        let r = run_fake(&ctl, &ring, &how(&stop));
+        assert_eq!(
+            r.result.unwrap_err().to_string(),
+            "probe point 'kernel.function(\"nosuch\")' could not be armed: \
+             ENOENT (No such file or directory)"
+        );
+        // An index the program does not have: the plain message.
+        ctl.failed_probe = Some(7);
+        let r = run_fake(&ctl, &ring, &how(&stop));
+        assert!(matches!(r.result, Err(Error::Start(_))));
     }
 
     #[test]

@@ -53,6 +53,11 @@ static inline void stp_store_release_u64(u64 *p, u64 v)
 	__atomic_store_n(p, v, __ATOMIC_RELEASE);
 }
 
+static inline void stp_env_mb(void)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
 static inline s64 stp_env_atomic_add_return(s64 *p, s64 v)
 {
 	/* Wrapping add: done on the unsigned view to avoid UB. */

@@ -457,6 +457,8 @@ pub struct HostSession {
     vm: Box<ffi::stp_vm>,
     /// The string registers' bytes; `vm.sbuf` points here.
     _sbuf: Vec<u8>,
+    /// Function frames (`vm.frames` points here; empty without functions).
+    _frames: Vec<u64>,
     ring: HostRing,
     clock: u64,
     records: Vec<Record>,
@@ -517,6 +519,13 @@ fn page_regions(memory: &[(u64, Vec<u8>)]) -> Vec<(u64, Vec<u8>)> {
     regions
 }
 
+/// Bytes of function-frame memory for `nframes` frames at `maxstringlen`
+/// (`stp_vm_frames_size()` of `kmod/core/stp_core.h`).
+pub fn frames_size(nframes: u32, maxstringlen: u32) -> usize {
+    let sb = (abi::STP_MAX_SREGS as usize * (maxstringlen as usize + 1) + 7) & !7;
+    nframes as usize * (std::mem::size_of::<ffi::stp_frame>() + sb)
+}
+
 impl HostSession {
     /// Verifies `image` and prepares globals (zero), the ring
     /// (`RING_PAGES` pages of 4 KiB) and the VM. Formats know only their
@@ -528,17 +537,32 @@ impl HostSession {
         let cap = p.limits[abi::STP_LIM_MAXSTRINGLEN as usize];
         let ring_pages = u64::from(p.limits[abi::STP_LIM_RING_PAGES as usize]);
         let mut sbuf = vec![0u8; (abi::STP_MAX_SREGS as usize) * (cap as usize + 1)];
+        // As the kernel glue does: MAXNESTING frames, only with functions.
+        let nframes = if p.nfuncs > 0 {
+            p.limits[abi::STP_LIM_MAXNESTING as usize]
+        } else {
+            0
+        };
+        let mut frames = vec![0u64; frames_size(nframes, cap).div_ceil(8)];
         let vm = Box::new(ffi::stp_vm {
             r: [0; abi::STP_MAX_REGS as usize],
             slen: [0; abi::STP_MAX_SREGS as usize],
             str_cap: cap,
             sbuf: sbuf.as_mut_ptr().cast(),
+            frames: if nframes > 0 {
+                frames.as_mut_ptr().cast()
+            } else {
+                std::ptr::null_mut()
+            },
+            nframes,
+            pad: 0,
         });
         Ok(HostSession {
             globals: vec![0; p.nglobals as usize],
             formats,
             vm,
             _sbuf: sbuf,
+            _frames: frames,
             ring: HostRing::new(ring_pages * PAGE),
             clock: 1,
             records: Vec::new(),
@@ -640,7 +664,14 @@ impl HostSession {
             }
         }
         if rc_code != 0 {
-            return Err(RuntimeError::new(rc.error, idx, rc.error_pc, rc.error_addr));
+            // The error may be in a function: the record names its handler.
+            let mut e = RuntimeError::new(rc.error, rc.error_handler, rc.error_pc, rc.error_addr);
+            if rc.error == abi::STP_RTE_USER {
+                if let Some(Record::Error { msg, .. }) = self.records.last() {
+                    e.message = String::from_utf8_lossy(msg).into_owned();
+                }
+            }
+            return Err(e);
         }
         Ok(())
     }

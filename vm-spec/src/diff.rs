@@ -9,7 +9,7 @@
 //!
 //! Used by `tests/differential.rs` and by the `differential` fuzz target.
 use crate::abi;
-use crate::core::{verify_image, HostEnv, HostSession};
+use crate::core::{verify_image, HostSession};
 use crate::gen::Case;
 use crate::refvm::{build_image, Outcome, RefProgram, RefSession};
 use std::fmt::Write as _;
@@ -265,26 +265,4 @@ pub fn check_case(case: &Case) -> Result<Summary, Mismatch> {
     }
     sum.dropped = r.dropped();
     Ok(sum)
-}
-
-/// Runs every handler of a verified `image` once on the C core in `env`
-/// (no comparison): what the `vm` fuzz target does with each mutated image
-/// that verifies. Returns the number of handlers run, or `None` if the
-/// image does not verify.
-pub fn run_all_handlers(image: &[u8], env: &HostEnv) -> Option<u32> {
-    let mut s = HostSession::new(image).ok()?;
-    let n = s.handler_count();
-    for h in 0..n {
-        let _ = s.run_handler(h, env);
-        if !s.bad_records().is_empty() {
-            // A record the C core wrote does not decode: a core bug.
-            panic!(
-                "undecodable record after handler {h}: {:?}",
-                s.bad_records()
-            );
-        }
-        s.take_records();
-        s.take_raw_records();
-    }
-    Some(n)
 }

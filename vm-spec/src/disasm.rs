@@ -60,6 +60,7 @@ pub fn ctx_name(ctx: u8) -> String {
         abi::STP_CTX_TIMER => "timer".into(),
         abi::STP_CTX_KPROBE => "kprobe".into(),
         abi::STP_CTX_KRETPROBE => "kretprobe".into(),
+        abi::STP_CTX_FUNCTION => "function".into(),
         c => format!("ctx#{c}?"),
     }
 }
@@ -95,6 +96,8 @@ fn reg_operand(kind: Operand, v: u8) -> Option<String> {
         Operand::SW | Operand::SR => Some(format!("s{v}")),
         Operand::RN => Some(format!("r{v}..")),
         Operand::SN => Some(format!("s{v}..")),
+        Operand::RP => Some(format!("r{v}:r{}", u32::from(v) + 1)),
+        Operand::SP => Some(format!("s{v}:s{}", u32::from(v) + 1)),
         // Table kinds in a register field do not occur in the ISA; print
         // the raw value so nothing is hidden.
         Operand::NO => None,
@@ -114,6 +117,10 @@ fn imm_operand(kind: Operand, insn: &Insn, prog: &Program, pc: usize) -> Option<
         Operand::GLB => table_ref("glb", imm, &prog.globals, |g| g.name.clone()),
         Operand::FMT => table_ref("fmt", imm, &prog.formats, |f| quote(f.text.as_bytes())),
         Operand::HLP => helper_ref(imm, insn.b),
+        Operand::FN => match u32::try_from(imm).ok().and_then(|h| prog.func_of(h)) {
+            Some(f) => format!("fn#{imm} {}", f.name),
+            None => format!("fn#{imm}?"),
+        },
         // A register kind in the immediate does not occur in the ISA.
         _ => format!("{imm}"),
     })

@@ -851,7 +851,15 @@ pub fn generate(seed: u64) -> Case {
 
     let nh = 1 + rng.below(4) as usize;
     for hi in 0..nh {
-        let ctx = rng.below(u64::from(abi::STP_CTX__COUNT)) as u32;
+        let ctx = rng
+            .pick(&[
+                abi::STP_CTX_BEGIN,
+                abi::STP_CTX_END,
+                abi::STP_CTX_TIMER,
+                abi::STP_CTX_KPROBE,
+                abi::STP_CTX_KRETPROBE,
+            ])
+            .unwrap_or(abi::STP_CTX_BEGIN);
         let nregs = if rng.chance(1, 5) {
             64
         } else {

@@ -51,10 +51,40 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
         }
     }
 
+    // Format texts: only those SPRINTF formats in the kernel, cut at a NUL
+    // (stap's C strings) and at MAXSTRINGLEN.
+    let maxstr = prog
+        .limits
+        .get(abi::STP_LIM_MAXSTRINGLEN as usize)
+        .copied()
+        .unwrap_or(crate::limits::LIMITS[abi::STP_LIM_MAXSTRINGLEN as usize].default)
+        as usize;
+    let mut fmt_text = vec![abi::STP_FMT_NO_TEXT; prog.formats.len()];
+    for h in &prog.handlers {
+        for insn in &h.code {
+            if u32::from(insn.op) != abi::STP_OP_SPRINTF {
+                continue;
+            }
+            let Some(slot) = usize::try_from(insn.imm)
+                .ok()
+                .and_then(|i| fmt_text.get_mut(i))
+            else {
+                continue;
+            };
+            if *slot == abi::STP_FMT_NO_TEXT {
+                let f = &prog.formats[insn.imm as usize];
+                let mut t: Vec<u8> = f.text.bytes().take_while(|&c| c != 0).collect();
+                t.truncate(maxstr);
+                *slot = to_u32(strings.len(), "string table")?;
+                strings.push(t);
+            }
+        }
+    }
+
     let mut sections: Vec<Vec<u8>> = vec![Vec::new(); abi::STP_SEC__COUNT as usize];
     // CODE and HANDLERS.
     let mut insn_off = 0u32;
-    for h in &prog.handlers {
+    for (hi, h) in prog.handlers.iter().enumerate() {
         let code = &mut sections[abi::STP_SEC_CODE as usize];
         for insn in &h.code {
             code.extend_from_slice(&insn.to_bytes());
@@ -62,7 +92,11 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
         let hs = &mut sections[abi::STP_SEC_HANDLERS as usize];
         push_u32(hs, insn_off);
         push_u32(hs, to_u32(h.code.len(), "handler")?);
-        hs.extend_from_slice(&[h.nregs, h.nsregs, h.ctx, 0, 0, 0, 0, 0]);
+        let (np, ns, ret) = prog
+            .func_of(to_u32(hi, "handlers")?)
+            .map_or((0, 0, 0), |f| (f.nparams, f.nsparams, f.ret));
+        let hs = &mut sections[abi::STP_SEC_HANDLERS as usize];
+        hs.extend_from_slice(&[h.nregs, h.nsregs, h.ctx, np, ns, ret, 0, 0]);
         insn_off = insn_off
             .checked_add(to_u32(h.code.len(), "code")?)
             .ok_or(ImageError::TooLarge("code"))?;
@@ -91,7 +125,7 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
         push_u32(d, to_u32(s.len(), "string")?);
     }
     // FORMATS.
-    for f in &prog.formats {
+    for (f, text) in prog.formats.iter().zip(&fmt_text) {
         let mut mask = 0u32;
         for (i, k) in f.args.iter().enumerate() {
             if *k == ArgKind::Str && i < 32 {
@@ -101,6 +135,8 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
         let fs = &mut sections[abi::STP_SEC_FORMATS as usize];
         push_u32(fs, to_u32(f.args.len(), "format")?);
         push_u32(fs, mask);
+        push_u32(fs, *text);
+        push_u32(fs, 0);
     }
 
     // Lay out: header, then each section 8-aligned.

@@ -156,6 +156,23 @@ pub struct Global {
     pub print_at_exit: bool,
 }
 
+/// The signature of a user function: its handler (context
+/// `abi::STP_CTX_FUNCTION`) takes `nparams` integer and `nsparams` string
+/// parameters in `r[0..)` / `s[0..)` and returns `ret`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FuncSig {
+    /// Index into `Program::handlers`.
+    pub handler: u32,
+    /// The function's name in the script, for messages and disassembly.
+    pub name: String,
+    /// Integer parameters.
+    pub nparams: u8,
+    /// String parameters.
+    pub nsparams: u8,
+    /// Result kind (`abi::STP_RET_*`).
+    pub ret: u8,
+}
+
 /// A compiled script.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Program {
@@ -177,8 +194,20 @@ pub struct Program {
     pub strings: Vec<Vec<u8>>,
     /// 64-bit constants, indexed by the K operand.
     pub konsts: Vec<i64>,
-    /// printf formats, indexed by the FMT operand.
+    /// printf formats, indexed by the FMT operand. The image carries the
+    /// text of the formats a SPRINTF names (see `image::build`).
     pub formats: Vec<Format>,
+    /// Signatures of the user functions (handlers of context
+    /// `abi::STP_CTX_FUNCTION`); a handler without one has no parameters
+    /// and no result.
+    pub funcs: Vec<FuncSig>,
+}
+
+impl Program {
+    /// The signature of the function whose handler is `handler`.
+    pub fn func_of(&self, handler: u32) -> Option<&FuncSig> {
+        self.funcs.iter().find(|f| f.handler == handler)
+    }
 }
 
 /// The default value of every limit, indexed by `abi::STP_LIM_*`.

@@ -33,10 +33,12 @@ pub enum Record {
         handler: u32,
         /// Instruction index inside the handler.
         pc: u32,
-        /// Faulting address, if any.
+        /// Faulting address, if any (`STP_RTE_USER`: the message length).
         addr: u64,
         /// Monotonic time stamp (ns).
         time_ns: u64,
+        /// `STP_RTE_USER` (`error(msg)`): the message; empty otherwise.
+        msg: Vec<u8>,
     },
     /// `STP_REC_EXIT`: `exit()` ran.
     Exit {
@@ -174,19 +176,32 @@ pub fn parse(rec: &[u8], formats: &[Format]) -> Result<Record, RecordError> {
             })
         }
         abi::STP_REC_ERROR => {
-            if body.len() != ERROR_PAYLOAD_LEN {
-                return Err(RecordError::BadPayload("error record size"));
-            }
             if u32::from(id) >= abi::STP_RTE__COUNT {
                 return Err(RecordError::BadErrorCode(id));
             }
             let bad = RecordError::BadPayload("error record size");
+            let addr = u64_at(body, 8).ok_or(bad.clone())?;
+            // Only STP_RTE_USER carries bytes after the struct: its
+            // message, addr bytes, zero-padded to 8.
+            let msg_len = if u32::from(id) == abi::STP_RTE_USER {
+                usize::try_from(addr).map_err(|_| bad.clone())?
+            } else {
+                0
+            };
+            let want = msg_len
+                .checked_add(7)
+                .map(|n| ERROR_PAYLOAD_LEN + (n & !7))
+                .ok_or(bad.clone())?;
+            if body.len() != want {
+                return Err(bad);
+            }
             Ok(Record::Error {
                 code: id,
                 handler: u32_at(body, 0).ok_or(bad.clone())?,
                 pc: u32_at(body, 4).ok_or(bad.clone())?,
-                addr: u64_at(body, 8).ok_or(bad)?,
+                addr,
                 time_ns,
+                msg: body[ERROR_PAYLOAD_LEN..ERROR_PAYLOAD_LEN + msg_len].to_vec(),
             })
         }
         abi::STP_REC_EXIT => {
@@ -294,7 +309,8 @@ mod tests {
                 handler: 3,
                 pc: 9,
                 addr: 0xdead,
-                time_ns: 5
+                time_ns: 5,
+                msg: Vec::new(),
             }
         );
         let e = hdr(16, 3, 0, 6);

@@ -36,6 +36,12 @@ pub enum Operand {
     FMT,
     /// Helper id.
     HLP,
+    /// Integer register pair `r[x]`, `r[x+1]`, both read.
+    RP,
+    /// String register pair `s[x]`, `s[x+1]`, both read.
+    SP,
+    /// Index of a function's handler (FCALL*).
+    FN,
 }
 
 /// One row of `STP_OPCODES`.

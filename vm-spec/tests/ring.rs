@@ -78,7 +78,8 @@ fn records_that_wrap_are_contiguous() {
             handler: 1,
             pc: 2,
             addr: 3,
-            time_ns: 9
+            time_ns: 9,
+            msg: Vec::new(),
         })]
     );
     // The next record starts at offset 16 of the first copy.

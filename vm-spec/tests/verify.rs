@@ -67,9 +67,9 @@ fn cases() -> Vec<Case> {
         ),
         case(
             "bad version",
-            patched(|m| put16(m, OFF_VERSION, 2)),
+            patched(|m| put16(m, OFF_VERSION, 3)),
             "BAD_VERSION",
-            "version 2",
+            "version 3",
         ),
         case(
             "bad header size",
@@ -216,10 +216,19 @@ fn cases() -> Vec<Case> {
             "handler reserved byte",
             patched(|m| {
                 let (h, _) = section(m, STP_SEC_HANDLERS);
-                m[h + 12] = 1;
+                m[h + 15] = 1;
             }),
             "BAD_HANDLER",
             "reserved byte 1",
+        ),
+        case(
+            "parameters in a probe handler",
+            patched(|m| {
+                let (h, _) = section(m, STP_SEC_HANDLERS);
+                m[h + 11] = 1;
+            }),
+            "BAD_HANDLER",
+            "not a function",
         ),
         case(
             "overlapping handlers",
@@ -529,7 +538,7 @@ fn cases() -> Vec<Case> {
                 0,
                 vec![i(STP_OP_CALLI, 0, 0, 0, STP_HLP_EXECNAME as i32), RET],
             ),
-            "BAD_INDEX",
+            "BAD_HELPER",
             "helper EXECNAME returns a string",
         ),
         case(
@@ -604,7 +613,224 @@ fn cases() -> Vec<Case> {
         "BAD_OPERAND",
         "b must be 0",
     ));
+    v.extend(function_and_string_cases());
     v
+}
+
+/// A begin handler calling function `f` (added by `add`) with `code`.
+fn with_fn(
+    caller: Vec<Insn>,
+    nregs: u8,
+    nsregs: u8,
+    add: impl FnOnce(&mut Program) -> i32,
+) -> Program {
+    let mut p = begin(nregs, nsregs, caller);
+    add(&mut p);
+    p
+}
+
+fn with_str(mut p: Program) -> Program {
+    p.strings.push(b"abc".to_vec());
+    p
+}
+
+fn function_and_string_cases() -> Vec<Case> {
+    let f_long = |p: &mut Program| {
+        add_function(
+            p,
+            1,
+            0,
+            (1, 0, STP_RET_LONG),
+            vec![i(STP_OP_RETI, 0, 0, 0, 0)],
+        )
+    };
+    let mut timer = program(vec![handler(STP_CTX_TIMER, 0, 0, vec![RET])]);
+    timer.probes[0].period_ns = STP_MAX_TIMER_NS + 1;
+    let mut kret = program(vec![handler(STP_CTX_KRETPROBE, 0, 0, vec![RET])]);
+    kret.probes[0].maxactive = STP_MAX_MAXACTIVE + 1;
+    let mut deep = with_fn(
+        vec![i(STP_OP_LDI, 0, 0, 0, 1), i(STP_OP_FCALLI, 0, 0, 0, 1), RET],
+        1,
+        0,
+        f_long,
+    );
+    deep.limits[STP_LIM_MAXNESTING as usize] = 64;
+    deep.limits[STP_LIM_MAXSTRINGLEN as usize] = 4096;
+    let mut sprintf = begin(
+        1,
+        2,
+        vec![
+            i(STP_OP_SLDK, 1, 0, 0, 0),
+            i(STP_OP_SPRINTF, 1, 0, 1, 0),
+            RET,
+        ],
+    );
+    sprintf.strings.push(b"x".to_vec());
+    sprintf.formats.push(Format {
+        text: "<%s>".into(),
+        args: vec![ArgKind::Str],
+    });
+    let mut no_text = sprintf.clone();
+    no_text.handlers[0].code[1] = i(STP_OP_SPRINTF, 0, 0, 1, 0);
+    let no_text = {
+        let mut img = build(&no_text);
+        let (off, _) = section(&img, STP_SEC_FORMATS);
+        put32(&mut img, off + 8, STP_FMT_NO_TEXT);
+        img
+    };
+    vec![
+        case(
+            "CALLS of an integer helper",
+            begin_code(
+                1,
+                1,
+                vec![i(STP_OP_CALLS, 0, 0, 0, STP_HLP_PID as i32), RET],
+            ),
+            "BAD_HELPER",
+            "helper PID returns an integer",
+        ),
+        case(
+            "timer period above the cap",
+            build(&timer),
+            "BAD_PROBE",
+            "is above",
+        ),
+        case(
+            "maxactive above the cap",
+            build(&kret),
+            "BAD_PROBE",
+            "maxactive 4097 is above 4096",
+        ),
+        case(
+            "call of a probe handler",
+            begin_code(1, 0, vec![i(STP_OP_FCALL, 0, 0, 0, 0), RET]),
+            "BAD_CALL",
+            "not a function",
+        ),
+        case(
+            "FCALLS of a long function",
+            build(&with_fn(
+                vec![i(STP_OP_LDI, 0, 0, 0, 1), i(STP_OP_FCALLS, 0, 0, 0, 1), RET],
+                1,
+                1,
+                f_long,
+            )),
+            "BAD_CALL",
+            "result kind is 1",
+        ),
+        case(
+            "call with an unwritten argument",
+            build(&with_fn(
+                vec![i(STP_OP_FCALLI, 0, 0, 0, 1), RET],
+                1,
+                0,
+                f_long,
+            )),
+            "UNINIT_REGISTER",
+            "r0 (function argument)",
+        ),
+        case(
+            "call with an argument run past nregs",
+            build(&with_fn(
+                vec![i(STP_OP_LDI, 0, 0, 0, 1), i(STP_OP_FCALLI, 0, 1, 0, 1), RET],
+                1,
+                0,
+                f_long,
+            )),
+            "BAD_REGISTER",
+            "needs r1..r1",
+        ),
+        case(
+            "RETI in a probe handler",
+            begin_code(
+                1,
+                0,
+                vec![i(STP_OP_LDI, 0, 0, 0, 1), i(STP_OP_RETI, 0, 0, 0, 0)],
+            ),
+            "BAD_RETURN",
+            "RETI in a handler that returns with RET",
+        ),
+        case(
+            "RET in a long function",
+            build(&with_fn(vec![RET], 1, 0, |p| {
+                add_function(p, 1, 0, (1, 0, STP_RET_LONG), vec![RET])
+            })),
+            "BAD_RETURN",
+            "returns with RETI",
+        ),
+        case(
+            "function parameters beyond its registers",
+            build(&with_fn(vec![RET], 1, 0, |p| {
+                add_function(p, 1, 0, (2, 0, STP_RET_NONE), vec![RET])
+            })),
+            "BAD_HANDLER",
+            "2/0 parameters",
+        ),
+        case(
+            "frames beyond STP_MAX_FRAME_BYTES",
+            build(&deep),
+            "BAD_LIMIT",
+            "MAXNESTING 64 frames",
+        ),
+        case(
+            "SPRINTF into its own argument",
+            build(&sprintf),
+            "BAD_REGISTER",
+            "SPRINTF writes s1",
+        ),
+        case(
+            "SPRINTF of a format without text",
+            no_text,
+            "BAD_INDEX",
+            "which has no text",
+        ),
+        case(
+            "SREPL into its operand",
+            build(&with_str(begin(
+                0,
+                3,
+                vec![
+                    i(STP_OP_SLDK, 0, 0, 0, 0),
+                    i(STP_OP_SLDK, 1, 0, 0, 0),
+                    i(STP_OP_SLDK, 2, 0, 0, 0),
+                    i(STP_OP_SREPL, 2, 0, 1, 0),
+                    RET,
+                ],
+            ))),
+            "BAD_REGISTER",
+            "SREPL writes s2",
+        ),
+        case(
+            "SSUB with its pair past nregs",
+            build(&with_str(begin(
+                1,
+                1,
+                vec![
+                    i(STP_OP_SLDK, 0, 0, 0, 0),
+                    i(STP_OP_LDI, 0, 0, 0, 0),
+                    i(STP_OP_SSUB, 0, 0, 0, 0),
+                    RET,
+                ],
+            ))),
+            "BAD_REGISTER",
+            "r0 and the next",
+        ),
+        case(
+            "SSUB with its pair half written",
+            build(&with_str(begin(
+                2,
+                1,
+                vec![
+                    i(STP_OP_SLDK, 0, 0, 0, 0),
+                    i(STP_OP_LDI, 0, 0, 0, 0),
+                    i(STP_OP_SSUB, 0, 0, 0, 0),
+                    RET,
+                ],
+            ))),
+            "UNINIT_REGISTER",
+            "r0 or r1 read",
+        ),
+    ]
 }
 
 #[test]

@@ -702,3 +702,244 @@ fn verified_random_programs_run_safely() {
     }
     assert!(accepted > 500, "only {accepted} random programs verified");
 }
+
+/// fact(n) = n <= 1 ? 1 : n * fact(n - 1), as function handler 1.
+fn fact_prog(n: i32) -> Program {
+    let mut p = with_globals(
+        begin(
+            2,
+            0,
+            vec![
+                i(STP_OP_LDI, 1, 0, 0, n),
+                i(STP_OP_FCALLI, 0, 1, 0, 1),
+                i(STP_OP_STG, 0, 0, 0, 0),
+                RET,
+            ],
+        ),
+        1,
+    );
+    add_function(
+        &mut p,
+        4,
+        0,
+        (1, 0, STP_RET_LONG),
+        vec![
+            i(STP_OP_LDI, 1, 0, 0, 1),
+            i(STP_OP_GT, 2, 0, 1, 0),
+            i(STP_OP_JNZ, 2, 0, 0, 1),
+            i(STP_OP_RETI, 1, 0, 0, 0),
+            i(STP_OP_ADDI, 3, 0, 0, -1),
+            i(STP_OP_FCALLI, 3, 3, 0, 1),
+            i(STP_OP_MUL, 0, 0, 3, 0),
+            i(STP_OP_RETI, 0, 0, 0, 0),
+        ],
+    );
+    p
+}
+
+#[test]
+fn recursive_functions_return_values_and_hit_maxnesting() {
+    let (s, r) = run(&fact_prog(5));
+    assert_eq!(r, Ok(()));
+    assert_eq!(s.globals()[0], 120);
+    // MAXNESTING 10: fact(10) makes 10 frames, fact(11) one too many.
+    let (s, r) = run(&fact_prog(10));
+    assert_eq!(r, Ok(()));
+    assert_eq!(s.globals()[0], 3_628_800);
+    let (_, r) = run(&fact_prog(11));
+    let e = r.unwrap_err();
+    assert_eq!(e.name, "MAXNESTING");
+    assert_eq!(e.message, "MAXNESTING exceeded");
+    assert_eq!(
+        (e.handler, e.pc),
+        (1, 5),
+        "the failing call, in the function"
+    );
+}
+
+#[test]
+fn calls_charge_fuel() {
+    let mut p = fact_prog(5);
+    p.limits[STP_LIM_MAXACTION as usize] = 3;
+    let (_, r) = run(&p);
+    assert_eq!(r.unwrap_err().name, "MAXACTION");
+}
+
+#[test]
+fn string_functions_return_strings() {
+    // greet(s) = "<" . s . ">" ; begin prints greet("x") twice (frames reused).
+    let mut p = begin(
+        0,
+        2,
+        vec![
+            i(STP_OP_SLDK, 1, 0, 0, 0),
+            i(STP_OP_FCALLS, 0, 0, 1, 1),
+            i(STP_OP_FCALLS, 1, 0, 0, 1),
+            i(STP_OP_PRINTF, 0, 0, 1, 0),
+            RET,
+        ],
+    );
+    p.strings = vec![b"x".to_vec(), b"<".to_vec(), b">".to_vec()];
+    p.formats.push(Format {
+        text: "%s\n".into(),
+        args: vec![ArgKind::Str],
+    });
+    add_function(
+        &mut p,
+        0,
+        3,
+        (0, 1, STP_RET_STR),
+        vec![
+            i(STP_OP_SLDK, 1, 0, 0, 1),
+            i(STP_OP_SCAT, 1, 1, 0, 0),
+            i(STP_OP_SLDK, 2, 0, 0, 2),
+            i(STP_OP_SCAT, 1, 1, 2, 0),
+            i(STP_OP_RETS, 1, 0, 0, 0),
+        ],
+    );
+    let (s, r) = run(&p);
+    assert_eq!(r, Ok(()));
+    assert_eq!(String::from_utf8_lossy(&s.output()), "<<x>>\n");
+}
+
+/// Runs `code` (string constants `strs`, one "%s|%d\n" printf of s0, r0).
+fn str_op(
+    nregs: u8,
+    nsregs: u8,
+    strs: &[&str],
+    code: Vec<Insn>,
+) -> (String, Result<(), RuntimeError>) {
+    let mut c = code;
+    c.push(i(STP_OP_PRINTF, 0, 0, 0, 0));
+    c.push(RET);
+    let mut p = begin(nregs, nsregs, c);
+    p.strings = strs.iter().map(|s| s.as_bytes().to_vec()).collect();
+    p.formats.push(Format {
+        text: "%s|%d\n".into(),
+        args: vec![ArgKind::Str, ArgKind::Int],
+    });
+    p.formats.push(Format {
+        text: "[%5s:%x]".into(),
+        args: vec![ArgKind::Str, ArgKind::Int],
+    });
+    let (s, r) = run(&p);
+    (String::from_utf8_lossy(&s.output()).into_owned(), r)
+}
+
+#[test]
+fn string_instructions() {
+    // SPRINTF with the format's text in the image.
+    let (out, _) = str_op(
+        2,
+        2,
+        &["ab"],
+        vec![
+            i(STP_OP_SLDK, 1, 0, 0, 0),
+            i(STP_OP_LDI, 0, 0, 0, 255),
+            i(STP_OP_SPRINTF, 0, 0, 1, 1),
+        ],
+    );
+    assert_eq!(out, "[   ab:ff]|255\n");
+    // SSUB: substr("Hello World!", 2, 5), and out-of-range starts.
+    let sub = |start: i32, len: i32| {
+        str_op(
+            3,
+            1,
+            &["Hello World!"],
+            vec![
+                i(STP_OP_SLDK, 0, 0, 0, 0),
+                i(STP_OP_LDI, 1, 0, 0, start),
+                i(STP_OP_LDI, 2, 0, 0, len),
+                i(STP_OP_SSUB, 0, 0, 1, 0),
+                i(STP_OP_LDI, 0, 0, 0, 0),
+            ],
+        )
+        .0
+    };
+    assert_eq!(sub(2, 5), "llo W|0\n");
+    assert_eq!(sub(11, 100), "!|0\n");
+    assert_eq!(sub(12, 1), "|0\n");
+    assert_eq!(sub(-1, 10), "|0\n");
+    assert_eq!(sub(0, 0), "|0\n");
+    // SFIND and STOL.
+    let find = |h: &str, n: &str| {
+        str_op(
+            1,
+            2,
+            &[h, n],
+            vec![
+                i(STP_OP_SLDK, 0, 0, 0, 0),
+                i(STP_OP_SLDK, 1, 0, 0, 1),
+                i(STP_OP_SFIND, 0, 0, 1, 0),
+            ],
+        )
+        .0
+    };
+    assert_eq!(find("abcfoobad", "foo"), "abcfoobad|3\n");
+    assert_eq!(find("foo", "abcfoobad"), "foo|-1\n");
+    assert_eq!(find("", ""), "|0\n");
+    let tol = |t: &str, base: i32| {
+        str_op(
+            2,
+            1,
+            &[t],
+            vec![
+                i(STP_OP_SLDK, 0, 0, 0, 0),
+                i(STP_OP_LDI, 1, 0, 0, base),
+                i(STP_OP_STOL, 0, 0, 1, 0),
+            ],
+        )
+        .0
+    };
+    assert_eq!(tol("123x", 10), "123x|123\n");
+    assert_eq!(tol("-0x1f", 16), "-0x1f|-31\n");
+    assert_eq!(tol("0x1f", 0), "0x1f|31\n");
+    assert_eq!(tol("017", 0), "017|15\n");
+    assert_eq!(tol("zz", 36), "zz|1295\n");
+    // SREPL, STEXT, SCHAR.
+    let (out, _) = str_op(
+        1,
+        4,
+        &["hello system tap", "system", "pointer"],
+        vec![
+            i(STP_OP_SLDK, 1, 0, 0, 0),
+            i(STP_OP_SLDK, 2, 0, 0, 1),
+            i(STP_OP_SLDK, 3, 0, 0, 2),
+            i(STP_OP_SREPL, 0, 1, 2, 0),
+            i(STP_OP_LDI, 0, 0, 0, 1),
+            i(STP_OP_SCHAR, 0, 0, 0, 0),
+        ],
+    );
+    assert_eq!(out, "hello pointer tap|101\n");
+    let (out, _) = str_op(
+        1,
+        2,
+        &["a\n\"\u{7}\u{19}"],
+        vec![
+            i(STP_OP_SLDK, 1, 0, 0, 0),
+            i(STP_OP_STEXT, 0, 1, 0, 0),
+            i(STP_OP_LDI, 0, 0, 0, 99),
+            i(STP_OP_SCHAR, 0, 1, 0, 0),
+        ],
+    );
+    assert_eq!(out, "a\\n\\\"\\a\\031|0\n");
+}
+
+#[test]
+fn error_ends_the_run_with_its_message() {
+    let mut p = begin(
+        0,
+        1,
+        vec![i(STP_OP_SLDK, 0, 0, 0, 0), i(STP_OP_ERROR, 0, 0, 0, 0), RET],
+    );
+    p.strings = vec![b"it broke".to_vec()];
+    let (s, r) = run(&p);
+    let e = r.unwrap_err();
+    assert_eq!(e.name, "USER");
+    assert_eq!(e.message, "it broke");
+    assert_eq!(e.pc, 1);
+    match s.records().as_slice() {
+        [Record::Error { msg, addr: 8, .. }] => assert_eq!(msg, b"it broke"),
+        other => panic!("records {other:?}"),
+    }
+}

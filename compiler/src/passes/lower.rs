@@ -98,6 +98,10 @@ struct Gen<'a> {
     loops: Vec<LoopJumps>,
     error: Option<Diagnostic>,
     span: Span,
+    /// Handler index of each user function (None: not lowered).
+    func_handlers: &'a [Option<u32>],
+    /// The result type when lowering a function body.
+    ret: Option<Ty>,
 }
 
 const NREGS: u8 = abi::STP_MAX_REGS as u8;
@@ -242,7 +246,7 @@ impl Gen<'_> {
                 self.emit(STP_OP_CALLI, dst, 0, 0, STP_HLP_RETVAL as i32);
             }
             ExprKind::Call { args, .. } => self.call(e, args, Some(dst), None),
-            ExprKind::Print { .. } => {
+            ExprKind::Print { .. } | ExprKind::Format { .. } => {
                 self.print(e);
                 self.load_int(dst, 0);
             }
@@ -317,14 +321,136 @@ impl Gen<'_> {
         }
     }
 
+    /// Evaluates `args` into a fresh integer run and a fresh string run
+    /// (as PRINTF, SPRINTF and FCALL* take them); returns the run bases
+    /// (0 for an empty run). `kinds[k]` is true for a string argument.
+    fn arg_runs(&mut self, args: &[Expr], kinds: &[bool]) -> (u8, u8) {
+        let nstr = kinds.iter().filter(|k| **k).count();
+        let nint = kinds.len() - nstr;
+        let rb = self.next_r;
+        let sc = self.next_s;
+        for _ in 0..nint {
+            self.alloc_r();
+        }
+        for _ in 0..nstr {
+            self.alloc_s();
+        }
+        let (mut ri, mut si) = (rb, sc);
+        for (a, is_str) in args.iter().zip(kinds) {
+            if *is_str {
+                self.str_into(a, si);
+                si = si.saturating_add(1);
+            } else {
+                self.int_into(a, ri);
+                ri = ri.saturating_add(1);
+            }
+        }
+        (if nint > 0 { rb } else { 0 }, if nstr > 0 { sc } else { 0 })
+    }
+
+    /// Calls a user function; the result goes to `dst` or `sdst`.
+    fn call_func(&mut self, f: usize, args: &[Expr], dst: Option<u8>, sdst: Option<u8>) {
+        use abi::*;
+        let Some(h) = self.func_handlers.get(f).copied().flatten() else {
+            self.fail("internal error: function not lowered");
+            return;
+        };
+        let scope = self.res.probes.len() + f;
+        let kinds: Vec<bool> = (0..args.len())
+            .map(|k| self.types.locals.get(scope).and_then(|l| l.get(k)).copied() == Some(Ty::Str))
+            .collect();
+        let (rb, sc) = self.arg_runs(args, &kinds);
+        match self.types.funcs.get(f).copied().unwrap_or_default() {
+            Ty::Long => {
+                let d = dst.unwrap_or_else(|| self.alloc_r());
+                self.emit(STP_OP_FCALLI, d, rb, sc, h as i32);
+            }
+            Ty::Str => {
+                let d = sdst.unwrap_or_else(|| self.alloc_s());
+                self.emit(STP_OP_FCALLS, d, rb, sc, h as i32);
+            }
+            _ => {
+                self.emit(STP_OP_FCALL, 0, rb, sc, h as i32);
+                if let Some(d) = dst {
+                    self.load_int(d, 0);
+                }
+                if let Some(d) = sdst {
+                    let k = self.tabs.string(b"");
+                    self.emit(STP_OP_SLDK, d, 0, 0, k);
+                }
+            }
+        }
+    }
+
     /// Calls a built-in; the result goes to `dst` or `sdst` by its kind.
     fn call(&mut self, e: &Expr, args: &[Expr], dst: Option<u8>, sdst: Option<u8>) {
         use abi::*;
+        if let Ref::Func(f) = self.r#ref(e) {
+            return self.call_func(f, args, dst, sdst);
+        }
         let Ref::Builtin(b) = self.r#ref(e) else {
             self.fail("internal error: unresolved call");
             return;
         };
         match b {
+            Builtin::Substr => {
+                let d = sdst.unwrap_or_else(|| self.alloc_s());
+                let s = self.str(&args[0]);
+                let pair = self.alloc_r();
+                self.alloc_r();
+                self.int_into(&args[1], pair);
+                self.int_into(&args[2], pair + 1);
+                self.emit(STP_OP_SSUB, d, s, pair, 0);
+            }
+            Builtin::Isinstr | Builtin::Strpos => {
+                let d = dst.unwrap_or_else(|| self.alloc_r());
+                let a = self.str(&args[0]);
+                let b2 = self.str(&args[1]);
+                self.emit(STP_OP_SFIND, d, a, b2, 0);
+                if b == Builtin::Isinstr {
+                    let z = self.alloc_r();
+                    self.load_int(z, 0);
+                    self.emit(STP_OP_GE, d, d, z, 0);
+                }
+            }
+            Builtin::Strtol | Builtin::Stringat => {
+                let d = dst.unwrap_or_else(|| self.alloc_r());
+                let a = self.str(&args[0]);
+                let r = self.int(&args[1]);
+                let op = if b == Builtin::Strtol {
+                    STP_OP_STOL
+                } else {
+                    STP_OP_SCHAR
+                };
+                self.emit(op, d, a, r, 0);
+            }
+            Builtin::StrReplace => {
+                let d = self.alloc_s();
+                let a = self.str(&args[0]);
+                let pair = self.alloc_s();
+                self.alloc_s();
+                self.str_into(&args[1], pair);
+                self.str_into(&args[2], pair + 1);
+                self.emit(STP_OP_SREPL, d, a, pair, 0);
+                if let Some(t) = sdst {
+                    self.emit(STP_OP_SMOV, t, d, 0, 0);
+                }
+            }
+            Builtin::TextStr => {
+                let d = self.alloc_s();
+                let a = self.str(&args[0]);
+                self.emit(STP_OP_STEXT, d, a, 0, 0);
+                if let Some(t) = sdst {
+                    self.emit(STP_OP_SMOV, t, d, 0, 0);
+                }
+            }
+            Builtin::Error => {
+                let a = self.str(&args[0]);
+                self.emit(STP_OP_ERROR, 0, a, 0, 0);
+                if let Some(d) = dst {
+                    self.load_int(d, 0);
+                }
+            }
             Builtin::Helper { id, arg } => {
                 let ra = match (arg, args.first()) {
                     (true, Some(a)) => self.int(a),
@@ -514,6 +640,7 @@ impl Gen<'_> {
                 self.emit(STP_OP_SCAT, dst, sa, sb, 0);
             }
             ExprKind::Call { args, .. } => self.call(e, args, None, Some(dst)),
+            ExprKind::Format { .. } => self.sprint(e, dst),
             ExprKind::Ternary(c, a, b) => {
                 let f = self.branch_false(c);
                 self.str_into(a, dst);
@@ -603,31 +730,91 @@ impl Gen<'_> {
 
     // ------------------------------------------------------------ printing
 
-    /// `printf`, `print`, `println`.
-    fn print(&mut self, e: &Expr) {
-        let ExprKind::Print { kind, format, args } = &e.kind else {
+    /// The format text and argument kinds of a print-family expression:
+    /// `printf`/`sprintf` take theirs; `print(a, b)` is `%s%d`, `println`
+    /// adds a newline, `printd(d, a, b)` puts the delimiter between.
+    fn format_of(&self, e: &Expr) -> Option<(String, Vec<ArgKind>, bool)> {
+        let (name, format, args) = match &e.kind {
+            ExprKind::Print { kind, format, args } => (
+                match kind {
+                    PrintKind::Printf => "printf",
+                    PrintKind::Print => "print",
+                    PrintKind::Println => "println",
+                },
+                format,
+                args,
+            ),
+            ExprKind::Format { name, format, args } => (name.as_str(), format, args),
+            _ => return None,
+        };
+        let to_string = name.starts_with('s');
+        let base = name.trim_start_matches('s');
+        if base == "printf" || name == "sprintf" {
+            let text = String::from_utf8_lossy(format.as_deref().unwrap_or_default()).into_owned();
+            let kinds = crate::printf::parse(&text).unwrap_or_default();
+            return Some((text, kinds, to_string));
+        }
+        let delim = if base.starts_with("printd") {
+            String::from_utf8_lossy(format.as_deref().unwrap_or_default()).replace('%', "%%")
+        } else {
+            String::new()
+        };
+        let mut text = String::new();
+        let mut kinds = Vec::new();
+        for (k, a) in args.iter().enumerate() {
+            if k > 0 {
+                text.push_str(&delim);
+            }
+            if self.ty(a) == Ty::Str {
+                text.push_str("%s");
+                kinds.push(ArgKind::Str);
+            } else {
+                text.push_str("%d");
+                kinds.push(ArgKind::Int);
+            }
+        }
+        if base.ends_with("ln") {
+            text.push('\n');
+        }
+        Some((text, kinds, to_string))
+    }
+
+    /// `sprint`, `sprintf` ... into string register `dst`.
+    fn sprint(&mut self, e: &Expr, dst: u8) {
+        let (ExprKind::Format { args, .. }, Some((text, kinds, _))) = (&e.kind, self.format_of(e))
+        else {
             return;
         };
-        let (text, kinds): (String, Vec<ArgKind>) = match kind {
-            PrintKind::Printf => {
-                let text =
-                    String::from_utf8_lossy(format.as_deref().unwrap_or_default()).into_owned();
-                let kinds = crate::printf::parse(&text).unwrap_or_default();
-                (text, kinds)
-            }
-            PrintKind::Print | PrintKind::Println => {
-                let nl = if *kind == PrintKind::Println {
-                    "\n"
-                } else {
-                    ""
-                };
-                match args.first() {
-                    None => (nl.to_string(), Vec::new()),
-                    Some(a) if self.ty(a) == Ty::Str => (format!("%s{nl}"), vec![ArgKind::Str]),
-                    Some(_) => (format!("%d{nl}"), vec![ArgKind::Int]),
-                }
-            }
+        if text.len() > self.tabs.maxstr || text.contains('\0') {
+            self.fail("not supported yet: a sprintf format longer than MAXSTRINGLEN");
+            return;
+        }
+        if kinds.len() > abi::STP_MAX_FMT_ARGS as usize {
+            self.fail("too many arguments to sprintf");
+            return;
+        }
+        let strs: Vec<bool> = kinds.iter().map(|k| *k == ArgKind::Str).collect();
+        let (rb, sc) = self.arg_runs(args, &strs);
+        let f = self.tabs.format(&text, kinds);
+        // SPRINTF must not write one of its arguments: dst is older than
+        // the runs, unless it is a local, which is not in them either.
+        self.emit(abi::STP_OP_SPRINTF, dst, rb, sc, f);
+    }
+
+    /// `printf`, `print`, `println`, `printd`, `printdln`.
+    fn print(&mut self, e: &Expr) {
+        let (ExprKind::Print { args, .. } | ExprKind::Format { args, .. }) = &e.kind else {
+            return;
         };
+        let Some((text, kinds, to_string)) = self.format_of(e) else {
+            return;
+        };
+        if to_string {
+            // sprint* for its effect only.
+            let t = self.alloc_s();
+            self.sprint(e, t);
+            return;
+        }
         if kinds.len() > abi::STP_MAX_FMT_ARGS as usize {
             self.fail(&format!(
                 "too many arguments to print ({}, at most {})",
@@ -676,7 +863,7 @@ impl Gen<'_> {
         let saved = self.enter(e.span);
         let mark = (self.next_r, self.next_s);
         match &e.kind {
-            ExprKind::Print { .. } => self.print(e),
+            ExprKind::Print { .. } | ExprKind::Format { .. } => self.print(e),
             ExprKind::Assign(..) => {
                 self.assign(e, false);
             }
@@ -717,10 +904,10 @@ impl Gen<'_> {
         let saved = self.enter(s.span);
         match &s.kind {
             StmtKind::Null | StmtKind::Unsupported(_) => {}
-            StmtKind::Foreach(_)
-            | StmtKind::Delete(_)
-            | StmtKind::Return(_)
-            | StmtKind::Try { .. } => self.fail("internal error: statement not lowered"),
+            StmtKind::Foreach(_) | StmtKind::Delete(_) | StmtKind::Try { .. } => {
+                self.fail("internal error: statement not lowered")
+            }
+            StmtKind::Return(e) => self.ret_stmt(e.as_ref()),
             StmtKind::Block(b) => b.iter().for_each(|s| self.stmt(s)),
             StmtKind::Expr(e) => self.effect(e),
             StmtKind::If { cond, then, els } => {
@@ -775,11 +962,57 @@ impl Gen<'_> {
                     None => self.fail("internal error: break outside loop"),
                 }
             }
+            StmtKind::Next if self.ret.is_some() => {
+                self.fail("not supported yet: next in a function");
+            }
             StmtKind::Next => {
                 self.emit(STP_OP_RET, 0, 0, 0, 0);
             }
         }
         self.leave(saved);
+    }
+}
+
+impl Gen<'_> {
+    /// `return [e]` in a function (resolve refuses it elsewhere); with no
+    /// value in a function returning one, the value is 0 or "".
+    fn ret_stmt(&mut self, e: Option<&Expr>) {
+        use abi::*;
+        let mark = (self.next_r, self.next_s);
+        match self.ret {
+            Some(Ty::Long) => {
+                let r = match e {
+                    Some(e) => self.int(e),
+                    None => {
+                        let t = self.alloc_r();
+                        self.load_int(t, 0);
+                        t
+                    }
+                };
+                self.emit(STP_OP_RETI, r, 0, 0, 0);
+            }
+            Some(Ty::Str) => {
+                let s = match e {
+                    Some(e) => self.str(e),
+                    None => {
+                        let t = self.alloc_s();
+                        let k = self.tabs.string(b"");
+                        self.emit(STP_OP_SLDK, t, 0, 0, k);
+                        t
+                    }
+                };
+                self.emit(STP_OP_RETS, s, 0, 0, 0);
+            }
+            Some(_) => {
+                if let Some(e) = e {
+                    self.effect(e);
+                }
+                self.emit(STP_OP_RET, 0, 0, 0, 0);
+            }
+            None => self.fail("internal error: return outside a function"),
+        }
+        self.next_r = mark.0;
+        self.next_s = mark.1;
     }
 }
 
@@ -808,24 +1041,60 @@ fn binop(op: BinOp) -> abi::stp_opcode {
     }
 }
 
-/// Lowers one probe body for context `ctx`.
-#[allow(clippy::too_many_arguments)]
+/// What a handler is lowered from: a probe body for a context, or a
+/// function body.
+#[derive(Clone, Copy)]
+enum Body {
+    Probe(usize, u8),
+    Func(usize),
+}
+
+/// The shared inputs of lowering.
+struct Ctx<'a> {
+    script: &'a Script,
+    res: &'a Resolved,
+    types: &'a Types,
+    lines: &'a LineIndex<'a>,
+    func_handlers: &'a [Option<u32>],
+}
+
+/// Lowers one probe body for its context, or one function body.
 fn handler(
-    script: &Script,
-    res: &Resolved,
-    types: &Types,
-    lines: &LineIndex,
+    cx: &Ctx,
     tabs: &mut Tables,
-    probe: usize,
-    ctx: u8,
+    body: Body,
     probe_point: String,
+    oneshot: bool,
 ) -> Result<Handler, Diagnostic> {
-    let rp = &res.probes[probe];
-    let Some(Item::Probe(decl)) = script.items.get(rp.item) else {
-        return Err(Diagnostic::semantic(
-            "internal error: lost probe",
-            Span::default(),
-        ));
+    let (script, res, types, lines) = (cx.script, cx.res, cx.types, cx.lines);
+    let lost = || Diagnostic::semantic("internal error: lost probe", Span::default());
+    let (probe, ctx, locals, stmt, span, nparams, ret) = match body {
+        Body::Probe(p, ctx) => {
+            let rp = &res.probes[p];
+            let Some(Item::Probe(decl)) = script.items.get(rp.item) else {
+                return Err(lost());
+            };
+            (p, ctx, &rp.locals, &decl.body, decl.span, 0, None)
+        }
+        Body::Func(f) => {
+            let rf = &res.funcs[f];
+            let Some(Item::Function(decl)) = script.items.get(rf.item) else {
+                return Err(lost());
+            };
+            let Some(b) = &decl.body else {
+                return Err(lost());
+            };
+            let ret = types.funcs.get(f).copied().unwrap_or(Ty::Void);
+            (
+                res.probes.len() + f,
+                abi::STP_CTX_FUNCTION as u8,
+                &rf.locals,
+                b,
+                decl.span,
+                rf.nparams,
+                Some(ret),
+            )
+        }
     };
     let mut g = Gen {
         res,
@@ -843,13 +1112,25 @@ fn handler(
         max_s: 0,
         loops: Vec::new(),
         error: None,
-        span: decl.span,
+        span,
+        func_handlers: cx.func_handlers,
+        ret,
     };
-    let saved = g.enter(decl.span);
-    // Locals: fixed registers, cleared at entry.
+    let saved = g.enter(span);
+    // Parameters arrive in r[0..) and s[0..) in order per file; the other
+    // locals get fixed registers after them, cleared at entry.
     let tys = types.locals.get(probe).cloned().unwrap_or_default();
-    for (l, ty) in tys.iter().enumerate() {
-        let span = rp.locals.get(l).map(|x| x.1).unwrap_or(decl.span);
+    let mut regs = Vec::new();
+    for ty in tys.iter().take(nparams) {
+        regs.push(if *ty == Ty::Str {
+            g.alloc_s()
+        } else {
+            g.alloc_r()
+        });
+    }
+    g.local_reg = regs;
+    for (l, ty) in tys.iter().enumerate().skip(nparams) {
+        let span = locals.get(l).map(|x| x.1).unwrap_or(span);
         g.enter(span);
         let reg = if *ty == Ty::Str {
             let s = g.alloc_s();
@@ -863,18 +1144,26 @@ fn handler(
         };
         g.local_reg.push(reg);
     }
-    g.span = decl.span;
+    g.span = span;
     let _ = g.probe;
-    g.stmt(&decl.body);
+    g.stmt(stmt);
     g.leave(saved);
-    let (line, col) = lines.line_col(decl.body.span.lo);
+    let (line, col) = lines.line_col(stmt.span.lo);
     g.cur = SrcLoc { line, col };
-    g.emit(abi::STP_OP_RET, 0, 0, 0, 0);
+    if oneshot {
+        g.emit(abi::STP_OP_EXIT, 0, 0, 0, 0);
+    }
+    if ret.is_some() {
+        // Falling off the end of a function returns 0, "" or nothing.
+        g.ret_stmt(None);
+    } else {
+        g.emit(abi::STP_OP_RET, 0, 0, 0, 0);
+    }
     if let Some(e) = g.error {
         return Err(e);
     }
     if g.code.len() > abi::STP_MAX_INSNS as usize {
-        return Err(Diagnostic::semantic("probe handler too large", decl.span));
+        return Err(Diagnostic::semantic("probe handler too large", span));
     }
     Ok(Handler {
         ctx,
@@ -887,6 +1176,18 @@ fn handler(
         locs: g.locs,
         probe_point,
     })
+}
+
+/// The points of a probe grouped by context, in order of first appearance.
+fn groups_of(rp: &super::resolve::RProbe) -> Vec<(u8, Vec<&Point>)> {
+    let mut groups: Vec<(u8, Vec<&Point>)> = Vec::new();
+    for p in &rp.points {
+        match groups.iter_mut().find(|(c, _)| *c == p.ctx) {
+            Some((_, v)) => v.push(p),
+            None => groups.push((p.ctx, vec![p])),
+        }
+    }
+    groups
 }
 
 /// Lowers a checked script into a `Program`; `limits` are the limit values
@@ -974,21 +1275,39 @@ pub fn run(
             },
         ));
     }
-    for (pi, rp) in res.probes.iter().enumerate() {
-        // One handler per distinct context, in order of first appearance.
-        let mut groups: Vec<(u8, Vec<&Point>)> = Vec::new();
-        for p in &rp.points {
-            match groups.iter_mut().find(|(c, _)| *c == p.ctx) {
-                Some((_, v)) => v.push(p),
-                None => groups.push((p.ctx, vec![p])),
-            }
+    // One handler per probe and distinct context (in order of first
+    // appearance), then one per used function: their indices are known
+    // before any code that calls them is lowered.
+
+    let nprobe_handlers = prog.handlers.len()
+        + res
+            .probes
+            .iter()
+            .map(|rp| groups_of(rp).len())
+            .sum::<usize>();
+    let mut func_handlers = vec![None; res.funcs.len()];
+    let mut next = nprobe_handlers as u32;
+    for (f, rf) in res.funcs.iter().enumerate() {
+        if rf.used {
+            func_handlers[f] = Some(next);
+            next += 1;
         }
-        for (ctx, points) in groups {
+    }
+    let cx = Ctx {
+        script,
+        res,
+        types,
+        lines: &lines,
+        func_handlers: &func_handlers,
+    };
+    for (pi, rp) in res.probes.iter().enumerate() {
+        for (ctx, points) in groups_of(rp) {
             let display = points
                 .first()
                 .map(|p| p.display.clone())
                 .unwrap_or_default();
-            match handler(script, res, types, &lines, &mut tabs, pi, ctx, display) {
+            let oneshot = points.iter().any(|p| p.oneshot);
+            match handler(&cx, &mut tabs, Body::Probe(pi, ctx), display, oneshot) {
                 Ok(h) => {
                     let hidx = prog.handlers.len() as u32;
                     prog.handlers.push(h);
@@ -1017,7 +1336,43 @@ pub fn run(
                 Err(d) => {
                     if !errors.contains(&d) {
                         errors.push(d);
+                        // Keep handler indices: functions follow.
+                        prog.handlers.push(Handler::default());
                     }
+                }
+            }
+        }
+    }
+    for (f, rf) in res.funcs.iter().enumerate() {
+        let Some(h) = func_handlers[f] else { continue };
+        match handler(
+            &cx,
+            &mut tabs,
+            Body::Func(f),
+            format!("function {}", rf.name),
+            false,
+        ) {
+            Ok(hd) => {
+                let tys = types.locals.get(res.probes.len() + f);
+                let nstr = (0..rf.nparams)
+                    .filter(|&k| tys.and_then(|t| t.get(k)) == Some(&Ty::Str))
+                    .count();
+                prog.funcs.push(FuncSig {
+                    handler: h,
+                    name: rf.name.clone(),
+                    nparams: (rf.nparams - nstr) as u8,
+                    nsparams: nstr as u8,
+                    ret: match types.funcs.get(f) {
+                        Some(Ty::Long) => abi::STP_RET_LONG,
+                        Some(Ty::Str) => abi::STP_RET_STR,
+                        _ => abi::STP_RET_NONE,
+                    } as u8,
+                });
+                prog.handlers.push(hd);
+            }
+            Err(d) => {
+                if !errors.contains(&d) {
+                    errors.push(d);
                 }
             }
         }

@@ -26,6 +26,8 @@ pub enum Ref {
     Local(usize),
     /// A built-in function.
     Builtin(Builtin),
+    /// A user function: `Resolved::funcs[i]`.
+    Func(usize),
 }
 
 /// The built-in functions this compiler lowers.
@@ -50,6 +52,38 @@ pub enum Builtin {
     Strlen,
     /// `exit()`.
     Exit,
+    /// `substr(s, start, len)`.
+    Substr,
+    /// `isinstr(s1, s2)`.
+    Isinstr,
+    /// `strpos(s1, s2)`.
+    Strpos,
+    /// `strtol(s, base)`.
+    Strtol,
+    /// `str_replace(s, from, to)`.
+    StrReplace,
+    /// `text_str(s)`.
+    TextStr,
+    /// `stringat(s, i)`.
+    Stringat,
+    /// `error(msg)`.
+    Error,
+}
+
+impl Builtin {
+    /// The argument types of the string built-ins (true = string), or
+    /// `None` for the helpers, whose arguments are longs.
+    pub fn string_args(self) -> Option<&'static [bool]> {
+        use Builtin::*;
+        Some(match self {
+            Strlen | TextStr | Error => &[true],
+            Substr => &[true, false, false],
+            Isinstr | Strpos => &[true, true],
+            Strtol | Stringat => &[true, false],
+            StrReplace => &[true, true, true],
+            Helper { .. } | HelperDiv { .. } | Exit => return None,
+        })
+    }
 }
 
 /// One global variable.
@@ -88,6 +122,24 @@ pub struct Point {
     pub span: Span,
     /// `begin(N)` / `end(N)` sequence number (0 otherwise).
     pub sequence: i64,
+    /// `oneshot`: a begin probe that calls exit() after its body.
+    pub oneshot: bool,
+}
+
+/// One user function, resolved.
+#[derive(Debug, Clone)]
+pub struct RFunc {
+    /// Index of the `Item::Function` in `Script::items`.
+    pub item: usize,
+    /// Its name.
+    pub name: String,
+    /// Number of parameters: `locals[..nparams]` are the parameters.
+    pub nparams: usize,
+    /// Its local variables (parameters first): name and first use.
+    pub locals: Vec<(String, Span)>,
+    /// Called, directly or not, from some probe (only these are checked
+    /// and lowered, as stap elides the others).
+    pub used: bool,
 }
 
 /// One probe declaration, resolved.
@@ -108,6 +160,8 @@ pub struct Resolved {
     pub globals: Vec<GlobalInfo>,
     /// Probes in source order.
     pub probes: Vec<RProbe>,
+    /// User functions in source order.
+    pub funcs: Vec<RFunc>,
     /// What each expression refers to, indexed by `ExprId`.
     pub refs: Vec<Ref>,
 }
@@ -121,7 +175,6 @@ openat(2), so most programs call openat: probe syscall.open, syscall.openat to s
 const KNOWN_LATER: &[&str] = &[
     "abort",
     "assert",
-    "error",
     "log",
     "warn",
     "pexecname",
@@ -132,13 +185,6 @@ const KNOWN_LATER: &[&str] = &[
     "local_clock_us",
     "cpu_clock_ns",
     "ktime_get_ns",
-    "substr",
-    "isinstr",
-    "strpos",
-    "strtol",
-    "str_replace",
-    "stringat",
-    "text_str",
     "text_strn",
     "string_quoted",
     "tokenize",
@@ -186,8 +232,6 @@ const KNOWN_LATER: &[&str] = &[
     "ansi_new_line",
     "ansi_cursor_move",
     "gettimeofday_cycles",
-    "string",
-    "sprint",
     "system",
     "syscall_name",
     "execname_of",
@@ -236,6 +280,14 @@ fn builtin(name: &str) -> Option<(Builtin, usize)> {
         "kernel_long" => (ha(abi::STP_HLP_KERNEL_LONG), 1),
         "strlen" => (Strlen, 1),
         "exit" => (Exit, 0),
+        "substr" => (Substr, 3),
+        "isinstr" => (Isinstr, 2),
+        "strpos" => (Strpos, 2),
+        "strtol" => (Strtol, 2),
+        "str_replace" => (StrReplace, 3),
+        "text_str" => (TextStr, 1),
+        "stringat" => (Stringat, 2),
+        "error" => (Error, 1),
         _ => return None,
     })
 }
@@ -262,6 +314,12 @@ struct Resolver<'a> {
     loops: u32,
     /// Globals read anywhere (stap's "read", for "Eliding unused variable").
     read_globals: Vec<usize>,
+    /// User functions by name: (name, item index, parameter names).
+    func_names: Vec<(String, usize)>,
+    /// Functions the body being walked calls.
+    calls: Vec<usize>,
+    /// Walking a function body.
+    in_func: bool,
 }
 
 fn lit_num(c: &Component) -> Option<i64> {
@@ -321,6 +379,7 @@ impl Resolver<'_> {
             display: pp.display(),
             span,
             sequence: 0,
+            oneshot: false,
         };
         let mismatch = |r: &mut Self, at: &Component| {
             r.err(Diagnostic::semantic("probe point mismatch", at.span));
@@ -354,6 +413,13 @@ impl Resolver<'_> {
                 Some(p)
             }
             ["never"] => None,
+            ["oneshot"] if first.arg.is_none() => {
+                p.kind = abi::STP_PROBE_BEGIN as u8;
+                p.ctx = abi::STP_CTX_BEGIN as u8;
+                p.flags = 0;
+                p.oneshot = true;
+                Some(p)
+            }
             ["error"] => {
                 self.unsupported("error probes", span);
                 None
@@ -509,8 +575,7 @@ impl Resolver<'_> {
                 None
             }
             ["perf" | "procfs" | "netfilter" | "java" | "python2" | "python3" | "input"
-            | "syscall_any" | "nd_syscall_any" | "tp_syscall" | "oneshot" | "debuginfod"
-            | "lsm", ..] => {
+            | "syscall_any" | "nd_syscall_any" | "tp_syscall" | "debuginfod" | "lsm", ..] => {
                 self.unsupported(&format!("{} probes", names[0]), span);
                 None
             }
@@ -626,6 +691,23 @@ impl Resolver<'_> {
                 for a in args {
                     self.expr(a, true);
                 }
+                if let Some(f) = self.func_names.iter().position(|(n, _)| n == name) {
+                    let nparams = self.func_names[f].1;
+                    if nparams == args.len() {
+                        self.set_ref(e.id, Ref::Func(f));
+                        self.calls.push(f);
+                    } else {
+                        self.err(Diagnostic::semantic(
+                            format!(
+                                "unresolved function {name} (expected {nparams} argument{}, got {})",
+                                if nparams == 1 { "" } else { "s" },
+                                args.len()
+                            ),
+                            e.span,
+                        ));
+                    }
+                    return;
+                }
                 match builtin(name) {
                     Some((b, arity)) if arity == args.len() => {
                         if let Builtin::Helper { id, .. } = b {
@@ -655,17 +737,6 @@ impl Resolver<'_> {
                     self.expr(a, true);
                 }
                 match kind {
-                    PrintKind::Print | PrintKind::Println if args.len() > 1 => self.unsupported(
-                        &format!(
-                            "{} with several arguments",
-                            if *kind == PrintKind::Print {
-                                "print"
-                            } else {
-                                "println"
-                            }
-                        ),
-                        e.span,
-                    ),
                     PrintKind::Printf
                         if format
                             .as_deref()
@@ -706,9 +777,14 @@ impl Resolver<'_> {
                 self.lvalue(a, e.span, used, true);
             }
             ExprKind::Unsupported(feature) => self.unsupported(feature, e.span),
-            ExprKind::Format { name, args, .. } => {
+            ExprKind::Format { name, format, args } => {
                 self.exprs(args);
-                self.unsupported(name, e.span);
+                if format
+                    .as_deref()
+                    .is_some_and(|f| std::str::from_utf8(f).is_err())
+                {
+                    self.unsupported(&format!("non-UTF-8 bytes in a {name} format"), e.span)
+                }
             }
             ExprKind::Index { base, keys } => {
                 self.exprs(keys.iter().flatten());
@@ -807,7 +883,17 @@ impl Resolver<'_> {
             StmtKind::Unsupported(u) => self.unsupported(&u.feature, u.span),
             StmtKind::Foreach(_) => self.unsupported("foreach", s.span),
             StmtKind::Delete(_) => self.unsupported("delete", s.span),
-            StmtKind::Return(_) => self.unsupported("return", s.span),
+            StmtKind::Return(e) => {
+                if !self.in_func {
+                    self.err(Diagnostic::semantic(
+                        "cannot 'return' outside a function",
+                        s.span,
+                    ));
+                }
+                if let Some(e) = e {
+                    self.expr(e, true);
+                }
+            }
             StmtKind::Try { .. } => self.unsupported("try/catch", s.span),
         }
     }
@@ -824,6 +910,9 @@ pub fn run(script: &Script, diags: &mut Diags) -> Resolved {
         ctxs: Vec::new(),
         loops: 0,
         read_globals: Vec::new(),
+        func_names: Vec::new(),
+        calls: Vec::new(),
+        in_func: false,
     };
     for it in &script.items {
         match it {
@@ -846,10 +935,16 @@ pub fn run(script: &Script, diags: &mut Diags) -> Resolved {
                 });
             }
             Item::Unsupported(u) => r.unsupported(&u.feature, u.span),
-            Item::Function(f) => match f.private {
-                Some(p) => r.unsupported("private", p),
-                None => r.unsupported("functions", f.span),
-            },
+            Item::Function(f) => {
+                if f.body.is_none() {
+                    r.unsupported("embedded C functions", f.span);
+                } else if r.func_names.iter().any(|(n, _)| *n == f.name) {
+                    r.unsupported("function overloading", f.span);
+                } else {
+                    // `private` is file scope: one file here, so no effect.
+                    r.func_names.push((f.name.clone(), f.params.len()));
+                }
+            }
             Item::Alias(a) => {
                 let at = a.names.first().map_or(a.span, |p| p.span());
                 r.unsupported("probe aliases", at);
@@ -857,6 +952,34 @@ pub fn run(script: &Script, diags: &mut Diags) -> Resolved {
             Item::Embedded(span) => r.unsupported("embedded C", *span),
             Item::Probe(_) => {}
         }
+    }
+    // Function bodies: locals start with the parameters.
+    let mut funcs = Vec::new();
+    let mut fcalls: Vec<Vec<usize>> = Vec::new();
+    for (idx, it) in script.items.iter().enumerate() {
+        let Item::Function(f) = it else { continue };
+        let Some(body) = &f.body else { continue };
+        if !r.func_names.iter().any(|(n, _)| *n == f.name)
+            || funcs.iter().any(|x: &RFunc| x.name == f.name)
+        {
+            continue;
+        }
+        r.locals = f.params.iter().map(|p| (p.name.clone(), p.span)).collect();
+        r.assigned = vec![true; f.params.len()];
+        r.ctxs = vec![abi::STP_CTX_FUNCTION as u8];
+        r.loops = 0;
+        r.in_func = true;
+        r.calls = Vec::new();
+        r.stmt(body);
+        r.in_func = false;
+        fcalls.push(std::mem::take(&mut r.calls));
+        funcs.push(RFunc {
+            item: idx,
+            name: f.name.clone(),
+            nparams: f.params.len(),
+            locals: std::mem::take(&mut r.locals),
+            used: false,
+        });
     }
     let mut probes = Vec::new();
     let mut open_at: Option<Span> = None;
@@ -882,6 +1005,16 @@ pub fn run(script: &Script, diags: &mut Diags) -> Resolved {
         r.ctxs = points.iter().map(|p| p.ctx).collect();
         r.loops = 0;
         r.stmt(&p.body);
+        // Functions reachable from this probe (bounded: each is marked once).
+        let mut work = std::mem::take(&mut r.calls);
+        while let Some(f) = work.pop() {
+            if let Some(rf) = funcs.get_mut(f) {
+                if !rf.used {
+                    rf.used = true;
+                    work.extend(fcalls.get(f).into_iter().flatten().copied());
+                }
+            }
+        }
         for (l, (name, span)) in r.locals.iter().enumerate() {
             if !r.assigned.get(l).copied().unwrap_or(true) {
                 r.diags.push(Diagnostic::warning(
@@ -911,6 +1044,7 @@ pub fn run(script: &Script, diags: &mut Diags) -> Resolved {
     Resolved {
         globals: r.globals,
         probes,
+        funcs,
         refs: r.refs,
     }
 }

@@ -49,8 +49,11 @@ impl Ty {
 pub struct Types {
     /// Type of each expression, indexed by `ExprId`.
     pub exprs: Vec<Ty>,
-    /// Type of each local, per probe (same order as `Resolved::probes`).
+    /// Type of each local, per probe (same order as `Resolved::probes`),
+    /// then per function (`Resolved::funcs`, parameters first).
     pub locals: Vec<Vec<Ty>>,
+    /// Result type of each function (`Void` for none).
+    pub funcs: Vec<Ty>,
     /// Type of each global.
     pub globals: Vec<Ty>,
 }
@@ -68,8 +71,10 @@ struct Typer<'a> {
     /// Where each variable's type was first inferred.
     first_g: Vec<Option<Span>>,
     first_l: Vec<Vec<Option<Span>>>,
-    /// Probe being walked.
+    /// Scope being walked: a probe, or `probes.len() + f` for function f.
     probe: usize,
+    /// Function being walked.
+    func: Option<usize>,
     changed: bool,
     errors: Vec<Diagnostic>,
 }
@@ -238,9 +243,80 @@ impl Typer<'_> {
                         Ty::Long
                     }
                     Builtin::Exit => Ty::Void,
+                    b => {
+                        let kinds = b.string_args().unwrap_or_default();
+                        for (a, is_str) in args.iter().zip(kinds) {
+                            self.want(a, if *is_str { Ty::Str } else { Ty::Long });
+                        }
+                        match b {
+                            Builtin::Substr | Builtin::StrReplace | Builtin::TextStr => Ty::Str,
+                            Builtin::Error => Ty::Void,
+                            _ => Ty::Long,
+                        }
+                    }
                 },
+                Some(Ref::Func(f)) => {
+                    let f = *f;
+                    let scope = self.res.probes.len() + f;
+                    for (k, a) in args.iter().enumerate() {
+                        let v = Var::Local(scope, k);
+                        let pt = self.var_ty(v);
+                        if pt == Ty::Unknown {
+                            let at = self.expr(a, Ty::Unknown);
+                            if matches!(at, Ty::Long | Ty::Str) {
+                                self.set_var(v, at, a.span);
+                            }
+                        } else {
+                            self.want(a, pt);
+                        }
+                    }
+                    let rt = self.t.funcs.get(f).copied().unwrap_or_default();
+                    if rt == Ty::Unknown && matches!(hint, Ty::Long | Ty::Str) {
+                        if let Some(slot) = self.t.funcs.get_mut(f) {
+                            *slot = hint;
+                            self.changed = true;
+                        }
+                        hint
+                    } else {
+                        rt
+                    }
+                }
                 _ => Ty::Unknown,
             },
+            ExprKind::Format { name, format, args } => {
+                if name == "sprintf" {
+                    let kinds = format
+                        .as_deref()
+                        .map(|f| crate::printf::parse(&String::from_utf8_lossy(f)))
+                        .and_then(Result::ok)
+                        .unwrap_or_default();
+                    if kinds.len() != args.len() {
+                        self.error(Diagnostic::semantic(
+                            "Wrong number of args to formatted print operator",
+                            e.span,
+                        ));
+                    }
+                    for (a, k) in args.iter().zip(kinds) {
+                        let want = match k {
+                            ArgKind::Int => Ty::Long,
+                            ArgKind::Str => Ty::Str,
+                        };
+                        self.want(a, want);
+                    }
+                } else {
+                    for a in args {
+                        let t = self.expr(a, Ty::Unknown);
+                        if t == Ty::Void {
+                            self.want(a, Ty::Long);
+                        }
+                    }
+                }
+                if name.starts_with('s') {
+                    Ty::Str
+                } else {
+                    Ty::Void
+                }
+            }
             ExprKind::Print { kind, format, args } => {
                 match kind {
                     PrintKind::Printf => {
@@ -411,6 +487,26 @@ impl Typer<'_> {
                 }
                 self.stmt(body);
             }
+            StmtKind::Return(e) => {
+                let Some(f) = self.func else { return };
+                let rt = self.t.funcs.get(f).copied().unwrap_or_default();
+                let got = match e {
+                    None => Ty::Void,
+                    Some(e) if rt == Ty::Unknown => self.expr(e, Ty::Unknown),
+                    Some(e) => self.want(e, rt),
+                };
+                if rt == Ty::Unknown && got != Ty::Unknown {
+                    if let Some(slot) = self.t.funcs.get_mut(f) {
+                        *slot = got;
+                        self.changed = true;
+                    }
+                } else if rt != Ty::Unknown && got != Ty::Unknown && got != rt && e.is_none() {
+                    self.error(Diagnostic::semantic(
+                        format!("type mismatch: expected {} but found void", rt.name()),
+                        s.span,
+                    ));
+                }
+            }
             _ => {}
         }
     }
@@ -425,17 +521,23 @@ pub fn run(script: &Script, res: &Resolved, diags: &mut Diags) -> Types {
             locals: res
                 .probes
                 .iter()
-                .map(|p| vec![Ty::Unknown; p.locals.len()])
+                .map(|p| p.locals.len())
+                .chain(res.funcs.iter().map(|f| f.locals.len()))
+                .map(|n| vec![Ty::Unknown; n])
                 .collect(),
             globals: vec![Ty::Unknown; res.globals.len()],
+            funcs: vec![Ty::Unknown; res.funcs.len()],
         },
         first_g: vec![None; res.globals.len()],
         first_l: res
             .probes
             .iter()
-            .map(|p| vec![None; p.locals.len()])
+            .map(|p| p.locals.len())
+            .chain(res.funcs.iter().map(|f| f.locals.len()))
+            .map(|n| vec![None; n])
             .collect(),
         probe: 0,
+        func: None,
         changed: false,
         errors: Vec::new(),
     };
@@ -447,6 +549,25 @@ pub fn run(script: &Script, res: &Resolved, diags: &mut Diags) -> Types {
             None => {}
         }
     }
+    // Declared parameter and result types.
+    let np = res.probes.len();
+    for (f, rf) in res.funcs.iter().enumerate() {
+        let Some(Item::Function(decl)) = script.items.get(rf.item) else {
+            continue;
+        };
+        let ann = |a: &TypeAnn| match a {
+            TypeAnn::Long => Ty::Long,
+            TypeAnn::Str => Ty::Str,
+        };
+        for (k, prm) in decl.params.iter().enumerate() {
+            if let Some(t) = &prm.ty {
+                ty.set_var(Var::Local(np + f, k), ann(t), prm.span);
+            }
+        }
+        if let Some(t) = &decl.ret {
+            ty.t.funcs[f] = ann(t);
+        }
+    }
     // Iterate to a fixed point, then once more to collect the errors of the
     // final state only.
     for _ in 0..64 {
@@ -454,12 +575,38 @@ pub fn run(script: &Script, res: &Resolved, diags: &mut Diags) -> Types {
         ty.errors.clear();
         for (p, rp) in res.probes.iter().enumerate() {
             ty.probe = p;
+            ty.func = None;
             if let Some(Item::Probe(decl)) = script.items.get(rp.item) {
                 ty.stmt(&decl.body);
             }
         }
+        for (f, rf) in res.funcs.iter().enumerate() {
+            if !rf.used {
+                continue;
+            }
+            ty.probe = np + f;
+            ty.func = Some(f);
+            if let Some(Item::Function(decl)) = script.items.get(rf.item) {
+                if let Some(body) = &decl.body {
+                    ty.stmt(body);
+                }
+            }
+        }
         if !ty.changed {
             break;
+        }
+    }
+    // A used function that never returns a value returns nothing.
+    for (f, rf) in res.funcs.iter().enumerate() {
+        if ty.t.funcs[f] == Ty::Unknown {
+            ty.t.funcs[f] = Ty::Void;
+        }
+        if rf.used {
+            for (k, (_, span)) in rf.locals.iter().enumerate() {
+                if ty.t.locals[np + f][k] == Ty::Unknown {
+                    diags.push(Diagnostic::semantic("unresolved type ", *span));
+                }
+            }
         }
     }
     for d in std::mem::take(&mut ty.errors) {

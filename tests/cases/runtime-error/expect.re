@@ -1,2 +1,2 @@
-division by 0
-^end$
+^ERROR: division by 0 near operator '/' at .*script\.stp:5:[0-9]+$
+^WARNING: Number of errors: 1, skipped probes: 0$

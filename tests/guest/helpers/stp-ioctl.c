@@ -9,8 +9,10 @@
  *   stp-ioctl run IMG SECS    LOAD, INFO, mmap every ring, START, poll until
  *                             exit() or SECS seconds, STOP, drain; prints
  *                             the records ("printf ID ARGS...", "error ...",
- *                             "exit") in time order and the STATUS counters
- *                             to stderr
+ *                             "exit") in time order, then the STATUS
+ *                             counters and the PROBE_STATS of every probe
+ *                             to stderr; a failed START prints the errno
+ *                             and the probe START names
  *   stp-ioctl hold IMG SECS   LOAD and START, then sleep SECS (for kill tests)
  *   stp-ioctl evil IMG SECS   like run, but first writes a consumer_pos
  *                             outside [producer_pos - size, producer_pos]
@@ -19,6 +21,11 @@
  *   stp-ioctl mmap IMG        the mapping rules: prints one line per
  *                             attempt (writable data, mprotect, past the
  *                             ring, a ring past the last CPU, ...)
+ *   stp-ioctl args IMG        the args_size rules of LOAD, START and
+ *                             PROBE_STATS (abi.h): one line per attempt
+ *                             (larger with a zero or non-zero tail,
+ *                             smaller, huge, flags, reserved, ioctl
+ *                             numbers with other sizes)
  *
  * Left out: formatting (records are printed raw), several sessions.
  */
@@ -54,6 +61,7 @@ static const char *errname(int e)
 	case ENOTTY: return "ENOTTY";
 	case EEXIST: return "EEXIST";
 	case ENXIO: return "ENXIO";
+	case EOPNOTSUPP: return "EOPNOTSUPP";
 	default: return "E?";
 	}
 }
@@ -169,11 +177,14 @@ static void print_rec(const struct stp_rec_hdr *h)
 	}
 }
 
+static void print_probe_stats(int fd);
+
 static int run(const unsigned char *img, uint32_t size, int secs, int hold,
 	       int evil)
 {
 	const struct stp_image_hdr *ih = (const void *)img;
 	struct stp_session_info info;
+	struct stp_start_args sa;
 	struct stp_status st;
 	struct rec *recs = NULL;
 	size_t nrecs = 0, cap = 0;
@@ -214,8 +225,14 @@ static int run(const unsigned char *img, uint32_t size, int secs, int hold,
 	if (evil)
 		for (cpu = 0; cpu < info.nr_cpus; cpu++)
 			*cons[cpu] = 0xdeadbeef000ull;
-	if (ioctl(fd, STP_IOC_START)) {
-		printf("start failed: %s (%d)\n", errname(errno), errno);
+	memset(&sa, 0, sizeof(sa));
+	sa.args_size = sizeof(sa);
+	if (ioctl(fd, STP_IOC_START, &sa)) {
+		printf("start failed: %s (%d)", errname(errno), errno);
+		if (sa.failed_probe != STP_START_NO_PROBE)
+			printf(": probe %u, %s (%d)", sa.failed_probe,
+			       errname(-sa.failed_err), sa.failed_err);
+		printf("\n");
 		return 1;
 	}
 	if (hold) {
@@ -284,8 +301,30 @@ static int run(const unsigned char *img, uint32_t size, int secs, int hold,
 		(unsigned long long)st.errors, (unsigned long long)st.skipped,
 		(unsigned long long)st.dropped,
 		(unsigned long long)st.probes_armed);
+	print_probe_stats(fd);
 	close(fd);
 	return 0;
+}
+
+/* PROBE_STATS of every probe, to stderr: "probe I: hits=N skipped=M". */
+static void print_probe_stats(int fd)
+{
+	struct stp_probe_stat ps[64];
+	struct stp_probe_stats_args pa;
+	uint32_t i;
+
+	memset(&pa, 0, sizeof(pa));
+	pa.args_size = sizeof(pa);
+	pa.stats = (uintptr_t)ps;
+	pa.count = 64;
+	if (ioctl(fd, STP_IOC_PROBE_STATS, &pa)) {
+		fprintf(stderr, "PROBE_STATS: %s\n", errname(errno));
+		return;
+	}
+	for (i = 0; i < pa.count && i < 64; i++)
+		fprintf(stderr, "probe %u: hits=%llu skipped=%llu\n", i,
+			(unsigned long long)ps[i].hits,
+			(unsigned long long)ps[i].skipped);
 }
 
 static void try_map(int fd, const char *what, size_t len, int prot,
@@ -348,13 +387,148 @@ static int mmap_checks(const unsigned char *img, uint32_t size)
 	return 0;
 }
 
+/* An ioctl number of the given direction/number for a size-byte struct. */
+#define IOC_SIZED(nr, size) \
+	_IOC(_IOC_READ | _IOC_WRITE, STP_IOC_MAGIC, (nr), (size))
+
+/* Larger than any argument structure: the struct, then a tail. */
+union big_args {
+	struct stp_load_args load;
+	struct stp_start_args start;
+	struct stp_probe_stats_args stats;
+	unsigned char bytes[64];
+};
+
+/* One ioctl attempt: prints "WHAT: ok" or "WHAT: ERRNO"; returns the result. */
+static int attempt(const char *what, int fd, unsigned long cmd, void *arg)
+{
+	int rc = ioctl(fd, cmd, arg);
+
+	if (rc < 0)
+		printf("%s: %s\n", what, errname(errno));
+	else
+		printf("%s: ok\n", what);
+	return rc;
+}
+
+/* LOAD with args_size = size and the tail after the struct set to tail. */
+static int load_sized(const unsigned char *img, uint32_t isize, uint32_t size,
+		      unsigned char tail, uint32_t flags, const char *what)
+{
+	union big_args b;
+	int dev, fd;
+
+	memset(&b, 0, sizeof(b));
+	b.load.args_size = size;
+	b.load.flags = flags;
+	b.load.image = (uintptr_t)img;
+	b.load.image_size = isize;
+	b.bytes[sizeof(b.load)] = tail;
+	dev = open(STP_DEVICE_PATH, O_RDWR);
+	if (dev < 0) {
+		perror(STP_DEVICE_PATH);
+		exit(2);
+	}
+	fd = attempt(what, dev, IOC_SIZED(1, size <= sizeof(b) ? size : sizeof(b)), &b);
+	close(dev);
+	return fd;
+}
+
+static int args_checks(const unsigned char *img, uint32_t isize)
+{
+	const uint32_t ls = sizeof(struct stp_load_args);
+	const uint32_t ss = sizeof(struct stp_start_args);
+	const uint32_t ps = sizeof(struct stp_probe_stats_args);
+	struct stp_probe_stat st[4];
+	union big_args b;
+	int fd;
+
+	printf("sizes: load=%u (ver0 %u) start=%u (ver0 %u) probe_stats=%u (ver0 %u)\n",
+	       ls, STP_LOAD_ARGS_SIZE_VER0, ss, STP_START_ARGS_SIZE_VER0, ps,
+	       STP_PROBE_STATS_ARGS_SIZE_VER0);
+	fd = load_sized(img, isize, ls, 0, 0, "load exact size");
+	if (fd >= 0)
+		close(fd);
+	fd = load_sized(img, isize, ls + 8, 0, 0, "load +8, zero tail");
+	if (fd >= 0)
+		close(fd);
+	fd = load_sized(img, isize, ls + 8, 1, 0, "load +8, non-zero tail");
+	if (fd >= 0)
+		close(fd);
+	fd = load_sized(img, isize, ls - 8, 0, 0, "load -8");
+	if (fd >= 0)
+		close(fd);
+	fd = load_sized(img, isize, 0, 0, 0, "load size 0");
+	if (fd >= 0)
+		close(fd);
+	fd = load_sized(img, isize, STP_ARGS_SIZE_MAX + 8, 0, 0, "load size 4104");
+	if (fd >= 0)
+		close(fd);
+	fd = load_sized(img, isize, ls, 0, 1, "load flags 1");
+	if (fd >= 0)
+		close(fd);
+
+	fd = load(img, isize, 1);
+	if (fd < 0)
+		return 1;
+	memset(&b, 0, sizeof(b));
+	attempt("other ioctl type", fd, _IOC(_IOC_READ | _IOC_WRITE, 'T', 3, ss), &b);
+	attempt("start without argument (old _IO number)", fd, _IO(STP_IOC_MAGIC, 3), NULL);
+	b.start.args_size = ss - 8;
+	attempt("start -8", fd, IOC_SIZED(3, ss - 8), &b);
+	b.start.args_size = ss + 8;
+	b.bytes[ss] = 1;
+	attempt("start +8, non-zero tail", fd, IOC_SIZED(3, ss + 8), &b);
+	b.bytes[ss] = 0;
+	b.start.args_size = ss;
+	b.start.flags = 1;
+	attempt("start flags 1", fd, STP_IOC_START, &b);
+	b.start.flags = 0;
+	b.start.args_size = ss + 8;
+	b.start.failed_probe = 7;
+	b.start.failed_err = 7;
+	if (attempt("start +8, zero tail", fd, IOC_SIZED(3, ss + 8), &b) == 0)
+		printf("  failed_probe=%s failed_err=%d\n",
+		       b.start.failed_probe == STP_START_NO_PROBE ?
+		       "none" : "SET", b.start.failed_err);
+	b.start.args_size = ss;
+	attempt("start again", fd, STP_IOC_START, &b);
+	attempt("stop", fd, STP_IOC_STOP, NULL);
+
+	memset(&b, 0, sizeof(b));
+	b.stats.args_size = ps;
+	b.stats.stats = (uintptr_t)st;
+	b.stats.count = 0;
+	if (attempt("probe_stats count 0", fd, STP_IOC_PROBE_STATS, &b) == 0)
+		printf("  count=%u\n", b.stats.count);
+	b.stats.args_size = ps + 8;
+	b.stats.count = 4;
+	if (attempt("probe_stats +8, zero tail", fd, IOC_SIZED(7, ps + 8), &b) == 0)
+		printf("  count=%u\n", b.stats.count);
+	b.stats.args_size = ps + 8;
+	b.bytes[ps + 4] = 1;
+	attempt("probe_stats +8, non-zero tail", fd, IOC_SIZED(7, ps + 8), &b);
+	b.bytes[ps + 4] = 0;
+	b.stats.args_size = ps - 8;
+	attempt("probe_stats -8", fd, IOC_SIZED(7, ps - 8), &b);
+	b.stats.args_size = ps;
+	b.stats.reserved = 1;
+	attempt("probe_stats reserved 1", fd, STP_IOC_PROBE_STATS, &b);
+	b.stats.reserved = 0;
+	b.stats.stats = 16;	/* not a user address */
+	b.stats.count = 2;
+	attempt("probe_stats bad pointer", fd, STP_IOC_PROBE_STATS, &b);
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned char *img;
 	uint32_t size;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: stp-ioctl load|run|hold|evil|mmap IMG [SECS]\n");
+		fprintf(stderr, "usage: stp-ioctl load|run|hold|evil|mmap|args IMG [SECS]\n");
 		return 2;
 	}
 	img = read_file(argv[2], &size);
@@ -366,6 +540,8 @@ int main(int argc, char **argv)
 			   !strcmp(argv[1], "hold"), !strcmp(argv[1], "evil"));
 	if (!strcmp(argv[1], "mmap"))
 		return mmap_checks(img, size);
+	if (!strcmp(argv[1], "args"))
+		return args_checks(img, size);
 	fprintf(stderr, "unknown mode %s\n", argv[1]);
 	return 2;
 }

@@ -7,21 +7,18 @@
 //! name the LOAD ioctl must fail with (from `STP_VERIFY_ERRORS`) and a
 //! piece of the log message that names the problem.
 //!
-//! It also writes valid images used by the guest's ioctl tests:
-//! `valid-timer.img` (a `timer.ms(100)` that prints and exits at 5, plus an
-//! `end` probe), `valid-kprobe.img`, `valid-kretprobe.img` (on
-//! `__x64_sys_getppid`) and `valid-nosym.img` (a kprobe on a symbol no
-//! kernel has: LOAD accepts it, START fails) and `valid-timer-huge` (the
-//! timer with a period of 2^64 - 1 ns, which must never fire); their
-//! `.expect` says `accepted`.
+//! It also writes the valid images of the guest's ioctl cases
+//! (`stapvm_tests::hostile::valid_images`: a timer, a kprobe, a kretprobe,
+//! a kprobe on a symbol no kernel has, a timer that never fires during a
+//! test, a timer whose tick divides by zero); their `.expect` says
+//! `accepted`.
 //!
 //! usage: gen-hostile OUTDIR
 use std::fs;
 use std::path::Path;
 use std::process::ExitCode;
 
-use stapvm_tests::hostile::{build, errno_name, hostile, kprobe_prog, timer_prog};
-use vm_spec::abi::*;
+use stapvm_tests::hostile::{errno_name, hostile, valid_images};
 use vm_spec::tables::VERIFY_ERRORS;
 
 fn write(dir: &Path, name: &str, img: &[u8], expect: &str) -> std::io::Result<()> {
@@ -37,26 +34,7 @@ fn main() -> ExitCode {
     let dir = Path::new(&out);
     let run = || -> std::io::Result<(usize, usize)> {
         fs::create_dir_all(dir)?;
-        let valid = [
-            ("valid-timer", build(&timer_prog())),
-            (
-                "valid-kprobe",
-                build(&kprobe_prog(STP_PROBE_KPROBE, "__x64_sys_getppid")),
-            ),
-            (
-                "valid-kretprobe",
-                build(&kprobe_prog(STP_PROBE_KRETPROBE, "__x64_sys_getppid")),
-            ),
-            (
-                "valid-nosym",
-                build(&kprobe_prog(STP_PROBE_KPROBE, "stapvm_no_such_symbol")),
-            ),
-            ("valid-timer-huge", {
-                let mut p = timer_prog();
-                p.probes[0].period_ns = u64::MAX;
-                build(&p)
-            }),
-        ];
+        let valid = valid_images();
         for (name, img) in &valid {
             write(dir, name, img, "accepted\n")?;
         }

@@ -53,6 +53,15 @@ struct stp_insn {
 #define STP_MIN_RING_PAGES	4u	/* data pages of one per-CPU ring */
 #define STP_MAX_RING_PAGES	4096u	/* power of two */
 #define STP_LOG_MAX		512u	/* bytes of a LOAD error message */
+#define STP_MAX_TIMER_NS	86400000000000ull /* one day: timer period */
+#define STP_MAX_MAXACTIVE	4096u	/* kretprobe instances */
+/*
+ * Per-CPU memory for user-function frames (stp_vm_frames_size() in
+ * kmod/core/stp_core.h: MAXNESTING frames of STP_MAX_REGS integers and
+ * STP_MAX_SREGS strings of MAXSTRINGLEN + 1 bytes). A program with
+ * functions whose limits need more is refused (BAD_LIMIT).
+ */
+#define STP_MAX_FRAME_BYTES	(2u << 20)
 
 /*
  * Session limits with SystemTap's names: name, default, minimum, maximum.
@@ -81,7 +90,7 @@ enum stp_limit {
 /* The program image (LOAD ioctl payload)                              */
 
 #define STP_IMAGE_MAGIC		0x49505453u	/* "STPI" */
-#define STP_IMAGE_VERSION	1u
+#define STP_IMAGE_VERSION	2u	/* 2: functions, format texts */
 
 /*
  * Sections of an image, each an array of fixed-size entries. A section's
@@ -125,8 +134,16 @@ struct stp_image_hdr {
 };
 
 /*
- * Probe contexts: what fired the handler. A handler is verified for one
+ * Handler contexts: what fired the handler. A handler is verified for one
  * context (helpers.h restricts helpers by context).
+ *
+ * STP_CTX__COUNT counts the probe contexts, the ones a probe can fire.
+ * STP_CTX_FUNCTION, numbered right after them, is the context of a user
+ * function's body: no probe names it, only the FCALL* instructions enter
+ * it, from a handler of any context (or another function). A function is
+ * verified once for every caller, so it may use only the helpers valid in
+ * every probe context (STP_CTXM_ANY includes STP_CTXM_FUNCTION; RETVAL and
+ * ARG are refused there).
  */
 enum stp_ctx {
 	STP_CTX_BEGIN,		/* begin probe, process context */
@@ -134,7 +151,9 @@ enum stp_ctx {
 	STP_CTX_TIMER,		/* hrtimer, hardirq context */
 	STP_CTX_KPROBE,		/* function entry (kprobe) */
 	STP_CTX_KRETPROBE,	/* function return (kretprobe) */
-	STP_CTX__COUNT
+	STP_CTX__COUNT,		/* probe contexts */
+	STP_CTX_FUNCTION = STP_CTX__COUNT, /* a user function's body */
+	STP_CTX__ALL		/* contexts, STP_CTX_FUNCTION included */
 };
 
 #define STP_CTXM_BEGIN		(1 << STP_CTX_BEGIN)
@@ -142,18 +161,35 @@ enum stp_ctx {
 #define STP_CTXM_TIMER		(1 << STP_CTX_TIMER)
 #define STP_CTXM_KPROBE		(1 << STP_CTX_KPROBE)
 #define STP_CTXM_KRETPROBE	(1 << STP_CTX_KRETPROBE)
-#define STP_CTXM_ANY		((1 << STP_CTX__COUNT) - 1)
+#define STP_CTXM_FUNCTION	(1 << STP_CTX_FUNCTION)
+#define STP_CTXM_ANY		(((1 << STP_CTX__COUNT) - 1) | STP_CTXM_FUNCTION)
 #define STP_CTXM_ENTRY		STP_CTXM_KPROBE
 #define STP_CTXM_RET		STP_CTXM_KRETPROBE
 
-/* One handler: a slice of CODE ending in RET. */
+/* Result kind of a function (struct stp_handler_desc.ret). */
+enum stp_ret_kind {
+	STP_RET_NONE,		/* returns with RET */
+	STP_RET_LONG,		/* returns with RETI; called by FCALLI */
+	STP_RET_STR,		/* returns with RETS; called by FCALLS */
+	STP_RET__COUNT
+};
+
+/*
+ * One handler: a slice of CODE ending in a return instruction (RET, or
+ * for a function returning a value RETI / RETS). A function's parameters
+ * arrive in r[0..nparams) and s[0..nsparams), in declaration order per
+ * register file; nparams, nsparams and ret are 0 for probe handlers.
+ */
 struct stp_handler_desc {
 	__u32 insn_off;		/* first instruction, index into CODE */
-	__u32 insn_count;	/* instructions; the last one is RET */
+	__u32 insn_count;	/* instructions; the last one returns */
 	__u8 nregs;		/* integer registers used, <= STP_MAX_REGS */
 	__u8 nsregs;		/* string registers used, <= STP_MAX_SREGS */
 	__u8 ctx;		/* enum stp_ctx */
-	__u8 reserved[5];	/* must be 0 */
+	__u8 nparams;		/* FUNCTION: integer parameters, <= nregs */
+	__u8 nsparams;		/* FUNCTION: string parameters, <= nsregs */
+	__u8 ret;		/* FUNCTION: enum stp_ret_kind */
+	__u8 reserved[2];	/* must be 0 */
 };
 
 /* Kinds of probe point; each implies the context of its handler. */
@@ -180,9 +216,15 @@ struct stp_probe_desc {
 	__u32 offset;		/* byte offset into the symbol; kprobes only */
 	__u32 maxactive;	/* kretprobes; 0 = kernel default */
 	__u32 reserved2;	/* must be 0 */
-	__u64 period_ns;	/* timers only; >= 100000 (100 us) */
+	__u64 period_ns;	/* timers only; in [STP_MIN_TIMER_NS, STP_MAX_TIMER_NS] */
 };
 
+/*
+ * Timer periods and kretprobe instances: the verifier refuses a period
+ * outside [STP_MIN_TIMER_NS, STP_MAX_TIMER_NS] and a maxactive above
+ * STP_MAX_MAXACTIVE. The module clamps again when arming, as defence in
+ * depth: the period to KTIME_MAX, maxactive to STP_MAX_MAXACTIVE.
+ */
 #define STP_MIN_TIMER_NS	100000ull
 
 /* One constant string: a slice of STRDATA, no NUL inside. */
@@ -192,15 +234,21 @@ struct stp_str_desc {
 };
 
 /*
- * One printf format, as the kernel sees it: only the number and kinds of
- * its arguments. The text lives in the .stpb and is formatted in user
- * space. Bit i of str_mask is set when argument i is a string. The record
- * carries the arguments in order: integers from r[b], r[b+1], ... and
- * strings from s[c], s[c+1], ..., interleaved as str_mask says.
+ * One printf format, as the kernel sees it: the number and kinds of its
+ * arguments and, for formats that SPRINTF formats in the kernel, its text
+ * (a string of STRS, so at most MAXSTRINGLEN bytes). PRINTF formats need
+ * no text: their records are formatted in user space from the .stpb. Bit
+ * i of str_mask is set when argument i is a string. The arguments are
+ * taken in order: integers from r[b], r[b+1], ... and strings from s[c],
+ * s[c+1], ..., interleaved as str_mask says.
  */
+#define STP_FMT_NO_TEXT		0xffffffffu
+
 struct stp_format_desc {
 	__u32 nargs;		/* <= STP_MAX_FMT_ARGS */
 	__u32 str_mask;		/* bit i: argument i is a string */
+	__u32 text;		/* string id of the text, or STP_FMT_NO_TEXT */
+	__u32 reserved;		/* must be 0 */
 };
 
 /* ------------------------------------------------------------------ */
@@ -234,8 +282,11 @@ struct stp_format_desc {
 	X(BAD_JUMP,        EINVAL,   "jump target outside the handler or in the wrong direction") \
 	X(BAD_INDEX,       EINVAL,   "constant, string, global, format or helper index out of range") \
 	X(BAD_CONTEXT,     EINVAL,   "helper not allowed in this probe context") \
-	X(NO_RET,          EINVAL,   "handler does not end in RET")	\
-	X(NO_MEMORY,       ENOMEM,   "out of memory")
+	X(NO_RET,          EINVAL,   "handler does not end in a return instruction") \
+	X(NO_MEMORY,       ENOMEM,   "out of memory")			\
+	X(BAD_HELPER,      EINVAL,   "helper result kind does not match CALLI/CALLS") \
+	X(BAD_CALL,        EINVAL,   "call target not a function, or arguments or result kind do not match") \
+	X(BAD_RETURN,      EINVAL,   "return instruction does not match the handler's result kind")
 
 /* Verifier error codes: STP_VERR_OK == 0. */
 enum stp_verify_error {
@@ -260,7 +311,9 @@ enum stp_verify_error {
 	X(KFAULT,      "kernel read fault at 0x%llx")			\
 	X(KSTRFAULT,   "kernel string copy fault at 0x%llx")		\
 	X(USTRFAULT,   "user string copy fault at 0x%llx")		\
-	X(BADOP,       "invalid instruction (verifier bug)")
+	X(BADOP,       "invalid instruction (verifier bug)")		\
+	X(MAXNESTING,  "MAXNESTING exceeded")				\
+	X(USER,        "%s")
 
 /* Run-time error codes: STP_RTE_NONE == 0. */
 enum stp_runtime_error {
@@ -277,10 +330,28 @@ enum stp_runtime_error {
 #define STP_IOC_MAGIC		'S'
 
 /*
+ * Extensible argument structures (LOAD, START, PROBE_STATS) start with
+ * __u32 args_size, the size the caller knows. The module accepts, like the
+ * kernel's copy_struct_from_user():
+ *   - args_size == the size it knows;
+ *   - args_size larger (a newer caller) when every byte past the size it
+ *     knows is zero; otherwise E2BIG (also when args_size > 4096);
+ *   - args_size equal to an older size listed here (STP_*_ARGS_SIZE_VER*),
+ *     the missing tail reading as zero; any other smaller size is EINVAL.
+ * The ioctl number encodes sizeof() of the structure the caller was built
+ * with; the module matches these three requests on direction, type and
+ * number only, and goes by args_size. Output fields are written only when
+ * they lie inside args_size. Reserved fields and undefined flags must be 0.
+ */
+#define STP_ARGS_SIZE_MAX	4096u
+
+/*
  * LOAD, on /dev/stapvm: verify an image and create a session. Returns a
  * new file descriptor (the session) on success. On failure returns -1 with
  * errno from STP_VERIFY_ERRORS and fills err_code, err_where and the log.
  */
+#define STP_LOAD_ARGS_SIZE_VER0	40u	/* the first (current) layout */
+
 struct stp_load_args {
 	__u32 args_size;	/* sizeof(struct stp_load_args) */
 	__u32 flags;		/* none defined: must be 0 */
@@ -292,22 +363,47 @@ struct stp_load_args {
 	__u32 err_where;	/* out: instruction or entry index */
 };
 
-/* INFO, on a session: what user space needs to map the rings. */
+/*
+ * INFO, on a session: what user space needs to map the rings. nr_cpus
+ * counts CPU ids (the kernel's nr_cpu_ids), not CPUs: ids 0..nr_cpus-1.
+ * An id that is not possible on this machine (a hole in the possible mask)
+ * has no ring, and mmap at its offset fails with ENXIO; so does any offset
+ * at or past nr_cpus * ring_stride_pages pages.
+ */
 struct stp_session_info {
-	__u32 nr_cpus;		/* rings: one per possible CPU id */
+	__u32 nr_cpus;		/* CPU ids; a ring for each possible one */
 	__u32 page_size;
 	__u32 ring_pages;	/* data pages per ring (power of two) */
 	__u32 ring_stride_pages; /* mmap pgoff distance between rings */
 };
 
-/* Session states. */
+/*
+ * Session states.
+ *
+ * STP_STATE_ERROR is SystemTap's error state: run-time errors exceeded
+ * MAXERRORS, or nested (skipped) hits exceeded MAXSKIPPED. From the hit
+ * that tripped the breaker on, no handler runs; STOP disarms and runs no
+ * end handler (stap runs its `error` probes there instead; there are none
+ * yet). An error in an end handler that trips the breaker skips the end
+ * handlers after it. The state stays ERROR after STOP. STATUS reports
+ * ERROR as soon as the breaker tripped (also while still RUNNING).
+ */
 enum stp_session_state {
 	STP_STATE_LOADED,	/* verified, nothing armed */
 	STP_STATE_RUNNING,	/* begin ran, probes armed */
 	STP_STATE_STOPPED,	/* probes disarmed, end ran */
+	STP_STATE_ERROR,	/* MAXERRORS/MAXSKIPPED exceeded; end skipped */
 };
 
-/* STATUS, on a session: counters, summed over CPUs. */
+/*
+ * STATUS, on a session: counters, summed over CPUs.
+ *
+ * exit_requested is set by exit() or by a breaker (then state is
+ * STP_STATE_ERROR too). Once it is set, poll() on the session reports
+ * EPOLLIN until STOP, records or not (level-triggered: a loader that polls
+ * without issuing STOP spins); after STOP, EPOLLIN means unconsumed
+ * records only.
+ */
 struct stp_status {
 	__u32 state;		/* enum stp_session_state */
 	__u32 exit_requested;	/* exit() ran or a breaker tripped */
@@ -328,12 +424,54 @@ struct stp_globals_args {
 	__u32 reserved;
 };
 
+/*
+ * START, on a session: run begin handlers, then arm every probe. On
+ * failure (-1 with errno) the session is stopped for good (begin may have
+ * run; nothing stays armed) and, when a probe failed to arm, failed_probe
+ * is its index in the image's PROBES and failed_err the negative errno
+ * arming returned (e.g. -ENOENT: no such symbol, -EINVAL: a function that
+ * cannot be probed). Otherwise failed_probe is STP_START_NO_PROBE and
+ * failed_err 0. A probe with STP_PROBE_F_OPTIONAL that fails to arm is
+ * left unarmed and is not a failure.
+ */
+#define STP_START_ARGS_SIZE_VER0 16u	/* the first (current) layout */
+#define STP_START_NO_PROBE	0xffffffffu
+
+struct stp_start_args {
+	__u32 args_size;	/* sizeof(struct stp_start_args) */
+	__u32 flags;		/* none defined: must be 0 */
+	__u32 failed_probe;	/* out: index into PROBES, or STP_START_NO_PROBE */
+	__s32 failed_err;	/* out: -errno of the probe that failed, or 0 */
+};
+
+/*
+ * PROBE_STATS, on a session: per-probe counters, summed over CPUs, one
+ * entry per probe of the image (index into PROBES), readable in any state
+ * (after STOP too). count is in/out: the number of entries at stats, then
+ * the number of probes the session has; min(in, out) entries are written.
+ */
+struct stp_probe_stat {
+	__u64 hits;		/* handler runs for this probe (begin/end too) */
+	__u64 skipped;		/* guard-refused nested hits + nmissed */
+};
+
+#define STP_PROBE_STATS_ARGS_SIZE_VER0 24u	/* the first (current) layout */
+
+struct stp_probe_stats_args {
+	__u32 args_size;	/* sizeof(struct stp_probe_stats_args) */
+	__u32 flags;		/* none defined: must be 0 */
+	__u64 stats;		/* user pointer to struct stp_probe_stat[count] */
+	__u32 count;		/* in: entries at stats; out: probes */
+	__u32 reserved;		/* must be 0 */
+};
+
 #define STP_IOC_LOAD	_IOWR(STP_IOC_MAGIC, 1, struct stp_load_args)
 #define STP_IOC_INFO	_IOR(STP_IOC_MAGIC, 2, struct stp_session_info)
-#define STP_IOC_START	_IO(STP_IOC_MAGIC, 3)
+#define STP_IOC_START	_IOWR(STP_IOC_MAGIC, 3, struct stp_start_args)
 #define STP_IOC_STOP	_IO(STP_IOC_MAGIC, 4)
 #define STP_IOC_STATUS	_IOR(STP_IOC_MAGIC, 5, struct stp_status)
 #define STP_IOC_GLOBALS	_IOWR(STP_IOC_MAGIC, 6, struct stp_globals_args)
+#define STP_IOC_PROBE_STATS _IOWR(STP_IOC_MAGIC, 7, struct stp_probe_stats_args)
 
 /* ------------------------------------------------------------------ */
 /* Rings                                                               */
@@ -382,11 +520,17 @@ struct stp_rec_hdr {
 	__u64 time_ns;		/* monotonic clock, for merging CPUs */
 };
 
-/* Payload of STP_REC_ERROR. */
+/*
+ * Payload of STP_REC_ERROR. handler and pc name the instruction that
+ * failed, inside a function's handler when the error happened in a
+ * function. For STP_RTE_USER (error(msg)), addr is the length of the
+ * message and the message bytes follow the struct, zero-padded to 8
+ * bytes; every other error has no bytes after the struct.
+ */
 struct stp_rec_error {
 	__u32 handler;		/* index into HANDLERS */
 	__u32 pc;		/* instruction index inside the handler */
-	__u64 addr;		/* faulting address, if any */
+	__u64 addr;		/* faulting address, if any; USER: message bytes */
 };
 
 #endif /* STAPVM_ABI_H */

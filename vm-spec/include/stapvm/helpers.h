@@ -8,11 +8,31 @@
  * Argument kinds: NONE (b must be 0 and is not read) or INT (r[b] is read).
  * Contexts: a mask of STP_CTXM_* bits (abi.h: enum stp_ctx); the verifier
  * refuses a helper in a handler whose context is not in its mask, e.g.
- * RETVAL outside a return probe.
+ * RETVAL outside a return probe. ANY includes STP_CTXM_FUNCTION (user
+ * functions, abi.h); RET and ENTRY do not, so RETVAL and ARG are refused
+ * in a function body.
  *
  * Helpers that read memory (KERNEL_*, USER_*) do so only through
  * copy_from_kernel_nofault / copy_from_user_nofault; a fault ends the
  * handler with a run-time error, never an oops.
+ *
+ * Details the one-line meanings leave out (vm.c; checked by the reference
+ * interpreter, vm-spec/src/refvm.rs):
+ *  - LOCAL_CLOCK_NS reads the same clock as the records' time_ns.
+ *  - ARG takes r[b] as unsigned: values of 2^32 and more read argument
+ *    0xffffffff, and an argument the calling convention does not have
+ *    reads 0.
+ *  - KERNEL_LONG is one 8-byte read at r[b] (it may span two pages); a
+ *    fault gives STP_RTE_KFAULT with address r[b].
+ *  - KERNEL_STRING and USER_STRING copy up to the first NUL, at most
+ *    MAXSTRINGLEN bytes; reaching MAXSTRINGLEN first is not an error (the
+ *    string is cut). They read in chunks that never cross a page: each
+ *    chunk runs from the current address to the end of its page or to
+ *    MAXSTRINGLEN, whichever comes first, so bytes after the NUL on the
+ *    same page are read and bytes on the next page are not. A chunk that
+ *    faults gives STP_RTE_KSTRFAULT / STP_RTE_USTRFAULT with the address
+ *    of that chunk (not of the string). Addresses wrap at 2^64.
+ *  - EXECNAME is comm cut at MAXSTRINGLEN, then at its first NUL.
  *
  * Columns: name, result, argument, contexts, meaning.
  */

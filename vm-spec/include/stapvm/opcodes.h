@@ -26,8 +26,13 @@
  *   NO   operand unused; must be 0
  *   RW   integer register, written          RR   integer register, read
  *   SW   string register, written           SR   string register, read
- *   RN   integer register base of a run read by the instruction (PRINTF)
- *   SN   string register base of a run read by the instruction (PRINTF)
+ *   RN   integer register base of a run read by the instruction; its
+ *        length comes from the format (PRINTF, SPRINTF) or the called
+ *        function's nparams (FCALL*); must be 0 for an empty run
+ *   SN   string register base of a run read by the instruction, likewise
+ *        (format string arguments, the function's nsparams)
+ *   RP   integer register pair r[x], r[x+1], both read
+ *   SP   string register pair s[x], s[x+1], both read
  *   IMM  any 32-bit value
  *   JF   forward jump: target = pc + 1 + imm, imm >= 0, target < handler end
  *   JB   backward jump: target = pc + 1 + imm, imm < 0, target >= handler start
@@ -36,11 +41,86 @@
  *   GLB  index of a global scalar
  *   FMT  index into the format table
  *   HLP  helper id (helpers.h); result and argument kinds come from there
+ *   FN   index into HANDLERS of a function (context STP_CTX_FUNCTION)
+ *        whose result kind is the instruction's: FCALL none, FCALLI long,
+ *        FCALLS string
  *
  * Cost is what the instruction charges against MAXACTION. Straight-line code
  * is bounded by the handler length, so only back edges charge.
  *
  * Columns: name, a, b, c, imm, cost, meaning.
+ *
+ * What the one-line meanings leave out (the rules vm.c implements and the
+ * reference interpreter, vm-spec/src/refvm.rs, was checked against):
+ *  - Integers are 64-bit two's complement. ADD, SUB, MUL, NEG, ADDI and
+ *    GADD wrap. EQ..GE and LNOT write 0 or 1.
+ *  - DIV and MOD are signed and truncate towards zero (C99), so the sign of
+ *    a MOD result is the sign of r[b]. r[c] == 0 ends the handler with
+ *    STP_RTE_DIVZERO at this pc and r[a] is not written. r[c] == -1 never
+ *    traps: DIV gives -r[b] (INT64_MIN / -1 == INT64_MIN), MOD gives 0.
+ *  - SHL and SHR use r[c] & 63 as the count (a count of 64 shifts by 0).
+ *  - Fuel: every run of a handler starts with MAXACTION units. A LOOP with
+ *    fuel left takes one unit and jumps; a LOOP with none ends the handler
+ *    with STP_RTE_MAXACTION at the LOOP's pc, without jumping. So a run
+ *    takes at most MAXACTION back edges.
+ *  - Strings are byte strings of at most MAXSTRINGLEN bytes and never hold
+ *    a NUL (constants are NUL-free, helper copies stop at one). SCAT cuts
+ *    the result at MAXSTRINGLEN silently. SCMP compares bytes as unsigned
+ *    values, then lengths (a prefix is smaller), and writes -1, 0 or 1.
+ *  - GADD writes the global's new value to r[a].
+ *  - A run-time error ends the handler at the failing instruction: what it
+ *    wrote before (globals, records) stays, and an STP_REC_ERROR record
+ *    (id = error, payload handler, pc, faulting address or 0) follows if
+ *    the ring has room.
+ *  - EXIT does not end the handler: it sets the exit flag, writes an
+ *    STP_REC_EXIT record and goes on.
+ *  - PRINTF, EXIT and errors write one record each. A record that does not
+ *    fit the ring is dropped and counted (stp_ring_prod.dropped); the
+ *    handler goes on. The record clock is read only for a record that is
+ *    written.
+ *  - Registers are not zeroed between runs; the verifier proves that no
+ *    register is read before it is written on any path, back edges
+ *    (LOOP) included.
+ *
+ * User functions (STP_CTX_FUNCTION handlers, abi.h):
+ *  - FCALL* charge one unit of fuel (MAXACTION exceeded at the call when
+ *    none is left, the callee not entered), then push a frame: the callee
+ *    runs on its own register files, a fresh set per nesting level, with
+ *    its parameters copied from the caller's runs into r[0..nparams) and
+ *    s[0..nsparams) (nothing else of the callee's files is defined). A
+ *    call that would make more than MAXNESTING function frames active
+ *    (or more than the caller of stp_run gave frames for) ends the run
+ *    with STP_RTE_MAXNESTING at the call. Recursion is allowed.
+ *  - In a function, RET / RETI / RETS (the one matching its result kind)
+ *    pops the frame: RETI copies r[a] to the caller's r[a of the FCALLI],
+ *    RETS copies s[a] to the caller's s[a of the FCALLS]; the caller goes
+ *    on after the call. In a probe handler only RET is allowed, and it ends
+ *    the run. A run-time error in a function ends the whole run; the error
+ *    record names the function's handler and pc.
+ *  - Fuel is per run, shared by all frames. A run executes at most
+ *    (MAXACTION + 1) * (MAXNESTING + 1) * (longest handler) instructions.
+ *
+ * Strings (STP_OP_SPRINTF and after):
+ *  - SPRINTF formats with stp_format() (format.c, stap's printf) the text
+ *    of format imm, which the verifier requires; the result is cut at
+ *    MAXSTRINGLEN. SPRINTF, SREPL and STEXT need s[a] distinct from every
+ *    string register they read.
+ *  - SSUB: empty when r[c] is outside [0, strlen(s[b])) or r[c+1] <= 0,
+ *    else the bytes from r[c] on, at most r[c+1] of them.
+ *  - SFIND: the byte index of the first occurrence; an empty s[c] is at 0.
+ *  - STOL is the kernel's simple_strtol: an optional '-', then for base 16
+ *    an optional "0x"; base 0 picks 16 for "0x", 8 for a leading '0',
+ *    else 10; digits 0-9, a-z, A-Z valued below the base (as unsigned)
+ *    are taken until the first one that is not; no whitespace skipped,
+ *    no error, wraps on overflow.
+ *  - SREPL: an empty s[c] leaves s[b] unchanged; matches are found left to
+ *    right without overlap; the result is cut at MAXSTRINGLEN.
+ *  - STEXT escapes \a \b \f \n \r \t \v \" \' \\ with a backslash,
+ *    other bytes outside 0x20..0x7e as three octal digits (\ooo); stops
+ *    before an escape that would pass MAXSTRINGLEN.
+ *  - SCHAR: r[c] outside [0, strlen(s[b])) gives 0 (stap raises an error).
+ *  - ERROR ends the run with STP_RTE_USER; the error record carries s[b]
+ *    (abi.h: struct stp_rec_error).
  */
 #ifndef STAPVM_OPCODES_H
 #define STAPVM_OPCODES_H
@@ -86,7 +166,20 @@
 	X(CALLI,  RW, RR, NO, HLP, 0, "r[a] := helper[imm](r[b]) (integer result)") \
 	X(CALLS,  SW, RR, NO, HLP, 0, "s[a] := helper[imm](r[b]) (string result)") \
 	X(PRINTF, NO, RN, SN, FMT, 0, "emit format imm with r[b..], s[c..]") \
-	X(EXIT,   NO, NO, NO, NO,  0, "request the end of the session (exit())")
+	X(EXIT,   NO, NO, NO, NO,  0, "request the end of the session (exit())") \
+	X(FCALL,  NO, RN, SN, FN,  1, "call function imm(r[b..], s[c..]), no result") \
+	X(FCALLI, RW, RN, SN, FN,  1, "r[a] := function imm(r[b..], s[c..])") \
+	X(FCALLS, SW, RN, SN, FN,  1, "s[a] := function imm(r[b..], s[c..])") \
+	X(RETI,   RR, NO, NO, NO,  0, "return r[a] from a function")	\
+	X(RETS,   SR, NO, NO, NO,  0, "return s[a] from a function")	\
+	X(SPRINTF, SW, RN, SN, FMT, 0, "s[a] := sprintf(format imm, r[b..], s[c..])") \
+	X(SSUB,   SW, SR, RP, NO,  0, "s[a] := substr(s[b], start r[c], length r[c+1])") \
+	X(SFIND,  RW, SR, SR, NO,  0, "r[a] := first index of s[c] in s[b], or -1") \
+	X(STOL,   RW, SR, RR, NO,  0, "r[a] := strtol(s[b], base r[c])") \
+	X(SREPL,  SW, SR, SP, NO,  0, "s[a] := s[b] with every s[c] replaced by s[c+1]") \
+	X(STEXT,  SW, SR, NO, NO,  0, "s[a] := text_str(s[b]), non-printables escaped") \
+	X(SCHAR,  RW, SR, RR, NO,  0, "r[a] := byte r[c] of s[b] (stringat), 0 outside") \
+	X(ERROR,  NO, SR, NO, NO,  0, "end the run with error(s[b]) (STP_RTE_USER)")
 
 /* Opcode numbers: STP_OP_NOP == 0, in table order. */
 enum stp_opcode {
@@ -113,6 +206,9 @@ enum stp_operand_kind {
 	STP_OPND_GLB,
 	STP_OPND_FMT,
 	STP_OPND_HLP,
+	STP_OPND_RP,
+	STP_OPND_SP,
+	STP_OPND_FN,
 	STP_OPND__COUNT
 };
 

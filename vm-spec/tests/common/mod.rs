@@ -74,6 +74,28 @@ pub fn begin(nregs: u8, nsregs: u8, code: Vec<Insn>) -> Program {
     program(vec![handler(STP_CTX_BEGIN, nregs, nsregs, code)])
 }
 
+/// Adds a user function (a handler of context FUNCTION, no probe) to `p`
+/// and returns its handler index.
+pub fn add_function(
+    p: &mut Program,
+    nregs: u8,
+    nsregs: u8,
+    sig: (u8, u8, stp_ret_kind),
+    code: Vec<Insn>,
+) -> i32 {
+    let h = p.handlers.len() as u32;
+    p.handlers
+        .push(handler(STP_CTX_FUNCTION, nregs, nsregs, code));
+    p.funcs.push(FuncSig {
+        handler: h,
+        name: format!("f{h}"),
+        nparams: sig.0,
+        nsparams: sig.1,
+        ret: sig.2 as u8,
+    });
+    h as i32
+}
+
 /// The image of a program; kprobe targets resolve to the symbol written.
 pub fn build(p: &Program) -> Vec<u8> {
     let syms: Vec<Option<(String, u32)>> = p

@@ -1,0 +1,1 @@
+retval 3 >/dev/null

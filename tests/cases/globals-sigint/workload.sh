@@ -1,0 +1,1 @@
+retval 4 >>"$VARS"
