@@ -75,6 +75,14 @@ static void stp_hit(struct stp_session *s, struct stp_probe *p,
 		.env = &env,
 		.globals = s->globals,
 		.ring = &c->ring,
+		.stats = {
+			.base = s->stats,
+			.stride = s->stat_stride,
+			.ncpus = nr_cpu_ids,
+			.cpu = smp_processor_id(),
+		},
+		.maps = s->maps,
+		.iters = c->iters,
 	};
 	int err;
 
@@ -96,6 +104,13 @@ static void stp_hit(struct stp_session *s, struct stp_probe *p,
 	err = stp_run(&c->vm, &rc);
 	WRITE_ONCE(c->hits, c->hits + 1);
 	local64_inc(&c->pctr[p->index].hits);
+	if (rc.skipped) {
+		/* A map lock not taken in MAXTRYLOCK tries: stap skips. */
+		this_cpu_inc(s->cpu->skipped);
+		local64_inc(&c->pctr[p->index].skipped);
+		if (stp_sum_skipped(s) > s->prog.limits[STP_LIM_MAXSKIPPED])
+			stp_request_error(s);
+	}
 	if (err) {
 		WRITE_ONCE(c->errors, c->errors + 1);
 		if (stp_sum_errors(s) > s->prog.limits[STP_LIM_MAXERRORS])

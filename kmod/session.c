@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Lifetime of a session and the operations on its fd: INFO,
- * START, STOP, STATUS, GLOBALS and PROBE_STATS ioctls, poll, mmap (delegated to
+ * START, STOP, STATUS, GLOBALS, PROBE_STATS and MAP_READ ioctls, poll, mmap (delegated to
  * rings.c) and release. A session is created by LOAD (main.c) from a
  * verified program and owns everything: the image, the per-CPU VM
  * registers and rings, the globals and the probe instances. Nothing is
@@ -23,6 +23,7 @@
 #include <linux/fs.h>
 #include <linux/poll.h>
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
 #include <linux/mm.h>
 #include <linux/uaccess.h>
 #include <linux/cpumask.h>
@@ -115,6 +116,7 @@ static void stp_cpus_free(struct stp_session *s)
 		kvfree(per_cpu_ptr(s->cpu, cpu)->vm.sbuf);
 		kvfree(per_cpu_ptr(s->cpu, cpu)->vm.frames);
 		kvfree(per_cpu_ptr(s->cpu, cpu)->pctr);
+		kvfree(per_cpu_ptr(s->cpu, cpu)->iters);
 	}
 	free_percpu(s->cpu);
 	s->cpu = NULL;
@@ -132,6 +134,7 @@ static int stp_cpus_alloc(struct stp_session *s)
 	u64 sbuf_size = stp_vm_sbuf_size(maxstr);
 	u64 frames_size = stp_vm_frames_size(nframes, maxstr);
 	u32 nprobes = max_t(u32, s->prog.nprobes, 1);
+	u64 iters_size = stp_iters_size(s->prog.niters, s->prog.iter_cap);
 	int cpu;
 
 	s->cpu = alloc_percpu(struct stp_cpu);
@@ -157,8 +160,79 @@ static int stp_cpus_alloc(struct stp_session *s)
 					GFP_KERNEL_ACCOUNT, cpu_to_node(cpu));
 		if (!c->pctr)
 			return -ENOMEM;
+		if (iters_size) {
+			void *mem = kvzalloc_node(iters_size,
+						  GFP_KERNEL_ACCOUNT,
+						  cpu_to_node(cpu));
+
+			if (!mem)
+				return -ENOMEM;
+			c->iters = stp_iters_init(mem, s->prog.niters,
+						  s->prog.iter_cap);
+		}
 	}
 	return 0;
+}
+
+/*
+ * The maps: one zeroed vmalloc block each, of the core's stp_map_size()
+ * (the verifier capped the total at STP_MAX_MAP_BYTES), set up by
+ * stp_map_init(). Process context.
+ */
+static int stp_maps_alloc(struct stp_session *s)
+{
+	u32 maxstr = s->prog.limits[STP_LIM_MAXSTRINGLEN];
+	u32 i;
+
+	if (!s->prog.nmaps)
+		return 0;
+	s->maps = kvcalloc(s->prog.nmaps, sizeof(*s->maps),
+			   GFP_KERNEL_ACCOUNT);
+	if (!s->maps)
+		return -ENOMEM;
+	for (i = 0; i < s->prog.nmaps; i++) {
+		const struct stp_map_desc *d = &s->prog.maps[i];
+
+		s->maps[i] = vzalloc(stp_map_size(d, maxstr));
+		if (!s->maps[i])
+			return -ENOMEM;	/* caller frees what was allocated */
+		stp_map_init(s->maps[i], d, maxstr);
+		cond_resched();
+	}
+	return 0;
+}
+
+/*
+ * Statistics: one zeroed block of nr_cpu_ids copies, each of the
+ * program's stat_bytes (verifier-capped at STP_MAX_STAT_BYTES) rounded
+ * up to a cache line so CPUs do not share lines; the whole is capped at
+ * STP_MAX_STAT_MEM. A CPU id without a CPU keeps an empty copy, which the
+ * extractors' merge skips like any empty one.
+ */
+static int stp_stats_alloc(struct stp_session *s)
+{
+	u64 total;
+
+	if (!s->prog.nstats)
+		return 0;
+	s->stat_stride = ALIGN((u64)s->prog.stat_bytes, SMP_CACHE_BYTES);
+	if (check_mul_overflow(s->stat_stride, (u64)nr_cpu_ids, &total) ||
+	    total > STP_MAX_STAT_MEM)
+		return -E2BIG;
+	s->stats = kvzalloc(total, GFP_KERNEL_ACCOUNT);
+	return s->stats ? 0 : -ENOMEM;
+}
+
+static void stp_maps_free(struct stp_session *s)
+{
+	u32 i;
+
+	if (!s->maps)
+		return;
+	for (i = 0; i < s->prog.nmaps; i++)
+		vfree(s->maps[i]);
+	kvfree(s->maps);
+	s->maps = NULL;
 }
 
 /*
@@ -190,6 +264,11 @@ struct stp_session *stp_session_create(void *image, u32 size,
 	err = stp_cpus_alloc(s);
 	if (err)
 		goto fail;
+	err = stp_maps_alloc(s);
+	if (!err)
+		err = stp_stats_alloc(s);
+	if (err)
+		goto fail;
 	err = stp_rings_alloc(s);
 	if (err)
 		goto fail;
@@ -218,6 +297,8 @@ void stp_session_destroy(struct stp_session *s)
 	kfree(s->rp_batch);
 	stp_rings_free(s);
 	stp_cpus_free(s);
+	stp_maps_free(s);
+	kvfree(s->stats);
 	kvfree(s->globals);
 	kvfree(s->image);
 	mutex_destroy(&s->lock);
@@ -354,6 +435,53 @@ static int stp_ioc_globals(struct stp_session *s, void __user *arg)
 	return put_user(n, &ua->count);
 }
 
+static_assert(sizeof(struct stp_map_read_args) ==
+	      STP_MAP_READ_ARGS_SIZE_VER0);
+
+#define STP_MAP_READ_CHUNK	(256u << 10)
+
+/*
+ * MAP_READ: entries of one map from a cursor, through a kernel buffer
+ * filled under the map's lock (copy_to_user may fault, so not under it).
+ */
+static int stp_ioc_map_read(struct stp_session *s, void __user *uarg)
+{
+	struct stp_map_read_args __user *ua = uarg;
+	struct stp_map_read_args a;
+	struct stp_map *m;
+	unsigned long flags;
+	u32 size, used = 0;
+	u8 *buf;
+	int n, err;
+
+	err = stp_copy_args(&a, sizeof(a), STP_MAP_READ_ARGS_SIZE_VER0, uarg);
+	if (err)
+		return err;
+	if (a.flags)
+		return -EINVAL;
+	if (a.map >= s->prog.nmaps || !s->maps)
+		return -ENOENT;
+	m = s->maps[a.map];
+	size = min(a.buf_size, STP_MAP_READ_CHUNK);
+	buf = kvmalloc(max(size, 8u), GFP_KERNEL_ACCOUNT);
+	if (!buf)
+		return -ENOMEM;
+	raw_spin_lock_irqsave(&m->lock, flags);
+	if (a.cursor == STP_MAP_READ_END)
+		n = 0;
+	else
+		n = stp_map_read(m, &a.cursor, buf, size, &used);
+	raw_spin_unlock_irqrestore(&m->lock, flags);
+	if (n < 0)
+		err = n;
+	else if (copy_to_user(u64_to_user_ptr(a.buf), buf, used) ||
+		 put_user(a.cursor, &ua->cursor) ||
+		 put_user((u32)n, &ua->count))
+		err = -EFAULT;
+	kvfree(buf);
+	return err;
+}
+
 static int stp_ioc_probe_stats(struct stp_session *s, void __user *uarg)
 {
 	struct stp_probe_stats_args __user *ua = uarg;
@@ -400,6 +528,10 @@ static long stp_session_ioctl(struct file *file, unsigned int cmd,
 	}
 	if (stp_ioc_is(cmd, STP_IOC_PROBE_STATS)) {
 		ret = stp_ioc_probe_stats(s, uarg);
+		goto out;
+	}
+	if (stp_ioc_is(cmd, STP_IOC_MAP_READ)) {
+		ret = stp_ioc_map_read(s, uarg);
 		goto out;
 	}
 	switch (cmd) {

@@ -63,6 +63,7 @@ struct stp_cpu {
 	u64 errors;		/* run-time errors */
 	u64 skipped;		/* nested hits refused by the guard */
 	struct stp_probe_ctr *pctr;	/* prog.nprobes entries, this CPU */
+	struct stp_iter *iters;	/* prog.niters foreach iterators, or NULL */
 };
 
 struct stp_session;
@@ -106,6 +107,14 @@ struct stp_session {
 	u32 image_size;
 	struct stp_prog prog;
 	s64 *globals;		/* prog.nglobals slots */
+	/*
+	 * Statistics: nr_cpu_ids copies of stat_stride bytes (>=
+	 * prog.stat_bytes, cache-line aligned), one per CPU id, zeroed at
+	 * LOAD; NULL without statistics. A CPU writes only its own copy.
+	 */
+	u8 *stats;
+	u64 stat_stride;
+	struct stp_map **maps;	/* prog.nmaps maps, each one vmalloc'd block */
 	struct stp_cpu __percpu *cpu;
 	u32 ring_pages;		/* data pages per ring, power of two */
 	struct stp_probe *probes;	/* prog.nprobes entries */

@@ -227,4 +227,42 @@ static inline void stp_env_free(void *p)
 	kvfree(p);
 }
 
+/*
+ * Map locks (stp_core.h): a raw spinlock, taken with interrupts off for
+ * one map instruction; the core tries at most MAXTRYLOCK times, so a
+ * probe that interrupts (or an NMI that hits) a holder on this CPU gives
+ * up instead of deadlocking.
+ */
+#include <linux/spinlock.h>
+#include <asm/processor.h>
+
+#define stp_env_map_lock_t raw_spinlock_t
+
+static inline void stp_env_map_lock_init(stp_env_map_lock_t *l)
+{
+	raw_spin_lock_init(l);
+}
+
+static inline bool stp_env_map_trylock(stp_env_map_lock_t *l,
+				       unsigned long *flags)
+{
+	unsigned long f;
+
+	if (!raw_spin_trylock_irqsave(l, f))
+		return false;
+	*flags = f;
+	return true;
+}
+
+static inline void stp_env_map_unlock(stp_env_map_lock_t *l,
+				      unsigned long flags)
+{
+	raw_spin_unlock_irqrestore(l, flags);
+}
+
+static inline void stp_env_cpu_relax(void)
+{
+	cpu_relax();
+}
+
 #endif /* STAPVM_STP_ENV_H */

@@ -107,9 +107,9 @@ fn build_core(out_dir: &std::path::Path) {
         .clang_arg("-Icsrc")
         .clang_arg("-Iinclude")
         .allowlist_function(
-            "stp_(verify|run|ring_reserve|ring_commit|format|host_fail_next_allocs)",
+            "stp_(verify|run|ring_reserve|ring_commit|format|host_fail_next_allocs|map_size|map_init|map_read|iters_init)",
         )
-        .allowlist_type("stp_(prog|verify_result|ring|vm|frame|run_ctx|fmt_arg|host_env|host_mem)")
+        .allowlist_type("stp_(prog|verify_result|ring|vm|frame|run_ctx|fmt_arg|host_env|host_mem|map|iter)")
         .allowlist_var("stp_(verr|rte)_info")
         .prepend_enum_name(false)
         .derive_default(true)

@@ -121,7 +121,15 @@ fn run_script(src: &str, defines: &[(String, String)]) -> Result<String, String>
         runs += 1;
     }
     errors.extend(s.run_probes_of_kind(abi::STP_PROBE_END, &env));
-    let out = String::from_utf8_lossy(&s.output()).into_owned();
+    let mut out = String::from_utf8_lossy(&s.output()).into_owned();
+    // Arrays written and never read, as the CLI prints them at exit.
+    if errors.is_empty() {
+        for (i, m) in prog.maps.iter().enumerate() {
+            if let (true, Some(e)) = (m.print_at_exit, s.map_entries(i, m)) {
+                out.push_str(&vm_spec::maps::exit_text(m, &e));
+            }
+        }
+    }
     if let Some(e) = errors.first() {
         return Err(format!("run-time error: {}", e.message));
     }

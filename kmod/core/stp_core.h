@@ -92,6 +92,14 @@
  *      kernel: kvzalloc(GFP_KERNEL) / kvfree). stp_env_free(NULL) is a
  *      no-op.
  *
+ *  [ ] stp_env_map_lock_t: a map's lock, usable from any probe context;
+ *      void stp_env_map_lock_init(stp_env_map_lock_t *l) (process
+ *      context); bool stp_env_map_trylock(stp_env_map_lock_t *l,
+ *      unsigned long *flags): one attempt, never spins (kernel:
+ *      raw_spin_trylock_irqsave); void stp_env_map_unlock(
+ *      stp_env_map_lock_t *l, unsigned long flags); void
+ *      stp_env_cpu_relax(void) between attempts (kernel: cpu_relax). [any]
+ *
  * Nothing else: the core uses no other kernel or libc function.
  */
 #ifndef STP_CORE_H
@@ -139,6 +147,7 @@ struct stp_prog {
 	const struct stp_str_desc *strs;
 	const u8 *strdata;
 	const struct stp_format_desc *formats;
+	const struct stp_stat_desc *stats;
 	u32 ninsns;
 	u32 nhandlers;
 	u32 nprobes;
@@ -148,6 +157,14 @@ struct stp_prog {
 	u32 nformats;
 	u32 nglobals;
 	u32 nfuncs;			/* handlers of STP_CTX_FUNCTION */
+	u32 nstats;			/* statistics */
+	u32 stat_bytes;			/* per-CPU bytes of all statistics */
+	const struct stp_map_desc *maps;
+	u32 nmaps;			/* associative arrays */
+	u32 niters;			/* 1 + the largest MIT iterator */
+	u32 iter_cap;			/* the largest map capacity */
+	u32 pad_maps;
+	u64 map_bytes;			/* stp_map_size() of all maps */
 	u32 limits[STP_LIM__COUNT];	/* copied from the header */
 };
 
@@ -255,6 +272,143 @@ static inline u64 stp_vm_frames_size(u32 nframes, u32 maxstringlen)
 	return (u64)nframes * (sizeof(struct stp_frame) + sb);
 }
 
+/*
+ * One CPU's copy of one statistic (stap's struct stat_data), followed in
+ * memory by its stp_stat_desc.nbuckets __s64 buckets. All zero is the
+ * empty statistic.
+ */
+struct stp_stat_cpu {
+	s64 count;
+	s64 sum;
+	s64 min;
+	s64 max;
+	s64 avg_s;		/* Welford: running mean << shift */
+	s64 m2;			/* Welford: sum of squared deviations */
+	s64 variance_s;		/* m2 / (count - 1), -1 below 2 samples */
+	s64 pad;
+};
+
+/* Bytes of one statistic's per-CPU copy (its buckets included). */
+static inline u64 stp_stat_size(const struct stp_stat_desc *d)
+{
+	return sizeof(struct stp_stat_cpu) + (u64)d->nbuckets * sizeof(s64);
+}
+
+/*
+ * Where a run finds the statistics: the copy of CPU i starts at
+ * base + i * stride (stride >= stp_prog.stat_bytes, 8-aligned), for i in
+ * [0, ncpus); the running CPU is cpu (< ncpus). A CPU id without a CPU
+ * keeps an all-zero (empty) copy. Zeroed memory at LOAD is the empty
+ * state. With base NULL every statistic instruction fails (BADOP).
+ */
+struct stp_stat_area {
+	u8 *base;
+	u64 stride;
+	u32 ncpus;
+	u32 cpu;
+};
+
+/* ------------------------------------------------------------------ */
+/* Associative arrays (map.c)                                          */
+
+/*
+ * A map's lock: the environment's stp_env_map_lock_t (kernel: a
+ * raw_spinlock_t taken with irqsave), held for one instruction.
+ *
+ * Storage: one block of stp_map_size() bytes per map, allocated and
+ * zeroed by the caller at LOAD and set up by stp_map_init(): this header,
+ * nbuckets u32 hash-chain heads, then capacity fixed-size entries. An
+ * entry is struct stp_map_ent, the value (a s64, or a string: u32 length
+ * and str_cap bytes), the long keys (s64 each), the string keys (u32
+ * length and str_cap bytes each), every part 8-aligned. Free entries are
+ * on a free list; used ones are on their hash chain and on the
+ * insertion-order list (oldest first: a wrap map's victim, and the
+ * unsorted foreach order). Every walk is bounded by the capacity.
+ */
+struct stp_map_ent {
+	u32 hnext;		/* hash chain, or the free list */
+	u32 prev;		/* insertion order */
+	u32 next;
+	u32 used;		/* 1: holds an entry */
+	u64 seq;		/* insertion number (1, 2, ...) */
+};
+
+#define STP_MAP_NIL	0xffffffffu
+
+struct stp_map {
+	stp_env_map_lock_t lock;
+	u32 nlong;		/* long keys */
+	u32 nstr;		/* string keys */
+	u32 nkeys;
+	u32 str_mask;		/* bit i: key i is a string */
+	u32 value;		/* enum stp_map_value */
+	u32 flags;		/* STP_MAP_F_* */
+	u32 capacity;
+	u32 nbuckets;		/* power of two */
+	u32 str_cap;		/* MAXSTRINGLEN */
+	u32 str_slot;		/* bytes of a stored string, 8-aligned */
+	u32 ent_size;
+	u32 val_off;		/* from the entry's start */
+	u32 lkey_off;
+	u32 skey_off;
+	u32 count;		/* used entries */
+	u32 free_head;
+	u32 head;		/* oldest */
+	u32 tail;		/* newest */
+	u64 seq;		/* last insertion number */
+	u32 *buckets;
+	u8 *ents;
+};
+
+/* A key tuple, as the VM passes it: longs and strings in key order. */
+struct stp_map_key {
+	const u64 *lk;			/* nlong values */
+	const char *sk[STP_MAX_MAP_KEYS];
+	u32 sl[STP_MAX_MAP_KEYS];	/* lengths, <= str_cap */
+};
+
+/* Bytes of the storage of map d at MAXSTRINGLEN maxstr. */
+u64 stp_map_size(const struct stp_map_desc *d, u32 maxstr);
+
+/* Sets up zeroed storage of stp_map_size() bytes for map d. */
+void stp_map_init(struct stp_map *m, const struct stp_map_desc *d,
+		  u32 maxstr);
+
+/*
+ * stp_map_read - copy entries from slot *cursor on into out (abi.h:
+ * STP_IOC_MAP_READ's layout), whole entries only; advances *cursor
+ * (STP_MAP_READ_END past the last slot). Returns the number of entries,
+ * or -E2BIG when not even one fits. The caller holds the lock, or nothing
+ * else can touch the map.
+ */
+int stp_map_read(const struct stp_map *m, u32 *cursor, u8 *out, u32 size,
+		 u32 *used);
+
+/* One entry of an iterator's index: a slot and its seq when taken. */
+struct stp_iter_ent {
+	u32 slot;
+	u32 gen;		/* low 32 bits of the entry's seq */
+};
+
+/* One foreach iterator of one CPU. */
+struct stp_iter {
+	u32 map;		/* map it was filled from */
+	u32 count;		/* entries in idx */
+	u32 pos;		/* next one */
+	u32 pad;
+	struct stp_iter_ent *idx;	/* iter_cap entries */
+};
+
+/* Bytes of one CPU's iterators (struct stp_iter array, then indexes). */
+static inline u64 stp_iters_size(u32 niters, u32 iter_cap)
+{
+	return (u64)niters * (sizeof(struct stp_iter) +
+			      (u64)iter_cap * sizeof(struct stp_iter_ent));
+}
+
+/* Sets up zeroed memory of stp_iters_size() bytes; returns the array. */
+struct stp_iter *stp_iters_init(void *mem, u32 niters, u32 iter_cap);
+
 /* One run of one handler: inputs, then outputs. */
 struct stp_run_ctx {
 	/* in */
@@ -264,6 +418,9 @@ struct stp_run_ctx {
 	void *env;			/* passed to every stp_env_* call */
 	s64 *globals;			/* prog->nglobals slots, 8-aligned */
 	struct stp_ring *ring;		/* this CPU's ring */
+	struct stp_stat_area stats;	/* prog->nstats > 0: statistics */
+	struct stp_map **maps;		/* prog->nmaps maps (stp_map_init) */
+	struct stp_iter *iters;		/* this CPU's prog->niters iterators */
 	/* out */
 	u32 exit_requested;		/* exit() ran */
 	u32 error;			/* enum stp_runtime_error */
@@ -271,10 +428,15 @@ struct stp_run_ctx {
 	u32 error_handler;		/* handler (maybe a function) failing */
 	u64 error_addr;			/* faulting address, if any */
 	u64 fuel_left;			/* MAXACTION units left */
+	u32 skipped;			/* a map lock was not taken: skip */
+	u32 pad;
 };
 
 /*
- * stp_run - run handler rc->handler of a verified program.
+ * stp_run - run handler rc->handler of a verified program. It must be a
+ * probe handler (a probe's), never a function (STP_CTX_FUNCTION): only
+ * FCALL* enter those, and a function's RETI/RETS at depth 0 would pop a
+ * frame that does not exist.
  * Return: STP_RTE_NONE (0), or the enum stp_runtime_error that ended the
  * handler (an STP_REC_ERROR record was written, if the ring had room).
  * Context: any, once the caller holds the per-CPU nesting guard for vm and

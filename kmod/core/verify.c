@@ -43,6 +43,17 @@
  *  9. SPRINTF names a format that has a text (a string of STRS); SPRINTF,
  *     SREPL and STEXT write a string register none of their string
  *     operands is.
+ * 10. Statistic descriptors are consistent (histogram kind and stap's
+ *     parameters, shift, flags) and laid out back to back from offset 0,
+ *     within STP_MAX_STAT_BYTES per CPU (prog->stat_bytes); statistic
+ *     instructions name a statistic; STHIST and STBKT one with a
+ *     histogram, STVAR one with STP_STAT_F_VARIANCE.
+ * 11. Maps have consistent descriptors within STP_MAX_MAP_BYTES; map
+ *     instructions name a map, pass key runs of its key counts (read and
+ *     written: RN/SN, RNW/SNW), a value operand of its value kind, a valid
+ *     MOPR arithmetic, iterator and order; MNEXT reads an iterator MITER
+ *     filled on every path; prog->niters iterators of prog->iter_cap
+ *     entries fit STP_MAX_ITER_BYTES per CPU.
  *  7. Strings are inside STRDATA, at most MAXSTRINGLEN bytes, NUL-free;
  *     formats have at most STP_MAX_FMT_ARGS arguments and no kind bits past
  *     them; probe descriptors are consistent (kind, context, flags, symbol,
@@ -136,7 +147,8 @@ struct insn_state {
 	u64 r;		/* integer registers surely written */
 	u16 s;		/* string registers surely written */
 	u8 seen;	/* some forward predecessor reaches it */
-	u8 pad[5];
+	u8 it;		/* iterators surely filled (MITER) */
+	u8 pad[4];
 };
 
 /* Length of one of our own constant strings (names, message formats). */
@@ -286,6 +298,7 @@ static void fill_prog(const u8 *img, const struct stp_image_hdr *h,
 	p->strs = (const void *)(img + s[STP_SEC_STRS].off);
 	p->strdata = img + s[STP_SEC_STRDATA].off;
 	p->formats = (const void *)(img + s[STP_SEC_FORMATS].off);
+	p->stats = (const void *)(img + s[STP_SEC_STATS].off);
 	p->ninsns = s[STP_SEC_CODE].size / sizeof(struct stp_insn);
 	p->nhandlers = s[STP_SEC_HANDLERS].size /
 		       sizeof(struct stp_handler_desc);
@@ -295,6 +308,9 @@ static void fill_prog(const u8 *img, const struct stp_image_hdr *h,
 	p->strdata_size = s[STP_SEC_STRDATA].size;
 	p->nformats = s[STP_SEC_FORMATS].size /
 		      sizeof(struct stp_format_desc);
+	p->nstats = s[STP_SEC_STATS].size / sizeof(struct stp_stat_desc);
+	p->maps = (const void *)(img + s[STP_SEC_MAPS].off);
+	p->nmaps = s[STP_SEC_MAPS].size / sizeof(struct stp_map_desc);
 	p->nglobals = h->nglobals;
 	for (i = 0; i < STP_LIM__COUNT; i++)
 		p->limits[i] = h->limits[i];
@@ -316,6 +332,8 @@ static int check_counts(const struct stp_prog *p,
 		CAP(nstrs, STP_MAX_STRS),
 		CAP(nformats, STP_MAX_FORMATS),
 		CAP(nglobals, STP_MAX_GLOBALS),
+		CAP(nstats, STP_MAX_STATS),
+		CAP(nmaps, STP_MAX_MAPS),
 #undef CAP
 	};
 	u32 i;
@@ -472,6 +490,117 @@ static bool symbol_char_ok(u8 c)
 	       (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '$';
 }
 
+/*
+ * Statistic descriptors: known histogram kind with stap's parameters,
+ * flags and shift in range, each at the offset right after the previous
+ * one, all within STP_MAX_STAT_BYTES per CPU. Sets p->stat_bytes.
+ */
+static int check_stats(struct stp_prog *p, struct stp_verify_result *res)
+{
+	u64 off = 0;
+	u32 i;
+
+	for (i = 0; i < p->nstats; i++) {	/* nstats <= STP_MAX_STATS */
+		const struct stp_stat_desc *d = &p->stats[i];
+		s64 span = (s64)d->stop - d->start;
+		bool ok;
+
+		if (d->reserved || (d->flags & ~STP_STAT_F__ALL))
+			return FAIL(res, BAD_STAT, i,
+				    "statistic %u: unknown flags 0x%x or reserved field",
+				    VI(i), VI(d->flags));
+		if (d->shift > STP_STAT_MAX_SHIFT ||
+		    (d->shift && !(d->flags & STP_STAT_F_VARIANCE)))
+			return FAIL(res, BAD_STAT, i,
+				    "statistic %u: shift %u (at most %u, only with the variance flag)",
+				    VI(i), VI(d->shift), VI(STP_STAT_MAX_SHIFT));
+		switch (d->hist) {
+		case STP_HIST_NONE:
+			ok = !d->nbuckets && !d->start && !d->stop &&
+			     !d->interval;
+			break;
+		case STP_HIST_LOG:
+			ok = d->nbuckets == STP_HIST_LOG_BUCKETS &&
+			     !d->start && !d->stop && !d->interval;
+			break;
+		case STP_HIST_LINEAR:
+			/* stap: (stop - start) / interval + 3 buckets, 3 to 128 */
+			ok = d->interval > 0 &&
+			     (s64)d->nbuckets == span / d->interval + 3 &&
+			     d->nbuckets >= 3 &&
+			     d->nbuckets <= STP_HIST_MAX_BUCKETS;
+			break;
+		default:
+			ok = false;
+			break;
+		}
+		if (!ok)
+			return FAIL(res, BAD_STAT, i,
+				    "statistic %u: histogram kind %u with %u buckets, start %d, stop %d, interval %d",
+				    VI(i), VI(d->hist), VI(d->nbuckets),
+				    VI(d->start), VI(d->stop), VI(d->interval));
+		if (d->offset != off)
+			return FAIL(res, BAD_STAT, i,
+				    "statistic %u at offset %u, must be %u",
+				    VI(i), VI(d->offset), VI(off));
+		off += stp_stat_size(d);
+		if (off > STP_MAX_STAT_BYTES)
+			return FAIL(res, BAD_STAT, i,
+				    "statistics take more than %u bytes per CPU",
+				    VI(STP_MAX_STAT_BYTES));
+	}
+	p->stat_bytes = (u32)off;
+	return 0;
+}
+
+/*
+ * Map descriptors: 1..STP_MAX_MAP_KEYS keys, no kind bit past them, a
+ * known value kind (statistics values not yet), known flags, a capacity
+ * in [1, STP_MAX_MAP_ENTRIES], all maps within STP_MAX_MAP_BYTES. Sets
+ * p->map_bytes and p->iter_cap (the largest capacity).
+ */
+static int check_maps(struct stp_prog *p, struct stp_verify_result *res)
+{
+	u32 maxstr = p->limits[STP_LIM_MAXSTRINGLEN];
+	u64 total = 0;
+	u32 i;
+
+	p->iter_cap = 0;
+	for (i = 0; i < p->nmaps; i++) {	/* nmaps <= STP_MAX_MAPS */
+		const struct stp_map_desc *d = &p->maps[i];
+
+		if (d->reserved || d->reserved2 || d->reserved3 ||
+		    (d->flags & ~STP_MAP_F__ALL))
+			return FAIL(res, BAD_MAP, i,
+				    "map %u: unknown flags 0x%x or reserved field",
+				    VI(i), VI(d->flags));
+		if (!d->nkeys || d->nkeys > STP_MAX_MAP_KEYS ||
+		    (d->key_str_mask >> d->nkeys))
+			return FAIL(res, BAD_MAP, i,
+				    "map %u: %u keys (1 to %u), string mask 0x%x",
+				    VI(i), VI(d->nkeys), VI(STP_MAX_MAP_KEYS),
+				    VI(d->key_str_mask));
+		if (d->value != STP_MAPV_LONG && d->value != STP_MAPV_STR)
+			return FAIL(res, BAD_MAP, i,
+				    "map %u: value kind %u is not supported",
+				    VI(i), VI(d->value));
+		if (!d->capacity || d->capacity > STP_MAX_MAP_ENTRIES)
+			return FAIL(res, BAD_MAP, i,
+				    "map %u: capacity %u outside [1, %u]",
+				    VI(i), VI(d->capacity),
+				    VI(STP_MAX_MAP_ENTRIES));
+		total += stp_map_size(d, maxstr);
+		if (total > STP_MAX_MAP_BYTES)
+			return FAIL(res, TOO_MANY, i,
+				    "maps take more than %u bytes (at map %u)",
+				    VI(STP_MAX_MAP_BYTES), VI(i));
+		if (d->capacity > p->iter_cap)
+			p->iter_cap = d->capacity;
+	}
+	p->map_bytes = total;
+	return 0;
+}
+
 static int check_probes(const struct stp_prog *p,
 			struct stp_verify_result *res)
 {
@@ -565,10 +694,12 @@ static void flow(struct insn_state *st, u32 t, const struct insn_state *out)
 	if (!st[t].seen) {
 		st[t].r = out->r;
 		st[t].s = out->s;
+		st[t].it = out->it;
 		st[t].seen = 1;
 	} else {
 		st[t].r &= out->r;
 		st[t].s &= out->s;
+		st[t].it &= out->it;
 	}
 }
 
@@ -603,11 +734,12 @@ static int check_reg(const struct stp_handler_desc *h, u32 hi, u32 off,
 		return 0;
 	case STP_OPND_RW:
 	case STP_OPND_RR:
+	case STP_OPND_RM:
 		if (v >= h->nregs)
 			return FAIL(res, BAD_REGISTER, off + pc,
 				    AT "operand %s: r%u, handler has %u integer registers",
 				    ATV(pc), VS(pos), VI(v), VI(h->nregs));
-		if (k == STP_OPND_RR && live && !(in->r & (1ull << v)))
+		if (k != STP_OPND_RW && live && !(in->r & (1ull << v)))
 			return FAIL(res, UNINIT_REGISTER, off + pc,
 				    AT "r%u read before it is written",
 				    ATV(pc), VI(v));
@@ -695,6 +827,84 @@ static int check_runs(const struct stp_handler_desc *h, u32 hi, u32 off,
 }
 
 /*
+ * Map instructions: the map's key runs (RN/SN read, RNW/SNW written:
+ * nlong integer registers from b, nstr string registers from c), the
+ * value's kind, MOPR's arithmetic, MITER's order.
+ */
+static int check_map_insn(const struct stp_prog *p,
+			  const struct stp_handler_desc *h, u32 hi, u32 off,
+			  u32 pc, const struct stp_insn *insn,
+			  const struct stp_opcode_info *oi,
+			  const struct insn_state *in, bool live,
+			  struct stp_verify_result *res)
+{
+	/* check_imm: the map id (bits 0..15) < nmaps */
+	const struct stp_map_desc *d = &p->maps[insn->imm & 0xffff];
+	u32 nstr = popcount32(d->key_str_mask);
+	u32 nlong = d->nkeys - nstr;
+	u32 want = STP_MAPV__COUNT, col;
+
+	switch (insn->op) {
+	case STP_OP_MGET:
+	case STP_OP_MSET:
+	case STP_OP_MOPR:
+		want = STP_MAPV_LONG;
+		break;
+	case STP_OP_MGETS:
+	case STP_OP_MSETS:
+		want = STP_MAPV_STR;
+		break;
+	}
+	if (want != STP_MAPV__COUNT && d->value != want)
+		return FAIL(res, BAD_MAP, off + pc,
+			    AT "%s on map %u, whose values are of kind %u",
+			    ATV(pc), VS(oi->name), VI(insn->imm & 0xffff),
+			    VI(d->value));
+	if (oi->c == STP_OPND_SORT) {
+		col = insn->c & 15;
+		if ((insn->c & 0x70) || (col > d->nkeys && col != 15) ||
+		    (!col && insn->c))
+			return FAIL(res, BAD_MAP, off + pc,
+				    AT "MITER order 0x%x on map %u of %u keys",
+				    ATV(pc), VI(insn->c), VI(insn->imm & 0xffff),
+				    VI(d->nkeys));
+		return 0;
+	}
+	if (insn->op == STP_OP_MNEXT && live &&
+	    !(in->it & (1u << ((insn->imm >> 16) & 7))))
+		return FAIL(res, UNINIT_REGISTER, off + pc,
+			    AT "iterator %u read before MITER fills it",
+			    ATV(pc), VI((insn->imm >> 16) & 7));
+	if (oi->b == STP_OPND_RN)
+		return check_runs(h, hi, off, pc, insn, nlong, nstr, "map",
+				  "key", in, live, res);
+	if (oi->b == STP_OPND_RNW)
+		return check_runs(h, hi, off, pc, insn, nlong, nstr, "map",
+				  "key", in, false, res);
+	return 0;
+}
+
+/* What a map instruction writes besides operand a: runs, iterators. */
+static void map_flow(const struct stp_prog *p, const struct stp_insn *insn,
+		     const struct stp_opcode_info *oi, struct insn_state *out)
+{
+	const struct stp_map_desc *d;
+	u32 nstr, nlong, i;
+
+	if (oi->imm == STP_OPND_MIT && insn->op == STP_OP_MITER)
+		out->it |= (u8)(1u << ((insn->imm >> 16) & 7));
+	if (oi->b != STP_OPND_RNW)
+		return;
+	d = &p->maps[insn->imm & 0xffff];	/* check_imm */
+	nstr = popcount32(d->key_str_mask);
+	nlong = d->nkeys - nstr;
+	for (i = 0; i < nlong; i++)		/* <= STP_MAX_MAP_KEYS */
+		out->r |= 1ull << (insn->b + i);
+	for (i = 0; i < nstr; i++)
+		out->s |= (u16)(1u << (insn->c + i));
+}
+
+/*
  * The operand rules that go beyond one operand's kind: argument runs
  * (PRINTF, SPRINTF, FCALL*), SPRINTF's format text, and the destinations
  * that must not alias a source (SPRINTF, SREPL, STEXT).
@@ -748,6 +958,34 @@ static int check_insn_extra(const struct stp_prog *p,
 			return FAIL(res, BAD_REGISTER, off + pc,
 				    AT "STEXT writes s%u, its operand",
 				    ATV(pc), VI(insn->a));
+		return 0;
+	case STP_OP_STHIST:
+	case STP_OP_STBKT:
+		/* check_imm: imm < nstats */
+		if (p->stats[insn->imm].hist == STP_HIST_NONE)
+			return FAIL(res, BAD_STAT, off + pc,
+				    AT "%s of statistic %u, which has no histogram",
+				    ATV(pc), VS(stp_opcode_info[insn->op].name),
+				    VI(insn->imm));
+		return 0;
+	case STP_OP_MGET:
+	case STP_OP_MGETS:
+	case STP_OP_MSET:
+	case STP_OP_MSETS:
+	case STP_OP_MOPR:
+	case STP_OP_MDEL:
+	case STP_OP_MHAS:
+	case STP_OP_MCLEAR:
+	case STP_OP_MITER:
+	case STP_OP_MNEXT:
+		return check_map_insn(p, h, hi, off, pc, insn,
+				      &stp_opcode_info[insn->op], in, live,
+				      res);
+	case STP_OP_STVAR:
+		if (!(p->stats[insn->imm].flags & STP_STAT_F_VARIANCE))
+			return FAIL(res, BAD_STAT, off + pc,
+				    AT "STVAR of statistic %u, which has no variance flag",
+				    ATV(pc), VI(insn->imm));
 		return 0;
 	}
 	return 0;
@@ -808,6 +1046,35 @@ static int check_imm(const struct stp_prog *p,
 	case STP_OPND_FN:
 		what = "function";
 		n = p->nhandlers;
+		break;
+	case STP_OPND_STAT:
+		what = "statistic";
+		n = p->nstats;
+		break;
+	case STP_OPND_MOP:
+	case STP_OPND_MIT: {
+		u32 x = ((u32)imm >> 16) & 0xff;
+
+		if ((u32)imm >> 24 ||
+		    (k == STP_OPND_MIT && x >= STP_MAX_ITERS) ||
+		    (k == STP_OPND_MOP &&
+		     !(x == STP_OP_ADD || x == STP_OP_SUB || x == STP_OP_MUL ||
+		       x == STP_OP_DIV || x == STP_OP_MOD || x == STP_OP_AND ||
+		       x == STP_OP_OR || x == STP_OP_XOR || x == STP_OP_SHL ||
+		       x == STP_OP_SHR)))
+			return FAIL(res, BAD_MAP, off + pc,
+				    AT "immediate 0x%x: bad %s in bits 16..31",
+				    ATV(pc), VI(imm),
+				    VS(k == STP_OPND_MIT ? "iterator" :
+				       "operation"));
+		imm &= 0xffff;
+		what = "map";
+		n = p->nmaps;
+		break;
+	}
+	case STP_OPND_MAP:
+		what = "map";
+		n = p->nmaps;
 		break;
 	default:
 		return FAIL(res, BAD_OPCODE, off + pc,
@@ -925,6 +1192,9 @@ static int check_handler_code(const struct stp_prog *p, u32 hi,
 			out.r |= 1ull << insn->a;
 		else if (oi->a == STP_OPND_SW)
 			out.s |= (u16)(1u << insn->a);
+		else if (oi->a == STP_OPND_RM)
+			out.r |= 1ull << insn->a;
+		map_flow(p, insn, oi, &out);
 
 		switch (insn->op) {
 		case STP_OP_JZ:
@@ -942,6 +1212,7 @@ static int check_handler_code(const struct stp_prog *p, u32 hi,
 			u32 t = (u32)((s64)pc + 1 + insn->imm);
 			u64 mr = st[t].r & ~out.r;
 			u16 ms = st[t].s & (u16)~out.s;
+			u8 mi = st[t].it & (u8)~out.it;
 
 			if (!st[t].seen)
 				return FAIL(res, BAD_JUMP, off + pc,
@@ -955,6 +1226,10 @@ static int check_handler_code(const struct stp_prog *p, u32 hi,
 				return FAIL(res, UNINIT_REGISTER, off + pc,
 					    AT "loop back to pc %u without s%u, which is written on every forward path there",
 					    ATV(pc), VI(t), VI(lowest_bit(ms)));
+			if (mi)
+				return FAIL(res, UNINIT_REGISTER, off + pc,
+					    AT "loop back to pc %u without iterator %u, which is filled on every forward path there",
+					    ATV(pc), VI(t), VI(lowest_bit(mi)));
 			break;
 		}
 		case STP_OP_RET:
@@ -1008,6 +1283,10 @@ int stp_verify(const void *image, u32 size, struct stp_prog *prog,
 		err = check_handlers(&p, res);
 	if (!err)
 		err = check_probes(&p, res);
+	if (!err)
+		err = check_stats(&p, res);
+	if (!err)
+		err = check_maps(&p, res);
 	if (err)
 		return err;
 
@@ -1023,6 +1302,22 @@ int stp_verify(const void *image, u32 size, struct stp_prog *prog,
 		if (err)
 			return err;
 	}
+	/* Iterators: 1 + the largest one named, each CPU's within a cap. */
+	for (i = 0; i < p.ninsns; i++) {	/* ninsns <= STP_MAX_INSNS */
+		const struct stp_insn *in = &p.code[i];
+
+		u32 it = ((u32)in->imm >> 16) & 0xff;
+
+		if (in->op < STP_OP__COUNT &&
+		    stp_opcode_info[in->op].imm == STP_OPND_MIT &&
+		    it + 1 > p.niters)
+			p.niters = it + 1;
+	}
+	if (stp_iters_size(p.niters, p.iter_cap) > STP_MAX_ITER_BYTES)
+		return FAIL(res, TOO_MANY, 0,
+			    "%u iterators over maps of %u entries take more than %u bytes per CPU",
+			    VI(p.niters), VI(p.iter_cap),
+			    VI(STP_MAX_ITER_BYTES));
 	*prog = p;
 	res->code = STP_VERR_OK;
 	return 0;

@@ -22,7 +22,14 @@
  * the code pointer to the callee's handler; a return switches back. The
  * handler's own registers are level 0 (vm->r, vm->slen, vm->sbuf).
  *
- * Left out: arrays, statistics (not in the ISA yet); nesting and
+ * Statistics: STADD writes the running CPU's copy (rc->stats.cpu), the
+ * extractors merge the copies of every CPU id (rc->stats), see opcodes.h.
+ *
+ * Associative arrays: map instructions run map.c under the map's lock
+ * (rc->maps), foreach iterators live in rc->iters (this CPU's); a lock not
+ * taken in MAXTRYLOCK attempts ends the run as skipped (rc->skipped).
+ *
+ * Left out: nesting and
  * reentrancy of probe hits (the caller's per-CPU guard); MAXERRORS (the
  * caller counts the errors stp_run returns).
  *
@@ -33,6 +40,7 @@
  * each charges one unit of fuel; returns only pop frames.
  */
 #include "stp_core.h"
+#include "map_int.h"
 
 /*
  * Address of string register i of the current frame (verify.c: i < nsregs
@@ -332,6 +340,287 @@ static u32 text_str(const char *s, u32 sl, char *dst, u32 cap)
 	return n;
 }
 
+/* ------------------------------------------------------------------ */
+/* Statistics                                                          */
+
+/* Copy of statistic d for CPU id cpu (< area->ncpus, checked at entry). */
+static struct stp_stat_cpu *stat_at(const struct stp_stat_area *a,
+				    const struct stp_stat_desc *d, u32 cpu)
+{
+	/* verify.c: offset + size <= stat_bytes <= stride */
+	return (struct stp_stat_cpu *)(a->base + (u64)cpu * a->stride +
+				       d->offset);
+}
+
+/* stap's _stp_div64 without the error: 0 for y == 0, -x for y == -1. */
+static s64 div64(s64 x, s64 y)
+{
+	if (!y)
+		return 0;
+	if (y == -1)
+		return (s64)(0 - (u64)x);
+	return x / y;
+}
+
+/* Position of the highest set bit, 1-based (x != 0): 1..64. */
+static u32 fls64_nz(u64 x)
+{
+	u32 n = 1;
+
+	if (x >> 32) {
+		x >>= 32;
+		n += 32;
+	}
+	if (x >> 16) {
+		x >>= 16;
+		n += 16;
+	}
+	if (x >> 8) {
+		x >>= 8;
+		n += 8;
+	}
+	if (x >> 4) {
+		x >>= 4;
+		n += 4;
+	}
+	if (x >> 2) {
+		x >>= 2;
+		n += 2;
+	}
+	if (x >> 1)
+		n += 1;
+	return n;
+}
+
+/* Bucket of v in a statistic's histogram (opcodes.h: STADD). */
+static u32 hist_bucket(const struct stp_stat_desc *d, s64 v)
+{
+	u64 q;
+	u32 n;
+
+	if (d->hist == STP_HIST_LOG) {
+		if (!v)
+			return STP_HIST_LOG_BUCKETS / 2;
+		if (v > 0)
+			n = STP_HIST_LOG_BUCKETS / 2 + fls64_nz((u64)v);
+		else
+			n = STP_HIST_LOG_BUCKETS / 2 - fls64_nz(0 - (u64)v);
+		/* n <= 64 + 63 and n >= 64 - 64 */
+		return n;
+	}
+	/* LINEAR; verify.c: interval > 0, nbuckets >= 3 */
+	v = (s64)((u64)v - (u64)(s64)d->start);
+	if (v < 0)
+		return 0;
+	q = (u64)v / (u64)d->interval;
+	return q >= d->nbuckets - 2 ? d->nbuckets - 1 : (u32)q + 1;
+}
+
+/*
+ * s <<< v on this CPU's copy: one writer (the per-CPU guard); readers on
+ * other CPUs read the fields once each, so stores are single and untorn.
+ */
+static void stat_add(struct stp_stat_cpu *sc, const struct stp_stat_desc *d,
+		     s64 v)
+{
+	s64 *bk = (s64 *)(sc + 1);
+	s64 n = sc->count;
+	s64 vs = (s64)((u64)v << d->shift);	/* verify.c: shift <= 62 */
+
+	if (!n) {
+		STP_WRITE_ONCE(sc->sum, v);
+		STP_WRITE_ONCE(sc->min, v);
+		STP_WRITE_ONCE(sc->max, v);
+		STP_WRITE_ONCE(sc->avg_s, vs);
+		STP_WRITE_ONCE(sc->m2, 0);
+	} else {
+		STP_WRITE_ONCE(sc->sum, (s64)((u64)sc->sum + (u64)v));
+		if (v > sc->max)
+			STP_WRITE_ONCE(sc->max, v);
+		if (v < sc->min)
+			STP_WRITE_ONCE(sc->min, v);
+		if (d->flags & STP_STAT_F_VARIANCE) {
+			/* stap keeps delta in an int: the low 32 bits */
+			s64 delta = (s32)(u32)((u64)vs - (u64)sc->avg_s);
+			s64 avg = (s64)((u64)sc->avg_s +
+					(u64)div64(delta, n + 1));
+			s64 m2 = (s64)((u64)sc->m2 + (u64)delta *
+				       ((u64)vs - (u64)avg));
+
+			STP_WRITE_ONCE(sc->avg_s, avg);
+			STP_WRITE_ONCE(sc->m2, m2);
+			STP_WRITE_ONCE(sc->variance_s, div64(m2, n));
+		}
+	}
+	STP_WRITE_ONCE(sc->count, n + 1);
+	if (d->hist != STP_HIST_NONE) {
+		u32 b = hist_bucket(d, v);	/* < nbuckets */
+
+		STP_WRITE_ONCE(bk[b], bk[b] + 1);
+	}
+}
+
+/* The merged scalars of a statistic (stap's _stp_stat_get). */
+struct stat_merged {
+	s64 count;
+	s64 sum;
+	s64 min;
+	s64 max;
+	s64 variance;
+};
+
+static void stat_merge(const struct stp_stat_area *a,
+		       const struct stp_stat_desc *d, bool variance,
+		       struct stat_merged *m)
+{
+	s64 avg_s, s1 = 0, s2 = 0;
+	u32 i;
+
+	memset(m, 0, sizeof(*m));
+	for (i = 0; i < a->ncpus; i++) {	/* CPU ids */
+		const struct stp_stat_cpu *sc = stat_at(a, d, i);
+		s64 c = STP_READ_ONCE(sc->count);
+		s64 mn = STP_READ_ONCE(sc->min), mx = STP_READ_ONCE(sc->max);
+
+		if (c <= 0)
+			continue;
+		if (!m->count) {
+			m->min = mn;
+			m->max = mx;
+		}
+		m->count += c;
+		m->sum = (s64)((u64)m->sum + (u64)STP_READ_ONCE(sc->sum));
+		if (mx > m->max)
+			m->max = mx;
+		if (mn < m->min)
+			m->min = mn;
+	}
+	if (!variance || m->count <= 0)
+		return;
+	avg_s = div64((s64)((u64)m->sum << d->shift), m->count);
+	for (i = 0; i < a->ncpus; i++) {	/* CPU ids */
+		const struct stp_stat_cpu *sc = stat_at(a, d, i);
+		s64 c = STP_READ_ONCE(sc->count);
+		u64 dev = (u64)STP_READ_ONCE(sc->avg_s) - (u64)avg_s;
+
+		if (c <= 0)
+			continue;
+		s1 = (s64)((u64)s1 + (u64)c * dev * dev);
+		s2 = (s64)((u64)s2 + (u64)(c - 1) *
+			   (u64)STP_READ_ONCE(sc->variance_s));
+	}
+	m->variance = div64((s64)((u64)s1 + (u64)s2), m->count - 1) >>
+		      ((2 * d->shift) & 63);
+}
+
+/* Bucket b of statistic d summed over CPUs. */
+static s64 stat_bucket(const struct stp_stat_area *a,
+		       const struct stp_stat_desc *d, u32 b)
+{
+	u64 sum = 0;
+	u32 i;
+
+	for (i = 0; i < a->ncpus; i++)		/* CPU ids */
+		sum += (u64)STP_READ_ONCE(((const s64 *)(stat_at(a, d, i) +
+							  1))[b]);
+	return (s64)sum;
+}
+
+/*
+ * STHIST: an STP_REC_HIST record with the merged buckets (dropped if the
+ * ring is full). The caller checked that the statistic is not empty.
+ */
+static void emit_hist(struct stp_run_ctx *rc, const struct stp_stat_desc *d,
+		      u32 idx)
+{
+	struct stp_rec_hdr *hdr;
+	struct stp_rec_hist *h;
+	s64 *bk;
+	u32 len, b;
+
+	/* verify.c: nbuckets <= STP_HIST_LOG_BUCKETS, STP_HIST_MAX_BUCKETS */
+	len = (u32)(sizeof(*hdr) + sizeof(*h)) + d->nbuckets * 8;
+	if (!rc->ring)
+		return;
+	hdr = stp_ring_reserve(rc->ring, len);
+	if (!hdr)
+		return;		/* counted by the ring */
+	hdr->len = len;
+	hdr->type = STP_REC_HIST;
+	hdr->id = (u16)idx;	/* verify.c: idx < STP_MAX_STATS <= 2^16 */
+	hdr->time_ns = stp_env_time_ns(rc->env);
+	h = (struct stp_rec_hist *)(hdr + 1);
+	memset(h, 0, sizeof(*h));
+	h->hist = d->hist;
+	h->nbuckets = d->nbuckets;
+	h->start = d->start;
+	h->stop = d->stop;
+	h->interval = d->interval;
+	bk = (s64 *)(h + 1);
+	for (b = 0; b < d->nbuckets; b++)
+		bk[b] = stat_bucket(&rc->stats, d, b);
+	stp_ring_commit(rc->ring, hdr, len);
+}
+
+/* ------------------------------------------------------------------ */
+/* Associative arrays                                                  */
+
+/* The key tuple of a map instruction: r[b..] longs, s[c..] strings. */
+static void map_key(const struct stp_map *m, const u64 *r, const u32 *slen,
+		    const char *sregs, u64 stride, u32 b, u32 c,
+		    struct stp_map_key *k)
+{
+	u32 i;
+
+	/* verify.c: b + nlong <= nregs, c + nstr <= nsregs (key runs) */
+	k->lk = r + b;
+	for (i = 0; i < m->nstr; i++) {		/* <= STP_MAX_MAP_KEYS */
+		k->sk[i] = sregs + (u64)(c + i) * stride;
+		k->sl[i] = slen[c + i];
+	}
+}
+
+/* Takes m's lock in at most tries attempts (MAXTRYLOCK). */
+static bool map_lock(struct stp_map *m, u32 tries, unsigned long *flags)
+{
+	u32 i;
+
+	for (i = 0; i < tries; i++) {	/* tries <= MAXTRYLOCK's maximum */
+		if (stp_env_map_trylock(&m->lock, flags))
+			return true;
+		stp_env_cpu_relax();
+	}
+	return false;
+}
+
+/* MOPR: x op y as the opcode op computes it (y != 0 for DIV, MOD). */
+static u64 map_arith(u32 op, u64 x, u64 y)
+{
+	switch (op) {
+	case STP_OP_ADD:
+		return x + y;
+	case STP_OP_SUB:
+		return x - y;
+	case STP_OP_MUL:
+		return x * y;
+	case STP_OP_DIV:
+		return (s64)y == -1 ? 0 - x : (u64)((s64)x / (s64)y);
+	case STP_OP_MOD:
+		return (s64)y == -1 ? 0 : (u64)((s64)x % (s64)y);
+	case STP_OP_AND:
+		return x & y;
+	case STP_OP_OR:
+		return x | y;
+	case STP_OP_XOR:
+		return x ^ y;
+	case STP_OP_SHL:
+		return x << (y & 63);
+	case STP_OP_SHR:
+		return (u64)((s64)x >> (y & 63));
+	}
+	return x;		/* verify.c: MOP names one of the above */
+}
+
 /*
  * The environment may put the dispatch table in a special section (the
  * kernel's __annotate_jump_table, so objtool understands the indirect
@@ -385,12 +674,18 @@ int stp_run(struct stp_vm *vm, struct stp_run_ctx *rc)
 	u64 addr = 0;
 	const char *umsg = NULL;	/* STP_RTE_USER: the message */
 	u32 umsg_len = 0;
+	/* Statistics only with an area that holds every statistic. */
+	const struct stp_stat_area *sa = &rc->stats;
+	bool stats_ok = sa->base && sa->cpu < sa->ncpus &&
+			sa->stride >= p->stat_bytes && !(sa->stride & 7);
+	struct stat_merged sm;
 
 	rc->exit_requested = 0;
 	rc->error = STP_RTE_NONE;
 	rc->error_pc = 0;
 	rc->error_handler = rc->handler;
 	rc->error_addr = 0;
+	rc->skipped = 0;
 
 /* Load the next instruction once and jump to its label. */
 #define NEXT()	do { in = *ip++; goto *disp[in.op]; } while (0)
@@ -756,6 +1051,193 @@ op_ERROR:
 	umsg = SREG(in.b);
 	umsg_len = slen[in.b];
 	FAIL(STP_RTE_USER, umsg_len);
+op_STADD:	/* verify.c: imm < nstats (OPND_STAT) */
+	if (!stats_ok)
+		goto op_BADOP;
+	stat_add(stat_at(sa, &p->stats[in.imm], sa->cpu), &p->stats[in.imm],
+		 (s64)r[in.a]);
+	NEXT();
+op_STCOUNT:
+op_STSUM:
+op_STMIN:
+op_STMAX:
+op_STAVG:
+op_STVAR:
+	if (!stats_ok)
+		goto op_BADOP;
+	/* verify.c: STVAR only with STP_STAT_F_VARIANCE */
+	stat_merge(sa, &p->stats[in.imm], in.op == STP_OP_STVAR, &sm);
+	if (in.op == STP_OP_STCOUNT) {
+		r[in.a] = (u64)sm.count;
+		NEXT();
+	}
+	if (in.op == STP_OP_STSUM) {
+		r[in.a] = (u64)sm.sum;
+		NEXT();
+	}
+	if (sm.count <= 0)
+		FAIL(STP_RTE_EMPTY_AGG, 0);
+	if (in.op == STP_OP_STMIN)
+		r[in.a] = (u64)sm.min;
+	else if (in.op == STP_OP_STMAX)
+		r[in.a] = (u64)sm.max;
+	else if (in.op == STP_OP_STAVG)
+		r[in.a] = (u64)div64(sm.sum, sm.count);
+	else
+		r[in.a] = (u64)sm.variance;
+	NEXT();
+op_STHIST:	/* verify.c: the statistic has a histogram */
+	if (!stats_ok)
+		goto op_BADOP;
+	stat_merge(sa, &p->stats[in.imm], false, &sm);
+	if (sm.count <= 0)
+		FAIL(STP_RTE_EMPTY_AGG, 0);
+	emit_hist(rc, &p->stats[in.imm], (u32)in.imm);
+	NEXT();
+op_STBKT:	/* verify.c: the statistic has a histogram */
+	if (!stats_ok)
+		goto op_BADOP;
+	stat_merge(sa, &p->stats[in.imm], false, &sm);
+	if (sm.count <= 0)
+		FAIL(STP_RTE_EMPTY_AGG, 0);
+	if (r[in.b] >= p->stats[in.imm].nbuckets)	/* negative too */
+		FAIL(STP_RTE_HIST_INDEX, 0);
+	r[in.a] = (u64)stat_bucket(sa, &p->stats[in.imm], (u32)r[in.b]);
+	NEXT();
+op_MGET:
+op_MGETS:
+op_MSET:
+op_MSETS:
+op_MOPR:
+op_MDEL:
+op_MHAS:
+op_MCLEAR: {	/* verify.c: map id < nmaps, key runs and value kind match */
+	u32 op = ((u32)in.imm >> 16) & 0xff;	/* MOPR only */
+	struct stp_map *m;
+	struct stp_map_key k;
+	unsigned long fl;
+	bool full = false;
+	u32 n = 0;
+	u8 *e;
+
+	if (!rc->maps)
+		goto op_BADOP;
+	m = rc->maps[in.imm & 0xffff];
+	if (in.op == STP_OP_MOPR && (op == STP_OP_DIV || op == STP_OP_MOD) &&
+	    !r[in.a])
+		FAIL(STP_RTE_DIVZERO, 0);
+	map_key(m, r, slen, sregs, (u64)vm->str_cap + 1, in.b, in.c, &k);
+	if (!map_lock(m, p->limits[STP_LIM_MAXTRYLOCK], &fl))
+		goto skip;
+	switch (in.op) {
+	case STP_OP_MGET:
+		e = stp_map_lookup(m, &k);
+		if (e)
+			memcpy(&r[in.a], e + m->val_off, 8);
+		else
+			r[in.a] = 0;
+		break;
+	case STP_OP_MGETS:
+		e = stp_map_lookup(m, &k);
+		if (e) {
+			memcpy(&n, e + m->val_off, 4);
+			n = min_u32(n, cap);
+			memcpy(SREG(in.a), e + m->val_off + 4, n);
+		}
+		slen[in.a] = n;
+		break;
+	case STP_OP_MSET:
+	case STP_OP_MSETS:
+	case STP_OP_MOPR:
+		e = stp_map_insert(m, &k);
+		full = !e;
+		if (!e)
+			break;
+		if (in.op == STP_OP_MSET) {
+			memcpy(e + m->val_off, &r[in.a], 8);
+		} else if (in.op == STP_OP_MSETS) {
+			n = slen[in.a];		/* <= cap <= m->str_cap */
+			memcpy(e + m->val_off, &n, 4);
+			memcpy(e + m->val_off + 4, SREG(in.a), n);
+		} else {
+			u64 v;
+
+			memcpy(&v, e + m->val_off, 8);
+			v = map_arith(op, v, r[in.a]);
+			memcpy(e + m->val_off, &v, 8);
+			r[in.a] = v;
+		}
+		break;
+	case STP_OP_MDEL:
+		stp_map_delete(m, &k);
+		break;
+	case STP_OP_MHAS:
+		r[in.a] = stp_map_lookup(m, &k) != NULL;
+		break;
+	default:		/* MCLEAR */
+		stp_map_clear(m);
+		break;
+	}
+	stp_env_map_unlock(&m->lock, fl);
+	if (full)		/* an insertion into a full map */
+		FAIL(m->flags & STP_MAP_F_SIZED ? STP_RTE_ARRAY_SIZE :
+		     STP_RTE_ARRAY_OVERFLOW, m->capacity);
+	NEXT();
+}
+op_MITER:
+op_MNEXT: {	/* verify.c: map id < nmaps, iterator < niters, runs match */
+	u32 id = (u32)in.imm & 0xffff;
+	struct stp_iter *it;
+	struct stp_map *m;
+	unsigned long fl;
+	u32 i, li = 0, si = 0;
+	u8 *e;
+
+	if (!rc->maps || !rc->iters)
+		goto op_BADOP;
+	m = rc->maps[id];
+	it = &rc->iters[((u32)in.imm >> 16) & 0xff];
+	if (in.op == STP_OP_MNEXT && it->map != id)
+		goto op_BADOP;	/* filled for another map (or never) */
+	if (!map_lock(m, p->limits[STP_LIM_MAXTRYLOCK], &fl))
+		goto skip;
+	if (in.op == STP_OP_MITER) {
+		stp_map_iter_fill(m, it, id, in.c, (s64)r[in.b], p->iter_cap);
+		stp_env_map_unlock(&m->lock, fl);
+		NEXT();
+	}
+	e = stp_map_iter_next(m, it);
+	for (i = 0; i < m->nkeys; i++) {	/* <= STP_MAX_MAP_KEYS */
+		if (m->str_mask & (1u << i)) {
+			u32 n = 0;
+
+			if (e) {
+				const u8 *sk = e + m->skey_off +
+					       (u64)si * m->str_slot;
+
+				memcpy(&n, sk, 4);
+				n = min_u32(n, cap);
+				memcpy(SREG(in.c + si), sk + 4, n);
+			}
+			slen[in.c + si] = n;
+			si++;
+		} else {
+			if (e)
+				memcpy(&r[in.b + li], e + m->lkey_off + 8 * li,
+				       8);
+			else
+				r[in.b + li] = 0;
+			li++;
+		}
+	}
+	r[in.a] = e != NULL;
+	stp_env_map_unlock(&m->lock, fl);
+	NEXT();
+}
+skip:		/* MAXTRYLOCK attempts failed: stap skips the probe */
+	rc->skipped = 1;
+	rc->fuel_left = fuel;
+	return STP_RTE_NONE;
 op_BADOP:
 	err = STP_RTE_BADOP;
 	addr = 0;

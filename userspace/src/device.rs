@@ -278,6 +278,45 @@ impl Session {
         Ok(values)
     }
 
+    /// MAP_READ: every entry of map `map` (index into the image's MAPS),
+    /// read in chunks from a cursor (abi.h).
+    pub fn map_entries(
+        &self,
+        map: usize,
+        decl: &vm_spec::program::MapDecl,
+    ) -> io::Result<Vec<vm_spec::maps::MapEntry>> {
+        let mut buf = vec![0u64; 1 << 15];
+        let mut out = Vec::new();
+        let mut cursor = 0u32;
+        while cursor != abi::STP_MAP_READ_END {
+            let mut args = abi::stp_map_read_args {
+                args_size: std::mem::size_of::<abi::stp_map_read_args>() as u32,
+                map: u32::try_from(map).unwrap_or(u32::MAX),
+                buf: buf.as_mut_ptr() as u64,
+                buf_size: u32::try_from(buf.len() * 8).unwrap_or(u32::MAX),
+                cursor,
+                count: 0,
+                flags: 0,
+            };
+            ioctl_ptr(
+                &self.file,
+                tables::IOC_MAP_READ,
+                std::ptr::addr_of_mut!(args).cast(),
+            )?;
+            // SAFETY: buf is buf.len() * 8 initialised bytes.
+            let bytes =
+                unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), buf.len() * 8) };
+            let entries = vm_spec::maps::parse_entries(bytes, args.count as usize, decl)
+                .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "bad MAP_READ entry"))?;
+            out.extend(entries);
+            if args.count == 0 && args.cursor == cursor {
+                break;
+            }
+            cursor = args.cursor;
+        }
+        Ok(out)
+    }
+
     /// PROBE_STATS: hits and skipped hits of the first `count` probes
     /// (image order).
     pub fn probe_stats(&self, count: usize) -> io::Result<Vec<abi::stp_probe_stat>> {

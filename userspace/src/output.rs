@@ -148,6 +148,8 @@ impl<'p> Renderer<'p> {
                 })
             }
             Ok(Record::Exit { .. }) => Rendered::Exit,
+            // print(@hist_*(s)): drawn as stap draws it (vm_spec::hist).
+            Ok(Record::Hist { hist, .. }) => Rendered::Out(hist.draw().into_bytes()),
             Err(e) => Rendered::Message(format!("ERROR: unreadable record from the kernel: {e}")),
         }
     }
@@ -155,6 +157,7 @@ impl<'p> Renderer<'p> {
 
 /// The lines stap prints for globals at exit: `name=value` for each global
 /// marked `print_at_exit`, in declaration order. `values[i]` is global i.
+#[cfg(test)]
 pub fn globals_text(prog: &Program, values: &[i64]) -> String {
     let mut out = String::new();
     for (i, g) in prog.globals.iter().enumerate() {

@@ -200,6 +200,14 @@ pub trait Control {
     fn globals(&self, count: usize) -> io::Result<Vec<i64>>;
     /// The descriptor to poll for records (negative: none).
     fn poll_fd(&self) -> RawFd;
+    /// STP_IOC_MAP_READ: every entry of map `map`.
+    fn map_entries(
+        &self,
+        _map: usize,
+        _decl: &vm_spec::program::MapDecl,
+    ) -> io::Result<Vec<vm_spec::maps::MapEntry>> {
+        Ok(Vec::new())
+    }
 }
 
 impl Control for Session {
@@ -217,6 +225,13 @@ impl Control for Session {
     }
     fn poll_fd(&self) -> RawFd {
         self.file().as_raw_fd()
+    }
+    fn map_entries(
+        &self,
+        map: usize,
+        decl: &vm_spec::program::MapDecl,
+    ) -> io::Result<Vec<vm_spec::maps::MapEntry>> {
+        Session::map_entries(self, map, decl)
     }
 }
 
@@ -365,12 +380,31 @@ pub fn drive<C: Control, M: RingMemory, W: Write, E: Write>(
     let status = ctl.status().map_err(ioctl_err("STP_IOC_STATUS"))?;
     let exit_status = output::exit_status(&status);
     // As in stap, globals are printed by an end probe, which an error
-    // abort (MAXERRORS, MAXSKIPPED) skips.
-    if exit_status == 0 && prog.globals.iter().any(|g| g.print_at_exit) {
-        let values = ctl
-            .globals(prog.globals.len())
-            .map_err(ioctl_err("STP_IOC_GLOBALS"))?;
-        pr.output(output::globals_text(prog, &values).as_bytes());
+    // abort (MAXERRORS, MAXSKIPPED) skips: in declaration order, scalars
+    // as `name=value`, arrays written and never read through MAP_READ.
+    if exit_status == 0 {
+        let values = if prog.globals.iter().any(|g| g.print_at_exit) {
+            ctl.globals(prog.globals.len())
+                .map_err(ioctl_err("STP_IOC_GLOBALS"))?
+        } else {
+            Vec::new()
+        };
+        for (i, g) in prog.globals.iter().enumerate() {
+            if g.print_at_exit {
+                let v = values.get(i).copied().unwrap_or(0);
+                pr.output(format!("{}={v}\n", g.name).as_bytes());
+            } else if let Some((mi, m)) = prog
+                .maps
+                .iter()
+                .enumerate()
+                .find(|(_, m)| m.name == g.name && m.print_at_exit)
+            {
+                let entries = ctl
+                    .map_entries(mi, m)
+                    .map_err(ioctl_err("STP_IOC_MAP_READ"))?;
+                pr.output(vm_spec::maps::exit_text(m, &entries).as_bytes());
+            }
+        }
         pr.flush();
     }
     for line in output::summary(prog, &status) {

@@ -206,4 +206,30 @@ static inline void stp_env_free(void *p)
 	free(p);
 }
 
+/* Map locks: a spin flag (tests may run sessions on several threads). */
+typedef u32 stp_env_map_lock_t;
+
+static inline void stp_env_map_lock_init(stp_env_map_lock_t *l)
+{
+	__atomic_store_n(l, 0, __ATOMIC_RELAXED);
+}
+
+static inline bool stp_env_map_trylock(stp_env_map_lock_t *l,
+				       unsigned long *flags)
+{
+	*flags = 0;
+	return !__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE);
+}
+
+static inline void stp_env_map_unlock(stp_env_map_lock_t *l,
+				      unsigned long flags)
+{
+	(void)flags;
+	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
+}
+
+static inline void stp_env_cpu_relax(void)
+{
+}
+
 #endif /* STP_ENV_H */

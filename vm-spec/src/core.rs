@@ -237,7 +237,9 @@ impl RuntimeError {
             handler,
             pc,
             addr,
-            message: msg.replace("%llx", &format!("{addr:x}")),
+            message: msg
+                .replace("%llx", &format!("{addr:x}"))
+                .replace("%llu", &addr.to_string()),
         }
     }
 }
@@ -459,6 +461,17 @@ pub struct HostSession {
     _sbuf: Vec<u8>,
     /// Function frames (`vm.frames` points here; empty without functions).
     _frames: Vec<u64>,
+    /// Statistics of every simulated CPU: `stat_cpus` copies of
+    /// `stat_stride` bytes (`struct stp_stat_area`).
+    stats: Vec<u64>,
+    stat_cpus: u32,
+    stat_stride: u64,
+    /// Each map's storage (`stp_map_init`), and the iterators of the one
+    /// simulated CPU (`stp_iters_init`).
+    maps: Vec<Vec<u64>>,
+    iters: Vec<u64>,
+    /// Runs that ended skipped (a map lock not taken in MAXTRYLOCK tries).
+    skipped: u64,
     ring: HostRing,
     clock: u64,
     records: Vec<Record>,
@@ -526,6 +539,31 @@ pub fn frames_size(nframes: u32, maxstringlen: u32) -> usize {
     nframes as usize * (std::mem::size_of::<ffi::stp_frame>() + sb)
 }
 
+/// Storage for every map of `p` and the iterators of one CPU, set up by
+/// the core (`stp_map_init`, `stp_iters_init`) as the kernel glue does.
+fn host_maps(p: &ffi::stp_prog, maxstr: u32) -> (Vec<Vec<u64>>, Vec<u64>) {
+    let mut maps = Vec::new();
+    for i in 0..p.nmaps as usize {
+        // SAFETY: verified: maps holds nmaps descriptors.
+        let d = unsafe { &*p.maps.add(i) };
+        // SAFETY: d is a verified descriptor.
+        let size = unsafe { ffi::stp_map_size(d, maxstr) };
+        let mut block = vec![0u64; (size as usize).div_ceil(8)];
+        // SAFETY: block holds stp_map_size() zeroed, 8-aligned bytes.
+        unsafe { ffi::stp_map_init(block.as_mut_ptr().cast(), d, maxstr) };
+        maps.push(block);
+    }
+    let isize = p.niters as usize
+        * (std::mem::size_of::<ffi::stp_iter>()
+            + p.iter_cap as usize * std::mem::size_of::<ffi::stp_iter_ent>());
+    let mut iters = vec![0u64; isize.div_ceil(8)];
+    if p.niters > 0 {
+        // SAFETY: iters holds stp_iters_size(niters, iter_cap) bytes.
+        unsafe { ffi::stp_iters_init(iters.as_mut_ptr().cast(), p.niters, p.iter_cap) };
+    }
+    (maps, iters)
+}
+
 impl HostSession {
     /// Verifies `image` and prepares globals (zero), the ring
     /// (`RING_PAGES` pages of 4 KiB) and the VM. Formats know only their
@@ -557,7 +595,15 @@ impl HostSession {
             nframes,
             pad: 0,
         });
+        let stat_stride = (u64::from(p.stat_bytes) + 7) & !7;
+        let (maps, iters) = host_maps(p, cap);
         Ok(HostSession {
+            maps,
+            iters,
+            skipped: 0,
+            stats: vec![0u64; (stat_stride / 8) as usize],
+            stat_cpus: 1,
+            stat_stride,
             globals: vec![0; p.nglobals as usize],
             formats,
             vm,
@@ -609,6 +655,15 @@ impl HostSession {
             e.message = format!("no handler {idx}");
             return Err(e);
         }
+        // SAFETY: verified: handlers holds nhandlers entries, idx < that.
+        let hd = unsafe { *self.verified.prog.handlers.add(idx as usize) };
+        if u32::from(hd.ctx) == abi::STP_CTX_FUNCTION {
+            // stp_run runs probe handlers only: a function's RETI/RETS
+            // would pop a frame that does not exist.
+            let mut e = RuntimeError::new(abi::STP_RTE_BADOP, idx, 0, 0);
+            e.message = format!("handler {idx} is a function, not a probe handler");
+            return Err(e);
+        }
         let regions = page_regions(&env.memory);
         let mems: Vec<ffi::stp_host_mem> = regions
             .iter()
@@ -637,18 +692,49 @@ impl HostSession {
             mem: mems.as_ptr(),
         };
         let mut ring = self.ring.raw();
+        // Each map's storage, set up by stp_map_init in `new`.
+        let mut map_ptrs: Vec<*mut ffi::stp_map> = self
+            .maps
+            .iter_mut()
+            .map(|m| m.as_mut_ptr().cast())
+            .collect();
         let mut rc = ffi::stp_run_ctx {
             prog: &self.verified.prog,
             handler: idx,
             env: (&mut cenv as *mut ffi::stp_host_env).cast(),
             globals: self.globals.as_mut_ptr(),
             ring: &mut ring,
+            stats: ffi::stp_stat_area {
+                base: if self.stats.is_empty() {
+                    std::ptr::null_mut()
+                } else {
+                    self.stats.as_mut_ptr().cast()
+                },
+                stride: self.stat_stride,
+                ncpus: self.stat_cpus,
+                cpu: u32::try_from(env.cpu).unwrap_or(u32::MAX),
+            },
+            maps: if map_ptrs.is_empty() {
+                std::ptr::null_mut()
+            } else {
+                map_ptrs.as_mut_ptr()
+            },
+            iters: if self.iters.is_empty() {
+                std::ptr::null_mut()
+            } else {
+                self.iters.as_mut_ptr().cast()
+            },
             ..Default::default()
         };
         // SAFETY: prog was verified and its image is owned by self; vm's
         // sbuf holds STP_MAX_SREGS * (str_cap + 1) bytes; globals holds
-        // nglobals slots; the ring, env and memory regions outlive the call.
+        // nglobals slots; stats holds stat_cpus copies of stat_stride
+        // bytes (stat_stride >= stat_bytes); the ring, env and memory
+        // regions outlive the call.
         let rc_code = unsafe { ffi::stp_run(&mut *self.vm, &mut rc) };
+        if rc.skipped != 0 {
+            self.skipped += 1;
+        }
         self.clock = cenv.time_ns;
         self.fuel_left = rc.fuel_left;
         if rc.exit_requested != 0 {
@@ -727,7 +813,8 @@ impl HostSession {
     }
 
     /// The PRINTF records formatted with the program's format texts
-    /// (needs [`HostSession::from_program`]), concatenated.
+    /// (needs [`HostSession::from_program`]) and the HIST records drawn as
+    /// stap draws histograms, concatenated.
     pub fn output(&self) -> Vec<u8> {
         let mut out = Vec::new();
         for r in &self.records {
@@ -737,9 +824,52 @@ impl HostSession {
                 };
                 let a: Vec<FmtArg> = args.iter().map(|a| a.as_fmt_arg()).collect();
                 out.extend_from_slice(&format(&f.text, &a));
+            } else if let Record::Hist { hist, .. } = r {
+                out.extend_from_slice(hist.draw().as_bytes());
             }
         }
         out
+    }
+
+    /// Runs that ended skipped because a map's lock was not taken.
+    pub fn skipped(&self) -> u64 {
+        self.skipped
+    }
+
+    /// The entries of map `map` (`None` if there is no such map), read
+    /// with `stp_map_read`, the code behind `STP_IOC_MAP_READ`.
+    pub fn map_entries(
+        &self,
+        map: usize,
+        decl: &crate::program::MapDecl,
+    ) -> Option<Vec<crate::maps::MapEntry>> {
+        let m = self.maps.get(map)?;
+        let mut out = Vec::new();
+        let mut cursor = 0u32;
+        let mut buf = vec![0u64; 1 << 16];
+        for _ in 0..=u32::MAX {
+            if cursor == abi::STP_MAP_READ_END {
+                break;
+            }
+            let mut used = 0u32;
+            // SAFETY: m holds a map set up by stp_map_init; buf has
+            // buf.len() * 8 bytes; nothing else touches the map meanwhile.
+            let n = unsafe {
+                ffi::stp_map_read(
+                    m.as_ptr().cast(),
+                    &mut cursor,
+                    buf.as_mut_ptr().cast(),
+                    u32::try_from(buf.len() * 8).unwrap_or(u32::MAX),
+                    &mut used,
+                )
+            };
+            let n = usize::try_from(n).ok()?;
+            // SAFETY: used <= the buffer's size, written by stp_map_read.
+            let bytes =
+                unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), used as usize) };
+            out.extend(crate::maps::parse_entries(bytes, n, decl)?);
+        }
+        Some(out)
     }
 
     /// The global scalars.
@@ -758,6 +888,26 @@ impl HostSession {
         }
     }
 
+    /// Simulates `n` CPUs (at least 1) for statistics and empties every
+    /// statistic: each CPU id has its own copy, a run updates the copy of
+    /// its [`HostEnv::cpu`] (a run whose `cpu` is not below `n` fails on
+    /// its first statistic instruction) and the extractors merge all `n`.
+    pub fn set_cpus(&mut self, n: u32) {
+        self.stat_cpus = n.max(1);
+        let words = (self.stat_stride / 8) as usize * self.stat_cpus as usize;
+        self.stats = vec![0u64; words];
+    }
+
+    /// CPU ids simulated for statistics ([`HostSession::set_cpus`]).
+    pub fn cpus(&self) -> u32 {
+        self.stat_cpus
+    }
+
+    /// Per-CPU bytes of the program's statistics (`stp_prog.stat_bytes`).
+    pub fn stat_bytes(&self) -> u32 {
+        self.verified.prog.stat_bytes
+    }
+
     /// Whether some handler ran `exit()`.
     pub fn exit_requested(&self) -> bool {
         self.exit_requested
@@ -771,5 +921,23 @@ impl HostSession {
     /// The session's ring.
     pub fn ring_mut(&mut self) -> &mut HostRing {
         &mut self.ring
+    }
+
+    /// The VM's level-0 registers (the probe handler's files, not a
+    /// function frame's) as the last run left them: `STP_MAX_REGS`
+    /// integers and `STP_MAX_SREGS` strings. Only what that run wrote is
+    /// meaningful; registers are not cleared between runs.
+    pub fn registers(&self) -> (Vec<u64>, Vec<Vec<u8>>) {
+        let cap = self.vm.str_cap as usize;
+        let s = (0..abi::STP_MAX_SREGS as usize)
+            .map(|i| {
+                let n = (self.vm.slen[i] as usize).min(cap);
+                let at = i * (cap + 1);
+                self._sbuf
+                    .get(at..at + n)
+                    .map_or_else(Vec::new, <[u8]>::to_vec)
+            })
+            .collect();
+        (self.vm.r.to_vec(), s)
     }
 }

@@ -2,8 +2,9 @@
 //! code stapvm.ko runs, through [`HostSession`]) and the Rust reference
 //! interpreter ([`crate::refvm`]). [`check_case`] runs every handler run of
 //! a generated [`Case`] on both, with the same [`HostEnv`], and compares
-//! after each run: how the run ended (error code, pc, address), MAXACTION
-//! fuel left, the exit flag, the raw bytes of every record (time stamps
+//! after each run: how the run ended (error code, handler, pc, address),
+//! every register the run wrote when it ended with RET, MAXACTION fuel
+//! left, the exit flag, the raw bytes of every record (time stamps
 //! included: the host clock is deterministic), the globals, the ring's drop
 //! count and the clock.
 //!
@@ -200,6 +201,7 @@ pub fn check_case(case: &Case) -> Result<Summary, Mismatch> {
             Ok(()) => Outcome::Ret,
             Err(e) => Outcome::Error {
                 code: e.code,
+                handler: e.handler,
                 pc: e.pc,
                 addr: e.addr,
             },
@@ -209,6 +211,32 @@ pub fn check_case(case: &Case) -> Result<Summary, Mismatch> {
                 "outcome: C {c_outcome:?}, ref {:?}",
                 rep.outcome
             )));
+        }
+        if rep.outcome == Outcome::Ret {
+            // Every register the run wrote, as RET left it (after an error
+            // the C core may have clobbered a register it did not finish).
+            let (cr, cs) = c.registers();
+            for (k, v) in rep.r.iter().enumerate() {
+                if let Some(v) = v {
+                    if cr.get(k) != Some(v) {
+                        return Err(differ(format!(
+                            "r{k} at RET: C {:?}, ref {v:#x}",
+                            cr.get(k)
+                        )));
+                    }
+                }
+            }
+            for (k, v) in rep.s.iter().enumerate() {
+                if let Some(v) = v {
+                    if cs.get(k) != Some(v) {
+                        return Err(differ(format!(
+                            "s{k} at RET: C {:?}, ref {:?}",
+                            cs.get(k).map(|x| String::from_utf8_lossy(x).into_owned()),
+                            String::from_utf8_lossy(v)
+                        )));
+                    }
+                }
+            }
         }
         if c.fuel_left() != rep.fuel_left {
             return Err(differ(format!(

@@ -92,10 +92,15 @@ fn helper_ref(imm: i32, b: u8) -> String {
 /// an unused operand.
 fn reg_operand(kind: Operand, v: u8) -> Option<String> {
     match kind {
-        Operand::RW | Operand::RR => Some(format!("r{v}")),
+        Operand::RW | Operand::RR | Operand::RM => Some(format!("r{v}")),
         Operand::SW | Operand::SR => Some(format!("s{v}")),
-        Operand::RN => Some(format!("r{v}..")),
-        Operand::SN => Some(format!("s{v}..")),
+        Operand::RN | Operand::RNW => Some(format!("r{v}..")),
+        Operand::SN | Operand::SNW => Some(format!("s{v}..")),
+        Operand::SORT => Some(match (v & 15, v & 0x80 != 0) {
+            (0, _) => "unsorted".to_string(),
+            (15, d) => format!("value{}", if d { "-" } else { "+" }),
+            (c, d) => format!("key{}{}", c - 1, if d { "-" } else { "+" }),
+        }),
         Operand::RP => Some(format!("r{v}:r{}", u32::from(v) + 1)),
         Operand::SP => Some(format!("s{v}:s{}", u32::from(v) + 1)),
         // Table kinds in a register field do not occur in the ISA; print
@@ -121,6 +126,21 @@ fn imm_operand(kind: Operand, insn: &Insn, prog: &Program, pc: usize) -> Option<
             Some(f) => format!("fn#{imm} {}", f.name),
             None => format!("fn#{imm}?"),
         },
+        Operand::STAT => table_ref("stat", imm, &prog.stats, |st| st.name.clone()),
+        Operand::MAP => table_ref("map", imm, &prog.maps, |m| m.name.clone()),
+        Operand::MOP | Operand::MIT => {
+            let id = imm & 0xffff;
+            let x = (imm >> 16) & 0xff;
+            let m = table_ref("map", id, &prog.maps, |m| m.name.clone());
+            if kind == Operand::MIT {
+                format!("{m} it{x}")
+            } else {
+                let op = crate::tables::OPCODES
+                    .get(x as usize)
+                    .map_or("?", |o| o.name);
+                format!("{m} {op}")
+            }
+        }
         // A register kind in the immediate does not occur in the ISA.
         _ => format!("{imm}"),
     })

@@ -23,8 +23,8 @@
 use crate::abi;
 use crate::core::HostEnv;
 use crate::program::{
-    default_limits, ArgKind, Format, Global, GlobalType, Handler, Insn, Probe, ProbeTarget,
-    Program, SrcLoc,
+    default_limits, ArgKind, Format, FuncSig, Global, GlobalType, Handler, Insn, Probe,
+    ProbeTarget, Program, SrcLoc,
 };
 use crate::tables::{HelperArg, HelperRes, HELPERS};
 
@@ -112,6 +112,93 @@ const INTERESTING: [i64; 14] = [
     1 << 32,
     -(1 << 40),
 ];
+
+/// Strings for the edge cases of STOL (signs, prefixes, overflow, bases),
+/// STEXT (escapes, control and high bytes) and SFIND/SREPL.
+const SPECIAL_STRINGS: [&str; 24] = [
+    "0x1f",
+    "-0x1F",
+    "0X",
+    "0x",
+    "0755",
+    "-42",
+    "123abc",
+    "zZ9",
+    "1010",
+    " 12",
+    "-",
+    "0",
+    "9223372036854775807",
+    "9223372036854775808",
+    "-9223372036854775808",
+    "18446744073709551617",
+    "0xffffffffffffffff1",
+    "\t\"'\\\u{7}\u{8}\u{c}\n\r\u{b}",
+    "\u{1b}[0m\u{7f}é",
+    "aaaa",
+    "aa",
+    "a",
+    "%d%s",
+    "abcabcab",
+];
+
+/// A format text for the argument kinds `args`: literal text and
+/// conversions (mostly matching the arguments, sometimes not), every
+/// conversion and flag, widths and precisions as digits (some huge) or
+/// `*`, length modifiers (runs of them past 64 bytes too), `%%`, unknown
+/// conversions, missing arguments and an incomplete conversion at the end.
+fn format_text(rng: &mut Rng, args: &[ArgKind]) -> String {
+    const CONV: [&str; 11] = ["d", "i", "u", "x", "X", "o", "p", "c", "s", "%", "b"];
+    const LIT: [&str; 8] = ["", "", " ", "x=", "|", "\n", "é", "abc"];
+    const LEN: [&str; 9] = ["l", "ll", "h", "hh", "z", "j", "t", "L", "q"];
+    let mut t = String::new();
+    let n = args.len() + rng.below(3) as usize;
+    for k in 0..n {
+        t.push_str(rng.pick(&LIT).unwrap_or(""));
+        t.push('%');
+        let nflags = match rng.below(8) {
+            0..=3 => 0,
+            4..=6 => 1,
+            _ => 2 + rng.below(3),
+        };
+        for _ in 0..nflags {
+            t.push(rng.pick(&['-', '0', '+', ' ', '#']).unwrap_or('-'));
+        }
+        match rng.below(10) {
+            0..=4 => {}
+            5 | 6 => t.push_str(&(1 + rng.below(30)).to_string()),
+            7 => t.push_str(
+                &rng.pick(&[100u64, 600, 5000, 99_999_999])
+                    .unwrap_or(0)
+                    .to_string(),
+            ),
+            _ => t.push('*'),
+        }
+        match rng.below(8) {
+            0..=4 => {}
+            5 => t.push_str(&format!(".{}", rng.below(25))),
+            6 => t.push('.'),
+            _ => t.push_str(".*"),
+        }
+        match rng.below(10) {
+            0..=6 => {}
+            7 | 8 => t.push_str(rng.pick(&LEN).unwrap_or("l")),
+            _ => t.push_str(&"l".repeat(60 + rng.below(8) as usize)),
+        }
+        let conv = match args.get(k) {
+            Some(ArgKind::Str) if rng.chance(3, 4) => "s",
+            Some(ArgKind::Int) if rng.chance(3, 4) => rng
+                .pick(&["d", "i", "u", "x", "X", "o", "p", "c"])
+                .unwrap_or("d"),
+            _ => rng.pick(&CONV).unwrap_or("d"),
+        };
+        t.push_str(conv);
+    }
+    if rng.chance(1, 8) {
+        t.push_str(rng.pick(&["%", "%-", "%5", "%.*", "%ll"]).unwrap_or("%"));
+    }
+    t
+}
 
 fn nonzero_bytes(rng: &mut Rng, n: usize) -> Vec<u8> {
     (0..n)
@@ -263,6 +350,16 @@ struct HGen<'a> {
     /// Generating code that never runs: any register may be read.
     dead: bool,
     depth: u32,
+    /// Index into `prog.funcs` of the function being generated.
+    me: Option<usize>,
+    /// Result kind (`abi::STP_RET_*`) of the handler being generated.
+    ret: u32,
+    /// Per function of `prog.funcs`: it recurses on its first parameter.
+    counters: &'a [bool],
+    /// MAXNESTING of the program.
+    maxnest: u32,
+    /// Indexes of constant strings that hold numbers (for STOL).
+    num_strs: &'a [i32],
 }
 
 impl HGen<'_> {
@@ -569,15 +666,12 @@ impl HGen<'_> {
         Some(())
     }
 
-    fn stmt_printf(&mut self, out: &mut Vec<Insn>, d: &mut Defs) -> Option<()> {
-        let fits: Vec<usize> = (0..self.prog.formats.len())
-            .filter(|&k| {
-                let (ni, ns) = runs_of(&self.prog.formats[k]);
-                ni <= usize::from(self.nregs) && ns <= usize::from(self.nsregs)
-            })
-            .collect();
-        let f = self.rng.pick(&fits)?;
-        let (ni, ns) = runs_of(&self.prog.formats[f]);
+    /// Bases of an argument run of `ni` integer and `ns` string registers
+    /// (0 for an empty run), or `None` if the files are too small.
+    fn run_bases(&mut self, ni: usize, ns: usize) -> Option<(u8, u8)> {
+        if ni > usize::from(self.nregs) || ns > usize::from(self.nsregs) {
+            return None;
+        }
         let b = if ni == 0 {
             0
         } else {
@@ -588,43 +682,392 @@ impl HGen<'_> {
         } else {
             self.rng.below((usize::from(self.nsregs) - ns + 1) as u64) as u8
         };
-        if !self.dead {
-            for r in b..b + ni as u8 {
-                let have = d.r & (1u64 << r) != 0;
-                if self.reserved & (1u64 << r) != 0 || (have && self.rng.chance(3, 4)) {
+        Some((b, c))
+    }
+
+    /// Writes the registers of the runs `r[b..b+ni)`, `s[c..c+ns)` that
+    /// are not written yet (and some that are), except loop counters and
+    /// the registers of `keep`.
+    fn fill_runs(
+        &mut self,
+        out: &mut Vec<Insn>,
+        d: &mut Defs,
+        (b, ni): (u8, usize),
+        (c, ns): (u8, usize),
+        keep: u64,
+    ) -> Option<()> {
+        if self.dead {
+            return Some(());
+        }
+        for r in b..b + ni as u8 {
+            let have = d.r & (1u64 << r) != 0;
+            if (self.reserved | keep) & (1u64 << r) != 0 || (have && self.rng.chance(3, 4)) {
+                continue;
+            }
+            if self.rng.chance(1, 3) {
+                let hs = self.helpers(HelperRes::INT);
+                let h = self.rng.pick(&hs)?;
+                if HELPERS[h as usize].arg == HelperArg::NONE {
+                    out.push(ins(abi::STP_OP_CALLI, r, 0, 0, h as i32));
+                    d.r |= 1u64 << r;
                     continue;
                 }
-                if self.rng.chance(1, 3) {
-                    let hs = self.helpers(HelperRes::INT);
-                    let h = self.rng.pick(&hs)?;
-                    if HELPERS[h as usize].arg == HelperArg::NONE {
-                        out.push(ins(abi::STP_OP_CALLI, r, 0, 0, h as i32));
-                        d.r |= 1u64 << r;
+            }
+            self.load_int(out, d, r);
+        }
+        for s in c..c + ns as u8 {
+            let have = d.s & (1u32 << s) != 0;
+            if have && self.rng.chance(3, 4) {
+                continue;
+            }
+            if self.rng.chance(1, 4) {
+                let hs = self.helpers(HelperRes::STR);
+                if let Some(h) = self.rng.pick(&hs) {
+                    if let Some(arg) = self.helper_arg(out, d, h) {
+                        out.push(ins(abi::STP_OP_CALLS, s, arg, 0, h as i32));
+                        d.s |= 1u32 << s;
                         continue;
                     }
                 }
-                self.load_int(out, d, r);
             }
-            for s in c..c + ns as u8 {
-                let have = d.s & (1u32 << s) != 0;
-                if have && self.rng.chance(3, 4) {
-                    continue;
+            self.load_str(out, d, s);
+        }
+        Some(())
+    }
+
+    /// A format whose runs fit this handler's files.
+    fn pick_format(&mut self) -> Option<(usize, usize, usize)> {
+        let fits: Vec<usize> = (0..self.prog.formats.len())
+            .filter(|&k| {
+                let (ni, ns) = runs_of(&self.prog.formats[k]);
+                ni <= usize::from(self.nregs) && ns <= usize::from(self.nsregs)
+            })
+            .collect();
+        let f = self.rng.pick(&fits)?;
+        let (ni, ns) = runs_of(&self.prog.formats[f]);
+        Some((f, ni, ns))
+    }
+
+    fn stmt_printf(&mut self, out: &mut Vec<Insn>, d: &mut Defs) -> Option<()> {
+        let (f, ni, ns) = self.pick_format()?;
+        let (b, c) = self.run_bases(ni, ns)?;
+        self.fill_runs(out, d, (b, ni), (c, ns), 0)?;
+        out.push(ins(abi::STP_OP_PRINTF, 0, b, c, f as i32));
+        Some(())
+    }
+
+    /// SPRINTF into a register outside its string run.
+    fn stmt_sprintf(&mut self, out: &mut Vec<Insn>, d: &mut Defs) -> Option<()> {
+        let (f, ni, ns) = self.pick_format()?;
+        let (b, c) = self.run_bases(ni, ns)?;
+        let free: Vec<u8> = (0..self.nsregs)
+            .filter(|&x| ns == 0 || x < c || x >= c + ns as u8)
+            .collect();
+        let a = self.rng.pick(&free)?;
+        self.fill_runs(out, d, (b, ni), (c, ns), 0)?;
+        out.push(ins(abi::STP_OP_SPRINTF, a, b, c, f as i32));
+        d.s |= 1u32 << a;
+        Some(())
+    }
+
+    /// Loads `r[w]` with one of `vals` (or any interesting value), unless
+    /// it is a loop counter or the code is dead.
+    fn load_choice(&mut self, out: &mut Vec<Insn>, d: &mut Defs, w: u8, vals: &[i64]) {
+        if self.dead || self.reserved & (1u64 << w) != 0 {
+            return;
+        }
+        if d.r & (1u64 << w) != 0 && self.rng.chance(1, 5) {
+            return;
+        }
+        let v = if self.rng.chance(4, 5) {
+            self.rng.pick(vals).unwrap_or(0)
+        } else {
+            i64::from(self.imm())
+        };
+        match i32::try_from(v) {
+            Ok(v) => out.push(ins(abi::STP_OP_LDI, w, 0, 0, v)),
+            Err(_) => {
+                // LDI takes 32 bits: shift a 32-bit value into place.
+                let t = self.dst_except(1u64 << w);
+                match t {
+                    Some(t) => {
+                        out.push(ins(abi::STP_OP_LDI, w, 0, 0, (v >> 32) as i32));
+                        out.push(ins(abi::STP_OP_LDI, t, 0, 0, 32));
+                        out.push(ins(abi::STP_OP_SHL, w, w, t, 0));
+                        d.r |= 1u64 << t;
+                    }
+                    None => out.push(ins(abi::STP_OP_LDI, w, 0, 0, v as i32)),
                 }
-                if self.rng.chance(1, 4) {
-                    let hs = self.helpers(HelperRes::STR);
-                    if let Some(h) = self.rng.pick(&hs) {
-                        if let Some(arg) = self.helper_arg(out, d, h) {
-                            out.push(ins(abi::STP_OP_CALLS, s, arg, 0, h as i32));
-                            d.s |= 1u32 << s;
-                            continue;
+            }
+        }
+        d.r |= 1u64 << w;
+    }
+
+    /// Sometimes stores `r[a]` into a global, where the differential
+    /// check sees it after every run (registers only at RET).
+    fn observe(&mut self, out: &mut Vec<Insn>, a: u8) {
+        let n = self.prog.globals.len() as u64;
+        if n > 0 && self.rng.chance(1, 2) {
+            out.push(ins(abi::STP_OP_STG, a, 0, 0, self.rng.below(n) as i32));
+        }
+    }
+
+    /// A register to write that is not a loop counter nor in `except`.
+    fn dst_except(&mut self, except: u64) -> Option<u8> {
+        let v = bits(mask_of(self.nregs) & !self.reserved & !except);
+        self.rng.pick(&v)
+    }
+
+    /// The string builtins: SSUB, SFIND, STOL, SREPL, STEXT, SCHAR and
+    /// (rarely) ERROR, with their edge cases loaded on purpose.
+    fn stmt_strop(&mut self, out: &mut Vec<Insn>, d: &mut Defs) -> Option<()> {
+        if self.nsregs == 0 {
+            return None;
+        }
+        const STARTS: [i64; 14] = [
+            -1,
+            0,
+            0,
+            1,
+            2,
+            5,
+            15,
+            16,
+            100,
+            511,
+            4095,
+            i64::MIN,
+            i64::MAX,
+            1 << 32,
+        ];
+        const LENS: [i64; 11] = [-1, 0, 1, 1, 3, 10, 1000, 4096, i64::MAX, i64::MIN, 1 << 32];
+        const BASES: [i64; 14] = [0, 0, 0, 0, 0, 2, 8, 10, 10, 16, 16, 36, 1, 37];
+        match self.rng.below(13) {
+            0 | 1 => {
+                // SSUB a, b, (start, len)
+                if self.nregs < 2 {
+                    return None;
+                }
+                let b = self.ssrc(out, d)?;
+                let c = self.rng.below(u64::from(self.nregs) - 1) as u8;
+                self.load_choice(out, d, c, &STARTS);
+                self.load_choice(out, d, c + 1, &LENS);
+                if !self.dead && d.r & (3u64 << c) != 3u64 << c {
+                    return None;
+                }
+                let a = self.sdst()?;
+                out.push(ins(abi::STP_OP_SSUB, a, b, c, 0));
+                d.s |= 1u32 << a;
+            }
+            2 | 3 => {
+                let b = self.ssrc(out, d)?;
+                let c = self.ssrc(out, d)?;
+                let a = self.dst()?;
+                out.push(ins(abi::STP_OP_SFIND, a, b, c, 0));
+                d.r |= 1u64 << a;
+                self.observe(out, a);
+            }
+            4 | 5 => {
+                let b = match self.rng.pick(self.num_strs) {
+                    Some(k) if !self.dead && self.rng.chance(3, 4) => {
+                        let w = self.sdst()?;
+                        out.push(ins(abi::STP_OP_SLDK, w, 0, 0, k));
+                        d.s |= 1u32 << w;
+                        w
+                    }
+                    _ => self.ssrc(out, d)?,
+                };
+                let c = self.dst()?;
+                self.load_choice(out, d, c, &BASES);
+                let c = if d.r & (1u64 << c) != 0 || self.dead {
+                    c
+                } else {
+                    self.src(out, d)?
+                };
+                let a = self.dst()?;
+                out.push(ins(abi::STP_OP_STOL, a, b, c, 0));
+                d.r |= 1u64 << a;
+                self.observe(out, a);
+            }
+            6 | 7 => {
+                // SREPL a, b, (from, to): a is none of b, c, c + 1.
+                if self.nsregs < 3 {
+                    return None;
+                }
+                let c = self.rng.below(u64::from(self.nsregs) - 1) as u8;
+                if !self.dead {
+                    for w in [c, c + 1] {
+                        if d.s & (1u32 << w) == 0 || self.rng.chance(1, 2) {
+                            self.load_str(out, d, w);
                         }
                     }
                 }
-                self.load_str(out, d, s);
+                let b = if self.rng.chance(1, 4) {
+                    c
+                } else {
+                    self.ssrc(out, d)?
+                };
+                if !self.dead && d.s & (3u32 << c) != 3u32 << c {
+                    return None;
+                }
+                let free: Vec<u8> = (0..self.nsregs)
+                    .filter(|&x| x != b && x != c && x != c + 1)
+                    .collect();
+                let a = self.rng.pick(&free)?;
+                out.push(ins(abi::STP_OP_SREPL, a, b, c, 0));
+                d.s |= 1u32 << a;
+            }
+            8 | 9 => {
+                if self.nsregs < 2 {
+                    return None;
+                }
+                let b = self.ssrc(out, d)?;
+                let free: Vec<u8> = (0..self.nsregs).filter(|&x| x != b).collect();
+                let a = self.rng.pick(&free)?;
+                out.push(ins(abi::STP_OP_STEXT, a, b, 0, 0));
+                d.s |= 1u32 << a;
+            }
+            10 | 11 => {
+                let b = self.ssrc(out, d)?;
+                let c = self.dst()?;
+                self.load_choice(out, d, c, &STARTS);
+                let c = if d.r & (1u64 << c) != 0 || self.dead {
+                    c
+                } else {
+                    self.src(out, d)?
+                };
+                let a = self.dst()?;
+                out.push(ins(abi::STP_OP_SCHAR, a, b, c, 0));
+                d.r |= 1u64 << a;
+                self.observe(out, a);
+            }
+            _ => {
+                // ERROR ends the run: keep it rare.
+                if !self.rng.chance(1, 3) {
+                    return None;
+                }
+                let b = self.ssrc(out, d)?;
+                out.push(ins(abi::STP_OP_ERROR, 0, b, 0, 0));
             }
         }
-        out.push(ins(abi::STP_OP_PRINTF, 0, b, c, f as i32));
         Some(())
+    }
+
+    /// FCALL / FCALLI / FCALLS of a random function that fits this
+    /// handler's files; from a function, mostly one defined after it (so
+    /// most call chains end), sometimes any (recursion, mutual too).
+    fn stmt_fcall(&mut self, out: &mut Vec<Insn>, d: &mut Defs) -> Option<()> {
+        let me = self.me;
+        let fits: Vec<usize> = (0..self.prog.funcs.len())
+            .filter(|&k| {
+                let f = &self.prog.funcs[k];
+                usize::from(f.nparams) <= usize::from(self.nregs)
+                    && usize::from(f.nsparams) <= usize::from(self.nsregs)
+                    && (f.ret != abi::STP_RET_STR as u8 || self.nsregs > 0)
+            })
+            .collect();
+        let later: Vec<usize> = fits
+            .iter()
+            .copied()
+            .filter(|&k| match me {
+                Some(m) => k > m,
+                None => true,
+            })
+            .collect();
+        let k = if !later.is_empty() && self.rng.chance(5, 6) {
+            self.rng.pick(&later)?
+        } else {
+            self.rng.pick(&fits)?
+        };
+        let f = self.prog.funcs[k].clone();
+        let (ni, ns) = (usize::from(f.nparams), usize::from(f.nsparams));
+        let (b, c) = self.run_bases(ni, ns)?;
+        let mut keep = 0;
+        if ni > 0 && self.counters.get(k).copied().unwrap_or(false) && self.rng.chance(2, 3) {
+            // The callee recurses on its first parameter: a depth below,
+            // at or past MAXNESTING, or one that never reaches 0.
+            let n = i64::from(self.maxnest);
+            let vals = [0, 1, 2, 3, n - 1, n, n + 1, 100, -1];
+            self.load_choice(out, d, b, &vals);
+            keep = 1u64 << b;
+        }
+        self.fill_runs(out, d, (b, ni), (c, ns), keep)?;
+        self.emit_call(out, d, &f, b, c, false)
+    }
+
+    /// The call instruction of `f` with runs at `b`, `c`; a `guarded`
+    /// call may be jumped over, so its result register is not written on
+    /// every path.
+    fn emit_call(
+        &mut self,
+        out: &mut Vec<Insn>,
+        d: &mut Defs,
+        f: &FuncSig,
+        b: u8,
+        c: u8,
+        guarded: bool,
+    ) -> Option<()> {
+        match u32::from(f.ret) {
+            abi::STP_RET_LONG => {
+                let a = self.dst()?;
+                out.push(ins(abi::STP_OP_FCALLI, a, b, c, f.handler as i32));
+                if !guarded {
+                    d.r |= 1u64 << a;
+                }
+            }
+            abi::STP_RET_STR => {
+                let a = self.sdst()?;
+                out.push(ins(abi::STP_OP_FCALLS, a, b, c, f.handler as i32));
+                if !guarded {
+                    d.s |= 1u32 << a;
+                }
+            }
+            _ => out.push(ins(abi::STP_OP_FCALL, 0, b, c, f.handler as i32)),
+        }
+        Some(())
+    }
+
+    /// The return instruction of this handler (RET in a probe handler or
+    /// a function without result, RETI / RETS with a written register).
+    fn stmt_return(&mut self, out: &mut Vec<Insn>, d: &mut Defs) -> Option<()> {
+        match self.ret {
+            abi::STP_RET_LONG => {
+                let a = self.src(out, d)?;
+                out.push(ins(abi::STP_OP_RETI, a, 0, 0, 0));
+            }
+            abi::STP_RET_STR => {
+                let a = self.ssrc(out, d)?;
+                out.push(ins(abi::STP_OP_RETS, a, 0, 0, 0));
+            }
+            _ => out.push(ins(abi::STP_OP_RET, 0, 0, 0, 0)),
+        }
+        Some(())
+    }
+
+    /// The start of a function that recurses on its first parameter:
+    /// `r0 -= 1; if (0 < r0) self(r0, ...)`.
+    fn recursion_prologue(&mut self, out: &mut Vec<Insn>, d: &mut Defs) -> Option<()> {
+        let me = self.me?;
+        let f = self.prog.funcs.get(me)?.clone();
+        let (ni, ns) = (usize::from(f.nparams), usize::from(f.nsparams));
+        if ni == 0 {
+            return None;
+        }
+        out.push(ins(abi::STP_OP_ADDI, 0, 0, 0, -1));
+        let c = self.run_bases(0, ns)?.1;
+        self.fill_runs(out, d, (0, ni), (c, ns), 1)?;
+        let run = mask_of(ni as u8);
+        let guard = match self.dst_except(run) {
+            Some(t) => {
+                out.push(ins(abi::STP_OP_LDI, t, 0, 0, 0));
+                out.push(ins(abi::STP_OP_LT, t, t, 0, 0));
+                d.r |= 1u64 << t;
+                t
+            }
+            None => 0,
+        };
+        out.push(ins(abi::STP_OP_JZ, guard, 0, 0, 1));
+        self.emit_call(out, d, &f, 0, c, true)
     }
 
     /// `if (c) body` with JZ or JNZ.
@@ -717,7 +1160,10 @@ impl HGen<'_> {
     /// (the caller just tries again).
     fn stmt(&mut self, out: &mut Vec<Insn>, d: &mut Defs, budget: u32) -> Option<()> {
         let nest = self.depth < 3 && budget > 2;
-        match self.rng.below(100) {
+        match self.rng.below(116) {
+            100..=106 => self.stmt_strop(out, d),
+            107..=109 => self.stmt_sprintf(out, d),
+            110..=115 => self.stmt_fcall(out, d),
             0..=24 => self.stmt_alu(out, d),
             25..=31 => self.stmt_div(out, d),
             32..=40 => self.stmt_global(out, d),
@@ -736,10 +1182,7 @@ impl HGen<'_> {
                 self.nested(|g| g.stmt_forever(out, d, budget / 3))
             }
             96 if nest => self.nested(|g| g.stmt_dead(out, budget / 3)),
-            97 if self.depth > 0 && self.rng.chance(1, 2) => {
-                out.push(ins(abi::STP_OP_RET, 0, 0, 0, 0));
-                Some(())
-            }
+            97 if self.depth > 0 && self.rng.chance(1, 2) => self.stmt_return(out, d),
             _ => {
                 out.push(ins(abi::STP_OP_NOP, 0, 0, 0, 0));
                 Some(())
@@ -791,6 +1234,13 @@ pub fn generate(seed: u64) -> Case {
     let cap = rng.pick(&strlen).unwrap_or(64);
     limits[abi::STP_LIM_MAXSTRINGLEN as usize] = cap;
     limits[abi::STP_LIM_RING_PAGES as usize] = if rng.chance(3, 4) { 4 } else { 8 };
+    // MAXNESTING frames must fit STP_MAX_FRAME_BYTES at this MAXSTRINGLEN.
+    let nest: Vec<u32> = [1u32, 2, 3, 5, 10, 10, 31, 64]
+        .into_iter()
+        .filter(|&n| crate::core::frames_size(n, cap) <= abi::STP_MAX_FRAME_BYTES as usize)
+        .collect();
+    let maxnest = rng.pick(&nest).unwrap_or(1);
+    limits[abi::STP_LIM_MAXNESTING as usize] = maxnest;
 
     let mut prog = Program {
         source_name: format!("gen-{seed}"),
@@ -828,13 +1278,45 @@ pub fn generate(seed: u64) -> Case {
         };
         prog.strings.push(nonzero_bytes(&mut rng, n));
     }
+    // Edge cases of the string builtins: the empty string, numbers for
+    // STOL, escapes for STEXT, and pieces of other strings for SFIND and
+    // SREPL.
+    for _ in 0..rng.below(5) {
+        let mut v = match rng.below(4) {
+            0 => Vec::new(),
+            1 | 2 => rng.pick(&SPECIAL_STRINGS).unwrap_or("").as_bytes().to_vec(),
+            _ => match prog.strings.len() {
+                0 => b"a".to_vec(),
+                ns => {
+                    let t = &prog.strings[rng.below(ns as u64) as usize];
+                    let i = rng.below(t.len() as u64 + 1) as usize;
+                    let j = i + rng.below((t.len() - i) as u64 + 1).min(3) as usize;
+                    t[i..j].to_vec()
+                }
+            },
+        };
+        v.truncate(cap as usize);
+        prog.strings.push(v);
+    }
+    // Numbers for STOL, which picks them most of the time.
+    let mut num_strs = Vec::new();
+    for _ in 0..2 + rng.below(3) {
+        let mut v = rng
+            .pick(&SPECIAL_STRINGS[..17])
+            .unwrap_or("0")
+            .as_bytes()
+            .to_vec();
+        v.truncate(cap as usize);
+        num_strs.push(prog.strings.len() as i32);
+        prog.strings.push(v);
+    }
     for _ in 0..rng.below(6) {
         let nargs = if rng.chance(1, 8) {
             32
         } else {
             rng.below(7) as usize
         };
-        let args = (0..nargs)
+        let args: Vec<ArgKind> = (0..nargs)
             .map(|_| {
                 if rng.chance(1, 2) {
                     ArgKind::Str
@@ -843,14 +1325,59 @@ pub fn generate(seed: u64) -> Case {
                 }
             })
             .collect();
-        prog.formats.push(Format {
-            text: String::new(),
-            args,
-        });
+        let text = format_text(&mut rng, &args);
+        prog.formats.push(Format { text, args });
     }
 
     let nh = 1 + rng.below(4) as usize;
-    for hi in 0..nh {
+    // User functions, after the probe handlers: random signatures, some
+    // recursing on their first parameter.
+    let nf = if rng.chance(1, 3) {
+        0
+    } else {
+        1 + rng.below(4) as usize
+    };
+    let mut shapes = Vec::new();
+    let mut counters = Vec::new();
+    for k in 0..nf {
+        let nregs = if rng.chance(1, 6) {
+            64
+        } else {
+            1 + rng.below(10) as u8
+        };
+        let nsregs = if rng.chance(1, 6) {
+            16
+        } else {
+            rng.below(5) as u8
+        };
+        let ret = match rng.below(3) {
+            0 => abi::STP_RET_NONE,
+            1 => abi::STP_RET_LONG,
+            _ if nsregs > 0 => abi::STP_RET_STR,
+            _ => abi::STP_RET_LONG,
+        };
+        let nparams = match rng.below(6) {
+            0 => nregs,
+            1 => 0,
+            _ => (1 + rng.below(3) as u8).min(nregs),
+        };
+        let nsparams = match rng.below(4) {
+            0 => nsregs,
+            1 => 0,
+            _ => rng.below(3).min(u64::from(nsregs)) as u8,
+        };
+        prog.funcs.push(FuncSig {
+            handler: (nh + k) as u32,
+            name: format!("f{k}"),
+            nparams,
+            nsparams,
+            ret: ret as u8,
+        });
+        counters.push(nparams > 0 && rng.chance(1, 2));
+        shapes.push((nregs, nsregs));
+    }
+    for hi in 0..nh + nf {
+        let func = hi.checked_sub(nh);
         let ctx = rng
             .pick(&[
                 abi::STP_CTX_BEGIN,
@@ -860,17 +1387,28 @@ pub fn generate(seed: u64) -> Case {
                 abi::STP_CTX_KRETPROBE,
             ])
             .unwrap_or(abi::STP_CTX_BEGIN);
-        let nregs = if rng.chance(1, 5) {
+        let ctx = if func.is_some() {
+            abi::STP_CTX_FUNCTION
+        } else {
+            ctx
+        };
+        let mut nregs = if rng.chance(1, 5) {
             64
         } else {
             1 + rng.below(12) as u8
         };
-        let nsregs = if rng.chance(1, 5) {
+        let mut nsregs = if rng.chance(1, 5) {
             16
         } else {
             rng.below(5) as u8
         };
-        let budget = 2 + rng.below(40) as u32;
+        let mut budget = 2 + rng.below(40) as u32;
+        let mut ret = abi::STP_RET_NONE;
+        if let Some(k) = func {
+            (nregs, nsregs) = shapes[k];
+            ret = u32::from(prog.funcs[k].ret);
+            budget = 2 + rng.below(16) as u32;
+        }
         let mut g = HGen {
             rng: &mut rng,
             ctx,
@@ -881,10 +1419,30 @@ pub fn generate(seed: u64) -> Case {
             reserved: 0,
             dead: false,
             depth: 0,
+            me: func,
+            ret,
+            counters: &counters,
+            maxnest,
+            num_strs: &num_strs,
         };
-        let mut d = Defs { r: 0, s: 0 };
-        let mut code = g.block(&mut d, budget);
-        code.push(ins(abi::STP_OP_RET, 0, 0, 0, 0));
+        // A function's parameters are written at its entry.
+        let mut d = match func.and_then(|k| prog.funcs.get(k)) {
+            Some(f) => Defs {
+                r: mask_of(f.nparams),
+                s: mask_of(f.nsparams) as u32,
+            },
+            None => Defs { r: 0, s: 0 },
+        };
+        let mut code = Vec::new();
+        if func.is_some_and(|k| counters[k]) {
+            g.recursion_prologue(&mut code, &mut d);
+        }
+        code.extend(g.block(&mut d, budget));
+        // The last instruction returns (a register of the result kind is
+        // written on the way if none is yet).
+        if g.stmt_return(&mut code, &mut d).is_none() {
+            code.push(ins(abi::STP_OP_RET, 0, 0, 0, 0));
+        }
         let locs = vec![SrcLoc::default(); code.len()];
         prog.handlers.push(Handler {
             ctx: ctx as u8,
@@ -894,6 +1452,9 @@ pub fn generate(seed: u64) -> Case {
             locs,
             probe_point: format!("gen.handler{hi}"),
         });
+        if func.is_some() {
+            continue;
+        }
         let kind = probe_kind(ctx);
         let kp = kind == abi::STP_PROBE_KPROBE || kind == abi::STP_PROBE_KRETPROBE;
         prog.probes.push(Probe {

@@ -32,6 +32,12 @@ fn align8(out: &mut Vec<u8>) {
     }
 }
 
+/// Bytes of one statistic's per-CPU copy with `nbuckets` buckets
+/// (`stp_stat_size()` of kmod/core/stp_core.h).
+pub fn stat_size(nbuckets: u32) -> u64 {
+    64 + 8 * u64::from(nbuckets)
+}
+
 /// Builds the flat image. `symbols[i]` is the resolution of `prog.probes[i]`.
 pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, ImageError> {
     let to_u32 =
@@ -137,6 +143,65 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
         push_u32(fs, mask);
         push_u32(fs, *text);
         push_u32(fs, 0);
+    }
+
+    // STATS: back to back from offset 0 (the verifier checks the layout).
+    let mut stat_off = 0u64;
+    for st in &prog.stats {
+        let (kind, start, stop, interval) = match st.hist {
+            crate::program::Hist::None => (abi::STP_HIST_NONE, 0, 0, 0),
+            crate::program::Hist::Log => (abi::STP_HIST_LOG, 0, 0, 0),
+            crate::program::Hist::Linear {
+                start,
+                stop,
+                interval,
+            } => (abi::STP_HIST_LINEAR, start, stop, interval),
+        };
+        let nb = st.hist.nbuckets();
+        let flags = if st.variance {
+            abi::STP_STAT_F_VARIANCE
+        } else {
+            0
+        };
+        let ss = &mut sections[abi::STP_SEC_STATS as usize];
+        ss.extend_from_slice(&[kind as u8, st.shift, flags as u8, 0]);
+        push_u32(ss, nb);
+        ss.extend_from_slice(&start.to_le_bytes());
+        ss.extend_from_slice(&stop.to_le_bytes());
+        ss.extend_from_slice(&interval.to_le_bytes());
+        push_u32(
+            ss,
+            u32::try_from(stat_off).map_err(|_| ImageError::TooLarge("statistics"))?,
+        );
+        stat_off += stat_size(nb);
+    }
+
+    // MAPS.
+    for m in &prog.maps {
+        let mut mask = 0u16;
+        for (i, k) in m.keys.iter().enumerate() {
+            if *k == ArgKind::Str && i < 16 {
+                mask |= 1 << i;
+            }
+        }
+        let value = match m.value {
+            crate::program::MapValue::Long => abi::STP_MAPV_LONG,
+            crate::program::MapValue::Str => abi::STP_MAPV_STR,
+        };
+        let mut flags = 0u32;
+        if m.wrap {
+            flags |= abi::STP_MAP_F_WRAP;
+        }
+        if m.sized {
+            flags |= abi::STP_MAP_F_SIZED;
+        }
+        let ms = &mut sections[abi::STP_SEC_MAPS as usize];
+        let nkeys = u8::try_from(m.keys.len()).map_err(|_| ImageError::TooLarge("map keys"))?;
+        ms.extend_from_slice(&[nkeys, value as u8, flags as u8, 0]);
+        ms.extend_from_slice(&mask.to_le_bytes());
+        ms.extend_from_slice(&[0, 0]);
+        push_u32(ms, m.capacity);
+        push_u32(ms, 0);
     }
 
     // Lay out: header, then each section 8-aligned.

@@ -4,16 +4,20 @@
 //! writer (`image`), the disassembler (`disasm`), the user-space build of
 //! the C VM core with a runner for tests (`core`), the decoding of ring
 //! records (`records`), and the differential-testing kit: a reference
-//! interpreter in Rust (`refvm`), a generator of random verified programs
-//! (`gen`) and the comparison of both VMs (`diff`).
+//! interpreter in Rust (`refvm`, with its own printf in `fmt`), a
+//! generator of random verified programs (`gen`) and the comparison of
+//! both VMs (`diff`).
 pub mod abi;
 pub mod container;
 pub mod core;
 pub mod diff;
 pub mod disasm;
+pub mod fmt;
 pub mod gen;
+pub mod hist;
 pub mod image;
 pub mod limits;
+pub mod maps;
 pub mod program;
 pub mod records;
 pub mod refvm;

@@ -173,6 +173,98 @@ pub struct FuncSig {
     pub ret: u8,
 }
 
+/// The histogram a statistic keeps (`abi::STP_HIST_*`), with stap's
+/// parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum Hist {
+    /// No histogram.
+    #[default]
+    None,
+    /// `@hist_log`: `abi::STP_HIST_LOG_BUCKETS` power-of-two buckets.
+    Log,
+    /// `@hist_linear(s, start, stop, interval)`.
+    Linear {
+        /// Value of the first bucket.
+        start: i32,
+        /// End of the range.
+        stop: i32,
+        /// Bucket width (> 0).
+        interval: i32,
+    },
+}
+
+impl Hist {
+    /// Buckets of this histogram, under- and overflow included (stap's
+    /// `_stp_stat_calc_buckets`); 0 without a histogram or when the
+    /// parameters give fewer than 3 or more than `STP_HIST_MAX_BUCKETS`.
+    pub fn nbuckets(&self) -> u32 {
+        match *self {
+            Hist::None => 0,
+            Hist::Log => abi::STP_HIST_LOG_BUCKETS,
+            Hist::Linear {
+                start,
+                stop,
+                interval,
+            } => {
+                if interval <= 0 {
+                    return 0;
+                }
+                let n = (i64::from(stop) - i64::from(start)) / i64::from(interval) + 3;
+                // stap's _stp_stat_calc_buckets: 3 to STP_HIST_MAX_BUCKETS.
+                if (3..=i64::from(abi::STP_HIST_MAX_BUCKETS)).contains(&n) {
+                    n as u32
+                } else {
+                    0
+                }
+            }
+        }
+    }
+}
+
+/// One statistic: a global that collects `<<<` samples.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Stat {
+    /// Name in the script.
+    pub name: String,
+    /// Its histogram, if the script draws one.
+    pub hist: Hist,
+    /// Whether `@variance` is used (the VM then keeps Welford's sums).
+    pub variance: bool,
+    /// `@variance`'s bit shift.
+    pub shift: u8,
+    /// Printed at exit (written and never read), as stap does.
+    pub print_at_exit: bool,
+}
+
+/// The kind of a map's values (`abi::STP_MAPV_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum MapValue {
+    /// 64-bit integers.
+    #[default]
+    Long,
+    /// Strings.
+    Str,
+}
+
+/// One associative array (a global `a`, `a[N]` or `a%[N]`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct MapDecl {
+    /// Name in the script.
+    pub name: String,
+    /// Kind of each key, in key order (1 to `abi::STP_MAX_MAP_KEYS`).
+    pub keys: Vec<ArgKind>,
+    /// Kind of the values.
+    pub value: MapValue,
+    /// Most entries: the declared `[N]`, else MAXMAPENTRIES.
+    pub capacity: u32,
+    /// The script declared `[N]` (the overflow error names the size).
+    pub sized: bool,
+    /// `%`: a full map replaces its oldest entry.
+    pub wrap: bool,
+    /// Printed at exit (written and never read), as stap does.
+    pub print_at_exit: bool,
+}
+
 /// A compiled script.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Program {
@@ -201,6 +293,79 @@ pub struct Program {
     /// `abi::STP_CTX_FUNCTION`); a handler without one has no parameters
     /// and no result.
     pub funcs: Vec<FuncSig>,
+    /// Statistics, indexed by the STAT operand.
+    pub stats: Vec<Stat>,
+    /// Associative arrays, indexed by the MAP operand.
+    pub maps: Vec<MapDecl>,
+    /// Target variables (`$name->a->b`): constants the loader fills in from
+    /// the running kernel's BTF before `image::build` (CO-RE style).
+    pub target_vars: Vec<TargetVar>,
+}
+
+/// Where a target variable's parameter comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TargetSite {
+    /// A parameter of the kernel function of this name, read at its entry
+    /// (`kernel.function("f")`, `kprobe.function("f")`).
+    Function(String),
+    /// An argument of system call `name` (`syscall.NAME`): its names and
+    /// types are those of `__do_sys_NAME` (else `__se_sys_NAME`); when the
+    /// probed symbol is the `__x64_sys_NAME` wrapper, which takes
+    /// `struct pt_regs *`, the value is read from the saved registers.
+    Syscall(String),
+}
+
+/// What the loader writes into one relocated constant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RelocKind {
+    /// The 0-based argument register of the parameter (ARG's operand).
+    ArgIndex,
+    /// Byte offset added at step `n` (step 0: from the argument to the
+    /// saved syscall register, 0 for a function parameter; step i >= 1: of
+    /// the i-th `->member` in its struct/union).
+    Offset(u32),
+    /// 1 when step `n` reads 8 bytes at the address (a pointer or scalar
+    /// member, a `pt_regs` register), 0 when it stays an address (an
+    /// embedded struct/union, or a no-op step 0).
+    Deref(u32),
+    /// Left-then-arithmetic-right shift applied to the final 64-bit value:
+    /// `64 - bits` for a signed integer narrower than 64 bits, else 0.
+    Shift,
+    /// AND mask applied last: `2^bits - 1` for an unsigned integer narrower
+    /// than 64 bits, else -1.
+    Mask,
+}
+
+/// One relocated constant: `Program::konsts[konst]` is patched at load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reloc {
+    /// Index into `Program::konsts`.
+    pub konst: u32,
+    /// What goes there.
+    pub kind: RelocKind,
+}
+
+/// One use of a target variable. The compiled code is, with `k*` the
+/// relocated constants: `v := ARG(konst[arg])`, then for each step
+/// `v += konst[off]; if konst[deref] { v := KERNEL_LONG(v) }`, then
+/// `v := ((v << konst[shift]) >> konst[shift]) & konst[mask]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TargetVar {
+    /// The variable's name without `$`.
+    pub name: String,
+    /// The `->member` chain.
+    pub fields: Vec<String>,
+    /// The handler whose code reads it (its probe's symbol decides how
+    /// syscall arguments are read).
+    pub handler: u32,
+    /// Where the parameter comes from.
+    pub site: TargetSite,
+    /// The probe point as written, for messages.
+    pub probe_point: String,
+    /// Where the use is in the script.
+    pub loc: SrcLoc,
+    /// The constants to fill in.
+    pub relocs: Vec<Reloc>,
 }
 
 impl Program {

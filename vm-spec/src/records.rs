@@ -12,6 +12,8 @@ use thiserror::Error;
 pub const HDR_LEN: usize = size_of::<abi::stp_rec_hdr>();
 /// Bytes of `struct stp_rec_error`.
 pub const ERROR_PAYLOAD_LEN: usize = size_of::<abi::stp_rec_error>();
+/// Bytes of `struct stp_rec_hist` (the buckets follow it).
+pub const HIST_PAYLOAD_LEN: usize = size_of::<abi::stp_rec_hist>();
 
 /// One decoded record.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,6 +47,15 @@ pub enum Record {
         /// Monotonic time stamp (ns).
         time_ns: u64,
     },
+    /// `STP_REC_HIST`: `print(@hist_log(s))` / `print(@hist_linear(...))`.
+    Hist {
+        /// Statistic index (into `Program::stats`).
+        stat: u16,
+        /// Monotonic time stamp (ns).
+        time_ns: u64,
+        /// The histogram with its buckets merged over CPUs.
+        hist: crate::hist::Histogram,
+    },
 }
 
 impl Record {
@@ -53,7 +64,8 @@ impl Record {
         match self {
             Record::Printf { time_ns, .. }
             | Record::Error { time_ns, .. }
-            | Record::Exit { time_ns } => *time_ns,
+            | Record::Exit { time_ns }
+            | Record::Hist { time_ns, .. } => *time_ns,
         }
     }
 }
@@ -209,6 +221,39 @@ pub fn parse(rec: &[u8], formats: &[Format]) -> Result<Record, RecordError> {
                 return Err(RecordError::BadPayload("exit record has a payload"));
             }
             Ok(Record::Exit { time_ns })
+        }
+        abi::STP_REC_HIST => {
+            let bad = RecordError::BadPayload("histogram record");
+            let kind = *body.first().ok_or(bad.clone())?;
+            let nb = u32_at(body, 4).ok_or(bad.clone())?;
+            let start = u32_at(body, 8).ok_or(bad.clone())? as i32;
+            let stop = u32_at(body, 12).ok_or(bad.clone())? as i32;
+            let interval = u32_at(body, 16).ok_or(bad.clone())? as i32;
+            let kind = match u32::from(kind) {
+                abi::STP_HIST_LOG => crate::program::Hist::Log,
+                abi::STP_HIST_LINEAR => crate::program::Hist::Linear {
+                    start,
+                    stop,
+                    interval,
+                },
+                _ => return Err(bad),
+            };
+            if nb == 0 || nb != kind.nbuckets() {
+                return Err(bad);
+            }
+            let want = HIST_PAYLOAD_LEN + 8 * nb as usize;
+            if body.len() != want {
+                return Err(bad);
+            }
+            let buckets = (0..nb as usize)
+                .map(|i| u64_at(body, HIST_PAYLOAD_LEN + 8 * i).map(|v| v as i64))
+                .collect::<Option<Vec<i64>>>()
+                .ok_or(bad)?;
+            Ok(Record::Hist {
+                stat: id,
+                time_ns,
+                hist: crate::hist::Histogram { kind, buckets },
+            })
         }
         _ => Err(RecordError::BadType(ty)),
     }

@@ -21,10 +21,20 @@
 //! fault reports the chunk's address); globals wrap on GADD; PRINTF, ERROR
 //! and EXIT records are byte-identical to the C core's, including the
 //! time stamps of the deterministic host clock (starts at 1, +1 per read);
-//! a record that does not fit the ring is dropped and counted.
+//! a record that does not fit the ring is dropped and counted. User
+//! functions: FCALL* charge one unit of fuel (shared by all frames), then
+//! push a frame (MAXNESTING when that many are active) whose files hold
+//! only the parameters; RET/RETI/RETS pop it and write the caller's result
+//! register; an error inside a function names the function's handler.
+//! Strings: SPRINTF through this crate's own printf ([`crate::fmt`], not
+//! the C formatter), SSUB, SFIND, STOL, SREPL, STEXT, SCHAR and ERROR
+//! (whose record carries the message) as opcodes.h describes them.
 //!
 //! Dispatch matches on the `abi::STP_OP_*` and `abi::STP_HLP_*` constants,
 //! so no opcode or helper number is written here.
+//!
+//! Opcodes it does not know yet (statistics, maps) end the run with
+//! BADOP, so a program using them differs from the C core.
 //!
 //! Left out: concurrency (GADD is a plain wrapping add), the kernel's
 //! nesting guard, MAXERRORS and probe arming (the caller decides which
@@ -57,6 +67,9 @@ pub enum RefError {
     /// No handler with this index.
     #[error("no handler {0}")]
     NoHandler(u32),
+    /// The handler is a user function: only FCALL* enter it.
+    #[error("handler {0} is a function, not a probe handler")]
+    Function(u32),
 }
 
 /// One handler of a decoded image.
@@ -65,6 +78,12 @@ struct RefHandler {
     code: Vec<Insn>,
     nregs: u32,
     nsregs: u32,
+    /// `abi::STP_CTX_*`.
+    ctx: u32,
+    /// Function parameters (integer, string) and result kind.
+    nparams: u32,
+    nsparams: u32,
+    ret: u32,
 }
 
 /// One printf format as the kernel sees it (`struct stp_format_desc`).
@@ -72,6 +91,8 @@ struct RefHandler {
 struct RefFormat {
     nargs: u32,
     str_mask: u32,
+    /// String id of the text (SPRINTF), or `STP_FMT_NO_TEXT`.
+    text: u32,
 }
 
 /// A verified image, decoded into owned tables.
@@ -175,6 +196,10 @@ impl RefProgram {
                 code: code.to_vec(),
                 nregs: u32::from(e[offset_of!(abi::stp_handler_desc, nregs)]),
                 nsregs: u32::from(e[offset_of!(abi::stp_handler_desc, nsregs)]),
+                ctx: u32::from(e[offset_of!(abi::stp_handler_desc, ctx)]),
+                nparams: u32::from(e[offset_of!(abi::stp_handler_desc, nparams)]),
+                nsparams: u32::from(e[offset_of!(abi::stp_handler_desc, nsparams)]),
+                ret: u32::from(e[offset_of!(abi::stp_handler_desc, ret)]),
             });
         }
 
@@ -206,6 +231,7 @@ impl RefProgram {
             formats.push(RefFormat {
                 nargs: le_u32(e, offset_of!(abi::stp_format_desc, nargs))?,
                 str_mask: le_u32(e, offset_of!(abi::stp_format_desc, str_mask))?,
+                text: le_u32(e, offset_of!(abi::stp_format_desc, text))?,
             });
         }
         let _ = le_u16(img, offset_of!(abi::stp_image_hdr, version))?;
@@ -345,11 +371,15 @@ impl Ring {
 pub enum Outcome {
     /// RET.
     Ret,
-    /// A run-time error (`abi::STP_RTE_*`) at instruction `pc` of the
-    /// handler, with the faulting address (0 when there is none).
+    /// A run-time error (`abi::STP_RTE_*`) at instruction `pc` of handler
+    /// `handler` (the function's, for an error inside a function), with the
+    /// faulting address (0 when there is none; for `STP_RTE_USER` the
+    /// message length).
     Error {
         /// `abi::STP_RTE_*`.
         code: u32,
+        /// Handler (maybe a function) of the failing instruction.
+        handler: u32,
         /// Instruction index inside the handler.
         pc: u32,
         /// Faulting address, if any.
@@ -359,6 +389,8 @@ pub enum Outcome {
     /// read before it is written, an index or jump out of range). The C
     /// core would read stale or foreign data here.
     VerifierHole {
+        /// Handler (maybe a function) of the instruction.
+        handler: u32,
         /// Instruction index inside the handler.
         pc: u32,
         /// What went wrong.
@@ -377,12 +409,32 @@ pub struct RunReport {
     pub exit_requested: bool,
     /// Instructions executed.
     pub steps: u64,
+    /// The handler's integer registers when the run ended (its own files,
+    /// not a function's): `None` for one this run did not write.
+    pub r: Vec<Option<u64>>,
+    /// The handler's string registers when the run ended, likewise.
+    pub s: Vec<Option<Vec<u8>>>,
 }
 
 /// Why execution stopped early, inside [`Machine::step`].
 enum Stop {
     Fault(u32, u64),
+    /// ERROR: `STP_RTE_USER` with its message.
+    User(Vec<u8>),
     Hole(String),
+}
+
+/// What a call saved of its caller: the caller's handler, where it goes
+/// on, its register files, and the call (opcode, result register).
+struct Frame {
+    handler: u32,
+    ret_pc: usize,
+    r: [u64; abi::STP_MAX_REGS as usize],
+    r_set: u64,
+    s: Vec<Vec<u8>>,
+    s_set: u32,
+    op: u32,
+    dst: u8,
 }
 
 type Step<T> = Result<T, Stop>;
@@ -404,6 +456,11 @@ struct Machine<'a> {
     s: Vec<Vec<u8>>,
     s_set: u32,
     exit: bool,
+    /// The callers of the current function, innermost last.
+    frames: Vec<Frame>,
+    /// Function frames a run may have active (MAXNESTING when the program
+    /// has functions, as the caller of `stp_run` gives that many).
+    maxdepth: usize,
 }
 
 impl Machine<'_> {
@@ -493,6 +550,28 @@ impl Machine<'_> {
         rec.extend_from_slice(&t.to_le_bytes());
         rec.extend_from_slice(payload);
         self.ring.commit(rec);
+    }
+
+    /// Ends the run with error `code` at `pc` of the current handler (a
+    /// function's, inside one): writes the STP_REC_ERROR record, whose
+    /// payload is `struct stp_rec_error` and, for ERROR, the message
+    /// zero-padded to 8 (its length in `addr`).
+    fn fail(&mut self, pc: usize, code: u32, addr: u64, msg: &[u8]) -> Outcome {
+        let mut payload = Vec::with_capacity(size_of::<abi::stp_rec_error>() + msg.len() + 7);
+        payload.extend_from_slice(&self.handler.to_le_bytes());
+        payload.extend_from_slice(&(pc as u32).to_le_bytes());
+        payload.extend_from_slice(&addr.to_le_bytes());
+        payload.extend_from_slice(msg);
+        while !payload.len().is_multiple_of(8) {
+            payload.push(0);
+        }
+        self.emit(abi::STP_REC_ERROR, code as u16, &payload);
+        Outcome::Error {
+            code,
+            handler: self.handler,
+            pc: pc as u32,
+            addr,
+        }
     }
 
     /// A NUL-terminated string at `addr`, at most MAXSTRINGLEN bytes, read
@@ -708,7 +787,7 @@ impl Machine<'_> {
                 *fuel -= 1;
                 return Ok(Some(t));
             }
-            abi::STP_OP_RET => return Ok(None),
+            abi::STP_OP_RET => return self.ret(None),
             abi::STP_OP_LDG => {
                 let v = *self.global(insn.imm)?;
                 self.wr(a, v as u64)?;
@@ -764,10 +843,297 @@ impl Machine<'_> {
                 self.exit = true;
                 self.emit(abi::STP_REC_EXIT, 0, &[]);
             }
+            abi::STP_OP_FCALL | abi::STP_OP_FCALLI | abi::STP_OP_FCALLS => {
+                return self.call(&insn, pc, fuel).map(Some)
+            }
+            abi::STP_OP_RETI => {
+                let v = self.rd(a)?;
+                return self.ret(Some(Ret::Long(v)));
+            }
+            abi::STP_OP_RETS => {
+                let v = self.srd(a)?.to_vec();
+                return self.ret(Some(Ret::Str(v)));
+            }
+            abi::STP_OP_SPRINTF => {
+                let v = self.sprintf(&insn)?;
+                self.swr(a, v)?;
+            }
+            abi::STP_OP_SSUB => {
+                let s = self.srd(b)?;
+                let (start, len) = (self.rd(c)? as i64, self.rd(c.wrapping_add(1))? as i64);
+                // Empty unless 0 <= start < len(s) and len > 0.
+                let v = match usize::try_from(start) {
+                    Ok(st) if st < s.len() && len > 0 => {
+                        let n = usize::try_from(len).unwrap_or(usize::MAX).min(s.len() - st);
+                        s[st..st + n].to_vec()
+                    }
+                    _ => Vec::new(),
+                };
+                self.swr(a, v)?;
+            }
+            abi::STP_OP_SFIND => {
+                let (hay, needle) = (self.srd(b)?, self.srd(c)?);
+                let v = if needle.is_empty() {
+                    0
+                } else {
+                    hay.windows(needle.len())
+                        .position(|w| w == needle)
+                        .map_or(-1, |k| k as i64)
+                };
+                self.wr(a, v as u64)?;
+            }
+            abi::STP_OP_STOL => {
+                let v = strtol(self.srd(b)?, self.rd(c)?);
+                self.wr(a, v as u64)?;
+            }
+            abi::STP_OP_SREPL => {
+                let v = replace(
+                    self.srd(b)?,
+                    self.srd(c)?,
+                    self.srd(c.wrapping_add(1))?,
+                    self.cap as usize,
+                );
+                self.swr(a, v)?;
+            }
+            abi::STP_OP_STEXT => {
+                let v = text_str(self.srd(b)?, self.cap as usize);
+                self.swr(a, v)?;
+            }
+            abi::STP_OP_SCHAR => {
+                let s = self.srd(b)?;
+                let i = self.rd(c)? as i64;
+                let v = usize::try_from(i)
+                    .ok()
+                    .and_then(|k| s.get(k))
+                    .map_or(0, |&x| u64::from(x));
+                self.wr(a, v)?;
+            }
+            abi::STP_OP_ERROR => return Err(Stop::User(self.srd(b)?.to_vec())),
             _ => return Err(Stop::Fault(abi::STP_RTE_BADOP, 0)),
         }
         Ok(Some(pc + 1))
     }
+
+    /// FCALL* at `pc`: one unit of fuel (MAXACTION when none is left),
+    /// then a new frame (MAXNESTING when `maxdepth` are active) whose
+    /// files hold only the parameters; returns the callee's first pc.
+    fn call(&mut self, insn: &Insn, pc: usize, fuel: &mut u64) -> Step<usize> {
+        let prog = self.prog;
+        let idx = u32::try_from(insn.imm).map_err(|_| Stop::Hole("call target".into()))?;
+        let f = prog
+            .handlers
+            .get(idx as usize)
+            .ok_or_else(|| Stop::Hole(format!("call of handler {idx}")))?;
+        let op = u32::from(insn.op);
+        let want = match op {
+            abi::STP_OP_FCALLI => abi::STP_RET_LONG,
+            abi::STP_OP_FCALLS => abi::STP_RET_STR,
+            _ => abi::STP_RET_NONE,
+        };
+        if f.ctx != abi::STP_CTX_FUNCTION || f.ret != want {
+            return Err(Stop::Hole(format!(
+                "call of handler {idx}, not a matching function"
+            )));
+        }
+        if *fuel == 0 {
+            return Err(Stop::Fault(abi::STP_RTE_MAXACTION, 0));
+        }
+        *fuel -= 1;
+        if self.frames.len() >= self.maxdepth {
+            return Err(Stop::Fault(abi::STP_RTE_MAXNESTING, 0));
+        }
+        let mut r = [0u64; abi::STP_MAX_REGS as usize];
+        let mut s = vec![Vec::new(); abi::STP_MAX_SREGS as usize];
+        for k in 0..f.nparams {
+            r[k as usize] = self.rd(reg(u32::from(insn.b) + k))?;
+        }
+        for k in 0..f.nsparams {
+            s[k as usize] = self.srd(reg(u32::from(insn.c) + k))?.to_vec();
+        }
+        let r_set = if f.nparams >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << f.nparams) - 1
+        };
+        let s_set = (1u32 << f.nsparams) - 1;
+        self.frames.push(Frame {
+            handler: self.handler,
+            ret_pc: pc + 1,
+            r: std::mem::replace(&mut self.r, r),
+            r_set: std::mem::replace(&mut self.r_set, r_set),
+            s: std::mem::replace(&mut self.s, s),
+            s_set: std::mem::replace(&mut self.s_set, s_set),
+            op,
+            dst: insn.a,
+        });
+        self.handler = idx;
+        self.h = f;
+        Ok(0)
+    }
+
+    /// RET (`None`), RETI or RETS: ends the run at depth 0, else pops the
+    /// frame, writes the result into the caller's register named by the
+    /// call, and goes on after the call.
+    fn ret(&mut self, v: Option<Ret>) -> Step<Option<usize>> {
+        let Some(f) = self.frames.pop() else {
+            return match v {
+                None => Ok(None),
+                Some(_) => Err(Stop::Hole("RETI/RETS in a probe handler".into())),
+            };
+        };
+        let kind_ok = matches!(
+            (&v, f.op),
+            (None, abi::STP_OP_FCALL)
+                | (Some(Ret::Long(_)), abi::STP_OP_FCALLI)
+                | (Some(Ret::Str(_)), abi::STP_OP_FCALLS)
+        );
+        if !kind_ok {
+            return Err(Stop::Hole("return kind does not match the call".into()));
+        }
+        self.h = self
+            .prog
+            .handlers
+            .get(f.handler as usize)
+            .ok_or_else(|| Stop::Hole("caller".into()))?;
+        self.handler = f.handler;
+        self.r = f.r;
+        self.r_set = f.r_set;
+        self.s = f.s;
+        self.s_set = f.s_set;
+        match v {
+            Some(Ret::Long(x)) => self.wr(f.dst, x)?,
+            Some(Ret::Str(x)) => self.swr(f.dst, x)?,
+            None => {}
+        }
+        Ok(Some(f.ret_pc))
+    }
+
+    /// SPRINTF: the text of format imm with its argument runs, through
+    /// [`crate::fmt`], cut at MAXSTRINGLEN.
+    fn sprintf(&self, insn: &Insn) -> Step<Vec<u8>> {
+        let f = usize::try_from(insn.imm)
+            .ok()
+            .and_then(|k| self.prog.formats.get(k))
+            .copied()
+            .ok_or_else(|| Stop::Hole(format!("format {}", insn.imm)))?;
+        let text = self
+            .prog
+            .strings
+            .get(f.text as usize)
+            .ok_or_else(|| Stop::Hole(format!("format {} without text", insn.imm)))?;
+        if f.nargs > abi::STP_MAX_FMT_ARGS {
+            return Err(Stop::Hole(format!("format with {} arguments", f.nargs)));
+        }
+        let (mut ri, mut si) = (u32::from(insn.b), u32::from(insn.c));
+        let mut args = Vec::new();
+        for k in 0..f.nargs {
+            if f.str_mask & (1 << k) != 0 {
+                args.push(crate::fmt::Arg::Str(self.srd(reg(si))?));
+                si += 1;
+            } else {
+                args.push(crate::fmt::Arg::Int(self.rd(reg(ri))? as i64));
+                ri += 1;
+            }
+        }
+        Ok(crate::fmt::format(text, &args, self.cap as usize))
+    }
+}
+
+/// A function's result on its way back to the caller.
+enum Ret {
+    Long(u64),
+    Str(Vec<u8>),
+}
+
+/// Register number `k` of a run (past 255 it is out of every file).
+fn reg(k: u32) -> u8 {
+    u8::try_from(k).unwrap_or(u8::MAX)
+}
+
+/// STOL (opcodes.h): the kernel's simple_strtol on a counted string.
+fn strtol(s: &[u8], base: u64) -> i64 {
+    let (neg, mut t) = match s.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, s),
+    };
+    let hex_prefix = |t: &[u8]| t.len() >= 2 && t[0] == b'0' && (t[1] == b'x' || t[1] == b'X');
+    let base = match base {
+        // "0x" picks 16 only with something after it.
+        0 if hex_prefix(t) && t.len() > 2 => 16,
+        0 if t.first() == Some(&b'0') => 8,
+        0 => 10,
+        b => b,
+    };
+    if base == 16 && hex_prefix(t) {
+        t = &t[2..];
+    }
+    let mut v: u64 = 0;
+    for &c in t {
+        let d = match c {
+            b'0'..=b'9' => u64::from(c - b'0'),
+            b'a'..=b'z' => u64::from(c - b'a') + 10,
+            b'A'..=b'Z' => u64::from(c - b'A') + 10,
+            _ => break,
+        };
+        if d >= base {
+            break;
+        }
+        v = v.wrapping_mul(base).wrapping_add(d);
+    }
+    if neg {
+        v.wrapping_neg() as i64
+    } else {
+        v as i64
+    }
+}
+
+/// SREPL (opcodes.h): every `from` in `s`, left to right without
+/// overlap, replaced by `to`; an empty `from` changes nothing; at most
+/// `cap` bytes.
+fn replace(s: &[u8], from: &[u8], to: &[u8], cap: usize) -> Vec<u8> {
+    if from.is_empty() {
+        return s.to_vec();
+    }
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < s.len() && out.len() < cap {
+        if s[i..].starts_with(from) {
+            out.extend_from_slice(to);
+            i += from.len();
+        } else {
+            out.push(s[i]);
+            i += 1;
+        }
+    }
+    out.truncate(cap);
+    out
+}
+
+/// STEXT (opcodes.h): stap's text_str, stopping before an escape that
+/// would pass `cap` bytes.
+fn text_str(s: &[u8], cap: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    for &c in s {
+        let e: Vec<u8> = match c {
+            0x07 => b"\\a".to_vec(),
+            0x08 => b"\\b".to_vec(),
+            0x0c => b"\\f".to_vec(),
+            b'\n' => b"\\n".to_vec(),
+            b'\r' => b"\\r".to_vec(),
+            b'\t' => b"\\t".to_vec(),
+            0x0b => b"\\v".to_vec(),
+            b'"' => b"\\\"".to_vec(),
+            b'\'' => b"\\'".to_vec(),
+            b'\\' => b"\\\\".to_vec(),
+            0x20..=0x7e => vec![c],
+            _ => format!("\\{:03o}", c).into_bytes(),
+        };
+        if out.len() + e.len() > cap {
+            break;
+        }
+        out.extend_from_slice(&e);
+    }
+    out
 }
 
 /// A reference-VM session: a program, its globals, one ring and the
@@ -816,6 +1182,9 @@ impl RefSession {
             .handlers
             .get(idx as usize)
             .ok_or(RefError::NoHandler(idx))?;
+        if h.ctx == abi::STP_CTX_FUNCTION {
+            return Err(RefError::Function(idx));
+        }
         let mem = Memory::new(&env.memory);
         let cap = self.prog.limit(abi::STP_LIM_MAXSTRINGLEN);
         let mut fuel = u64::from(self.prog.limit(abi::STP_LIM_MAXACTION));
@@ -834,6 +1203,17 @@ impl RefSession {
             s: vec![Vec::new(); abi::STP_MAX_SREGS as usize],
             s_set: 0,
             exit: false,
+            frames: Vec::new(),
+            maxdepth: if self
+                .prog
+                .handlers
+                .iter()
+                .any(|h| h.ctx == abi::STP_CTX_FUNCTION)
+            {
+                self.prog.limit(abi::STP_LIM_MAXNESTING) as usize
+            } else {
+                0
+            },
         };
         let mut pc = 0usize;
         let mut steps = 0u64;
@@ -844,31 +1224,40 @@ impl RefSession {
                 Ok(None) => break Outcome::Ret,
                 Err(Stop::Hole(what)) => {
                     break Outcome::VerifierHole {
+                        handler: m.handler,
                         pc: pc as u32,
                         what,
                     }
                 }
-                Err(Stop::Fault(code, addr)) => {
-                    let mut payload = Vec::with_capacity(size_of::<abi::stp_rec_error>());
-                    payload.extend_from_slice(&m.handler.to_le_bytes());
-                    payload.extend_from_slice(&(pc as u32).to_le_bytes());
-                    payload.extend_from_slice(&addr.to_le_bytes());
-                    m.emit(abi::STP_REC_ERROR, code as u16, &payload);
-                    break Outcome::Error {
-                        code,
-                        pc: pc as u32,
-                        addr,
-                    };
+                Err(Stop::Fault(code, addr)) => break m.fail(pc, code, addr, &[]),
+                Err(Stop::User(msg)) => {
+                    break m.fail(pc, abi::STP_RTE_USER, msg.len() as u64, &msg)
                 }
             }
         };
         let exit = m.exit;
         self.exit_requested |= exit;
+        // The probe handler's files: saved in the outermost frame when the
+        // run ended inside a function.
+        let (r, r_set, sv, s_set) = match m.frames.first() {
+            Some(f) => (&f.r, f.r_set, &f.s, f.s_set),
+            None => (&m.r, m.r_set, &m.s, m.s_set),
+        };
+        let r = (0..h.nregs.min(64))
+            .map(|k| (r_set & (1u64 << k) != 0).then(|| r[k as usize]))
+            .collect();
+        let s = (0..h.nsregs.min(32))
+            .map(|k| {
+                (s_set & (1u32 << k) != 0).then(|| sv.get(k as usize).cloned().unwrap_or_default())
+            })
+            .collect();
         Ok(RunReport {
             outcome,
             fuel_left: fuel,
             exit_requested: exit,
             steps,
+            r,
+            s,
         })
     }
 

@@ -42,6 +42,22 @@ pub enum Operand {
     SP,
     /// Index of a function's handler (FCALL*).
     FN,
+    /// Index into the STATS section (statistics).
+    STAT,
+    /// Index into the MAPS section (associative arrays).
+    MAP,
+    /// Map id (bits 0..15) and the opcode of an arithmetic (bits 16..23).
+    MOP,
+    /// Map id (bits 0..15) and a foreach iterator (bits 16..23).
+    MIT,
+    /// Integer register read, then written.
+    RM,
+    /// Integer register run written (a map's long keys).
+    RNW,
+    /// String register run written (a map's string keys).
+    SNW,
+    /// foreach order (opcodes.h: SORT).
+    SORT,
 }
 
 /// One row of `STP_OPCODES`.

@@ -67,9 +67,9 @@ fn cases() -> Vec<Case> {
         ),
         case(
             "bad version",
-            patched(|m| put16(m, OFF_VERSION, 3)),
+            patched(|m| put16(m, OFF_VERSION, 1)),
             "BAD_VERSION",
-            "version 3",
+            "version 1",
         ),
         case(
             "bad header size",
@@ -614,6 +614,7 @@ fn cases() -> Vec<Case> {
         "b must be 0",
     ));
     v.extend(function_and_string_cases());
+    v.extend(stat_cases());
     v
 }
 
@@ -829,6 +830,243 @@ fn function_and_string_cases() -> Vec<Case> {
             ))),
             "UNINIT_REGISTER",
             "r0 or r1 read",
+        ),
+    ]
+}
+
+/// A begin handler with statistics `stats` (one with a log histogram
+/// and the variance flag unless given).
+fn with_stats(stats: Vec<Stat>, code: Vec<Insn>) -> Program {
+    let mut p = begin(2, 0, code);
+    p.stats = stats;
+    p
+}
+
+fn st(hist: Hist, variance: bool, shift: u8) -> Stat {
+    Stat {
+        name: "s".into(),
+        hist,
+        variance,
+        shift,
+        print_at_exit: false,
+    }
+}
+
+/// Patches byte `at` of statistic descriptor `k` (struct stp_stat_desc).
+fn stat_patched(p: &Program, k: usize, at: usize, bytes: &[u8]) -> Vec<u8> {
+    let mut img = build(p);
+    let (off, _) = section(&img, STP_SEC_STATS);
+    let o = off + k * std::mem::size_of::<stp_stat_desc>() + at;
+    img[o..o + bytes.len()].copy_from_slice(bytes);
+    img
+}
+
+fn stat_cases() -> Vec<Case> {
+    let log = st(Hist::Log, true, 0);
+    let plain = st(Hist::None, false, 0);
+    let add = vec![i(STP_OP_LDI, 0, 0, 0, 1), i(STP_OP_STADD, 0, 0, 0, 0), RET];
+    let all = vec![
+        i(STP_OP_LDI, 0, 0, 0, 1),
+        i(STP_OP_STADD, 0, 0, 0, 0),
+        i(STP_OP_STCOUNT, 1, 0, 0, 0),
+        i(STP_OP_STSUM, 1, 0, 0, 0),
+        i(STP_OP_STMIN, 1, 0, 0, 0),
+        i(STP_OP_STMAX, 1, 0, 0, 0),
+        i(STP_OP_STAVG, 1, 0, 0, 0),
+        i(STP_OP_STVAR, 1, 0, 0, 0),
+        i(STP_OP_STHIST, 0, 0, 0, 0),
+        i(STP_OP_STBKT, 1, 0, 0, 0),
+        RET,
+    ];
+    let two = with_stats(vec![log.clone(), plain.clone()], add.clone());
+    vec![
+        case(
+            "statistics ok",
+            build(&with_stats(vec![log.clone()], all)),
+            "OK",
+            "",
+        ),
+        case(
+            "linear ok, 3 buckets",
+            build(&with_stats(
+                vec![st(
+                    Hist::Linear {
+                        start: 0,
+                        stop: 0,
+                        interval: 1,
+                    },
+                    false,
+                    0,
+                )],
+                add.clone(),
+            )),
+            "OK",
+            "",
+        ),
+        case(
+            "statistic index out of range",
+            build(&with_stats(
+                vec![log.clone()],
+                vec![i(STP_OP_STCOUNT, 0, 0, 0, 1), RET],
+            )),
+            "BAD_INDEX",
+            "statistic index 1",
+        ),
+        case(
+            "STADD of an unwritten register",
+            build(&with_stats(
+                vec![log.clone()],
+                vec![i(STP_OP_STADD, 1, 0, 0, 0), RET],
+            )),
+            "UNINIT_REGISTER",
+            "r1 read",
+        ),
+        case(
+            "MGETS on a map of longs",
+            build(&{
+                let mut p = begin(
+                    2,
+                    1,
+                    vec![i(STP_OP_LDI, 0, 0, 0, 1), i(STP_OP_MGETS, 0, 0, 0, 0), RET],
+                );
+                p.maps = vec![MapDecl {
+                    name: "m".into(),
+                    keys: vec![ArgKind::Int],
+                    capacity: 4,
+                    ..Default::default()
+                }];
+                p
+            }),
+            "BAD_MAP",
+            "whose values are of kind 0",
+        ),
+        case(
+            "STHIST without a histogram",
+            build(&with_stats(
+                vec![plain.clone()],
+                vec![i(STP_OP_STHIST, 0, 0, 0, 0), RET],
+            )),
+            "BAD_STAT",
+            "has no histogram",
+        ),
+        case(
+            "STBKT without a histogram",
+            build(&with_stats(
+                vec![plain.clone()],
+                vec![i(STP_OP_LDI, 0, 0, 0, 0), i(STP_OP_STBKT, 1, 0, 0, 0), RET],
+            )),
+            "BAD_STAT",
+            "has no histogram",
+        ),
+        case(
+            "STVAR without the variance flag",
+            build(&with_stats(
+                vec![plain.clone()],
+                vec![i(STP_OP_STVAR, 0, 0, 0, 0), RET],
+            )),
+            "BAD_STAT",
+            "no variance flag",
+        ),
+        case(
+            "unknown histogram kind",
+            stat_patched(&two, 0, 0, &[3]),
+            "BAD_STAT",
+            "histogram kind 3",
+        ),
+        case(
+            "log histogram with 127 buckets",
+            stat_patched(&two, 0, 4, &127u32.to_le_bytes()),
+            "BAD_STAT",
+            "127 buckets",
+        ),
+        case(
+            "no histogram but buckets",
+            stat_patched(&two, 1, 4, &1u32.to_le_bytes()),
+            "BAD_STAT",
+            "1 buckets",
+        ),
+        case(
+            "linear bucket count not stap's",
+            stat_patched(
+                &with_stats(
+                    vec![st(
+                        Hist::Linear {
+                            start: 0,
+                            stop: 100,
+                            interval: 10,
+                        },
+                        false,
+                        0,
+                    )],
+                    add.clone(),
+                ),
+                0,
+                16,
+                &20i32.to_le_bytes(),
+            ),
+            "BAD_STAT",
+            "interval 20",
+        ),
+        case(
+            "linear interval 0",
+            stat_patched(
+                &with_stats(
+                    vec![st(
+                        Hist::Linear {
+                            start: 0,
+                            stop: 100,
+                            interval: 10,
+                        },
+                        false,
+                        0,
+                    )],
+                    add.clone(),
+                ),
+                0,
+                16,
+                &0i32.to_le_bytes(),
+            ),
+            "BAD_STAT",
+            "interval 0",
+        ),
+        case(
+            "shift past 62",
+            stat_patched(&two, 0, 1, &[63]),
+            "BAD_STAT",
+            "shift 63",
+        ),
+        case(
+            "shift without the variance flag",
+            stat_patched(&two, 1, 1, &[1]),
+            "BAD_STAT",
+            "shift 1",
+        ),
+        case(
+            "unknown statistic flag",
+            stat_patched(&two, 1, 2, &[2]),
+            "BAD_STAT",
+            "unknown flags 0x2",
+        ),
+        case(
+            "statistic reserved byte",
+            stat_patched(&two, 1, 3, &[1]),
+            "BAD_STAT",
+            "reserved field",
+        ),
+        case(
+            "statistic not right after the previous one",
+            stat_patched(&two, 1, 20, &0u32.to_le_bytes()),
+            "BAD_STAT",
+            "must be 1088",
+        ),
+        case(
+            "statistics past STP_MAX_STAT_BYTES",
+            build(&with_stats(
+                vec![log.clone(); (STP_MAX_STAT_BYTES / 1088 + 1) as usize],
+                add,
+            )),
+            "BAD_STAT",
+            "more than 1048576 bytes per CPU",
         ),
     ]
 }

@@ -680,6 +680,14 @@ fn verified_random_programs_run_safely() {
                 args: vec![ArgKind::Str],
             },
         ];
+        // One statistic, with everything the statistic instructions need.
+        p.stats = vec![Stat {
+            name: "st".into(),
+            hist: Hist::Log,
+            variance: true,
+            shift: 0,
+            print_at_exit: false,
+        }];
         let Ok(mut s) = HostSession::from_program(&p) else {
             continue;
         };

@@ -102,6 +102,8 @@ struct Gen<'a> {
     func_handlers: &'a [Option<u32>],
     /// The result type when lowering a function body.
     ret: Option<Ty>,
+    /// foreach loops open around the code being lowered (iterator ids).
+    iter_depth: u8,
 }
 
 const NREGS: u8 = abi::STP_MAX_REGS as u8;
@@ -168,6 +170,224 @@ impl Gen<'_> {
             .get(e.id as usize)
             .copied()
             .unwrap_or_default()
+    }
+
+    /// The STAT index of the statistic `a` names.
+    fn stat_of(&self, a: &Expr) -> Option<i32> {
+        let Ref::Global(g) = self.r#ref(a) else {
+            return None;
+        };
+        self.res
+            .stats
+            .iter()
+            .position(|s| s.global == g)
+            .map(|i| i as i32)
+    }
+
+    /// The MAP id of global array `g` (arrays numbered in declaration order).
+    fn map_id(&self, g: usize) -> i32 {
+        self.res.globals.iter().take(g).filter(|x| x.array).count() as i32
+    }
+
+    /// The global array an `Index`/`In` base names.
+    fn array_of(&self, base: &Expr) -> Option<usize> {
+        match self.r#ref(base) {
+            Ref::Global(g) if self.res.globals.get(g).is_some_and(|x| x.array) => Some(g),
+            _ => None,
+        }
+    }
+
+    /// Evaluates the keys of an access to array `g` into its key runs.
+    fn key_runs(&mut self, g: usize, keys: &[Option<Expr>]) -> (u8, u8) {
+        let kinds: Vec<bool> = self
+            .types
+            .keys
+            .get(g)
+            .map(|k| k.iter().map(|t| *t == Ty::Str).collect())
+            .unwrap_or_default();
+        let ks: Vec<Expr> = keys.iter().flatten().cloned().collect();
+        self.arg_runs(&ks, &kinds)
+    }
+
+    /// `a[k] op= rhs` (or `=`); returns the register of the value.
+    fn assign_elem(
+        &mut self,
+        g: usize,
+        keys: &[Option<Expr>],
+        op: AssignOp,
+        rhs: &Expr,
+        is_str: bool,
+    ) -> u8 {
+        use abi::*;
+        let map = self.map_id(g);
+        if is_str {
+            let v = self.alloc_s();
+            if op == AssignOp::Concat {
+                let (rb, sc) = self.key_runs(g, keys);
+                self.emit(STP_OP_MGETS, v, rb, sc, map);
+                let r = self.str(rhs);
+                let t = self.alloc_s();
+                self.emit(STP_OP_SCAT, t, v, r, 0);
+                self.emit(STP_OP_SMOV, v, t, 0, 0);
+                self.emit(STP_OP_MSETS, v, rb, sc, map);
+            } else {
+                self.str_into(rhs, v);
+                let (rb, sc) = self.key_runs(g, keys);
+                self.emit(STP_OP_MSETS, v, rb, sc, map);
+            }
+            return v;
+        }
+        let v = self.alloc_r();
+        self.int_into(rhs, v);
+        let (rb, sc) = self.key_runs(g, keys);
+        match op {
+            AssignOp::Bin(b) => {
+                let mop = map | ((binop(b) as i32) << 16);
+                self.emit(STP_OP_MOPR, v, rb, sc, mop);
+            }
+            _ => {
+                self.emit(STP_OP_MSET, v, rb, sc, map);
+            }
+        }
+        v
+    }
+
+    /// `delete e`: an element, a whole array, or a scalar.
+    fn delete(&mut self, e: &Expr) {
+        use abi::*;
+        let mark = (self.next_r, self.next_s);
+        match &e.kind {
+            ExprKind::Index { base, keys } => {
+                if let Some(g) = self.array_of(base) {
+                    let (rb, sc) = self.key_runs(g, keys);
+                    let map = self.map_id(g);
+                    self.emit(STP_OP_MDEL, 0, rb, sc, map);
+                }
+            }
+            ExprKind::Var(_) => match self.r#ref(e) {
+                Ref::Global(g) if self.res.globals.get(g).is_some_and(|x| x.array) => {
+                    let map = self.map_id(g);
+                    self.emit(STP_OP_MCLEAR, 0, 0, 0, map);
+                }
+                Ref::Global(g) => {
+                    let t = self.alloc_r();
+                    self.load_int(t, 0);
+                    self.emit(STP_OP_STG, t, 0, 0, g as i32);
+                }
+                Ref::Local(l) => {
+                    let x = self.local(l);
+                    let is_str =
+                        self.types.locals.get(self.probe).and_then(|t| t.get(l)) == Some(&Ty::Str);
+                    if is_str {
+                        let k = self.tabs.string(b"");
+                        self.emit(STP_OP_SLDK, x, 0, 0, k);
+                    } else {
+                        self.load_int(x, 0);
+                    }
+                }
+                _ => {}
+            },
+            _ => self.fail("not supported yet: delete of this kind"),
+        }
+        self.next_r = mark.0;
+        self.next_s = mark.1;
+    }
+
+    /// `foreach ([v =] [k...] in a [+|-] [limit n]) body`: MITER fills
+    /// iterator `depth` (the nesting level), then MNEXT, JZ, body, LOOP.
+    fn foreach(&mut self, f: &Foreach, span: Span) {
+        use abi::*;
+        let Some(g) = self.array_of(&f.array) else {
+            self.fail("internal error: foreach over a non-array");
+            return;
+        };
+        if u32::from(self.iter_depth) >= STP_MAX_ITERS {
+            self.fail(&format!(
+                "not supported yet: foreach nested more than {STP_MAX_ITERS} deep"
+            ));
+            return;
+        }
+        let map = self.map_id(g);
+        let depth = self.iter_depth;
+        self.iter_depth += 1;
+        let mark = (self.next_r, self.next_s);
+        let mit = map | (i32::from(depth) << 16);
+        let rl = self.alloc_r();
+        match &f.limit {
+            Some(l) => self.int_into(l, rl),
+            None => self.load_int(rl, i64::from(i32::MAX)),
+        }
+        let sort = match f.sort {
+            None => 0u8,
+            Some((SortBy::Value, asc)) => 15 | if asc { 0 } else { 0x80 },
+            Some((SortBy::Key(i), asc)) => (i as u8 + 1) | if asc { 0 } else { 0x80 },
+        };
+        self.emit(STP_OP_MITER, 0, rl, sort, mit);
+        let kinds: Vec<Ty> = self.types.keys.get(g).cloned().unwrap_or_default();
+        let nstr = kinds.iter().filter(|t| **t == Ty::Str).count();
+        let nlong = kinds.len() - nstr;
+        let rb = self.next_r;
+        for _ in 0..nlong {
+            self.alloc_r();
+        }
+        let sc = self.next_s;
+        for _ in 0..nstr {
+            self.alloc_s();
+        }
+        let rb = if nlong > 0 { rb } else { 0 };
+        let sc = if nstr > 0 { sc } else { 0 };
+        let flag = self.alloc_r();
+        let top = self.pc();
+        self.emit(STP_OP_MNEXT, flag, rb, sc, mit);
+        let exit = self.jump(STP_OP_JZ, flag);
+        let locals = self
+            .res
+            .probes
+            .get(self.probe)
+            .map(|p| p.locals.clone())
+            .unwrap_or_default();
+        let local = |name: &str| locals.iter().position(|(n, _)| n == name);
+        let (mut li, mut si) = (rb, sc);
+        for (i, (name, _)) in f.keys.iter().enumerate() {
+            let is_str = kinds.get(i) == Some(&Ty::Str);
+            let src = if is_str { si } else { li };
+            if is_str {
+                si += 1;
+            } else {
+                li += 1;
+            }
+            if let Some(l) = local(name) {
+                let x = self.local(l);
+                let op = if is_str { STP_OP_SMOV } else { STP_OP_MOV };
+                self.emit(op, x, src, 0, 0);
+            }
+        }
+        if let Some(l) = f.value.as_ref().and_then(|(name, _)| local(name)) {
+            let x = self.local(l);
+            if self.types.globals.get(g) == Some(&Ty::Str) {
+                self.emit(STP_OP_MGETS, x, rb, sc, map);
+            } else {
+                self.emit(STP_OP_MGET, x, rb, sc, map);
+            }
+        }
+        self.loops.push(LoopJumps::default());
+        self.stmt(&f.body);
+        let jumps = self.loops.pop().unwrap_or_default();
+        self.patch_here(&jumps.continues);
+        self.enter(span);
+        let back = top as i64 - (self.pc() as i64 + 1);
+        self.emit(
+            STP_OP_LOOP,
+            0,
+            0,
+            0,
+            i32::try_from(back).unwrap_or(i32::MIN),
+        );
+        self.patch_here(&[exit]);
+        self.patch_here(&jumps.breaks);
+        self.next_r = mark.0;
+        self.next_s = mark.1;
+        self.iter_depth -= 1;
     }
 
     fn r#ref(&self, e: &Expr) -> Ref {
@@ -245,7 +465,41 @@ impl Gen<'_> {
             ExprKind::Target(_) => {
                 self.emit(STP_OP_CALLI, dst, 0, 0, STP_HLP_RETVAL as i32);
             }
+            ExprKind::Stat { op, args } => {
+                let opc = match op.as_str() {
+                    "@count" => STP_OP_STCOUNT,
+                    "@sum" => STP_OP_STSUM,
+                    "@min" => STP_OP_STMIN,
+                    "@max" => STP_OP_STMAX,
+                    "@avg" => STP_OP_STAVG,
+                    "@variance" => STP_OP_STVAR,
+                    _ => {
+                        self.fail("not supported yet: a histogram used as a value");
+                        return;
+                    }
+                };
+                match args.first().and_then(|a| self.stat_of(a)) {
+                    Some(st) => {
+                        self.emit(opc, dst, 0, 0, st);
+                    }
+                    None => self.load_int(dst, 0),
+                }
+            }
             ExprKind::Call { args, .. } => self.call(e, args, Some(dst), None),
+            ExprKind::Index { base, keys } if self.array_of(base).is_some() => {
+                let g = self.array_of(base).unwrap_or_default();
+                let (rb, sc) = self.key_runs(g, keys);
+                let map = self.map_id(g);
+                self.emit(STP_OP_MGET, dst, rb, sc, map);
+            }
+            ExprKind::In { keys, array } => match self.array_of(array) {
+                Some(g) => {
+                    let (rb, sc) = self.key_runs(g, keys);
+                    let map = self.map_id(g);
+                    self.emit(STP_OP_MHAS, dst, rb, sc, map);
+                }
+                None => self.load_int(dst, 0),
+            },
             ExprKind::Print { .. } | ExprKind::Format { .. } => {
                 self.print(e);
                 self.load_int(dst, 0);
@@ -498,6 +752,11 @@ impl Gen<'_> {
         };
         let target = self.r#ref(lhs);
         let is_str = self.ty(lhs) == Ty::Str || matches!(op, AssignOp::Concat);
+        if let ExprKind::Index { base, keys } = &lhs.kind {
+            if let Some(g) = self.array_of(base) {
+                return self.assign_elem(g, keys, *op, rhs, is_str);
+            }
+        }
         if is_str {
             let Ref::Local(l) = target else {
                 self.fail("not supported yet: string globals");
@@ -581,6 +840,23 @@ impl Gen<'_> {
             _ => return,
         };
         let delta: i32 = if up { 1 } else { -1 };
+        if let ExprKind::Index { base, keys } = &a.kind {
+            if let Some(g) = self.array_of(base) {
+                let d = self.alloc_r();
+                self.load_int(d, i64::from(delta));
+                let (rb, sc) = self.key_runs(g, keys);
+                let mop = self.map_id(g) | ((STP_OP_ADD as i32) << 16);
+                self.emit(STP_OP_MOPR, d, rb, sc, mop);
+                if let Some(x) = dst {
+                    if pre {
+                        self.emit(STP_OP_MOV, x, d, 0, 0);
+                    } else {
+                        self.emit(STP_OP_ADDI, x, d, 0, -delta);
+                    }
+                }
+                return;
+            }
+        }
         match self.r#ref(a) {
             Ref::Local(l) => {
                 let x = self.local(l);
@@ -640,6 +916,12 @@ impl Gen<'_> {
                 self.emit(STP_OP_SCAT, dst, sa, sb, 0);
             }
             ExprKind::Call { args, .. } => self.call(e, args, None, Some(dst)),
+            ExprKind::Index { base, keys } if self.array_of(base).is_some() => {
+                let g = self.array_of(base).unwrap_or_default();
+                let (rb, sc) = self.key_runs(g, keys);
+                let map = self.map_id(g);
+                self.emit(STP_OP_MGETS, dst, rb, sc, map);
+            }
             ExprKind::Format { .. } => self.sprint(e, dst),
             ExprKind::Ternary(c, a, b) => {
                 let f = self.branch_false(c);
@@ -801,11 +1083,55 @@ impl Gen<'_> {
         self.emit(abi::STP_OP_SPRINTF, dst, rb, sc, f);
     }
 
+    /// `print(@hist_log(s))`, `println(@hist_linear(s, ...))`: one STHIST
+    /// per histogram, each other argument printed as `print` would.
+    fn print_hist(&mut self, kind: PrintKind, args: &[Expr], span: Span, id: ExprId) {
+        for a in args {
+            match &a.kind {
+                ExprKind::Stat { op, args: sargs } if op.starts_with("@hist") => {
+                    let saved = self.enter(a.span);
+                    if let Some(st) = sargs.first().and_then(|x| self.stat_of(x)) {
+                        self.emit(abi::STP_OP_STHIST, 0, 0, 0, st);
+                    }
+                    self.leave(saved);
+                }
+                _ => {
+                    let one = Expr {
+                        kind: ExprKind::Print {
+                            kind: PrintKind::Print,
+                            format: None,
+                            args: vec![a.clone()],
+                        },
+                        span,
+                        id,
+                    };
+                    self.print(&one);
+                }
+            }
+        }
+        if matches!(kind, PrintKind::Println) {
+            let f = self.tabs.format("\n", Vec::new());
+            self.emit(abi::STP_OP_PRINTF, 0, 0, 0, f);
+        }
+    }
+
     /// `printf`, `print`, `println`, `printd`, `printdln`.
     fn print(&mut self, e: &Expr) {
         let (ExprKind::Print { args, .. } | ExprKind::Format { args, .. }) = &e.kind else {
             return;
         };
+        let is_hist =
+            |a: &Expr| matches!(&a.kind, ExprKind::Stat { op, .. } if op.starts_with("@hist"));
+        if args.iter().any(is_hist) {
+            match &e.kind {
+                ExprKind::Print {
+                    kind: kind @ (PrintKind::Print | PrintKind::Println),
+                    ..
+                } => self.print_hist(*kind, args, e.span, e.id),
+                _ => self.fail("not supported yet: a histogram in a formatted print or a string"),
+            }
+            return;
+        }
         let Some((text, kinds, to_string)) = self.format_of(e) else {
             return;
         };
@@ -864,6 +1190,12 @@ impl Gen<'_> {
         let mark = (self.next_r, self.next_s);
         match &e.kind {
             ExprKind::Print { .. } | ExprKind::Format { .. } => self.print(e),
+            ExprKind::Append(a, b) => {
+                let v = self.int(b);
+                if let Some(st) = self.stat_of(a) {
+                    self.emit(abi::STP_OP_STADD, v, 0, 0, st);
+                }
+            }
             ExprKind::Assign(..) => {
                 self.assign(e, false);
             }
@@ -904,9 +1236,9 @@ impl Gen<'_> {
         let saved = self.enter(s.span);
         match &s.kind {
             StmtKind::Null | StmtKind::Unsupported(_) => {}
-            StmtKind::Foreach(_) | StmtKind::Delete(_) | StmtKind::Try { .. } => {
-                self.fail("internal error: statement not lowered")
-            }
+            StmtKind::Foreach(f) => self.foreach(f, s.span),
+            StmtKind::Delete(e) => self.delete(e),
+            StmtKind::Try { .. } => self.fail("internal error: statement not lowered"),
             StmtKind::Return(e) => self.ret_stmt(e.as_ref()),
             StmtKind::Block(b) => b.iter().for_each(|s| self.stmt(s)),
             StmtKind::Expr(e) => self.effect(e),
@@ -1115,6 +1447,7 @@ fn handler(
         span,
         func_handlers: cx.func_handlers,
         ret,
+        iter_depth: 0,
     };
     let saved = g.enter(span);
     // Parameters arrive in r[0..) and s[0..) in order per file; the other
@@ -1178,6 +1511,52 @@ fn handler(
     })
 }
 
+/// stap's display of the statistics written and never read, as the `end`
+/// probe it synthesises (after every other): `name @count=N @min=N @max=N
+/// @sum=N @avg=N`, or `name @count=0x0` when empty.
+fn stats_at_exit(prog: &Program, tabs: &mut Tables) -> Option<Handler> {
+    use abi::*;
+    let mut code = Vec::new();
+    for (i, st) in prog.stats.iter().enumerate() {
+        if !st.print_at_exit {
+            continue;
+        }
+        let i = i as i32;
+        let empty = tabs.format(
+            &format!("{} @count=0x0\n", st.name.replace('%', "%%")),
+            Vec::new(),
+        );
+        let full = tabs.format(
+            &format!(
+                "{} @count=%d @min=%d @max=%d @sum=%d @avg=%d\n",
+                st.name.replace('%', "%%")
+            ),
+            vec![ArgKind::Int; 5],
+        );
+        code.push(Insn::new(STP_OP_STCOUNT, 0, 0, 0, i));
+        code.push(Insn::new(STP_OP_JNZ, 0, 0, 0, 2));
+        code.push(Insn::new(STP_OP_PRINTF, 0, 0, 0, empty));
+        code.push(Insn::new(STP_OP_JMP, 0, 0, 0, 5));
+        code.push(Insn::new(STP_OP_STMIN, 1, 0, 0, i));
+        code.push(Insn::new(STP_OP_STMAX, 2, 0, 0, i));
+        code.push(Insn::new(STP_OP_STSUM, 3, 0, 0, i));
+        code.push(Insn::new(STP_OP_STAVG, 4, 0, 0, i));
+        code.push(Insn::new(STP_OP_PRINTF, 0, 0, 0, full));
+    }
+    if code.is_empty() {
+        return None;
+    }
+    code.push(Insn::new(STP_OP_RET, 0, 0, 0, 0));
+    Some(Handler {
+        ctx: STP_CTX_END as u8,
+        nregs: 5,
+        nsregs: 0,
+        locs: vec![SrcLoc::default(); code.len()],
+        code,
+        probe_point: "end".into(),
+    })
+}
+
 /// The points of a probe grouped by context, in order of first appearance.
 fn groups_of(rp: &super::resolve::RProbe) -> Vec<(u8, Vec<&Point>)> {
     let mut groups: Vec<(u8, Vec<&Point>)> = Vec::new();
@@ -1216,14 +1595,74 @@ pub fn run(
         limits: limits.to_vec(),
         ..Default::default()
     };
-    for g in &res.globals {
+    for (i, g) in res.globals.iter().enumerate() {
+        let is_stat = res.stats.iter().any(|s| s.global == i);
         prog.globals.push(Global {
             name: g.name.clone(),
             ty: GlobalType::Long,
-            print_at_exit: g.written && !g.used,
+            print_at_exit: g.written && !g.used && !is_stat && !g.array,
         });
     }
     let mut errors = Vec::new();
+    let maxmap = limits
+        .get(abi::STP_LIM_MAXMAPENTRIES as usize)
+        .copied()
+        .unwrap_or(2048);
+    for (i, g) in res.globals.iter().enumerate().filter(|(_, g)| g.array) {
+        let capacity = match g.size {
+            Some(n) if n <= 0 || n > i64::from(abi::STP_MAX_MAP_ENTRIES) => {
+                errors.push(Diagnostic::semantic(
+                    format!(
+                        "array size {n} of '{}' outside [1, {}]",
+                        g.name,
+                        abi::STP_MAX_MAP_ENTRIES
+                    ),
+                    g.span,
+                ));
+                1
+            }
+            Some(n) => n as u32,
+            None => maxmap,
+        };
+        let keys = types
+            .keys
+            .get(i)
+            .map(|k| {
+                k.iter()
+                    .map(|t| {
+                        if *t == Ty::Str {
+                            ArgKind::Str
+                        } else {
+                            ArgKind::Int
+                        }
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        prog.maps.push(MapDecl {
+            name: g.name.clone(),
+            keys,
+            value: if types.globals.get(i) == Some(&Ty::Str) {
+                MapValue::Str
+            } else {
+                MapValue::Long
+            },
+            capacity,
+            sized: g.size.is_some(),
+            wrap: g.wrap,
+            print_at_exit: g.written && !g.used,
+        });
+    }
+    for st in &res.stats {
+        let g = &res.globals[st.global];
+        prog.stats.push(Stat {
+            name: g.name.clone(),
+            hist: st.hist,
+            variance: st.variance,
+            shift: st.shift,
+            print_at_exit: g.written && !g.used,
+        });
+    }
     // (sort key, probe) pairs: begin/end probes run in sequence order.
     let mut probes: Vec<(i64, Probe)> = Vec::new();
     // Global initialisers: a begin handler ahead of every other.
@@ -1379,6 +1818,22 @@ pub fn run(
     }
     if !errors.is_empty() {
         return Err(errors);
+    }
+    if let Some(h) = stats_at_exit(&prog, &mut tabs) {
+        let hidx = prog.handlers.len() as u32;
+        prog.handlers.push(h);
+        probes.push((
+            i64::MAX,
+            Probe {
+                kind: abi::STP_PROBE_END as u8,
+                flags: 0,
+                handler: hidx,
+                target: ProbeTarget::None,
+                maxactive: 0,
+                period_ns: 0,
+                display: "end".into(),
+            },
+        ));
     }
     probes.sort_by_key(|(k, _)| *k);
     prog.probes = probes.into_iter().map(|(_, p)| p).collect();

@@ -99,6 +99,12 @@ pub struct GlobalInfo {
     pub written: bool,
     /// Its value is used somewhere (stap's `read && used`).
     pub used: bool,
+    /// An associative array: declared `[N]` / `%`, or used with keys.
+    pub array: bool,
+    /// `[N]`: the declared maximum number of elements.
+    pub size: Option<i64>,
+    /// `%`: a wrap-around array.
+    pub wrap: bool,
 }
 
 /// One resolved probe point.
@@ -164,6 +170,10 @@ pub struct Resolved {
     pub funcs: Vec<RFunc>,
     /// What each expression refers to, indexed by `ExprId`.
     pub refs: Vec<Ref>,
+    /// Globals used as statistics, in order of first use.
+    pub stats: Vec<StatGlobal>,
+    /// `delete x` of a global scalar: the `Var` expressions.
+    pub delete_globals: Vec<ExprId>,
 }
 
 /// The message of the `syscall.open` warning.
@@ -320,7 +330,44 @@ struct Resolver<'a> {
     calls: Vec<usize>,
     /// Walking a function body.
     in_func: bool,
+    /// Statistics found so far (globals used with `<<<` or an extractor).
+    stats: Vec<StatGlobal>,
+    /// Plain (scalar) uses of globals: a statistic may have none.
+    scalar_uses: Vec<(usize, Span)>,
+    /// Arrays of the enclosing `foreach` loops.
+    iterating: Vec<usize>,
+    /// Arrays the body being walked writes.
+    writes: Vec<usize>,
+    /// Calls inside a `foreach`: function, array iterated, call token.
+    iter_calls: Vec<(usize, usize, Span)>,
+    /// `delete` of global scalars.
+    delete_globals: Vec<ExprId>,
 }
+
+/// A global used as a statistic (`s <<< v`, `@count(s)` ...).
+#[derive(Debug, Clone)]
+pub struct StatGlobal {
+    /// Index into `Resolved::globals`.
+    pub global: usize,
+    /// The histogram the script draws, if any.
+    pub hist: vm_spec::program::Hist,
+    /// `@variance` is used.
+    pub variance: bool,
+    /// `@variance`'s bit shift.
+    pub shift: u8,
+}
+
+/// The extractors and histograms of statistics (`@count` ...).
+pub const STAT_OPS: &[&str] = &[
+    "@count",
+    "@sum",
+    "@min",
+    "@max",
+    "@avg",
+    "@variance",
+    "@hist_log",
+    "@hist_linear",
+];
 
 fn lit_num(c: &Component) -> Option<i64> {
     match c.arg {
@@ -644,6 +691,7 @@ impl Resolver<'_> {
                 self.set_ref(e.id, r);
                 match r {
                     Ref::Global(g) => {
+                        self.scalar_uses.push((g, e.span));
                         self.globals[g].written = true;
                         if read && value_used {
                             self.globals[g].used = true;
@@ -658,6 +706,15 @@ impl Resolver<'_> {
                 }
             }
             ExprKind::Unsupported(_) => self.expr(e, true),
+            ExprKind::Index { base, keys } if matches!(base.kind, ExprKind::Var(_)) => {
+                if let Some(g) = self.array_ref(base, keys, e.span) {
+                    self.array_write(g, e.span);
+                    if read && value_used {
+                        self.globals[g].used = true;
+                        self.read_globals.push(g);
+                    }
+                }
+            }
             _ => {
                 self.expr(e, true);
                 self.err(Diagnostic::semantic(
@@ -678,6 +735,7 @@ impl Resolver<'_> {
                 if let Ref::Global(g) = r {
                     self.globals[g].used = true;
                     self.read_globals.push(g);
+                    self.scalar_uses.push((g, e.span));
                 }
             }
             ExprKind::Target(name) => {
@@ -696,6 +754,9 @@ impl Resolver<'_> {
                     if nparams == args.len() {
                         self.set_ref(e.id, Ref::Func(f));
                         self.calls.push(f);
+                        for &g in &self.iterating {
+                            self.iter_calls.push((f, g, e.span));
+                        }
                     } else {
                         self.err(Diagnostic::semantic(
                             format!(
@@ -786,6 +847,12 @@ impl Resolver<'_> {
                     self.unsupported(&format!("non-UTF-8 bytes in a {name} format"), e.span)
                 }
             }
+            ExprKind::Index { base, keys } if matches!(base.kind, ExprKind::Var(_)) => {
+                if let Some(g) = self.array_ref(base, keys, e.span) {
+                    self.globals[g].used = true;
+                    self.read_globals.push(g);
+                }
+            }
             ExprKind::Index { base, keys } => {
                 self.exprs(keys.iter().flatten());
                 if matches!(base.kind, ExprKind::Stat { .. }) {
@@ -794,21 +861,18 @@ impl Resolver<'_> {
                     self.unsupported("arrays", e.span);
                 }
             }
-            ExprKind::In { keys, .. } => {
-                self.exprs(keys.iter().flatten());
-                self.unsupported("arrays", e.span);
+            ExprKind::In { keys, array } => {
+                if let Some(g) = self.array_ref(array, keys, e.span) {
+                    self.globals[g].used = true;
+                    self.read_globals.push(g);
+                }
             }
-            ExprKind::Stat { op, .. } => {
-                let what = if op.starts_with("@hist") {
-                    "histograms"
-                } else {
-                    "statistics"
-                };
-                self.unsupported(what, e.span);
-            }
-            ExprKind::Append(_, b) => {
+            ExprKind::Stat { op, args } => self.stat_expr(e, op, args),
+            ExprKind::Append(a, b) => {
                 self.expr(b, true);
-                self.unsupported("statistics (<<<)", e.span);
+                if let Some(g) = self.stat_operand(a) {
+                    self.globals[g].written = true;
+                }
             }
             ExprKind::Regex { lhs, .. } => {
                 self.expr(lhs, true);
@@ -828,6 +892,285 @@ impl Resolver<'_> {
             }
             ExprKind::AddrOf(_) => self.unsupported("address-of operator '&'", e.span),
             ExprKind::AtOp { op, .. } => self.unsupported(op, e.span),
+        }
+    }
+
+    /// The statistic `a` names (a global, made a statistic here), or an
+    /// error.
+    fn stat_operand(&mut self, a: &Expr) -> Option<usize> {
+        let ExprKind::Var(name) = &a.kind else {
+            self.expr(a, true);
+            self.err(Diagnostic::semantic("invalid operator", a.span));
+            return None;
+        };
+        match self.var(name, a.span) {
+            Ref::Global(g) => {
+                self.set_ref(a.id, Ref::Global(g));
+                if !self.stats.iter().any(|s| s.global == g) {
+                    self.stats.push(StatGlobal {
+                        global: g,
+                        hist: vm_spec::program::Hist::None,
+                        variance: false,
+                        shift: 0,
+                    });
+                }
+                Some(g)
+            }
+            r => {
+                self.set_ref(a.id, r);
+                self.err(Diagnostic::semantic(
+                    format!(
+                        "local variable '{name}' used as a statistic: statistics must be global"
+                    ),
+                    a.span,
+                ));
+                None
+            }
+        }
+    }
+
+    /// `@count(s)` ... `@hist_linear(s, lo, hi, step)`: the statistic, and
+    /// the literal parameters, which must agree across uses (stap).
+    fn stat_expr(&mut self, e: &Expr, op: &str, args: &[Expr]) {
+        use vm_spec::program::Hist;
+        let nparams = match op {
+            "@hist_linear" => 3,
+            "@variance" => args.len().saturating_sub(1).min(1),
+            _ => 0,
+        };
+        if !STAT_OPS.contains(&op) || args.len() != nparams + 1 {
+            self.err(Diagnostic::semantic(
+                format!("wrong number of arguments to {op}"),
+                e.span,
+            ));
+            return;
+        }
+        let mut lits = Vec::new();
+        for a in &args[1..] {
+            match a.kind {
+                ExprKind::Num(v) => lits.push(v),
+                _ => {
+                    self.expr(a, true);
+                    self.err(Diagnostic::semantic(
+                        format!("{op} parameters must be number literals"),
+                        a.span,
+                    ));
+                    return;
+                }
+            }
+        }
+        let Some(g) = self.stat_operand(&args[0]) else {
+            return;
+        };
+        self.globals[g].used = true;
+        self.read_globals.push(g);
+        let hist = match op {
+            "@hist_log" => Hist::Log,
+            "@hist_linear" => {
+                let (lo, hi, step) = (lits[0], lits[1], lits[2]);
+                let fits = |v: i64| i32::try_from(v).ok();
+                let h = match (fits(lo), fits(hi), fits(step)) {
+                    (Some(start), Some(stop), Some(interval)) => Hist::Linear {
+                        start,
+                        stop,
+                        interval,
+                    },
+                    _ => Hist::None,
+                };
+                let nb = h.nbuckets();
+                if step <= 0 {
+                    self.err(Diagnostic::semantic(
+                        "histogram step must be greater than zero",
+                        args[3].span,
+                    ));
+                    return;
+                }
+                if nb == 0 {
+                    self.err(Diagnostic::semantic(
+                        format!(
+                            "histogram: Number of buckets must be between 1 and {}",
+                            abi::STP_HIST_MAX_BUCKETS - 2
+                        ),
+                        e.span,
+                    ));
+                    return;
+                }
+                h
+            }
+            _ => Hist::None,
+        };
+        let Some(st) = self.stats.iter_mut().find(|s| s.global == g) else {
+            return;
+        };
+        if op == "@variance" {
+            let shift = lits.first().copied().unwrap_or(0);
+            if !(0..=i64::from(abi::STP_STAT_MAX_SHIFT)).contains(&shift) {
+                self.err(Diagnostic::semantic(
+                    "bit shift must be between 0 and 62",
+                    args[1].span,
+                ));
+                return;
+            }
+            if st.variance && st.shift != 0 && shift != 0 && st.shift as i64 != shift {
+                let prev = st.shift;
+                self.err(Diagnostic::semantic(
+                    format!("conflicting bit shifts declared (previously {prev})"),
+                    e.span,
+                ));
+                return;
+            }
+            st.variance = true;
+            if shift != 0 {
+                st.shift = shift as u8;
+            }
+        }
+        if hist != Hist::None {
+            if st.hist == Hist::None {
+                st.hist = hist;
+            } else if st.hist != hist {
+                let name = self.globals[g].name.clone();
+                self.err(Diagnostic::semantic(
+                    format!("multiple histogram types declared on '{name}'"),
+                    e.span,
+                ));
+            }
+        }
+    }
+
+    /// The global array `base` names with `keys` (walked), or an error.
+    fn array_ref(&mut self, base: &Expr, keys: &[Option<Expr>], at: Span) -> Option<usize> {
+        self.exprs(keys.iter().flatten());
+        let ExprKind::Var(name) = &base.kind else {
+            self.unsupported("arrays of this kind", at);
+            return None;
+        };
+        if keys.iter().any(Option::is_none) {
+            self.unsupported("array slices (*)", at);
+            return None;
+        }
+        if keys.len() > abi::STP_MAX_MAP_KEYS as usize {
+            self.err(Diagnostic::semantic(
+                format!(
+                    "too many array keys ({}, at most {})",
+                    keys.len(),
+                    abi::STP_MAX_MAP_KEYS
+                ),
+                at,
+            ));
+            return None;
+        }
+        match self.globals.iter().position(|g| g.name == *name) {
+            Some(g) => {
+                self.set_ref(base.id, Ref::Global(g));
+                self.globals[g].array = true;
+                Some(g)
+            }
+            None => {
+                self.err(Diagnostic::semantic(
+                    format!(
+                        "unresolved arity-{} global array {name}, missing global declaration?",
+                        keys.len()
+                    ),
+                    base.span,
+                ));
+                None
+            }
+        }
+    }
+
+    /// Array `g` is written at `at`: refused inside a foreach over it.
+    fn array_write(&mut self, g: usize, at: Span) {
+        self.globals[g].written = true;
+        self.writes.push(g);
+        if self.iterating.contains(&g) {
+            let name = self.globals[g].name.clone();
+            self.err(Diagnostic::semantic(
+                format!("variable '{name}' modified during 'foreach' iteration"),
+                at,
+            ));
+        }
+    }
+
+    /// `foreach ([v =] [k...] in a [+|-] [limit n]) body`.
+    fn foreach(&mut self, f: &Foreach, span: Span) {
+        if self.in_func {
+            self.unsupported("foreach in a function", span);
+            return;
+        }
+        if f.slice.is_some() {
+            self.unsupported("foreach over an array slice", span);
+            return;
+        }
+        if f.stat.is_some() {
+            self.unsupported("foreach over a statistics array", span);
+            return;
+        }
+        let nkeys: Vec<Option<Expr>> = f
+            .keys
+            .iter()
+            .map(|_| {
+                Some(Expr {
+                    kind: ExprKind::Num(0),
+                    span,
+                    id: u32::MAX,
+                })
+            })
+            .collect();
+        let Some(g) = self.array_ref(&f.array, &nkeys, f.array.span) else {
+            return;
+        };
+        self.globals[g].used = true;
+        self.read_globals.push(g);
+        if let Some(l) = &f.limit {
+            self.expr(l, true);
+        }
+        for (name, sp) in f.keys.iter().chain(f.value.iter()) {
+            if let Ref::Local(l) = self.var(name, *sp) {
+                if let Some(a) = self.assigned.get_mut(l) {
+                    *a = true;
+                }
+            } else {
+                self.err(Diagnostic::semantic(
+                    format!("foreach variable '{name}' must be a local"),
+                    *sp,
+                ));
+            }
+        }
+        self.iterating.push(g);
+        self.loops += 1;
+        self.stmt(&f.body);
+        self.loops -= 1;
+        self.iterating.pop();
+    }
+
+    /// `delete x`: an element, a whole array, or a scalar.
+    fn delete(&mut self, e: &Expr) {
+        match &e.kind {
+            ExprKind::Index { base, keys } if matches!(base.kind, ExprKind::Var(_)) => {
+                if let Some(g) = self.array_ref(base, keys, e.span) {
+                    self.array_write(g, e.span);
+                }
+            }
+            ExprKind::Var(name) => match self.var(name, e.span) {
+                Ref::Global(g) => {
+                    self.set_ref(e.id, Ref::Global(g));
+                    if self.globals[g].array {
+                        self.array_write(g, e.span);
+                    } else {
+                        self.delete_globals.push(e.id);
+                        self.globals[g].written = true;
+                    }
+                }
+                r => {
+                    self.set_ref(e.id, r);
+                    if let Ref::Local(l) = r {
+                        if let Some(a) = self.assigned.get_mut(l) {
+                            *a = true;
+                        }
+                    }
+                }
+            },
+            _ => self.unsupported("delete of this kind", e.span),
         }
     }
 
@@ -881,8 +1224,8 @@ impl Resolver<'_> {
                 }
             }
             StmtKind::Unsupported(u) => self.unsupported(&u.feature, u.span),
-            StmtKind::Foreach(_) => self.unsupported("foreach", s.span),
-            StmtKind::Delete(_) => self.unsupported("delete", s.span),
+            StmtKind::Foreach(f) => self.foreach(f, s.span),
+            StmtKind::Delete(e) => self.delete(e),
             StmtKind::Return(e) => {
                 if !self.in_func {
                     self.err(Diagnostic::semantic(
@@ -913,15 +1256,18 @@ pub fn run(script: &Script, diags: &mut Diags) -> Resolved {
         func_names: Vec::new(),
         calls: Vec::new(),
         in_func: false,
+        stats: Vec::new(),
+        scalar_uses: Vec::new(),
+        iterating: Vec::new(),
+        writes: Vec::new(),
+        iter_calls: Vec::new(),
+        delete_globals: Vec::new(),
     };
     for it in &script.items {
         match it {
             Item::Global(g) => {
                 if let Some(p) = g.private {
                     r.unsupported("private", p);
-                }
-                if g.array {
-                    r.unsupported("arrays", g.span);
                 }
                 if let Some(Literal::Str(_, span)) = &g.init {
                     r.unsupported("string globals", *span);
@@ -932,6 +1278,9 @@ pub fn run(script: &Script, diags: &mut Diags) -> Resolved {
                     init: g.init.clone(),
                     written: false,
                     used: false,
+                    array: g.array,
+                    size: g.size,
+                    wrap: g.wrap,
                 });
             }
             Item::Unsupported(u) => r.unsupported(&u.feature, u.span),
@@ -956,6 +1305,7 @@ pub fn run(script: &Script, diags: &mut Diags) -> Resolved {
     // Function bodies: locals start with the parameters.
     let mut funcs = Vec::new();
     let mut fcalls: Vec<Vec<usize>> = Vec::new();
+    let mut fwrites: Vec<Vec<usize>> = Vec::new();
     for (idx, it) in script.items.iter().enumerate() {
         let Item::Function(f) = it else { continue };
         let Some(body) = &f.body else { continue };
@@ -970,9 +1320,11 @@ pub fn run(script: &Script, diags: &mut Diags) -> Resolved {
         r.loops = 0;
         r.in_func = true;
         r.calls = Vec::new();
+        r.writes = Vec::new();
         r.stmt(body);
         r.in_func = false;
         fcalls.push(std::mem::take(&mut r.calls));
+        fwrites.push(std::mem::take(&mut r.writes));
         funcs.push(RFunc {
             item: idx,
             name: f.name.clone(),
@@ -1041,10 +1393,60 @@ pub fn run(script: &Script, diags: &mut Diags) -> Resolved {
         r.diags
             .push(Diagnostic::warning(SYSCALL_OPEN_WARNING, span));
     }
+    // A function called inside a foreach must not write the array, even
+    // through the functions it calls (stap: semko/thirteen, fourteen).
+    for (f, g, span) in std::mem::take(&mut r.iter_calls) {
+        let mut seen = vec![false; fcalls.len()];
+        let mut work = vec![f];
+        let mut hit = false;
+        while let Some(x) = work.pop() {
+            if x >= seen.len() || seen[x] {
+                continue;
+            }
+            seen[x] = true;
+            hit |= fwrites[x].contains(&g);
+            work.extend(fcalls[x].iter().copied());
+        }
+        if hit {
+            let name = r.globals[g].name.clone();
+            r.diags.push(Diagnostic::semantic(
+                format!("function call modifies var '{name}' during 'foreach' iteration"),
+                span,
+            ));
+        }
+    }
+    // A global is an array or a scalar, not both; nor a statistic.
+    for st in &r.stats {
+        if r.globals[st.global].array {
+            let name = r.globals[st.global].name.clone();
+            r.diags.push(Diagnostic::semantic(
+                format!("array '{name}' used as a statistic"),
+                r.globals[st.global].span,
+            ));
+        }
+    }
+    for (g, span) in r.scalar_uses.clone() {
+        if r.globals[g].array {
+            let name = r.globals[g].name.clone();
+            r.diags.push(Diagnostic::semantic(
+                format!("array '{name}' used as a scalar"),
+                span,
+            ));
+        }
+    }
+    // A statistic is only ever `<<<`-ed and extracted (stap's pe_stats).
+    for (g, span) in std::mem::take(&mut r.scalar_uses) {
+        if r.stats.iter().any(|s| s.global == g) {
+            r.diags
+                .push(Diagnostic::semantic("invalid type stats", span));
+        }
+    }
     Resolved {
         globals: r.globals,
         probes,
         funcs,
         refs: r.refs,
+        stats: r.stats,
+        delete_globals: r.delete_globals,
     }
 }

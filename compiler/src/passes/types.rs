@@ -54,8 +54,10 @@ pub struct Types {
     pub locals: Vec<Vec<Ty>>,
     /// Result type of each function (`Void` for none).
     pub funcs: Vec<Ty>,
-    /// Type of each global.
+    /// Type of each global (an array's: its values).
     pub globals: Vec<Ty>,
+    /// Key types of each global array (empty for scalars).
+    pub keys: Vec<Vec<Ty>>,
 }
 
 /// A variable: global or (probe, local).
@@ -63,6 +65,8 @@ pub struct Types {
 enum Var {
     Global(usize),
     Local(usize, usize),
+    /// Key `i` of global array `g`.
+    Key(usize, usize),
 }
 
 struct Typer<'a> {
@@ -71,6 +75,7 @@ struct Typer<'a> {
     /// Where each variable's type was first inferred.
     first_g: Vec<Option<Span>>,
     first_l: Vec<Vec<Option<Span>>>,
+    first_k: Vec<Vec<Option<Span>>>,
     /// Scope being walked: a probe, or `probes.len() + f` for function f.
     probe: usize,
     /// Function being walked.
@@ -98,6 +103,13 @@ impl Typer<'_> {
                 .and_then(|x| x.get(l))
                 .copied()
                 .unwrap_or_default(),
+            Var::Key(g, i) => self
+                .t
+                .keys
+                .get(g)
+                .and_then(|x| x.get(i))
+                .copied()
+                .unwrap_or_default(),
         }
     }
 
@@ -107,6 +119,10 @@ impl Typer<'_> {
             Var::Local(p, l) => (
                 self.t.locals.get_mut(p).and_then(|x| x.get_mut(l)),
                 self.first_l.get_mut(p).and_then(|x| x.get_mut(l)),
+            ),
+            Var::Key(g, i) => (
+                self.t.keys.get_mut(g).and_then(|x| x.get_mut(i)),
+                self.first_k.get_mut(g).and_then(|x| x.get_mut(i)),
             ),
         };
         if let (Some(slot), Some(first)) = (slot, first) {
@@ -127,7 +143,111 @@ impl Typer<'_> {
                 .and_then(|x| x.get(l))
                 .copied()
                 .flatten(),
+            Var::Key(g, i) => self
+                .first_k
+                .get(g)
+                .and_then(|x| x.get(i))
+                .copied()
+                .flatten(),
         }
+    }
+
+    /// The global array an expression (`Var`) names.
+    fn array_of(&self, e: &Expr) -> Option<usize> {
+        match self.res.refs.get(e.id as usize) {
+            Some(Ref::Global(g)) => Some(*g),
+            _ => None,
+        }
+    }
+
+    /// Types the keys of an access to array `g` (arity fixed by the first).
+    fn array_keys(&mut self, g: usize, keys: &[&Expr], at: Span) {
+        let n = keys.len();
+        let Some(cur) = self.t.keys.get(g).map(Vec::len) else {
+            return;
+        };
+        if cur == 0 {
+            self.t.keys[g] = vec![Ty::Unknown; n];
+            self.first_k[g] = vec![None; n];
+            self.changed = true;
+        } else if cur != n {
+            self.error(Diagnostic::semantic(
+                format!("inconsistent arity ({n} vs {cur})"),
+                at,
+            ));
+            return;
+        }
+        for (i, k) in keys.iter().enumerate() {
+            let v = Var::Key(g, i);
+            let kt = self.var_ty(v);
+            if kt == Ty::Unknown {
+                let t = self.expr(k, Ty::Unknown);
+                if matches!(t, Ty::Long | Ty::Str) {
+                    self.set_var(v, t, k.span);
+                }
+            } else {
+                self.want(k, kt);
+            }
+        }
+    }
+
+    /// Ties variable `a` and `b` (a foreach variable and its key or value).
+    fn tie(&mut self, a: Var, b: Var, at: Span) {
+        let (ta, tb) = (self.var_ty(a), self.var_ty(b));
+        if ta == Ty::Unknown && tb != Ty::Unknown {
+            self.set_var(a, tb, at);
+        } else if tb == Ty::Unknown && ta != Ty::Unknown {
+            self.set_var(b, ta, at);
+        } else if ta != tb {
+            let mut d = Diagnostic::semantic(format!("type mismatch ({})", tb.name()), at);
+            if let Some(first) = self.first_inferred(a) {
+                d = d.with_note(
+                    format!("type was first inferred here ({})", ta.name()),
+                    first,
+                );
+            }
+            self.error(d);
+        }
+    }
+
+    /// A foreach loop: keys and value tied to the array's.
+    fn foreach(&mut self, f: &Foreach) {
+        let Some(g) = self.array_of(&f.array) else {
+            return;
+        };
+        let n = f.keys.len();
+        if self.t.keys.get(g).is_some_and(Vec::is_empty) {
+            self.t.keys[g] = vec![Ty::Unknown; n];
+            self.first_k[g] = vec![None; n];
+            self.changed = true;
+        } else if self.t.keys.get(g).map(Vec::len) != Some(n) {
+            let cur = self.t.keys.get(g).map_or(0, Vec::len);
+            self.error(Diagnostic::semantic(
+                format!("inconsistent arity ({n} vs {cur})"),
+                f.array.span,
+            ));
+        }
+        let locals = self
+            .res
+            .probes
+            .get(self.probe)
+            .map(|p| p.locals.clone())
+            .unwrap_or_default();
+        let local = |name: &str| locals.iter().position(|(n, _)| n == name);
+        for (i, (name, sp)) in f.keys.iter().enumerate() {
+            if let (Some(l), true) = (local(name), i < self.t.keys[g].len()) {
+                self.tie(Var::Local(self.probe, l), Var::Key(g, i), *sp);
+            }
+        }
+        if let Some((name, sp)) = &f.value {
+            if let Some(l) = local(name) {
+                self.tie(Var::Local(self.probe, l), Var::Global(g), *sp);
+            }
+        }
+        if let Some(l) = &f.limit {
+            self.want(l, Ty::Long);
+        }
+        self.stmt(&f.body);
     }
 
     fn error(&mut self, d: Diagnostic) {
@@ -449,6 +569,34 @@ impl Typer<'_> {
                 self.want(a, Ty::Long);
                 Ty::Long
             }
+            ExprKind::Index { base, keys } if matches!(base.kind, ExprKind::Var(_)) => {
+                match self.array_of(base) {
+                    Some(g) => {
+                        self.array_keys(g, &keys.iter().flatten().collect::<Vec<_>>(), e.span);
+                        let t = self.var_ty(Var::Global(g));
+                        if t == Ty::Unknown && matches!(hint, Ty::Long | Ty::Str) {
+                            self.set_var(Var::Global(g), hint, e.span);
+                            hint
+                        } else {
+                            t
+                        }
+                    }
+                    None => Ty::Unknown,
+                }
+            }
+            ExprKind::In { keys, array } => {
+                if let Some(g) = self.array_of(array) {
+                    self.array_keys(g, &keys.iter().flatten().collect::<Vec<_>>(), e.span);
+                }
+                Ty::Long
+            }
+            // A histogram is only printed (print/println take it as is).
+            ExprKind::Stat { op, .. } if op.starts_with("@hist") => Ty::Unknown,
+            ExprKind::Stat { .. } => Ty::Long,
+            ExprKind::Append(_, b) => {
+                self.want(b, Ty::Long);
+                Ty::Void
+            }
             // Rejected by `resolve`; this pass does not run on them.
             _ => Ty::Unknown,
         };
@@ -486,6 +634,14 @@ impl Typer<'_> {
                     self.expr(e, Ty::Unknown);
                 }
                 self.stmt(body);
+            }
+            StmtKind::Foreach(f) => self.foreach(f),
+            StmtKind::Delete(e) => {
+                if let ExprKind::Index { base, keys } = &e.kind {
+                    if let Some(g) = self.array_of(base) {
+                        self.array_keys(g, &keys.iter().flatten().collect::<Vec<_>>(), e.span);
+                    }
+                }
             }
             StmtKind::Return(e) => {
                 let Some(f) = self.func else { return };
@@ -527,7 +683,9 @@ pub fn run(script: &Script, res: &Resolved, diags: &mut Diags) -> Types {
                 .collect(),
             globals: vec![Ty::Unknown; res.globals.len()],
             funcs: vec![Ty::Unknown; res.funcs.len()],
+            keys: vec![Vec::new(); res.globals.len()],
         },
+        first_k: vec![Vec::new(); res.globals.len()],
         first_g: vec![None; res.globals.len()],
         first_l: res
             .probes
@@ -620,6 +778,15 @@ pub fn run(script: &Script, res: &Resolved, diags: &mut Diags) -> Types {
         }
     }
     for (g, info) in res.globals.iter().enumerate() {
+        if info.array {
+            if ty.t.keys[g].contains(&Ty::Unknown) {
+                diags.push(Diagnostic::semantic("unresolved type ", info.span));
+            }
+            if ty.t.globals[g] == Ty::Unknown {
+                ty.t.globals[g] = Ty::Long;
+            }
+            continue;
+        }
         match ty.t.globals[g] {
             Ty::Str if !matches!(info.init, Some(Literal::Str(..))) => {
                 diags.push(Diagnostic::unsupported("string globals", info.span))
@@ -627,7 +794,8 @@ pub fn run(script: &Script, res: &Resolved, diags: &mut Diags) -> Types {
             Ty::Unknown => {
                 // Referenced but never given a type; unreferenced ones are
                 // elided with a warning by `resolve`.
-                let referenced = res.refs.contains(&Ref::Global(g));
+                let referenced =
+                    res.refs.contains(&Ref::Global(g)) && !res.stats.iter().any(|s| s.global == g);
                 if referenced {
                     diags.push(Diagnostic::semantic("unresolved type ", info.span));
                 }

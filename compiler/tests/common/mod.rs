@@ -118,7 +118,8 @@ fn verify_handler(p: &Program, h: &Handler) -> Result<(), String> {
     if u32::from(h.nregs) > abi::STP_MAX_REGS || u32::from(h.nsregs) > abi::STP_MAX_SREGS {
         return Err("BAD_HANDLER: register counts".into());
     }
-    if u32::from(h.code[n - 1].op) != abi::STP_OP_RET {
+    let last = u32::from(h.code[n - 1].op);
+    if last != abi::STP_OP_RET && last != abi::STP_OP_RETI && last != abi::STP_OP_RETS {
         return Err("NO_RET".into());
     }
     // Written registers on every path: (ints, strings) bit sets per insn.
@@ -140,6 +141,15 @@ fn verify_handler(p: &Program, h: &Handler) -> Result<(), String> {
             continue;
         };
         let fmt_counts = || -> Option<(usize, usize)> {
+            if matches!(info.imm, Operand::MAP | Operand::MOP | Operand::MIT) {
+                let m = p.maps.get((i.imm & 0xffff) as usize)?;
+                let ni = m.keys.iter().filter(|a| **a == ArgKind::Int).count();
+                return Some((ni, m.keys.len() - ni));
+            }
+            if info.imm == Operand::FN {
+                let f = p.func_of(u32::try_from(i.imm).ok()?)?;
+                return Some((usize::from(f.nparams), usize::from(f.nsparams)));
+            }
             let f = p.formats.get(i.imm as usize)?;
             let ni = f.args.iter().filter(|a| **a == ArgKind::Int).count();
             Some((ni, f.args.len() - ni))
@@ -148,7 +158,7 @@ fn verify_handler(p: &Program, h: &Handler) -> Result<(), String> {
             let v = u32::from(v);
             match kind {
                 Operand::NO if v != 0 => return Err(format!("BAD_OPERAND at {pc}")),
-                Operand::RR | Operand::RW if v >= u32::from(h.nregs) => {
+                Operand::RR | Operand::RW | Operand::RM if v >= u32::from(h.nregs) => {
                     return Err(format!("BAD_REGISTER r{v} at {pc}"))
                 }
                 Operand::SR | Operand::SW if v >= u32::from(h.nsregs) => {
@@ -187,7 +197,7 @@ fn verify_handler(p: &Program, h: &Handler) -> Result<(), String> {
             None
         };
         for (kind, v) in [(info.a, i.a), (info.b, i.b), (info.c, i.c)] {
-            let needs_int_read = kind == Operand::RR
+            let needs_int_read = (kind == Operand::RR || kind == Operand::RM)
                 && !(helper.is_some_and(|h| h.arg == HelperArg::NONE) && v == i.b);
             if needs_int_read && wr & (1u64 << v) == 0 {
                 return Err(format!("UNINIT_REGISTER r{v} at {pc}"));
@@ -206,8 +216,20 @@ fn verify_handler(p: &Program, h: &Handler) -> Result<(), String> {
         }
         for (kind, v) in [(info.a, i.a), (info.b, i.b), (info.c, i.c)] {
             match kind {
-                Operand::RW => wr |= 1u64 << v,
+                Operand::RW | Operand::RM => wr |= 1u64 << v,
                 Operand::SW => ws |= 1u32 << v,
+                Operand::RNW | Operand::SNW => {
+                    let (ni, ns) = fmt_counts().ok_or(format!("BAD_INDEX map at {pc}"))?;
+                    if kind == Operand::RNW {
+                        for r in v..v + ni as u8 {
+                            wr |= 1u64 << r;
+                        }
+                    } else {
+                        for r in v..v + ns as u8 {
+                            ws |= 1u32 << r;
+                        }
+                    }
+                }
                 _ => {}
             }
         }
@@ -228,6 +250,9 @@ fn verify_handler(p: &Program, h: &Handler) -> Result<(), String> {
             }
             Operand::FMT if !idx_ok(p.formats.len()) => {
                 return Err(format!("BAD_INDEX fmt at {pc}"))
+            }
+            Operand::STAT if !idx_ok(p.stats.len()) => {
+                return Err(format!("BAD_INDEX stat at {pc}"))
             }
             _ => {}
         }

@@ -62,6 +62,31 @@ struct stp_insn {
  * functions whose limits need more is refused (BAD_LIMIT).
  */
 #define STP_MAX_FRAME_BYTES	(2u << 20)
+/*
+ * Statistics (the STATS section): at most STP_MAX_STATS of them, taking
+ * at most STP_MAX_STAT_BYTES of per-CPU memory together (stp_prog.
+ * stat_bytes, kmod/core/stp_core.h); the module also caps the product
+ * with the number of CPU ids (STP_MAX_STAT_MEM) and refuses the LOAD
+ * with E2BIG past it.
+ */
+#define STP_MAX_STATS		1024u
+#define STP_MAX_STAT_BYTES	(1u << 20)
+#define STP_MAX_STAT_MEM	(256u << 20)
+/*
+ * Associative arrays (the MAPS section): at most STP_MAX_MAPS maps of at
+ * most STP_MAX_MAP_KEYS keys and STP_MAX_MAP_ENTRIES entries each. All
+ * maps of a session together take at most STP_MAX_MAP_BYTES
+ * (stp_map_size() in kmod/core/stp_core.h; the verifier refuses more with
+ * TOO_MANY). foreach uses iterators (the MIT immediate), at most
+ * STP_MAX_ITERS, each with an index array per CPU of the largest map's
+ * capacity: at most STP_MAX_ITER_BYTES per CPU together.
+ */
+#define STP_MAX_MAPS		1024u
+#define STP_MAX_MAP_KEYS	9u
+#define STP_MAX_MAP_ENTRIES	(1u << 20)
+#define STP_MAX_MAP_BYTES	(512u << 20)
+#define STP_MAX_ITERS		8u
+#define STP_MAX_ITER_BYTES	(16u << 20)
 
 /*
  * Session limits with SystemTap's names: name, default, minimum, maximum.
@@ -90,7 +115,7 @@ enum stp_limit {
 /* The program image (LOAD ioctl payload)                              */
 
 #define STP_IMAGE_MAGIC		0x49505453u	/* "STPI" */
-#define STP_IMAGE_VERSION	2u	/* 2: functions, format texts */
+#define STP_IMAGE_VERSION	3u	/* 2: functions, format texts; 3: STATS */
 
 /*
  * Sections of an image, each an array of fixed-size entries. A section's
@@ -104,7 +129,9 @@ enum stp_limit {
 	X(KONSTS,   __s64)					\
 	X(STRS,     struct stp_str_desc)			\
 	X(STRDATA,  __u8)					\
-	X(FORMATS,  struct stp_format_desc)
+	X(FORMATS,  struct stp_format_desc)				\
+	X(STATS,    struct stp_stat_desc)				\
+	X(MAPS,     struct stp_map_desc)
 
 /* Section index in struct stp_image_hdr.sec[]. */
 enum stp_section {
@@ -251,6 +278,80 @@ struct stp_format_desc {
 	__u32 reserved;		/* must be 0 */
 };
 
+/*
+ * One statistic (a global `s <<< v` scalar): what its per-CPU copies hold
+ * and where they lie. Each CPU has stp_prog.stat_bytes bytes of
+ * statistics; statistic i takes struct stp_stat_cpu (stp_core.h) followed
+ * by nbuckets __s64 buckets, at byte offset `offset`, which must be the
+ * sum of the sizes of the statistics before it (8-aligned by
+ * construction). Histogram parameters are stap's:
+ *   STP_HIST_NONE    nbuckets, start, stop, interval 0
+ *   STP_HIST_LOG     nbuckets STP_HIST_LOG_BUCKETS, start, stop, interval 0
+ *   STP_HIST_LINEAR  interval > 0, nbuckets (stop - start) / interval
+ *                    + 3 (underflow, buckets, overflow; C division), from
+ *                    3 to STP_HIST_MAX_BUCKETS
+ * shift is @variance's bit shift (<= STP_STAT_MAX_SHIFT), used only with
+ * STP_STAT_F_VARIANCE (else 0).
+ */
+enum stp_hist_kind {
+	STP_HIST_NONE,
+	STP_HIST_LOG,
+	STP_HIST_LINEAR,
+	STP_HIST__COUNT
+};
+
+#define STP_HIST_LOG_BUCKETS	128u	/* bucket 64 holds 0 */
+#define STP_HIST_MAX_BUCKETS	128u	/* linear, under/overflow included */
+#define STP_STAT_MAX_SHIFT	62u
+#define STP_STAT_F_VARIANCE	0x1u	/* keep Welford's sums (@variance) */
+#define STP_STAT_F__ALL		0x1u
+
+struct stp_stat_desc {
+	__u8 hist;		/* enum stp_hist_kind */
+	__u8 shift;		/* @variance bit shift */
+	__u8 flags;		/* STP_STAT_F_* */
+	__u8 reserved;		/* must be 0 */
+	__u32 nbuckets;		/* see above */
+	__s32 start;		/* LINEAR: lowest bucket's value */
+	__s32 stop;		/* LINEAR: end of the range */
+	__s32 interval;		/* LINEAR: bucket width */
+	__u32 offset;		/* bytes into each CPU's statistics */
+};
+
+/*
+ * One associative array (a global `a`, `a[N]` or `a%[N]`). Keys are a
+ * tuple of nkeys (1..STP_MAX_MAP_KEYS) longs and strings: bit i of
+ * key_str_mask is set when key i is a string. Map instructions pass the
+ * long keys, in key order, as an integer register run and the string keys
+ * as a string register run. capacity is the most entries it holds
+ * (1..STP_MAX_MAP_ENTRIES: `[N]`, or MAXMAPENTRIES); inserting into a full
+ * map is the run-time error ARRAY_OVERFLOW (ARRAY_SIZE when the script
+ * declared a size: STP_MAP_F_SIZED), unless STP_MAP_F_WRAP (`%`), which
+ * replaces the oldest entry. STP_MAPV_STAT values are reserved for
+ * statistics arrays (refused for now).
+ */
+enum stp_map_value {
+	STP_MAPV_LONG,
+	STP_MAPV_STR,
+	STP_MAPV_STAT,
+	STP_MAPV__COUNT
+};
+
+#define STP_MAP_F_WRAP		0x1u	/* `%`: overwrite the oldest entry */
+#define STP_MAP_F_SIZED		0x2u	/* `[N]` declared: error says so */
+#define STP_MAP_F__ALL		0x3u
+
+struct stp_map_desc {
+	__u8 nkeys;		/* 1..STP_MAX_MAP_KEYS */
+	__u8 value;		/* enum stp_map_value */
+	__u8 flags;		/* STP_MAP_F_* */
+	__u8 reserved;		/* must be 0 */
+	__u16 key_str_mask;	/* bit i: key i is a string */
+	__u16 reserved2;	/* must be 0 */
+	__u32 capacity;		/* entries, 1..STP_MAX_MAP_ENTRIES */
+	__u32 reserved3;	/* must be 0 */
+};
+
 /* ------------------------------------------------------------------ */
 /* Verifier errors                                                     */
 
@@ -286,7 +387,9 @@ struct stp_format_desc {
 	X(NO_MEMORY,       ENOMEM,   "out of memory")			\
 	X(BAD_HELPER,      EINVAL,   "helper result kind does not match CALLI/CALLS") \
 	X(BAD_CALL,        EINVAL,   "call target not a function, or arguments or result kind do not match") \
-	X(BAD_RETURN,      EINVAL,   "return instruction does not match the handler's result kind")
+	X(BAD_RETURN,      EINVAL,   "return instruction does not match the handler's result kind") \
+	X(BAD_STAT,        EINVAL,   "bad statistic descriptor, or a statistic without what the instruction needs") \
+	X(BAD_MAP,         EINVAL,   "bad map descriptor, or a map instruction whose keys or value do not match the map")
 
 /* Verifier error codes: STP_VERR_OK == 0. */
 enum stp_verify_error {
@@ -313,7 +416,11 @@ enum stp_verify_error {
 	X(USTRFAULT,   "user string copy fault at 0x%llx")		\
 	X(BADOP,       "invalid instruction (verifier bug)")		\
 	X(MAXNESTING,  "MAXNESTING exceeded")				\
-	X(USER,        "%s")
+	X(USER,        "%s")						\
+	X(EMPTY_AGG,   "empty aggregate")				\
+	X(HIST_INDEX,  "histogram index out of range")			\
+	X(ARRAY_OVERFLOW, "Array overflow, check MAXMAPENTRIES")		\
+	X(ARRAY_SIZE,  "Array overflow, check size limit (%llu)")
 
 /* Run-time error codes: STP_RTE_NONE == 0. */
 enum stp_runtime_error {
@@ -330,7 +437,7 @@ enum stp_runtime_error {
 #define STP_IOC_MAGIC		'S'
 
 /*
- * Extensible argument structures (LOAD, START, PROBE_STATS) start with
+ * Extensible argument structures (LOAD, START, PROBE_STATS, MAP_READ) start with
  * __u32 args_size, the size the caller knows. The module accepts, like the
  * kernel's copy_struct_from_user():
  *   - args_size == the size it knows;
@@ -465,6 +572,37 @@ struct stp_probe_stats_args {
 	__u32 reserved;		/* must be 0 */
 };
 
+/*
+ * MAP_READ, on a session, any state: copy out entries of map `map` (index
+ * into MAPS), starting at entry slot `cursor`, as many whole entries as
+ * fit in buf_size bytes. On return count is the number of entries written
+ * and cursor the slot to continue from, STP_MAP_READ_END when every slot
+ * was visited. Each entry is a struct stp_map_rec, then the keys in key
+ * order, then the value: a long is a __s64, a string a __u32 length, the
+ * bytes and zero padding to 8. An entry that does not fit an empty buffer
+ * is E2BIG (buf_size < the largest entry). While probes run, entries
+ * inserted or deleted during the walk may be missed or seen.
+ */
+#define STP_MAP_READ_ARGS_SIZE_VER0 32u	/* the first (current) layout */
+#define STP_MAP_READ_END	0xffffffffu
+
+struct stp_map_read_args {
+	__u32 args_size;	/* sizeof(struct stp_map_read_args) */
+	__u32 map;		/* index into MAPS */
+	__u64 buf;		/* user pointer */
+	__u32 buf_size;		/* bytes at buf */
+	__u32 cursor;		/* in/out: slot to start at / continue from */
+	__u32 count;		/* out: entries written */
+	__u32 flags;		/* none defined: must be 0 */
+};
+
+/* One entry of MAP_READ's output; keys and value follow. */
+struct stp_map_rec {
+	__u32 len;		/* bytes of the entry, this header included */
+	__u32 reserved;
+	__u64 seq;		/* insertion number: older entries are smaller */
+};
+
 #define STP_IOC_LOAD	_IOWR(STP_IOC_MAGIC, 1, struct stp_load_args)
 #define STP_IOC_INFO	_IOR(STP_IOC_MAGIC, 2, struct stp_session_info)
 #define STP_IOC_START	_IOWR(STP_IOC_MAGIC, 3, struct stp_start_args)
@@ -472,6 +610,7 @@ struct stp_probe_stats_args {
 #define STP_IOC_STATUS	_IOR(STP_IOC_MAGIC, 5, struct stp_status)
 #define STP_IOC_GLOBALS	_IOWR(STP_IOC_MAGIC, 6, struct stp_globals_args)
 #define STP_IOC_PROBE_STATS _IOWR(STP_IOC_MAGIC, 7, struct stp_probe_stats_args)
+#define STP_IOC_MAP_READ _IOWR(STP_IOC_MAGIC, 8, struct stp_map_read_args)
 
 /* ------------------------------------------------------------------ */
 /* Rings                                                               */
@@ -506,6 +645,7 @@ enum stp_rec_type {
 	STP_REC_PRINTF = 1,	/* id = format; payload = arguments */
 	STP_REC_ERROR = 2,	/* id = enum stp_runtime_error; struct stp_rec_error */
 	STP_REC_EXIT = 3,	/* exit() ran; no payload */
+	STP_REC_HIST = 4,	/* id = statistic; struct stp_rec_hist */
 };
 
 /*
@@ -531,6 +671,22 @@ struct stp_rec_error {
 	__u32 handler;		/* index into HANDLERS */
 	__u32 pc;		/* instruction index inside the handler */
 	__u64 addr;		/* faulting address, if any; USER: message bytes */
+};
+
+/*
+ * Payload of STP_REC_HIST (print(@hist_log(s)), print(@hist_linear(...))):
+ * the statistic's histogram parameters (struct stp_stat_desc) and its
+ * buckets merged over CPUs, nbuckets __s64 after the struct. User space
+ * draws it as stap's _stp_stat_print_histogram does.
+ */
+struct stp_rec_hist {
+	__u8 hist;		/* enum stp_hist_kind: LOG or LINEAR */
+	__u8 reserved[3];
+	__u32 nbuckets;
+	__s32 start;
+	__s32 stop;
+	__s32 interval;
+	__u32 reserved2;
 };
 
 #endif /* STAPVM_ABI_H */

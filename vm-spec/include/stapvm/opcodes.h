@@ -44,6 +44,26 @@
  *   FN   index into HANDLERS of a function (context STP_CTX_FUNCTION)
  *        whose result kind is the instruction's: FCALL none, FCALLI long,
  *        FCALLS string
+ *   STAT index into the STATS section (statistics, abi.h); STHIST and
+ *        STBKT need a statistic with a histogram, STVAR one with
+ *        STP_STAT_F_VARIANCE
+ *   MAP  index into the MAPS section (associative arrays, abi.h). With a
+ *        MAP, MOP or MIT immediate, RN / SN (and RNW / SNW) are the
+ *        map's key runs: as many integer registers from b as the map has
+ *        long keys, as many string registers from c as it has string
+ *        keys (base 0 for an empty run); the value operand's file must be
+ *        the map's value kind (BAD_MAP)
+ *   MOP  map id in bits 0..15, in bits 16..23 the opcode of the
+ *        arithmetic (ADD, SUB, MUL, DIV, MOD, AND, OR, XOR, SHL, SHR),
+ *        bits 24..31 zero; the map's values must be longs
+ *   MIT  map id in bits 0..15, an iterator (< STP_MAX_ITERS) in bits
+ *        16..23, bits 24..31 zero
+ *   RM   integer register read, then written
+ *   RNW  integer register run written (the map's long keys)
+ *   SNW  string register run written (the map's string keys)
+ *   SORT foreach order: 0 insertion order; else bits 0..3 the column
+ *        (1..nkeys: key column - 1; 15: the value), bit 7 descending,
+ *        bits 4..6 zero
  *
  * Cost is what the instruction charges against MAXACTION. Straight-line code
  * is bounded by the handler length, so only back edges charge.
@@ -99,12 +119,30 @@
  *    record names the function's handler and pc.
  *  - Fuel is per run, shared by all frames. A run executes at most
  *    (MAXACTION + 1) * (MAXNESTING + 1) * (longest handler) instructions.
+ *  - Order at a call (vm.c, checked by refvm.rs): fuel first, then depth,
+ *    so a call refused with MAXNESTING has still taken its unit (the
+ *    reported fuel left is one lower). Both errors name the call's pc in
+ *    the caller's handler. Arguments are copied before the callee runs, and
+ *    the result is written to the caller's register only when the frame
+ *    pops, so FCALLI/FCALLS may name one of their argument registers as a.
+ *  - Only FCALL* enter a function: stp_run() must be given a probe
+ *    handler (a function's RETI/RETS at depth 0 would pop a frame that
+ *    does not exist; HostSession::run_handler refuses one).
  *
  * Strings (STP_OP_SPRINTF and after):
  *  - SPRINTF formats with stp_format() (format.c, stap's printf) the text
  *    of format imm, which the verifier requires; the result is cut at
  *    MAXSTRINGLEN. SPRINTF, SREPL and STEXT need s[a] distinct from every
  *    string register they read.
+ *  - SPRINTF with arguments of the other kind (the compiler never emits
+ *    them; the VM must still be defined): an integer conversion or a '*'
+ *    of a string argument reads 0, %s of an integer prints it as %d, a
+ *    missing argument is 0 / "". %c writes the low byte of its integer,
+ *    so %c of 0 (or of a string or missing argument) puts a NUL byte into
+ *    s[a]: the one way a string register gets a NUL, against the rule
+ *    above (stap's C strings would end there). Everything in the VM is
+ *    counted, so nothing breaks, but the NUL reaches records and error
+ *    messages as a byte (docs/testing.md, findings).
  *  - SSUB: empty when r[c] is outside [0, strlen(s[b])) or r[c+1] <= 0,
  *    else the bytes from r[c] on, at most r[c+1] of them.
  *  - SFIND: the byte index of the first occurrence; an empty s[c] is at 0.
@@ -113,14 +151,69 @@
  *    else 10; digits 0-9, a-z, A-Z valued below the base (as unsigned)
  *    are taken until the first one that is not; no whitespace skipped,
  *    no error, wraps on overflow.
+ *    Edges (vm.c str_tol): base 0 picks 16 only when a byte follows the
+ *    "0x" ("0x" alone reads as octal 0); r[c] is not range-checked: base 1
+ *    takes only '0' digits (value 0), a base above 36 takes every digit
+ *    and letter, a negative base is a huge unsigned one; the value is
+ *    accumulated as u64 (v * base + d, wrapping) and '-' negates it last.
  *  - SREPL: an empty s[c] leaves s[b] unchanged; matches are found left to
  *    right without overlap; the result is cut at MAXSTRINGLEN.
  *  - STEXT escapes \a \b \f \n \r \t \v \" \' \\ with a backslash,
  *    other bytes outside 0x20..0x7e as three octal digits (\ooo); stops
  *    before an escape that would pass MAXSTRINGLEN.
- *  - SCHAR: r[c] outside [0, strlen(s[b])) gives 0 (stap raises an error).
+ *  - SCHAR: r[c] outside [0, strlen(s[b])) gives 0 (stap raises an error);
+ *    a byte reads as unsigned, 0..255.
  *  - ERROR ends the run with STP_RTE_USER; the error record carries s[b]
- *    (abi.h: struct stp_rec_error).
+ *    (abi.h: struct stp_rec_error); an empty message gives addr 0 and no
+ *    bytes after the struct.
+ *
+ * Statistics (STP_OP_STADD and after; abi.h: struct stp_stat_desc):
+ *  - Each statistic has one copy per CPU (struct stp_stat_cpu plus its
+ *    buckets). STADD updates the running CPU's copy only, with plain
+ *    stores and no lock (one writer per copy: the per-CPU nesting guard),
+ *    as stap's __stp_stat_add: count, sum (wrapping), min, max; with
+ *    STP_STAT_F_VARIANCE Welford's update on values shifted left by the
+ *    descriptor's shift, with stap's 32-bit delta; and the histogram
+ *    bucket: LOG as stap's _stp_val_to_bucket (bucket 64 is 0, 65 + k
+ *    holds [2^k, 2^(k+1)), 63 - k holds (-2^(k+1), -2^k]), LINEAR bucket 0
+ *    for v < start, 1 + (v - start) / interval (unsigned division) up to
+ *    nbuckets - 1, which also takes everything above.
+ *  - The extractors merge every CPU's copy (a loop over the CPU ids the
+ *    caller of stp_run gives, no fuel) as stap's _stp_stat_get: @count and
+ *    @sum of an empty statistic are 0; STMIN, STMAX, STAVG, STVAR, STHIST
+ *    and STBKT of an empty one end the run with STP_RTE_EMPTY_AGG. @avg is
+ *    sum / count truncated; @variance is stap's total-variance merge,
+ *    0 for a single sample. A copy being written on another CPU may be
+ *    read half-updated (stap reads without a lock too).
+ *  - STHIST writes one STP_REC_HIST record (struct stp_rec_hist and the
+ *    merged buckets); user space draws it as stap does.
+ *  - STBKT: r[b] outside [0, nbuckets) ends the run with
+ *    STP_RTE_HIST_INDEX.
+ *
+ * Associative arrays (STP_OP_MGET and after; abi.h: struct stp_map_desc):
+ *  - Every map instruction is one step under the map's lock, taken with
+ *    at most MAXTRYLOCK attempts; when they all fail the run ends without
+ *    an error as *skipped* (stp_run_ctx.skipped; the caller counts it
+ *    against MAXSKIPPED, as stap does for lock contention). What the run
+ *    did before stays.
+ *  - MGET / MGETS of an absent key give 0 / "" and do not insert it.
+ *  - MSET, MSETS and MOPR insert an absent key. Inserting into a full map
+ *    ends the run with STP_RTE_ARRAY_OVERFLOW (STP_RTE_ARRAY_SIZE, addr
+ *    the capacity, for a map declared with a size), except for a wrap map,
+ *    which first deletes its oldest entry (the one inserted first).
+ *  - MOPR: the entry (0 when absent) := entry op r[a], computed as the
+ *    opcode of the same name, then r[a] := the new value. DIV / MOD by 0
+ *    end the run with STP_RTE_DIVZERO and change nothing.
+ *  - MITER fills iterator i (this CPU's) with the map's entries as they
+ *    are now, in insertion order or sorted by c (ties in insertion
+ *    order; strings compare as SCMP), keeping the first max(r[b], 0).
+ *    Sorting is a heapsort: at most 2 * n * log2(n) comparisons.
+ *  - MNEXT: r[a] := 1 and the next entry's keys into the key runs; or,
+ *    when the iterator is exhausted, r[a] := 0 and the key runs 0 / "".
+ *    Entries deleted (or replaced) since MITER are passed over. An
+ *    iterator last filled for another map ends the run with STP_RTE_BADOP.
+ *    The verifier requires an iterator to be filled by MITER on every
+ *    path before MNEXT reads it.
  */
 #ifndef STAPVM_OPCODES_H
 #define STAPVM_OPCODES_H
@@ -179,7 +272,26 @@
 	X(SREPL,  SW, SR, SP, NO,  0, "s[a] := s[b] with every s[c] replaced by s[c+1]") \
 	X(STEXT,  SW, SR, NO, NO,  0, "s[a] := text_str(s[b]), non-printables escaped") \
 	X(SCHAR,  RW, SR, RR, NO,  0, "r[a] := byte r[c] of s[b] (stringat), 0 outside") \
-	X(ERROR,  NO, SR, NO, NO,  0, "end the run with error(s[b]) (STP_RTE_USER)")
+	X(ERROR,  NO, SR, NO, NO,  0, "end the run with error(s[b]) (STP_RTE_USER)") \
+	X(STADD,  RR, NO, NO, STAT, 0, "stat imm <<< r[a], this CPU's copy, no lock") \
+	X(STCOUNT, RW, NO, NO, STAT, 0, "r[a] := @count(stat imm), merged over CPUs") \
+	X(STSUM,  RW, NO, NO, STAT, 0, "r[a] := @sum(stat imm), merged over CPUs") \
+	X(STMIN,  RW, NO, NO, STAT, 0, "r[a] := @min(stat imm); error if empty") \
+	X(STMAX,  RW, NO, NO, STAT, 0, "r[a] := @max(stat imm); error if empty") \
+	X(STAVG,  RW, NO, NO, STAT, 0, "r[a] := @avg(stat imm); error if empty") \
+	X(STVAR,  RW, NO, NO, STAT, 0, "r[a] := @variance(stat imm); error if empty") \
+	X(STHIST, NO, NO, NO, STAT, 0, "emit the merged histogram of stat imm; error if empty") \
+	X(STBKT,  RW, RR, NO, STAT, 0, "r[a] := @hist_*(stat imm)[r[b]]; error if empty or out of range") \
+	X(MGET,   RW, RN, SN, MAP,  0, "r[a] := map imm[r[b..], s[c..]], 0 if absent") \
+	X(MGETS,  SW, RN, SN, MAP,  0, "s[a] := map imm[r[b..], s[c..]], \"\" if absent") \
+	X(MSET,   RR, RN, SN, MAP,  0, "map imm[r[b..], s[c..]] := r[a]") \
+	X(MSETS,  SR, RN, SN, MAP,  0, "map imm[r[b..], s[c..]] := s[a]") \
+	X(MOPR,   RM, RN, SN, MOP,  0, "r[a] := (map[r[b..], s[c..]] op= r[a]), atomic") \
+	X(MDEL,   NO, RN, SN, MAP,  0, "delete map imm[r[b..], s[c..]]") \
+	X(MHAS,   RW, RN, SN, MAP,  0, "r[a] := [r[b..], s[c..]] in map imm") \
+	X(MCLEAR, NO, NO, NO, MAP,  0, "delete every entry of map imm") \
+	X(MITER,  NO, RR, SORT, MIT, 0, "iterator := map's entries sorted by c, first r[b]") \
+	X(MNEXT,  RW, RNW, SNW, MIT, 0, "r[a] := 1, keys := next entry's; r[a] := 0 at the end")
 
 /* Opcode numbers: STP_OP_NOP == 0, in table order. */
 enum stp_opcode {
@@ -209,6 +321,14 @@ enum stp_operand_kind {
 	STP_OPND_RP,
 	STP_OPND_SP,
 	STP_OPND_FN,
+	STP_OPND_STAT,
+	STP_OPND_MAP,
+	STP_OPND_MOP,
+	STP_OPND_MIT,
+	STP_OPND_RM,
+	STP_OPND_RNW,
+	STP_OPND_SNW,
+	STP_OPND_SORT,
 	STP_OPND__COUNT
 };
 

@@ -1,0 +1,199 @@
+//! Statistics end to end in user space: scripts with `<<<`, the
+//! extractors, `@hist_log` / `@hist_linear` and the display at exit,
+//! compiled and run on the C core (`HostSession`, several simulated CPUs),
+//! and the semantic errors of misused statistics.
+mod common;
+use common::*;
+use vm_spec::abi;
+use vm_spec::core::{HostEnv, HostSession};
+
+/// Runs begin probes, then the timer probes in turn (as if on CPU
+/// `i % cpus`) until one calls `exit()` or `max_ticks` ticks ran, then end
+/// probes; returns the output (histograms drawn) and the errors.
+fn run(src: &str, cpus: u32, max_ticks: usize) -> (String, Vec<String>) {
+    let c = build(src);
+    let p = &c.program;
+    let mut s = HostSession::from_program(p).expect("verifies");
+    s.set_cpus(cpus);
+    let mut env = HostEnv::default();
+    let mut errs: Vec<String> = s
+        .run_probes_of_kind(abi::STP_PROBE_BEGIN, &env)
+        .into_iter()
+        .map(|e| e.message)
+        .collect();
+    let timers: Vec<u32> = p
+        .probes
+        .iter()
+        .filter(|pr| u32::from(pr.kind) == abi::STP_PROBE_TIMER)
+        .map(|pr| pr.handler)
+        .collect();
+    let mut tick = 0;
+    while !s.exit_requested() && !timers.is_empty() && tick < max_ticks {
+        for &h in &timers {
+            env.cpu = (tick as u32 % cpus) as i64;
+            if let Err(e) = s.run_handler(h, &env) {
+                errs.push(e.message);
+            }
+        }
+        tick += 1;
+    }
+    env.cpu = 0;
+    errs.extend(
+        s.run_probes_of_kind(abi::STP_PROBE_END, &env)
+            .into_iter()
+            .map(|e| e.message),
+    );
+    (String::from_utf8_lossy(&s.output()).into_owned(), errs)
+}
+
+#[test]
+fn extractors_merge_over_cpus() {
+    let src = "global s, n\nprobe timer.ms(1) { n++; s <<< n; if (n == 5) exit() }\n\
+               probe end { printf(\"%d %d %d %d %d %d %d\\n\", @count(s), @sum(s), @min(s), \
+               @max(s), @avg(s), @variance(s), @variance(s, 1)) }";
+    for cpus in [1, 2, 3, 8] {
+        let (out, errs) = run(src, cpus, 100);
+        assert!(errs.is_empty(), "{errs:?}");
+        // stap.1: 1..5 gives @variance 2 (exact 2.5); the counters never
+        // depend on the CPUs.
+        let f: Vec<&str> = out.split_whitespace().collect();
+        assert_eq!(&f[..5], &["5", "15", "1", "5", "3"], "cpus {cpus}: {out}");
+    }
+    let (out, _) = run(src, 1, 100);
+    assert_eq!(out, "5 15 1 5 3 2 2\n");
+}
+
+#[test]
+fn variance_of_the_corpus_matches_stap() {
+    // runok-output/maps/linear.exp: variance=450768, on one CPU.
+    let src = "global agg\nprobe begin { for (key = 0; key < 100; key++) { \
+               agg <<< key; agg <<< key * 2; agg <<< key * 3; agg <<< key * 4; \
+               agg <<< key * 5; agg <<< key * 6; agg <<< key * 7; agg <<< key * 8; \
+               agg <<< key * 9; agg <<< key * 10; agg <<< key * 11; agg <<< key * 12; \
+               agg <<< key * 12; agg <<< key * 13; agg <<< key * 14; agg <<< key * 15 } \
+               printf(\"%d %d\\n\", @avg(agg), @variance(agg)) }";
+    let (out, errs) = run(src, 1, 0);
+    assert!(errs.is_empty(), "{errs:?}");
+    assert_eq!(out, "408 450768\n");
+}
+
+#[test]
+fn histograms_merge_over_cpus() {
+    let src = "global s, l, n\nprobe timer.ms(1) { n++; s <<< n; l <<< n; if (n == 20) exit() }\n\
+               probe end { print(@hist_log(s)); println(@hist_linear(l, 0, 10, 5)) }";
+    let (one, errs) = run(src, 1, 100);
+    assert!(errs.is_empty(), "{errs:?}");
+    let (four, _) = run(src, 4, 100);
+    assert_eq!(one, four);
+    let row = |v: &str, bar: usize, c: u32, cnt: usize| {
+        format!(
+            "{v:>5} |{}{:>w$}\n",
+            "@".repeat(bar),
+            c,
+            w = 50 - bar + 1 + cnt
+        )
+    };
+    let head = "value |-------------------------------------------------- count\n";
+    let want = [
+        head.to_string(),
+        row("0", 0, 0, 1),
+        row("1", 1, 1, 1),
+        row("2", 2, 2, 1),
+        row("4", 4, 4, 1),
+        row("8", 8, 8, 1),
+        row("16", 5, 5, 1),
+        row("32", 0, 0, 1),
+        row("64", 0, 0, 1),
+        "\n".to_string(),
+        head.to_string(),
+        // (0, 10, 5): 5 buckets; the overflow row is labelled with the
+        // last bucket's value, as stap does.
+        row("0", 4, 4, 1),
+        row("5", 5, 5, 1),
+        row("10", 5, 5, 1),
+        row(">10", 6, 6, 1),
+        "\n\n".to_string(),
+    ]
+    .concat();
+    assert_eq!(one, want);
+}
+
+#[test]
+fn empty_statistics_are_errors_but_count_and_sum() {
+    let (out, errs) = run(
+        "global s\nprobe begin { printf(\"%d %d\\n\", @count(s), @sum(s)); x = @avg(s); \
+         print(\"not reached\") } probe end { if (0) s <<< 1 }",
+        2,
+        0,
+    );
+    assert_eq!(out, "0 0\n");
+    assert_eq!(errs, vec!["empty aggregate".to_string()]);
+    let (_, errs) = run(
+        "global s\nprobe begin { print(@hist_log(s)) } probe end { if (0) s <<< 1 }",
+        1,
+        0,
+    );
+    assert_eq!(errs, vec!["empty aggregate".to_string()]);
+}
+
+#[test]
+fn statistics_written_and_never_read_are_displayed_at_exit() {
+    let (out, errs) = run(
+        "global a, b, c\nprobe begin { a <<< 3; a <<< 5; c <<< 1; x = @count(c); if (0) b <<< 1 }",
+        2,
+        0,
+    );
+    assert!(errs.is_empty(), "{errs:?}");
+    assert_eq!(
+        out,
+        "a @count=2 @min=3 @max=5 @sum=8 @avg=4\nb @count=0x0\n"
+    );
+}
+
+#[test]
+fn misuse_is_a_semantic_error() {
+    let first = |src: &str| {
+        fail(src)
+            .lines()
+            .find(|l| l.starts_with("semantic error"))
+            .unwrap_or("")
+            .to_string()
+    };
+    assert_eq!(
+        first("global s\nprobe begin { s <<< 1; print(s) }"),
+        "semantic error: invalid type stats: identifier 's' at x.stp:2:30"
+    );
+    assert!(first("probe begin { a <<< 1 }").contains("statistics must be global"));
+    assert!(
+        first("global s\nprobe begin { s <<< \"x\" }").starts_with("semantic error: type mismatch")
+    );
+    assert_eq!(
+        first(
+            "global s\nprobe begin { s <<< 1; print(@hist_log(s)); print(@hist_linear(s, 0, 10, 1)) }"
+        ),
+        "semantic error: multiple histogram types declared on 's': operator '@hist_linear' at x.stp:2:51"
+    );
+    assert!(
+        first("global s\nprobe begin { s <<< 1; print(@hist_linear(s, 0, 1000, 1)) }")
+            .contains("Number of buckets must be between 1 and 126")
+    );
+    assert!(
+        first("global s\nprobe begin { s <<< 1; print(@hist_linear(s, 0, 10, 0)) }")
+            .contains("histogram step must be greater than zero")
+    );
+}
+
+/// The guest case `stats-hist` (tests/cases) gives in user space, on one
+/// or several CPUs, exactly what its `expect` says the kernel prints.
+#[test]
+fn guest_case_stats_hist_matches_user_space() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/cases/stats-hist");
+    let src = std::fs::read_to_string(format!("{dir}/script.stp")).unwrap();
+    let (out, errs) = run(&src, 2, 1000);
+    assert!(errs.is_empty(), "{errs:?}");
+    if std::env::var_os("STATS_WRITE_EXPECT").is_some() {
+        std::fs::write(format!("{dir}/expect"), &out).unwrap();
+    }
+    let want = std::fs::read_to_string(format!("{dir}/expect")).unwrap();
+    assert_eq!(out, want);
+}
