@@ -61,7 +61,8 @@ static int stp_check_glue(const struct stp_prog *prog,
 		const struct stp_probe_desc *pd = &prog->probes[i];
 
 		if (pd->kind != STP_PROBE_KPROBE &&
-		    pd->kind != STP_PROBE_KRETPROBE)
+		    pd->kind != STP_PROBE_KRETPROBE &&
+		    pd->kind != STP_PROBE_TRACEPOINT)
 			continue;
 		if (prog->strs[pd->symbol].len == 0 ||
 		    prog->strs[pd->symbol].len > STP_MAX_SYMBOL_LEN) {

@@ -30,6 +30,7 @@
 #include <linux/slab.h>
 #include <linux/kprobes.h>
 #include <linux/hrtimer.h>
+#include <linux/tracepoint.h>
 #include <linux/preempt.h>
 #include <linux/percpu.h>
 #include <linux/cpumask.h>
@@ -160,10 +161,11 @@ static enum hrtimer_restart stp_timer_fn(struct hrtimer *t)
 }
 
 /*
- * Begin or end handlers, in image order, in process context. Begin stops
- * at exit() or an error (later begin probes see a stopping session, as in
- * stap); end handlers all run, unless one of them puts the session in the
- * error state (stap checks the state in every probe's prologue).
+ * Begin, end or error handlers, in image order, in process context. Begin
+ * stops at exit() or an error (later begin probes see a stopping session,
+ * as in stap); end handlers all run, unless one of them puts the session
+ * in the error state (stap checks the state in every probe's prologue);
+ * error handlers all run (the session is in the error state).
  */
 static void stp_run_boundary(struct stp_session *s, u8 kind)
 {
@@ -176,7 +178,7 @@ static void stp_run_boundary(struct stp_session *s, u8 kind)
 			continue;
 		if (kind == STP_PROBE_BEGIN && READ_ONCE(s->exit_requested))
 			break;
-		if (READ_ONCE(s->error))
+		if (kind != STP_PROBE_ERROR && READ_ONCE(s->error))
 			break;
 		preempt_disable();
 		stp_hit(s, p, NULL);
@@ -190,14 +192,14 @@ void stp_probes_run_end(struct stp_session *s)
 }
 
 /*
- * STOP in the error state runs this instead of the end handlers. stap
- * runs its `error` probes here; the ISA has no such probe kind yet, so
- * there is nothing to run. When one is added (STP_PROBE_ERROR, context
- * like END), this becomes stp_run_boundary(s, STP_PROBE_ERROR) without
- * the error check.
+ * STOP in the error state runs this instead of the end handlers: stap's
+ * `error` probes (STP_PROBE_ERROR, END context), all of them, in image
+ * order; the session is already in the error state, so they run
+ * regardless of it.
  */
 void stp_probes_run_error(struct stp_session *s)
 {
+	stp_run_boundary(s, STP_PROBE_ERROR);
 }
 
 /*
@@ -231,6 +233,7 @@ int stp_probes_init(struct stp_session *s)
 		switch (pd->kind) {
 		case STP_PROBE_KPROBE:
 		case STP_PROBE_KRETPROBE:
+		case STP_PROBE_TRACEPOINT:
 			sd = &prog->strs[pd->symbol];
 			if (sd->len == 0 || sd->len > STP_MAX_SYMBOL_LEN)
 				return -EINVAL;	/* main.c refused it already */
@@ -254,6 +257,67 @@ int stp_probes_init(struct stp_session *s)
 	return 0;
 }
 
+/*
+ * Tracepoints. A tracepoint calls its probes as
+ * void probe(void *data, <the tracepoint's prototype>); one generic
+ * function serves every tracepoint: on x86-64 (SysV ABI) data comes in
+ * %rdi and the first five arguments in %rsi, %rdx, %rcx, %r8, %r9, the
+ * rest on the stack, each widened to a 64-bit slot, and the caller pops
+ * the stack arguments. Declaring twelve u64 parameters reads the real
+ * arguments in their slots; slots past the tracepoint's own arguments
+ * hold whatever the registers or the caller's frame held (never
+ * dereferenced, only copied). Sub-64-bit arguments have undefined upper
+ * bits (the script masks or casts them). Indirect call type checks would
+ * object to the mismatched prototype: kCFI (CONFIG_CFI_CLANG) is off in
+ * Debian's 6.1 kernels (built with gcc); IBT only needs the endbr64 gcc
+ * puts on this address-taken function.
+ *
+ * The arguments reach the VM as a kprobe's would: a pt_regs holding
+ * a0..a5 in the argument registers, so ARG(1..6) (int_arg() ...) read
+ * them; sp is 0, so ARG past 6 reads 0. Tracepoint probes run with
+ * preemption disabled (stp_hit's requirement).
+ */
+struct stp_tp_find {
+	const char *name;
+	struct tracepoint *tp;
+};
+
+static void stp_tp_match(struct tracepoint *tp, void *priv)
+{
+	struct stp_tp_find *f = priv;
+
+	if (!f->tp && !strcmp(tp->name, f->name))
+		f->tp = tp;
+}
+
+static void stp_tp_probe(void *data, u64 a0, u64 a1, u64 a2, u64 a3,
+			 u64 a4, u64 a5, u64 a6, u64 a7, u64 a8, u64 a9,
+			 u64 a10, u64 a11)
+{
+	struct stp_probe *p = data;
+	struct pt_regs regs = {
+		.di = a0, .si = a1, .dx = a2, .cx = a3, .r8 = a4, .r9 = a5,
+	};
+
+	if (READ_ONCE(p->sess->active))
+		stp_hit(p->sess, p, &regs);
+}
+
+static int stp_tp_arm(struct stp_probe *p)
+{
+	struct stp_tp_find f = { .name = p->symbol };
+	int err;
+
+	/* Built-in tracepoints (module ones are not looked up). */
+	for_each_kernel_tracepoint(stp_tp_match, &f);
+	if (!f.tp)
+		return -ENOENT;
+	err = tracepoint_probe_register(f.tp, stp_tp_probe, p);
+	if (!err)
+		p->tp = f.tp;
+	return err;
+}
+
 static int stp_arm_one(struct stp_probe *p)
 {
 	const struct stp_probe_desc *pd = &p->sess->prog.probes[p->index];
@@ -271,6 +335,8 @@ static int stp_arm_one(struct stp_probe *p)
 		p->rp.handler = stp_kretprobe_ret;
 		p->rp.maxactive = min(pd->maxactive, STP_KRET_MAXACTIVE_CAP);
 		return register_kretprobe(&p->rp);
+	case STP_PROBE_TRACEPOINT:
+		return stp_tp_arm(p);
 	case STP_PROBE_TIMER:
 		hrtimer_init(&p->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
 		p->timer.function = stp_timer_fn;
@@ -289,7 +355,7 @@ static int stp_arm_one(struct stp_probe *p)
  */
 void stp_probes_disarm(struct stp_session *s)
 {
-	u32 nkp = 0, nrp = 0, i;
+	u32 nkp = 0, nrp = 0, ntp = 0, i;
 
 	WRITE_ONCE(s->active, false);
 	for (i = 0; i < s->prog.nprobes; i++) {
@@ -303,7 +369,14 @@ void stp_probes_disarm(struct stp_session *s)
 			s->rp_batch[nrp++] = &p->rp;
 		else if (p->kind == STP_PROBE_TIMER)
 			hrtimer_cancel(&p->timer);
+		else if (p->kind == STP_PROBE_TRACEPOINT) {
+			tracepoint_probe_unregister(p->tp, stp_tp_probe, p);
+			ntp++;
+		}
 	}
+	/* No tracepoint probe of ours runs past this (nor later). */
+	if (ntp)
+		tracepoint_synchronize_unregister();
 	if (nkp)
 		unregister_kprobes(s->kp_batch, nkp);
 	if (nrp)
@@ -334,7 +407,8 @@ int stp_probes_start(struct stp_session *s, u32 *failed_probe)
 
 		if (p->kind != STP_PROBE_KPROBE &&
 		    p->kind != STP_PROBE_KRETPROBE &&
-		    p->kind != STP_PROBE_TIMER)
+		    p->kind != STP_PROBE_TIMER &&
+		    p->kind != STP_PROBE_TRACEPOINT)
 			continue;
 		err = stp_arm_one(p);
 		if (err) {

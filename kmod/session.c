@@ -204,7 +204,8 @@ static int stp_maps_alloc(struct stp_session *s)
 
 /*
  * Statistics: one zeroed block of nr_cpu_ids copies, each of the
- * program's stat_bytes (verifier-capped at STP_MAX_STAT_BYTES) rounded
+ * program's stat_bytes (statistics arrays' copies included; verifier-
+ * capped at STP_MAX_STAT_BYTES) rounded
  * up to a cache line so CPUs do not share lines; the whole is capped at
  * STP_MAX_STAT_MEM. A CPU id without a CPU keeps an empty copy, which the
  * extractors' merge skips like any empty one.

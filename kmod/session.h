@@ -74,6 +74,7 @@ struct stp_probe {
 		struct kprobe kp;	/* STP_PROBE_KPROBE */
 		struct kretprobe rp;	/* STP_PROBE_KRETPROBE */
 		struct hrtimer timer;	/* STP_PROBE_TIMER */
+		struct tracepoint *tp;	/* STP_PROBE_TRACEPOINT, when armed */
 	};
 	struct stp_session *sess;
 	u32 index;		/* into the image's PROBES */

@@ -8,7 +8,7 @@
 //!   differential tests check);
 //! - hit-empty / hit-count / hit-printf: one handler run per "hit", as
 //!   the kernel runs one per probe hit: an empty handler, `n++` on a
-//!   global, and `printf("%d %s\n", pid(), execname())` (ring reserve +
+//!   global, `m[execname(), pid()]++` on an array, and `printf("%d %s\n", pid(), execname())` (ring reserve +
 //!   commit + clock included);
 //! - printf-loop: 1,000 printf records per run, ns per record.
 //!
@@ -89,6 +89,11 @@ fn main() {
             "hit-count",
             "kprobe handler { n++ } (LDI, GADD, RET)",
             count_script(),
+        ),
+        (
+            "hit-map",
+            "kprobe handler { m[execname(), pid()]++ }",
+            format!("global m; probe {GETPPID} {{ m[execname(), pid()]++ }}"),
         ),
         (
             "hit-printf",

@@ -111,6 +111,9 @@ pub struct RawCore {
     wakeups: Box<u64>,
     ring_size: u64,
     comm: &'static str,
+    /// Each map's storage (`stp_map_init`), as the kernel glue sets it up.
+    _maps: Vec<Vec<u64>>,
+    map_ptrs: Vec<*mut ffi::stp_map>,
 }
 
 impl RawCore {
@@ -151,7 +154,21 @@ impl RawCore {
             ..Default::default()
         });
         assert!(ring_size.is_power_of_two());
+        let mut maps = Vec::new();
+        for i in 0..prog.nmaps as usize {
+            // SAFETY: verified: maps holds nmaps descriptors.
+            let d = unsafe { &*prog.maps.add(i) };
+            // SAFETY: d is a verified descriptor.
+            let size = unsafe { ffi::stp_map_size(d, cap) };
+            let mut block = vec![0u64; usize::try_from(size).expect("map size").div_ceil(8)];
+            // SAFETY: block holds stp_map_size() zeroed, 8-aligned bytes.
+            unsafe { ffi::stp_map_init(block.as_mut_ptr().cast(), d, cap) };
+            maps.push(block);
+        }
+        let map_ptrs = maps.iter_mut().map(|m| m.as_mut_ptr().cast()).collect();
         RawCore {
+            _maps: maps,
+            map_ptrs,
             globals: vec![0; prog.nglobals as usize],
             _image: buf,
             prog,
@@ -191,12 +208,19 @@ impl RawCore {
             env: (&mut env as *mut ffi::stp_host_env).cast(),
             globals: self.globals.as_mut_ptr(),
             ring: &mut ring,
+            maps: if self.map_ptrs.is_empty() {
+                std::ptr::null_mut()
+            } else {
+                self.map_ptrs.as_mut_ptr()
+            },
             ..Default::default()
         };
         // SAFETY: prog was verified and its image lives in self._image; vm's
         // sbuf holds STP_MAX_SREGS * (str_cap + 1) bytes; globals holds
         // nglobals slots; ring, env and everything they point at outlive
-        // the call. No statistics and no functions in the bench scripts.
+        // the call; every map pointer points at a block set up by
+        // stp_map_init. No statistics, iterators or functions in the bench
+        // scripts.
         let code = unsafe { ffi::stp_run(&mut *self.vm, &mut rc) };
         // The consumer catches up without reading.
         self.cons.consumer_pos = self.prod.producer_pos;
@@ -242,6 +266,11 @@ impl RawCore {
             env: (&mut env as *mut ffi::stp_host_env).cast(),
             globals: self.globals.as_mut_ptr(),
             ring: &mut ring,
+            maps: if self.map_ptrs.is_empty() {
+                std::ptr::null_mut()
+            } else {
+                self.map_ptrs.as_mut_ptr()
+            },
             ..Default::default()
         };
         // SAFETY: as in run().

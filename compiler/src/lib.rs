@@ -9,13 +9,16 @@
 //! 3. `parse` — tokens to the `ast` (nom over the token slice), the whole
 //!    SystemTap grammar; parse errors stop here with stap's "Pass 1: parse
 //!    failed" summary;
-//! 4. `passes::resolve` — probe points, names, built-ins, the
+//! 4. `passes::expand` — probe aliases (`=`, `+=`, suffixes, wildcard
+//!    uses) replaced by probes on their points, prologue and epilogue
+//!    around the body; the alias definitions are gone afterwards;
+//! 5. `passes::resolve` — probe points, names, built-ins, the
 //!    `syscall.open` warning; every construct the later passes cannot
-//!    handle yet (functions, aliases, arrays, statistics, foreach, target
+//!    handle yet (functions, arrays, statistics, foreach, target
 //!    variables ...) is reported here as `not supported yet: <feature>`;
-//! 5. `passes::types` — long/string inference. N.B. needs every name
+//! 6. `passes::types` — long/string inference. N.B. needs every name
 //!    resolved, so it runs only when `resolve` found no error;
-//! 6. `passes::lower` — handlers, probes and tables. Runs only on a script
+//! 7. `passes::lower` — handlers, probes and tables. Runs only on a script
 //!    without errors.
 //!
 //! Embedded C (`%{ %}`) is a parse error, as in stap without `-g`; with
@@ -174,6 +177,10 @@ fn front(
     target: &Target,
 ) -> Result<Front, Failed> {
     let (tokens, script, mut diags) = pass1(source_name, source, opts, target)?;
+    let script = passes::expand::run(&script, &mut diags);
+    if diags.has_errors() {
+        return Err(failed(source_name, source, &tokens, &diags, 2));
+    }
     let resolved = passes::resolve::run(&script, &mut diags);
     if diags.has_errors() {
         return Err(failed(source_name, source, &tokens, &diags, 2));

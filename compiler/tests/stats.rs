@@ -197,3 +197,128 @@ fn guest_case_stats_hist_matches_user_space() {
     let want = std::fs::read_to_string(format!("{dir}/expect")).unwrap();
     assert_eq!(out, want);
 }
+
+#[test]
+fn statistics_arrays_merge_over_cpus() {
+    // Keys n % 3 and a string; the samples land on several CPUs.
+    // @variance depends on how the samples fall on CPUs (stap's merge):
+    // compared with a second array of the same samples by one key.
+    let src = "global a, v, n\nprobe timer.ms(1) { n++; a[n % 3, \"k\"] <<< n; v[n % 3] <<< n; \
+               if (n == 9) exit() }\n\
+               probe end { foreach ([i, s] in a-) printf(\"%d %s %d %d %d %d %d %d\\n\", i, s, \
+               @count(a[i, s]), @sum(a[i, s]), @min(a[i, s]), @max(a[i, s]), @avg(a[i, s]), \
+               @variance(a[i, s]) - @variance(v[i])); \
+               printf(\"%d %d %d\\n\", [7, \"k\"] in a, @count(a[7, \"k\"]), @sum(a[7, \"k\"])) }";
+    let want = "1 k 3 12 1 7 4 0\n2 k 3 15 2 8 5 0\n0 k 3 18 3 9 6 0\n0 0 0\n";
+    for cpus in [1, 2, 3, 5] {
+        let (out, errs) = run(src, cpus, 100);
+        assert!(errs.is_empty(), "cpus {cpus}: {errs:?}");
+        assert_eq!(out, want, "cpus {cpus}");
+    }
+}
+
+#[test]
+fn statistics_arrays_sort_by_count_and_delete() {
+    let src = "global a\nprobe begin { a[\"x\"] <<< 1; a[\"y\"] <<< 1; a[\"y\"] <<< 1; \
+               a[\"z\"] <<< 5; foreach (k in a-) print(k); println(\"\"); \
+               foreach (k in a+ limit 2) print(k); println(\"\"); \
+               delete a[\"y\"]; a[\"y\"] <<< 7; foreach (k in a) printf(\"%s%d \", k, @max(a[k])); \
+               println(\"\"); delete a; printf(\"%d\\n\", @count(a[\"x\"])); x = @min(a[\"x\"]) }";
+    let (out, errs) = run(src, 2, 0);
+    assert_eq!(out, "yxz\nxz\nx1 z5 y7 \n0\n");
+    assert_eq!(errs, vec!["empty aggregate".to_string()]);
+}
+
+#[test]
+fn statistics_array_histograms() {
+    let src = "global a\nprobe begin { for (i = 1; i <= 4; i++) { a[1] <<< i; a[2] <<< i * 10 } \
+               print(@hist_linear(a[1], 0, 4, 2)); print(@hist_linear(a[2], 0, 4, 2)); \
+               print(@hist_linear(a[3], 0, 4, 2)) }";
+    let (out, errs) = run(src, 3, 0);
+    assert_eq!(errs, vec!["empty aggregate".to_string()]);
+    let head = "value |-------------------------------------------------- count\n";
+    assert!(out.starts_with(head), "{out}");
+    assert_eq!(out.matches(head).count(), 2, "{out}");
+    let (log, errs) = run(
+        "global a\nprobe begin { a[\"p\"] <<< 1; a[\"p\"] <<< 2; a[\"p\"] <<< 3; \
+         print(@hist_log(a[\"p\"])) }",
+        2,
+        0,
+    );
+    assert!(errs.is_empty(), "{errs:?}");
+    let (scalar, _) = run(
+        "global s\nprobe begin { s <<< 1; s <<< 2; s <<< 3; print(@hist_log(s)) }",
+        1,
+        0,
+    );
+    assert_eq!(log, scalar);
+}
+
+#[test]
+fn statistics_arrays_written_and_never_read_are_displayed_at_exit() {
+    let (out, errs) = run(
+        "global lat, s\nprobe begin { lat[\"a\\n\", 1] <<< 3; lat[\"b\", 2] <<< 5; \
+         lat[\"b\", 2] <<< 7; s <<< 1 }",
+        2,
+        0,
+    );
+    assert!(errs.is_empty(), "{errs:?}");
+    assert_eq!(
+        out,
+        "lat[\"b\",2] @count=2 @min=5 @max=7 @sum=12 @avg=6\n\
+         lat[\"a\\n\",1] @count=1 @min=3 @max=3 @sum=3 @avg=3\n\
+         s @count=1 @min=1 @max=1 @sum=1 @avg=1\n"
+    );
+}
+
+#[test]
+fn statistics_array_misuse_is_a_semantic_error() {
+    let first = |src: &str| {
+        fail(src)
+            .lines()
+            .find(|l| l.starts_with("semantic error"))
+            .unwrap_or("")
+            .to_string()
+    };
+    assert!(first("global a\nprobe begin { a[1] <<< 1; print(a[1]) }")
+        .starts_with("semantic error: invalid type stats"));
+    assert!(first("global a\nprobe begin { a[1] <<< 1; a[2] = 3 }")
+        .starts_with("semantic error: invalid type stats"));
+    assert!(
+        first("global a\nprobe begin { a[1] = 1; print(@count(a[1])) }")
+            .starts_with("semantic error: invalid type stats")
+    );
+    assert!(first("global a\nprobe begin { a[1] <<< 1; a <<< 1 }").contains("used as a statistic"));
+    assert!(
+        first("global a\nprobe begin { a[1] <<< 1; foreach (k in a) a[k] <<< 2 }")
+            .contains("variable 'a' modified during 'foreach' iteration")
+    );
+    assert!(
+        first("global a\nprobe begin { a[1] <<< 1; foreach (v = k in a) print(k) }")
+            .starts_with("semantic error: invalid type stats")
+    );
+}
+
+#[test]
+fn statistics_arrays_reuse_slots_and_overflow() {
+    // A wrap array of 2: key 1 gets samples on CPUs 0 and 1, is evicted
+    // by key 3, and comes back with only its new sample on every CPU.
+    let src = "global a%[2], n\nprobe timer.ms(1) { n++; \
+               if (n <= 2) k = 1 else if (n == 3) k = 2 else if (n == 4) k = 3 else k = 1; \
+               a[k] <<< n * 10; if (n == 5) exit() }\n\
+               probe end { printf(\"%d %d %d %d\\n\", @count(a[1]), @sum(a[1]), [2] in a, [3] in a) }";
+    for cpus in [1, 3] {
+        let (out, errs) = run(src, cpus, 100);
+        assert!(errs.is_empty(), "{errs:?}");
+        assert_eq!(out, "1 50 0 1\n", "cpus {cpus}");
+    }
+    let (_, errs) = run(
+        "global b[1]\nprobe begin { b[1] <<< 1; b[2] <<< 1 } probe end { print(@count(b[1])) }",
+        2,
+        0,
+    );
+    assert_eq!(
+        errs,
+        vec!["Array overflow, check size limit (1)".to_string()]
+    );
+}

@@ -46,6 +46,10 @@ fuzz_target!(|data: &[u8]| {
             case.program.handlers[h as usize].ctx != vm_spec::abi::STP_CTX_FUNCTION as u8
         })
         .collect();
+    // Each run on one of the simulated CPUs (statistics merge over them).
+    case.run_cpus = (0..case.runs.len() as u32)
+        .map(|k| i64::from(k % case.cpus.max(1)))
+        .collect();
     match check_case(&case) {
         Ok(_) | Err(vm_spec::diff::Mismatch::Rejected { .. }) => {}
         Err(m) => panic!("{m}"),

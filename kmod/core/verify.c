@@ -46,13 +46,19 @@
  * 10. Statistic descriptors are consistent (histogram kind and stap's
  *     parameters, shift, flags) and laid out back to back from offset 0,
  *     within STP_MAX_STAT_BYTES per CPU (prog->stat_bytes); statistic
- *     instructions name a statistic; STHIST and STBKT one with a
- *     histogram, STVAR one with STP_STAT_F_VARIANCE.
+ *     instructions name a statistic that is not an array's
+ *     (STP_STAT_F_ARRAY); STHIST and STBKT one with a histogram, STVAR
+ *     one with STP_STAT_F_VARIANCE. A statistics array (STP_MAPV_STAT)
+ *     names an array statistic placed after the scalars and the arrays
+ *     before it (capacity copies), within STP_MAX_STAT_BYTES too.
  * 11. Maps have consistent descriptors within STP_MAX_MAP_BYTES; map
  *     instructions name a map, pass key runs of its key counts (read and
- *     written: RN/SN, RNW/SNW), a value operand of its value kind, a valid
- *     MOPR arithmetic, iterator and order; MNEXT reads an iterator MITER
- *     filled on every path; prog->niters iterators of prog->iter_cap
+ *     written: RN/SN, RNW/SNW), a value operand of its value kind
+ *     (MSTADD, MSTX, MSTHIST: a statistics array, whose statistic has a
+ *     histogram for MSTHIST and the variance flag for MSTX of STVAR), a
+ *     valid MOPR arithmetic, MSX extractor, iterator and order; MNEXT
+ *     reads an iterator MITER filled on every path; prog->niters
+ *     iterators of prog->iter_cap
  *     entries fit STP_MAX_ITER_BYTES per CPU.
  *  7. Strings are inside STRDATA, at most MAXSTRINGLEN bytes, NUL-free;
  *     formats have at most STP_MAX_FMT_ARGS arguments and no kind bits past
@@ -140,6 +146,8 @@ static const u8 stp_probe_ctx[STP_PROBE__COUNT] = {
 	[STP_PROBE_TIMER] = STP_CTX_TIMER,
 	[STP_PROBE_KPROBE] = STP_CTX_KPROBE,
 	[STP_PROBE_KRETPROBE] = STP_CTX_KRETPROBE,
+	[STP_PROBE_ERROR] = STP_CTX_END,
+	[STP_PROBE_TRACEPOINT] = STP_CTX_KPROBE,
 };
 
 /* Per-instruction read-before-write state. */
@@ -539,6 +547,8 @@ static int check_stats(struct stp_prog *p, struct stp_verify_result *res)
 				    "statistic %u: histogram kind %u with %u buckets, start %d, stop %d, interval %d",
 				    VI(i), VI(d->hist), VI(d->nbuckets),
 				    VI(d->start), VI(d->stop), VI(d->interval));
+		if (d->flags & STP_STAT_F_ARRAY)
+			continue;	/* placed by check_maps */
 		if (d->offset != off)
 			return FAIL(res, BAD_STAT, i,
 				    "statistic %u at offset %u, must be %u",
@@ -555,13 +565,17 @@ static int check_stats(struct stp_prog *p, struct stp_verify_result *res)
 
 /*
  * Map descriptors: 1..STP_MAX_MAP_KEYS keys, no kind bit past them, a
- * known value kind (statistics values not yet), known flags, a capacity
- * in [1, STP_MAX_MAP_ENTRIES], all maps within STP_MAX_MAP_BYTES. Sets
- * p->map_bytes and p->iter_cap (the largest capacity).
+ * known value kind, known flags, a capacity in [1, STP_MAX_MAP_ENTRIES],
+ * all maps within STP_MAX_MAP_BYTES. A statistics array names an
+ * STP_STAT_F_ARRAY statistic placed right after the scalar statistics and
+ * the arrays before it (capacity copies), all within STP_MAX_STAT_BYTES
+ * per CPU. Sets p->map_bytes, p->iter_cap (the largest capacity) and
+ * adds the arrays' copies to p->stat_bytes (check_stats ran first).
  */
 static int check_maps(struct stp_prog *p, struct stp_verify_result *res)
 {
 	u32 maxstr = p->limits[STP_LIM_MAXSTRINGLEN];
+	u64 soff = p->stat_bytes;
 	u64 total = 0;
 	u32 i;
 
@@ -569,7 +583,8 @@ static int check_maps(struct stp_prog *p, struct stp_verify_result *res)
 	for (i = 0; i < p->nmaps; i++) {	/* nmaps <= STP_MAX_MAPS */
 		const struct stp_map_desc *d = &p->maps[i];
 
-		if (d->reserved || d->reserved2 || d->reserved3 ||
+		if (d->reserved || d->reserved2 ||
+		    (d->stat && d->value != STP_MAPV_STAT) ||
 		    (d->flags & ~STP_MAP_F__ALL))
 			return FAIL(res, BAD_MAP, i,
 				    "map %u: unknown flags 0x%x or reserved field",
@@ -580,7 +595,7 @@ static int check_maps(struct stp_prog *p, struct stp_verify_result *res)
 				    "map %u: %u keys (1 to %u), string mask 0x%x",
 				    VI(i), VI(d->nkeys), VI(STP_MAX_MAP_KEYS),
 				    VI(d->key_str_mask));
-		if (d->value != STP_MAPV_LONG && d->value != STP_MAPV_STR)
+		if (d->value >= STP_MAPV__COUNT)
 			return FAIL(res, BAD_MAP, i,
 				    "map %u: value kind %u is not supported",
 				    VI(i), VI(d->value));
@@ -589,6 +604,26 @@ static int check_maps(struct stp_prog *p, struct stp_verify_result *res)
 				    "map %u: capacity %u outside [1, %u]",
 				    VI(i), VI(d->capacity),
 				    VI(STP_MAX_MAP_ENTRIES));
+		if (d->value == STP_MAPV_STAT) {
+			const struct stp_stat_desc *sd;
+
+			if (d->stat >= p->nstats ||
+			    !(p->stats[d->stat].flags & STP_STAT_F_ARRAY))
+				return FAIL(res, BAD_MAP, i,
+					    "map %u: statistic %u is not an array statistic",
+					    VI(i), VI(d->stat));
+			sd = &p->stats[d->stat];
+			if (sd->offset != soff)
+				return FAIL(res, BAD_STAT, d->stat,
+					    "statistic %u at offset %u, must be %u",
+					    VI(d->stat), VI(sd->offset),
+					    VI(soff));
+			soff += (u64)d->capacity * stp_stat_size(sd);
+			if (soff > STP_MAX_STAT_BYTES)
+				return FAIL(res, BAD_STAT, d->stat,
+					    "statistics take more than %u bytes per CPU",
+					    VI(STP_MAX_STAT_BYTES));
+		}
 		total += stp_map_size(d, maxstr);
 		if (total > STP_MAX_MAP_BYTES)
 			return FAIL(res, TOO_MANY, i,
@@ -598,6 +633,7 @@ static int check_maps(struct stp_prog *p, struct stp_verify_result *res)
 			p->iter_cap = d->capacity;
 	}
 	p->map_bytes = total;
+	p->stat_bytes = (u32)soff;	/* <= STP_MAX_STAT_BYTES */
 	return 0;
 }
 
@@ -609,7 +645,8 @@ static int check_probes(const struct stp_prog *p,
 	for (i = 0; i < p->nprobes; i++) {
 		const struct stp_probe_desc *d = &p->probes[i];
 		bool kp = d->kind == STP_PROBE_KPROBE ||
-			  d->kind == STP_PROBE_KRETPROBE;
+			  d->kind == STP_PROBE_KRETPROBE ||
+			  d->kind == STP_PROBE_TRACEPOINT;
 
 		if (d->kind >= STP_PROBE__COUNT)
 			return FAIL(res, BAD_PROBE, i,
@@ -657,6 +694,11 @@ static int check_probes(const struct stp_prog *p,
 					    VI(i));
 			continue;
 		}
+		if (d->kind == STP_PROBE_TRACEPOINT &&
+		    (d->offset || d->maxactive))
+			return FAIL(res, BAD_PROBE, i,
+				    "probe %u: offset or maxactive set on a tracepoint",
+				    VI(i));
 		if (d->maxactive > STP_MAX_MAXACTIVE)
 			return FAIL(res, BAD_PROBE, i,
 				    "probe %u: maxactive %u is above %u",
@@ -669,17 +711,23 @@ static int check_probes(const struct stp_prog *p,
 		{
 			const struct stp_str_desc *s = &p->strs[d->symbol];
 			const u8 *c = p->strdata + s->off;
+			u32 colons = 0;
 
 			if (!s->len || s->len > STP_MAX_SYMBOL_LEN)
 				return FAIL(res, BAD_PROBE, i,
 					    "probe %u: symbol of %u bytes, must be 1 to %u",
 					    VI(i), VI(s->len),
 					    VI(STP_MAX_SYMBOL_LEN));
-			for (j = 0; j < s->len; j++)
+			/* module:function, kprobes' name for a module's symbol */
+			for (j = 0; j < s->len; j++) {
+				if (c[j] == ':' && j && j + 1 < s->len &&
+				    !colons++)
+					continue;
 				if (!symbol_char_ok(c[j]))
 					return FAIL(res, BAD_PROBE, i,
-						    "probe %u: symbol has byte 0x%x at %u, not in [A-Za-z0-9_.$]",
+						    "probe %u: symbol has byte 0x%x at %u, not in [A-Za-z0-9_.$] (one ':' after a module name)",
 						    VI(i), VI(c[j]), VI(j));
+			}
 		}
 	}
 	return 0;
@@ -854,12 +902,28 @@ static int check_map_insn(const struct stp_prog *p,
 	case STP_OP_MSETS:
 		want = STP_MAPV_STR;
 		break;
+	case STP_OP_MSTADD:
+	case STP_OP_MSTX:
+	case STP_OP_MSTHIST:
+		want = STP_MAPV_STAT;
+		break;
 	}
 	if (want != STP_MAPV__COUNT && d->value != want)
 		return FAIL(res, BAD_MAP, off + pc,
 			    AT "%s on map %u, whose values are of kind %u",
 			    ATV(pc), VS(oi->name), VI(insn->imm & 0xffff),
 			    VI(d->value));
+	if (insn->op == STP_OP_MSTX &&
+	    ((insn->imm >> 16) & 0xff) == STP_OP_STVAR &&
+	    !(p->stats[d->stat].flags & STP_STAT_F_VARIANCE))
+		return FAIL(res, BAD_STAT, off + pc,
+			    AT "MSTX @variance of map %u, whose statistic has no variance flag",
+			    ATV(pc), VI(insn->imm & 0xffff));
+	if (insn->op == STP_OP_MSTHIST &&
+	    p->stats[d->stat].hist == STP_HIST_NONE)
+		return FAIL(res, BAD_STAT, off + pc,
+			    AT "MSTHIST of map %u, whose statistic has no histogram",
+			    ATV(pc), VI(insn->imm & 0xffff));
 	if (oi->c == STP_OPND_SORT) {
 		col = insn->c & 15;
 		if ((insn->c & 0x70) || (col > d->nkeys && col != 15) ||
@@ -978,6 +1042,9 @@ static int check_insn_extra(const struct stp_prog *p,
 	case STP_OP_MCLEAR:
 	case STP_OP_MITER:
 	case STP_OP_MNEXT:
+	case STP_OP_MSTADD:
+	case STP_OP_MSTX:
+	case STP_OP_MSTHIST:
 		return check_map_insn(p, h, hi, off, pc, insn,
 				      &stp_opcode_info[insn->op], in, live,
 				      res);
@@ -1048,15 +1115,23 @@ static int check_imm(const struct stp_prog *p,
 		n = p->nhandlers;
 		break;
 	case STP_OPND_STAT:
+		if (imm >= 0 && (u32)imm < p->nstats &&
+		    (p->stats[imm].flags & STP_STAT_F_ARRAY))
+			return FAIL(res, BAD_STAT, off + pc,
+				    AT "statistic %d is a statistics array's",
+				    ATV(pc), VI(imm));
 		what = "statistic";
 		n = p->nstats;
 		break;
 	case STP_OPND_MOP:
-	case STP_OPND_MIT: {
+	case STP_OPND_MIT:
+	case STP_OPND_MSX: {
 		u32 x = ((u32)imm >> 16) & 0xff;
 
 		if ((u32)imm >> 24 ||
 		    (k == STP_OPND_MIT && x >= STP_MAX_ITERS) ||
+		    (k == STP_OPND_MSX &&
+		     (x < STP_OP_STCOUNT || x > STP_OP_STVAR)) ||
 		    (k == STP_OPND_MOP &&
 		     !(x == STP_OP_ADD || x == STP_OP_SUB || x == STP_OP_MUL ||
 		       x == STP_OP_DIV || x == STP_OP_MOD || x == STP_OP_AND ||
@@ -1066,6 +1141,7 @@ static int check_imm(const struct stp_prog *p,
 				    AT "immediate 0x%x: bad %s in bits 16..31",
 				    ATV(pc), VI(imm),
 				    VS(k == STP_OPND_MIT ? "iterator" :
+				       k == STP_OPND_MSX ? "extractor" :
 				       "operation"));
 		imm &= 0xffff;
 		what = "map";

@@ -27,6 +27,9 @@ pub enum Command {
     Check(CheckArgs),
     /// Disassemble a .stpb program.
     Dump(DumpArgs),
+    /// List the probe points a pattern matches on this kernel (stap -l;
+    /// with -L, their target variables and types, as stap -L).
+    List(ListArgs),
     /// Developer tools (hostile-image tests of the guest harness).
     #[command(subcommand, hide = true)]
     Debug(DebugCommand),
@@ -120,6 +123,25 @@ pub struct DumpArgs {
     /// The .stpb program.
     #[arg(value_name = "PROGRAM.stpb")]
     pub program: PathBuf,
+    /// Resolve the probes and fill in the target variables' constants for
+    /// the running kernel (/proc/kallsyms, BTF) as `load` would, then
+    /// disassemble.
+    #[arg(long = "kernel")]
+    pub kernel: bool,
+}
+
+/// `stapvm list`.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Print the probe points only (stap -l; the default).
+    #[arg(short = 'l', conflicts_with = "vars")]
+    pub points: bool,
+    /// Also print each point's target variables with their types (stap -L).
+    #[arg(short = 'L')]
+    pub vars: bool,
+    /// Probe point patterns (`kernel.function("vfs_*")`, `syscall.open*`).
+    #[arg(value_name = "PROBE", required = true)]
+    pub patterns: Vec<String>,
 }
 
 /// `stapvm debug ...`.
@@ -182,6 +204,18 @@ mod tests {
         };
         assert_eq!(c.script.expr.as_deref(), Some("probe begin { exit() }"));
         assert_eq!(c.output, Some(PathBuf::from("y.stpb")));
+    }
+
+    #[test]
+    fn list_takes_l_or_big_l() {
+        let cli = Cli::try_parse_from(["stapvm", "list", "-L", "syscall.open"]).unwrap();
+        let Command::List(l) = cli.command else {
+            panic!("not list")
+        };
+        assert!(l.vars);
+        assert_eq!(l.patterns, vec!["syscall.open"]);
+        assert!(Cli::try_parse_from(["stapvm", "list", "-l", "-L", "x"]).is_err());
+        assert!(Cli::try_parse_from(["stapvm", "list"]).is_err());
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! the resolution of a probe's symbolic target (`ProbeTarget`) against them.
 //! Only the names the program asks for are kept, so reading a kernel's
 //! hundred thousand symbols costs one pass and no per-line allocation.
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::io::{self, BufRead, BufReader};
 use thiserror::Error;
 use vm_spec::program::ProbeTarget;
@@ -19,12 +19,113 @@ pub enum ResolveError {
     /// None of the alternatives is present.
     #[error("the kernel has none of the functions {} (not in {KALLSYMS_PATH})", .0.join(", "))]
     NoneOf(Vec<String>),
+    /// A wildcard or module target matches no probeable function.
+    #[error("no match for '{0}' among the kernel's probeable functions")]
+    NoMatch(String),
+}
+
+/// Is this `ProbeTarget::Symbol` name a pattern for the loader to expand
+/// (see `ProbeTarget::Symbol`): a glob (`*`, `?`) and/or a `module:`
+/// prefix? Real kernel symbol names have none of these characters (the
+/// compiler checks).
+pub fn is_pattern(name: &str) -> bool {
+    name.contains(['*', '?', ':'])
+}
+
+/// Splits a pattern into (module, glob).
+pub fn split_pattern(name: &str) -> (Option<&str>, &str) {
+    match name.split_once(':') {
+        Some((m, g)) => (Some(m), g),
+        None => (None, name),
+    }
+}
+
+/// Shell-style match of `s` against `pat` (`*` any run, `?` one byte).
+/// Bounded: each step advances in `s` or backtracks to the last `*`.
+pub fn glob(pat: &str, s: &str) -> bool {
+    let (p, s) = (pat.as_bytes(), s.as_bytes());
+    let (mut pi, mut si) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while si < s.len() {
+        if pi < p.len() && p[pi] == b'*' {
+            star = Some((pi, si));
+            pi += 1;
+        } else if pi < p.len() && (p[pi] == b'?' || p[pi] == s[si]) {
+            pi += 1;
+            si += 1;
+        } else if let Some((sp, ss)) = star {
+            pi = sp + 1;
+            si = ss + 1;
+            star = Some((sp, ss + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == b'*')
+}
+
+/// Functions a wildcard never expands to, though kallsyms lists them as
+/// text: compiler-split parts (`f.cold`, `f.isra.0`), and the machinery
+/// a kprobe handler itself runs through (kprobes, ftrace, tracing, RCU,
+/// locking, NMI/exception entry, preemption accounting) or stapvm itself.
+/// The kernel's own blacklist (`/sys/kernel/debug/kprobes/blacklist`) is
+/// applied on top by the loader.
+pub fn unsafe_for_wildcard(name: &str) -> bool {
+    const PREFIXES: &[&str] = &[
+        "kprobe",
+        "__kprobe",
+        "arch_",
+        "ftrace",
+        "__ftrace",
+        "trace_",
+        "__trace",
+        "tracing_",
+        "rcu",
+        "__rcu",
+        "_raw_",
+        "__raw_",
+        "lock",
+        "__lock",
+        "preempt",
+        "__preempt",
+        "nmi",
+        "exc_",
+        "asm_",
+        "do_int3",
+        "notify_",
+        "native_",
+        "debug_",
+        "__x86_",
+        "__sanitizer",
+        "__asan",
+        "__ubsan",
+        "__kasan",
+        "stp_",
+        "stapvm",
+        "irq",
+        "__irq",
+        "context_tracking",
+        "ct_",
+        "perf_",
+        "__perf",
+        "hrtimer",
+        "sched_clock",
+        "_stext",
+        "_text",
+        "__fentry",
+        "__cfi",
+        "__pfx_",
+    ];
+    name.contains('.') || PREFIXES.iter().any(|p| name.starts_with(p))
 }
 
 /// The text symbols of interest present in the running kernel.
 #[derive(Debug, Default, Clone)]
 pub struct Kallsyms {
     present: HashSet<String>,
+    /// Each pattern target's matches (`split_pattern`), sorted, deduplicated:
+    /// the probe symbol to use (`f`, or `m:f` for a module's function).
+    matches: HashMap<String, BTreeSet<String>>,
 }
 
 /// Every symbol name a set of targets may need.
@@ -33,12 +134,27 @@ pub fn wanted_names<'a>(targets: impl IntoIterator<Item = &'a ProbeTarget>) -> H
     for t in targets {
         match t {
             ProbeTarget::None => {}
+            ProbeTarget::Symbol { name, .. } if is_pattern(name) => {}
             ProbeTarget::Symbol { name, .. } => {
                 out.insert(name.clone());
             }
             ProbeTarget::FirstOf(list) => out.extend(list.iter().cloned()),
         }
     }
+    out
+}
+
+/// The pattern targets among `targets`.
+pub fn pattern_names<'a>(targets: impl IntoIterator<Item = &'a ProbeTarget>) -> Vec<String> {
+    let mut out: Vec<String> = targets
+        .into_iter()
+        .filter_map(|t| match t {
+            ProbeTarget::Symbol { name, .. } if is_pattern(name) => Some(name.clone()),
+            _ => None,
+        })
+        .collect();
+    out.sort();
+    out.dedup();
     out
 }
 
@@ -63,20 +179,38 @@ impl Kallsyms {
     #[cfg(test)]
     pub fn parse(text: &str, wanted: &HashSet<String>) -> Self {
         // Reading from memory cannot fail.
-        Self::scan(text.as_bytes(), wanted, &HashSet::new()).unwrap_or_default()
+        Self::scan(text.as_bytes(), wanted, &HashSet::new(), &[]).unwrap_or_default()
     }
 
     /// Like `parse`, from a reader, one line at a time; stops reading as
     /// soon as every name in `preferred` has been found (an empty set reads
     /// everything). The kernel formats /proc/kallsyms as it is read, a
     /// hundred thousand lines, so stopping early matters at launch.
+    /// `patterns` (see `is_pattern`) collect every text symbol they match;
+    /// with any pattern the whole file is read.
     pub fn scan<R: BufRead>(
         mut r: R,
         wanted: &HashSet<String>,
         preferred: &HashSet<String>,
+        patterns: &[String],
     ) -> io::Result<Self> {
         let mut present = HashSet::new();
-        let mut pending = preferred.len();
+        let mut matches: HashMap<String, BTreeSet<String>> = patterns
+            .iter()
+            .map(|p| (p.clone(), BTreeSet::new()))
+            .collect();
+        let split: Vec<(&String, Option<&str>, &str)> = patterns
+            .iter()
+            .map(|p| {
+                let (m, g) = split_pattern(p);
+                (p, m, g)
+            })
+            .collect();
+        let mut pending = if patterns.is_empty() {
+            preferred.len()
+        } else {
+            usize::MAX
+        };
         let mut line = Vec::with_capacity(256);
         loop {
             line.clear();
@@ -96,6 +230,24 @@ impl Kallsyms {
             let Ok(name) = std::str::from_utf8(name) else {
                 continue;
             };
+            if !split.is_empty() {
+                // `[module]`, when the symbol is a module's.
+                let module = fields
+                    .next()
+                    .and_then(|m| m.strip_prefix(b"["))
+                    .and_then(|m| m.strip_suffix(b"]"))
+                    .and_then(|m| std::str::from_utf8(m).ok());
+                for (p, m, g) in &split {
+                    if *m == module && glob(g, name) {
+                        if let Some(set) = matches.get_mut(*p) {
+                            set.insert(match m {
+                                Some(m) => format!("{m}:{name}"),
+                                None => name.to_string(),
+                            });
+                        }
+                    }
+                }
+            }
             if wanted.contains(name) && present.insert(name.to_string()) && preferred.contains(name)
             {
                 pending -= 1;
@@ -104,7 +256,7 @@ impl Kallsyms {
                 }
             }
         }
-        Ok(Kallsyms { present })
+        Ok(Kallsyms { present, matches })
     }
 
     /// Reads `/proc/kallsyms` (or another file in the same format) until
@@ -113,7 +265,38 @@ impl Kallsyms {
         let file = std::fs::File::open(path)?;
         let wanted = wanted_names(targets.iter().copied());
         let preferred = preferred_names(targets.iter().copied());
-        Self::scan(BufReader::with_capacity(1 << 16, file), &wanted, &preferred)
+        let patterns = pattern_names(targets.iter().copied());
+        Self::scan(
+            BufReader::with_capacity(1 << 16, file),
+            &wanted,
+            &preferred,
+            &patterns,
+        )
+    }
+
+    /// Keeps, of each pattern's matches, the functions a kprobe may go on:
+    /// those in `allowed` (ftrace's `available_filter_functions`, when the
+    /// kernel has it), not in the kernel's kprobe `blacklist`, and, for
+    /// wildcards, not `unsafe_for_wildcard`. An exact `module:function`
+    /// is only checked against the blacklist.
+    pub fn restrict(&mut self, allowed: Option<&HashSet<String>>, blacklist: &HashSet<String>) {
+        for (pat, set) in self.matches.iter_mut() {
+            let wild = split_pattern(pat).1.contains(['*', '?']);
+            set.retain(|sym| {
+                let f = split_pattern(sym).1;
+                !blacklist.contains(f)
+                    && (!wild
+                        || (allowed.map_or(true, |a| a.contains(f)) && !unsafe_for_wildcard(f)))
+            });
+        }
+    }
+
+    /// The functions a pattern target matches (after `restrict`).
+    pub fn pattern_matches(&self, pattern: &str) -> Vec<String> {
+        self.matches
+            .get(pattern)
+            .map(|s| s.iter().cloned().collect())
+            .unwrap_or_default()
     }
 
     /// True when `name` is a text symbol of the kernel (among those wanted).
@@ -126,6 +309,12 @@ impl Kallsyms {
     pub fn resolve(&self, target: &ProbeTarget) -> Result<Option<(String, u32)>, ResolveError> {
         match target {
             ProbeTarget::None => Ok(None),
+            ProbeTarget::Symbol { name, .. } if is_pattern(name) => self
+                .pattern_matches(name)
+                .into_iter()
+                .next()
+                .map(|n| Some((n, 0)))
+                .ok_or_else(|| ResolveError::NoMatch(name.clone())),
             ProbeTarget::Symbol { name, offset } => {
                 if self.has(name) {
                     Ok(Some((name.clone(), *offset)))
@@ -215,17 +404,18 @@ garbage
         // Everything up to vfs_read, then an error: never reached.
         let end = FIXTURE.find("ffffffff81234800").unwrap();
         let r = io::BufReader::new(Then(&FIXTURE.as_bytes()[..end]));
-        let k = Kallsyms::scan(r, &wanted, &preferred).unwrap();
+        let k = Kallsyms::scan(r, &wanted, &preferred, &[]).unwrap();
         assert!(k.has("__x64_sys_openat") && k.has("vfs_read"));
         // A missing preferred symbol reads to the end.
         let t3 = ProbeTarget::FirstOf(vec!["nope".into(), "vfs_read".into()]);
         let r = io::BufReader::new(Then(FIXTURE.as_bytes()));
-        let e = Kallsyms::scan(r, &wanted_names([&t3]), &preferred_names([&t3]));
+        let e = Kallsyms::scan(r, &wanted_names([&t3]), &preferred_names([&t3]), &[]);
         assert!(e.is_err());
         let k = Kallsyms::scan(
             FIXTURE.as_bytes(),
             &wanted_names([&t3]),
             &preferred_names([&t3]),
+            &[],
         )
         .unwrap();
         assert_eq!(k.resolve(&t3), Ok(Some(("vfs_read".into(), 0))));
@@ -247,5 +437,58 @@ garbage
             err.to_string(),
             "the kernel has none of the functions a, b (not in /proc/kallsyms)"
         );
+    }
+
+    #[test]
+    fn patterns_match_text_symbols_by_module() {
+        let text = "\
+ffffffff81000000 T vfs_read
+ffffffff81000010 T vfs_readv
+ffffffff81000020 t vfs_readv
+ffffffff81000030 T vfs_write
+ffffffff81000040 t vfs_read.cold
+ffffffff81000050 D vfs_read_data
+ffffffff81000060 t ext4_file_read_iter\t[ext4]
+ffffffff81000070 t ext4_llseek\t[ext4]
+ffffffff81000080 t kprobe_vfs_readx
+";
+        let pats: Vec<String> = ["vfs_read*", "ext4:ext4_*", "ext4:ext4_llseek", "nope*"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let mut k =
+            Kallsyms::scan(text.as_bytes(), &HashSet::new(), &HashSet::new(), &pats).unwrap();
+        assert_eq!(
+            k.pattern_matches("vfs_read*"),
+            ["vfs_read", "vfs_read.cold", "vfs_readv"]
+        );
+        assert_eq!(
+            k.pattern_matches("ext4:ext4_*"),
+            ["ext4:ext4_file_read_iter", "ext4:ext4_llseek"]
+        );
+        let allowed: HashSet<String> = [
+            "vfs_read",
+            "vfs_read.cold",
+            "ext4_llseek",
+            "ext4_file_read_iter",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let black: HashSet<String> = ["ext4_file_read_iter".to_string()].into();
+        k.restrict(Some(&allowed), &black);
+        assert_eq!(k.pattern_matches("vfs_read*"), ["vfs_read"]);
+        assert_eq!(k.pattern_matches("ext4:ext4_*"), ["ext4:ext4_llseek"]);
+        let t = ProbeTarget::Symbol {
+            name: "ext4:ext4_llseek".into(),
+            offset: 0,
+        };
+        assert_eq!(k.resolve(&t), Ok(Some(("ext4:ext4_llseek".into(), 0))));
+        let t = ProbeTarget::Symbol {
+            name: "nope*".into(),
+            offset: 0,
+        };
+        assert_eq!(k.resolve(&t), Err(ResolveError::NoMatch("nope*".into())));
+        assert!(glob("a?c*", "abcdef") && !glob("a?c", "ac"));
     }
 }

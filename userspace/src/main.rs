@@ -1,14 +1,17 @@
 //! `stapvm`: the command-line front end. Parses the command line (cli.rs),
 //! dispatches to the subcommands and turns every failure into one
 //! `ERROR: ...` line on stderr and stap's exit status.
+mod btf;
 mod cli;
 mod device;
 mod kallsyms;
+mod list;
 mod output;
 mod resolve;
 mod ring;
 mod script;
 mod session;
+mod targetvars;
 
 use clap::Parser;
 use cli::{Cli, Command, DebugCommand};
@@ -39,6 +42,9 @@ enum Error {
         /// The error.
         err: std::io::Error,
     },
+    /// `list` failed.
+    #[error(transparent)]
+    List(#[from] list::Error),
     /// A .stpb file is not a program.
     #[error("{path}: {err}")]
     Container {
@@ -52,7 +58,10 @@ enum Error {
 impl Error {
     /// Compiler failures were printed by the compiler itself.
     fn already_reported(&self) -> bool {
-        matches!(self, Error::Script(script::Error::Failed(_)))
+        matches!(
+            self,
+            Error::Script(script::Error::Failed(_)) | Error::List(list::Error::Failed(_))
+        )
     }
 }
 
@@ -112,8 +121,24 @@ fn cmd_check(a: &cli::CheckArgs) -> Result<u8, Error> {
 }
 
 fn cmd_dump(a: &cli::DumpArgs) -> Result<u8, Error> {
-    let prog = read_program(&a.program)?;
+    let mut prog = read_program(&a.program)?;
+    if a.kernel {
+        let resolved = resolve::resolve(&prog).map_err(session::Error::from)?;
+        for w in &resolved.warnings {
+            eprintln!("WARNING: {w}");
+        }
+        prog = resolved.program;
+        targetvars::apply(&mut prog, &resolved.symbols).map_err(session::Error::from)?;
+    }
     print!("{}", vm_spec::disasm::disassemble(&prog));
+    Ok(0)
+}
+
+/// `list`: stap -l / -L.
+fn cmd_list(a: &cli::ListArgs) -> Result<u8, Error> {
+    for line in list::list(&a.patterns, a.vars)? {
+        println!("{line}");
+    }
     Ok(0)
 }
 
@@ -150,6 +175,7 @@ fn dispatch(cli: &Cli) -> Result<u8, Error> {
         Command::Run(a) => cmd_run(a),
         Command::Check(a) => cmd_check(a),
         Command::Dump(a) => cmd_dump(a),
+        Command::List(a) => cmd_list(a),
         Command::Debug(DebugCommand::LoadImage { file }) => cmd_load_image(file),
     }
 }

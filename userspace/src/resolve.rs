@@ -3,7 +3,8 @@
 //! optional probe (`?`) is dropped from the program with a warning, any
 //! other one is an error naming the probe point. The result is the program
 //! to turn into an image plus the symbol chosen for each of its probes.
-use crate::kallsyms::{Kallsyms, ResolveError, KALLSYMS_PATH};
+use crate::kallsyms::{is_pattern, pattern_names, Kallsyms, ResolveError, KALLSYMS_PATH};
+use std::collections::HashSet;
 use thiserror::Error;
 use vm_spec::abi;
 use vm_spec::program::{ProbeTarget, Program};
@@ -22,6 +23,16 @@ pub enum Error {
     /// Every probe was optional and none resolved.
     #[error("no probes left to arm: every probe point was optional and unresolvable")]
     NoProbes,
+    /// Wildcards expand to more probes than the module takes.
+    #[error("probe point '{display}' expands to {count} probes: more than the {max} a session may have (narrow the wildcard)")]
+    TooMany {
+        /// The probe point as written.
+        display: String,
+        /// Probes of the program after expanding it.
+        count: usize,
+        /// `abi::STP_MAX_PROBES`.
+        max: u32,
+    },
     /// /proc/kallsyms could not be read.
     #[error("cannot read {KALLSYMS_PATH}: {0}")]
     Kallsyms(std::io::Error),
@@ -38,6 +49,9 @@ pub struct Resolved {
     pub symbols: Vec<Option<(String, u32)>>,
     /// One warning per optional probe dropped.
     pub warnings: Vec<String>,
+    /// Each wildcard probe point and the number of functions it matched
+    /// (for `-v`).
+    pub expanded: Vec<(String, usize)>,
 }
 
 /// Resolves against an already read symbol set.
@@ -46,7 +60,45 @@ pub fn resolve_with(prog: &Program, syms: &Kallsyms) -> Result<Resolved, Error> 
     program.probes.clear();
     let mut symbols = Vec::with_capacity(prog.probes.len());
     let mut warnings = Vec::new();
+    let mut expanded = Vec::new();
+    let max = abi::STP_MAX_PROBES as usize;
     for p in &prog.probes {
+        if let (true, ProbeTarget::Symbol { name, .. }) =
+            (u32::from(p.kind) == abi::STP_PROBE_TRACEPOINT, &p.target)
+        {
+            // A tracepoint's name: stapvm.ko looks it up when arming.
+            program.probes.push(p.clone());
+            symbols.push(Some((name.clone(), 0)));
+            continue;
+        }
+        if let ProbeTarget::Symbol { name, .. } = &p.target {
+            let list = if is_pattern(name) {
+                syms.pattern_matches(name)
+            } else {
+                Vec::new()
+            };
+            if !list.is_empty() {
+                if program.probes.len() + list.len() > max {
+                    return Err(Error::TooMany {
+                        display: p.display.clone(),
+                        count: program.probes.len() + list.len(),
+                        max: abi::STP_MAX_PROBES,
+                    });
+                }
+                expanded.push((p.display.clone(), list.len()));
+                for f in list {
+                    program.probes.push(vm_spec::program::Probe {
+                        target: ProbeTarget::Symbol {
+                            name: f.clone(),
+                            offset: 0,
+                        },
+                        ..p.clone()
+                    });
+                    symbols.push(Some((f, 0)));
+                }
+                continue;
+            }
+        }
         match syms.resolve(&p.target) {
             Ok(sym) => {
                 program.probes.push(p.clone());
@@ -73,19 +125,61 @@ pub fn resolve_with(prog: &Program, syms: &Kallsyms) -> Result<Resolved, Error> 
         program,
         symbols,
         warnings,
+        expanded,
     })
+}
+
+/// ftrace's list of the functions it can trace (kprobes on others are
+/// refused or unsafe), when tracefs is there.
+pub(crate) const FILTER_FUNCTIONS: &[&str] = &[
+    "/sys/kernel/tracing/available_filter_functions",
+    "/sys/kernel/debug/tracing/available_filter_functions",
+];
+/// The kernel's kprobe blacklist (`0xSTART-0xEND\tname` lines).
+pub(crate) const KPROBE_BLACKLIST: &str = "/sys/kernel/debug/kprobes/blacklist";
+
+/// The names of a list file: the last (`blacklist`) or first field of
+/// each line.
+pub(crate) fn read_names(path: &str, last: bool) -> Option<HashSet<String>> {
+    let text = std::fs::read_to_string(path).ok()?;
+    Some(
+        text.lines()
+            .filter_map(|l| {
+                let mut f = l.split_whitespace();
+                if last {
+                    f.last()
+                } else {
+                    f.next()
+                }
+            })
+            .map(str::to_string)
+            .collect(),
+    )
 }
 
 /// Resolves on the running kernel; `/proc/kallsyms` is read only when some
 /// probe has a symbol.
 pub fn resolve(prog: &Program) -> Result<Resolved, Error> {
-    let needs_symbols = prog
-        .probes
-        .iter()
-        .any(|p| !matches!(p.target, ProbeTarget::None));
+    let kallsyms_target = |p: &&vm_spec::program::Probe| {
+        u32::from(p.kind) != abi::STP_PROBE_TRACEPOINT && !matches!(p.target, ProbeTarget::None)
+    };
+    let needs_symbols = prog.probes.iter().any(|p| kallsyms_target(&p));
     let syms = if needs_symbols {
-        let targets: Vec<&ProbeTarget> = prog.probes.iter().map(|p| &p.target).collect();
-        Kallsyms::read(KALLSYMS_PATH, &targets).map_err(Error::Kallsyms)?
+        let targets: Vec<&ProbeTarget> = prog
+            .probes
+            .iter()
+            .filter(kallsyms_target)
+            .map(|p| &p.target)
+            .collect();
+        let mut k = Kallsyms::read(KALLSYMS_PATH, &targets).map_err(Error::Kallsyms)?;
+        if !pattern_names(targets.iter().copied()).is_empty() {
+            let allowed = FILTER_FUNCTIONS
+                .iter()
+                .find_map(|p| read_names(p, false).filter(|s| !s.is_empty()));
+            let blacklist = read_names(KPROBE_BLACKLIST, true).unwrap_or_default();
+            k.restrict(allowed.as_ref(), &blacklist);
+        }
+        k
     } else {
         Kallsyms::default()
     };
@@ -176,5 +270,84 @@ mod tests {
             resolve_with(&prog, &kallsyms()),
             Err(Error::NoProbes)
         ));
+    }
+
+    #[test]
+    fn patterns_expand_to_one_probe_per_match_and_are_capped() {
+        let text = "ffffffff81000000 T vfs_read\nffffffff81000010 T vfs_readv\n";
+        let pat = ProbeTarget::Symbol {
+            name: "vfs_read*".into(),
+            offset: 0,
+        };
+        let k = Kallsyms::scan(
+            text.as_bytes(),
+            &HashSet::new(),
+            &HashSet::new(),
+            &["vfs_read*".to_string(), "x*".to_string()],
+        )
+        .unwrap();
+        let prog = Program {
+            probes: vec![
+                probe("kernel.function(\"vfs_read*\")", pat.clone(), false),
+                probe(
+                    "kernel.function(\"x*\")?",
+                    ProbeTarget::Symbol {
+                        name: "x*".into(),
+                        offset: 0,
+                    },
+                    true,
+                ),
+            ],
+            ..Default::default()
+        };
+        let r = resolve_with(&prog, &k).unwrap();
+        assert_eq!(r.program.probes.len(), 2);
+        assert_eq!(
+            r.symbols,
+            vec![Some(("vfs_read".into(), 0)), Some(("vfs_readv".into(), 0))]
+        );
+        assert_eq!(
+            r.expanded,
+            vec![("kernel.function(\"vfs_read*\")".into(), 2)]
+        );
+        assert_eq!(r.warnings.len(), 1);
+        vm_spec::image::build(&r.program, &r.symbols).unwrap();
+        // Mandatory and no match: an error.
+        let prog2 = Program {
+            probes: vec![probe(
+                "kernel.function(\"x*\")",
+                prog.probes[1].target.clone(),
+                false,
+            )],
+            ..Default::default()
+        };
+        assert!(matches!(
+            resolve_with(&prog2, &k),
+            Err(Error::Unresolved { .. })
+        ));
+        // Over the cap.
+        let many: String = (0..abi::STP_MAX_PROBES + 1)
+            .map(|i| format!("ffffffff81000000 T f{i}\n"))
+            .collect();
+        let k = Kallsyms::scan(
+            many.as_bytes(),
+            &HashSet::new(),
+            &HashSet::new(),
+            &["f*".to_string()],
+        )
+        .unwrap();
+        let prog3 = Program {
+            probes: vec![probe(
+                "kernel.function(\"f*\")",
+                ProbeTarget::Symbol {
+                    name: "f*".into(),
+                    offset: 0,
+                },
+                false,
+            )],
+            ..Default::default()
+        };
+        let e = resolve_with(&prog3, &k).unwrap_err();
+        assert!(e.to_string().contains("expands to 4097 probes"), "{e}");
     }
 }

@@ -35,6 +35,9 @@ pub enum Error {
     /// A probe point does not resolve on this kernel.
     #[error(transparent)]
     Resolve(#[from] resolve::Error),
+    /// A target variable does not resolve against the kernel's BTF.
+    #[error(transparent)]
+    TargetVar(#[from] crate::targetvars::Error),
     /// The image could not be laid out.
     #[error("cannot build the program image: {0}")]
     Image(#[from] vm_spec::image::ImageError),
@@ -503,6 +506,13 @@ pub fn run(
     for w in &resolved.warnings {
         eprintln!("WARNING: {w}");
     }
+    if verbose {
+        for (display, n) in &resolved.expanded {
+            eprintln!("stapvm: probe point '{display}' matched {n} functions");
+        }
+    }
+    let mut resolved = resolved;
+    crate::targetvars::apply(&mut resolved.program, &resolved.symbols)?;
     let prog = &resolved.program;
     let t_resolved = Instant::now();
     let image = vm_spec::image::build(prog, &resolved.symbols)?;

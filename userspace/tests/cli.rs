@@ -107,6 +107,21 @@ fn dump_of_a_non_program_is_an_error() {
 }
 
 #[test]
+fn list_echoes_points_without_symbols_and_refuses_bad_ones() {
+    let out = stapvm(&["list", "timer.s(1)", "begin", "begin"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "begin\ntimer.s(1)\n"
+    );
+    let out = stapvm(&["list", "foo.bar"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("probe point mismatch"), "{err}");
+    assert!(!err.contains("ERROR:"), "{err}");
+}
+
+#[test]
 fn load_names_the_unresolvable_probe_point() {
     let d = tmpdir("unres");
     let p = write_stpb(&d, &program(missing_symbol(), false));

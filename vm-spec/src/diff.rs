@@ -6,7 +6,10 @@
 //! every register the run wrote when it ended with RET, MAXACTION fuel
 //! left, the exit flag, the raw bytes of every record (time stamps
 //! included: the host clock is deterministic), the globals, the ring's drop
-//! count and the clock.
+//! count and the clock; at the end of the case, every map's entries (keys,
+//! value and insertion number, through `HostSession::map_entries`, the
+//! code behind MAP_READ) against the reference VM's model. Statistics are
+//! kept for `Case::cpus` simulated CPUs and each run has its CPU id.
 //!
 //! Used by `tests/differential.rs` and by the `differential` fuzz target.
 use crate::abi;
@@ -35,6 +38,10 @@ pub struct Summary {
     pub steps: u64,
     /// Instructions generated.
     pub insns: u64,
+    /// Map entries compared at the ends of the cases.
+    pub map_entries: u64,
+    /// Runs that ended skipped (a map lock not taken; never in user space).
+    pub skipped: u64,
 }
 
 impl Summary {
@@ -53,13 +60,23 @@ impl Summary {
         self.exits += other.exits;
         self.steps += other.steps;
         self.insns += other.insns;
+        self.map_entries += other.map_entries;
+        self.skipped += other.skipped;
     }
 
     /// One line per counter, with run-time error names.
     pub fn render(&self) -> String {
         let mut s = format!(
-            "cases {} runs {} insns {} steps {} records {} dropped {} exits {}\n",
-            self.cases, self.runs, self.insns, self.steps, self.records, self.dropped, self.exits
+            "cases {} runs {} insns {} steps {} records {} dropped {} exits {} map entries {} skipped {}\n",
+            self.cases,
+            self.runs,
+            self.insns,
+            self.steps,
+            self.records,
+            self.dropped,
+            self.exits,
+            self.map_entries,
+            self.skipped
         );
         for (k, n) in self.outcomes.iter().enumerate() {
             let name = if k == 0 {
@@ -137,6 +154,21 @@ fn listing(case: &Case) -> String {
         let _ = writeln!(s, "mem: {a:#x} +{}", b.len());
     }
     let _ = writeln!(s, "runs: {:?}", case.runs);
+    let _ = writeln!(s, "cpus: {}, run cpus: {:?}", case.cpus, case.run_cpus);
+    for (k, st) in case.program.stats.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "stat {k}: {:?} variance {} shift {}",
+            st.hist, st.variance, st.shift
+        );
+    }
+    for (k, m) in case.program.maps.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "map {k}: keys {:?} value {:?} capacity {} sized {} wrap {}",
+            m.keys, m.value, m.capacity, m.sized, m.wrap
+        );
+    }
     s
 }
 
@@ -174,6 +206,8 @@ pub fn check_case(case: &Case) -> Result<Summary, Mismatch> {
     }
     let mut c = HostSession::new(&image).map_err(|e| setup(e.to_string()))?;
     let mut r = RefSession::new(RefProgram::from_image(&image).map_err(|e| setup(e.to_string()))?);
+    c.set_cpus(case.cpus);
+    r.set_cpus(case.cpus);
     let mut sum = Summary {
         cases: 1,
         outcomes: vec![0; abi::STP_RTE__COUNT as usize],
@@ -193,10 +227,12 @@ pub fn check_case(case: &Case) -> Result<Summary, Mismatch> {
             what,
             listing: listing(case),
         };
-        let cres = c.run_handler(h, &case.env);
-        let rep = r
-            .run_handler(h, &case.env)
-            .map_err(|e| setup(e.to_string()))?;
+        let mut env = case.env.clone();
+        if let Some(&cpu) = case.run_cpus.get(run) {
+            env.cpu = cpu;
+        }
+        let cres = c.run_handler(h, &env);
+        let rep = r.run_handler(h, &env).map_err(|e| setup(e.to_string()))?;
         let c_outcome = match &cres {
             Ok(()) => Outcome::Ret,
             Err(e) => Outcome::Error {
@@ -292,5 +328,49 @@ pub fn check_case(case: &Case) -> Result<Summary, Mismatch> {
         sum.steps += rep.steps;
     }
     sum.dropped = r.dropped();
+    sum.skipped = c.skipped();
+    if c.skipped() != 0 {
+        return Err(Mismatch::Differ {
+            seed,
+            run: case.runs.len(),
+            handler: 0,
+            what: format!(
+                "C runs skipped: {} (the reference VM never skips)",
+                c.skipped()
+            ),
+            listing: listing(case),
+        });
+    }
+    // The maps as the case left them, in insertion order.
+    for (k, decl) in case.program.maps.iter().enumerate() {
+        let mut ce = c
+            .map_entries(k, decl)
+            .ok_or_else(|| setup(format!("map {k}: MAP_READ output does not decode")))?;
+        ce.sort_by_key(|e| e.seq);
+        let re = r
+            .map_entries(k)
+            .ok_or_else(|| setup(format!("map {k}: not in the reference VM")))?;
+        if ce != re {
+            let first = ce
+                .iter()
+                .zip(&re)
+                .position(|(x, y)| x != y)
+                .unwrap_or(ce.len().min(re.len()));
+            return Err(Mismatch::Differ {
+                seed,
+                run: case.runs.len(),
+                handler: 0,
+                what: format!(
+                    "map {k} at the end: C {} entries, ref {}; first difference at {first}: C {:?}, ref {:?}",
+                    ce.len(),
+                    re.len(),
+                    ce.get(first),
+                    re.get(first)
+                ),
+                listing: listing(case),
+            });
+        }
+        sum.map_entries += ce.len() as u64;
+    }
     Ok(sum)
 }

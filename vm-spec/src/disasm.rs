@@ -10,7 +10,7 @@
 //! `  0002  JZ       r0, -> 0006`, `  0005  CALLS    s0, EXECNAME`.
 use crate::abi;
 use crate::limits::LIMITS;
-use crate::program::{ArgKind, Insn, ProbeTarget, Program};
+use crate::program::{ArgKind, Insn, ProbeTarget, Program, RelocKind, TargetSite, TargetVar};
 use crate::tables::{HelperArg, Operand, HELPERS, OPCODES};
 use std::fmt::Write as _;
 
@@ -48,6 +48,8 @@ pub fn probe_kind_name(kind: u8) -> String {
         abi::STP_PROBE_TIMER => "timer".into(),
         abi::STP_PROBE_KPROBE => "kprobe".into(),
         abi::STP_PROBE_KRETPROBE => "kretprobe".into(),
+        abi::STP_PROBE_ERROR => "error".into(),
+        abi::STP_PROBE_TRACEPOINT => "tracepoint".into(),
         k => format!("kind#{k}?"),
     }
 }
@@ -128,7 +130,7 @@ fn imm_operand(kind: Operand, insn: &Insn, prog: &Program, pc: usize) -> Option<
         },
         Operand::STAT => table_ref("stat", imm, &prog.stats, |st| st.name.clone()),
         Operand::MAP => table_ref("map", imm, &prog.maps, |m| m.name.clone()),
-        Operand::MOP | Operand::MIT => {
+        Operand::MOP | Operand::MIT | Operand::MSX => {
             let id = imm & 0xffff;
             let x = (imm >> 16) & 0xff;
             let m = table_ref("map", id, &prog.maps, |m| m.name.clone());
@@ -211,6 +213,76 @@ fn target_text(t: &ProbeTarget) -> String {
     }
 }
 
+/// What the loader writes into a relocated constant of target variable
+/// `tv` (see `RelocKind`).
+fn reloc_text(tv: &TargetVar, kind: RelocKind) -> String {
+    let field = |n: u32| {
+        n.checked_sub(1)
+            .and_then(|i| tv.fields.get(i as usize))
+            .map_or_else(|| "?".to_string(), |f| format!("->{f}"))
+    };
+    match kind {
+        RelocKind::ArgIndex => format!("argument slot of ${}", tv.name),
+        RelocKind::Offset(0) => {
+            "step 0 offset (the pt_regs register of a syscall argument, else 0)".into()
+        }
+        RelocKind::Deref(0) => "step 0 reads memory (1: a pt_regs register, else 0)".into(),
+        RelocKind::Offset(n) => format!("byte offset of {} in its struct/union", field(n)),
+        RelocKind::Deref(n) => format!(
+            "{} reads memory (1: pointer or scalar member, 0: embedded struct/union)",
+            field(n)
+        ),
+        RelocKind::Shift => {
+            "sign-extension shift (64 - bits for a narrow signed value, else 0)".into()
+        }
+        RelocKind::Mask => {
+            "zero-extension mask (2^bits - 1 for a narrow unsigned value, else -1)".into()
+        }
+    }
+}
+
+/// konst index -> the target variable it is relocated for.
+fn relocated_konsts(prog: &Program) -> std::collections::HashMap<usize, usize> {
+    let mut m = std::collections::HashMap::new();
+    for (i, tv) in prog.target_vars.iter().enumerate() {
+        for r in &tv.relocs {
+            m.insert(r.konst as usize, i);
+        }
+    }
+    m
+}
+
+/// The target variables and their relocations: which constant the loader
+/// fills in from BTF and what it becomes.
+fn target_vars(out: &mut String, prog: &Program) {
+    if prog.target_vars.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\ntarget variables ({}):", prog.target_vars.len());
+    for (i, tv) in prog.target_vars.iter().enumerate() {
+        let site = match &tv.site {
+            TargetSite::Function(f) => format!("parameter of {f}"),
+            TargetSite::Syscall(s) => format!("argument of syscall {s}"),
+        };
+        let chain: String = tv.fields.iter().map(|f| format!("->{f}")).collect();
+        let _ = writeln!(
+            out,
+            "  tv#{i:<5} ${}{chain}  [{site}; handler#{}, {} at {}:{}]",
+            tv.name, tv.handler, tv.probe_point, tv.loc.line, tv.loc.col
+        );
+        for r in &tv.relocs {
+            let v = prog.konsts.get(r.konst as usize).copied();
+            let v = v.map_or_else(|| "out of range".to_string(), |v| v.to_string());
+            let _ = writeln!(
+                out,
+                "    k#{:<6} = {v:<6} {}",
+                r.konst,
+                reloc_text(tv, r.kind)
+            );
+        }
+    }
+}
+
 /// Disassembles a whole program: header information, limits, tables, the
 /// probes and every handler's code (one instruction per line, with its
 /// source location when known).
@@ -250,9 +322,18 @@ pub fn disassemble(prog: &Program) -> String {
         let _ = writeln!(out, "  str#{i:<4} {}", quote(s));
     }
     let _ = writeln!(out, "\nkonsts ({}):", prog.konsts.len());
+    let relocated = relocated_konsts(prog);
     for (i, k) in prog.konsts.iter().enumerate() {
-        let _ = writeln!(out, "  k#{i:<6} {k} ({k:#x})");
+        match relocated.get(&i) {
+            Some(tv) => {
+                let _ = writeln!(out, "  k#{i:<6} {k} ({k:#x})  [relocated: tv#{tv}]");
+            }
+            None => {
+                let _ = writeln!(out, "  k#{i:<6} {k} ({k:#x})");
+            }
+        }
     }
+    target_vars(&mut out, prog);
     let _ = writeln!(out, "\nformats ({}):", prog.formats.len());
     for (i, f) in prog.formats.iter().enumerate() {
         let kinds: Vec<&str> = f
@@ -481,6 +562,50 @@ mod tests {
         assert!(add.starts_with("  0002  ADD      r2, r0, r1"), "{add}");
         assert!(add.ends_with("; 3:10"), "{add}");
         assert!(text.contains("  0007  RET"));
+    }
+
+    #[test]
+    fn target_variable_relocations_are_listed() {
+        let mut p = sample();
+        p.konsts = vec![1 << 40, 0, 24, 1];
+        p.target_vars = vec![TargetVar {
+            name: "file".into(),
+            fields: vec!["f_inode".into()],
+            handler: 0,
+            site: TargetSite::Function("vfs_read".into()),
+            probe_point: "kernel.function(\"vfs_read\")".into(),
+            loc: SrcLoc { line: 2, col: 7 },
+            relocs: vec![
+                Reloc {
+                    konst: 1,
+                    kind: RelocKind::ArgIndex,
+                },
+                Reloc {
+                    konst: 2,
+                    kind: RelocKind::Offset(1),
+                },
+                Reloc {
+                    konst: 3,
+                    kind: RelocKind::Deref(1),
+                },
+            ],
+        }];
+        let text = disassemble(&p);
+        assert!(
+            text.contains("  k#2      24 (0x18)  [relocated: tv#0]"),
+            "{text}"
+        );
+        assert!(text.contains("target variables (1):\n  tv#0     $file->f_inode  [parameter of vfs_read; handler#0, kernel.function(\"vfs_read\") at 2:7]"), "{text}");
+        assert!(
+            text.contains("    k#2      = 24     byte offset of ->f_inode in its struct/union"),
+            "{text}"
+        );
+        assert!(
+            text.contains("    k#1      = 0      argument slot of $file"),
+            "{text}"
+        );
+        // No section without target variables.
+        assert!(!disassemble(&sample()).contains("target variables"));
     }
 
     #[test]

@@ -13,7 +13,12 @@
 //! live read is of a written register. Division by zero, `INT64_MIN / -1`,
 //! memory faults (unmapped pages, strings that run into one, the top of
 //! the address space) and rings too small for the output are produced on
-//! purpose.
+//! purpose. Statistics (every histogram kind, @variance with shifts, empty
+//! ones, several simulated CPUs: [`Case::cpus`], [`Case::run_cpus`]) and
+//! associative arrays (random key kinds and arity, small capacities, `[N]`
+//! and `%`, loops that fill them past their capacity, `foreach` in every
+//! order with limits down to 0 and negative, nested, deleting and
+//! inserting as it goes) are generated too.
 //!
 //! Determinism: the same seed gives the same case on every machine; the
 //! random source is a xorshift64* seeded through splitmix64 (no crate).
@@ -23,8 +28,8 @@
 use crate::abi;
 use crate::core::HostEnv;
 use crate::program::{
-    default_limits, ArgKind, Format, FuncSig, Global, GlobalType, Handler, Insn, Probe,
-    ProbeTarget, Program, SrcLoc,
+    default_limits, ArgKind, Format, FuncSig, Global, GlobalType, Handler, Hist, Insn, MapDecl,
+    MapValue, Probe, ProbeTarget, Program, SrcLoc, Stat,
 };
 use crate::tables::{HelperArg, HelperRes, HELPERS};
 
@@ -84,6 +89,12 @@ pub struct Case {
     pub env: HostEnv,
     /// Handler indexes, in the order they run.
     pub runs: Vec<u32>,
+    /// CPU ids simulated for statistics (`HostSession::set_cpus`).
+    pub cpus: u32,
+    /// The CPU id of each run (its `HostEnv::cpu`; `env.cpu` for a run
+    /// without one). Mostly below `cpus`; rarely not (no statistics copy:
+    /// BADOP at the first statistic instruction).
+    pub run_cpus: Vec<i64>,
 }
 
 /// Base of a mapped region full of NUL-terminated strings (two pages).
@@ -360,6 +371,8 @@ struct HGen<'a> {
     maxnest: u32,
     /// Indexes of constant strings that hold numbers (for STOL).
     num_strs: &'a [i32],
+    /// Iterators of the enclosing foreach loops (bit i: iterator i).
+    iters_active: u32,
 }
 
 impl HGen<'_> {
@@ -1160,7 +1173,11 @@ impl HGen<'_> {
     /// (the caller just tries again).
     fn stmt(&mut self, out: &mut Vec<Insn>, d: &mut Defs, budget: u32) -> Option<()> {
         let nest = self.depth < 3 && budget > 2;
-        match self.rng.below(116) {
+        match self.rng.below(136) {
+            116..=121 => self.stmt_stat(out, d),
+            122..=129 => self.stmt_map(out, d),
+            130..=132 => self.stmt_map_fill(out, d),
+            133..=135 if nest => self.nested(|g| g.stmt_foreach(out, d, budget / 2)),
             100..=106 => self.stmt_strop(out, d),
             107..=109 => self.stmt_sprintf(out, d),
             110..=115 => self.stmt_fcall(out, d),
@@ -1190,6 +1207,380 @@ impl HGen<'_> {
         }
     }
 
+    /// A statistic instruction: `<<<` of interesting values, each
+    /// extractor (on empty statistics too: EMPTY_AGG), STHIST and STBKT
+    /// with indexes around the edges (HIST_INDEX).
+    fn stmt_stat(&mut self, out: &mut Vec<Insn>, d: &mut Defs) -> Option<()> {
+        const VALS: [i64; 16] = [
+            0,
+            1,
+            -1,
+            2,
+            3,
+            5,
+            100,
+            -100,
+            1000,
+            1 << 20,
+            -(1 << 31),
+            1 << 31,
+            i64::MAX,
+            i64::MIN,
+            64,
+            -7,
+        ];
+        let n = self.prog.stats.len() as u64;
+        if n == 0 {
+            return None;
+        }
+        let k = self.rng.below(n) as usize;
+        let st = self.prog.stats[k].clone();
+        let imm = k as i32;
+        let has_hist = st.hist != Hist::None;
+        match self.rng.below(12) {
+            0..=4 => {
+                let a = self.dst()?;
+                self.load_choice(out, d, a, &VALS);
+                out.push(ins(abi::STP_OP_STADD, a, 0, 0, imm));
+            }
+            5 | 6 => {
+                let op = if self.rng.chance(1, 2) {
+                    abi::STP_OP_STCOUNT
+                } else {
+                    abi::STP_OP_STSUM
+                };
+                let a = self.dst()?;
+                out.push(ins(op, a, 0, 0, imm));
+                d.r |= 1u64 << a;
+                self.observe(out, a);
+            }
+            7..=9 => {
+                let mut ops = vec![abi::STP_OP_STMIN, abi::STP_OP_STMAX, abi::STP_OP_STAVG];
+                if st.variance {
+                    ops.push(abi::STP_OP_STVAR);
+                    ops.push(abi::STP_OP_STVAR);
+                }
+                let op = self.rng.pick(&ops)?;
+                let a = self.dst()?;
+                out.push(ins(op, a, 0, 0, imm));
+                d.r |= 1u64 << a;
+                self.observe(out, a);
+            }
+            10 if has_hist => out.push(ins(abi::STP_OP_STHIST, 0, 0, 0, imm)),
+            _ if has_hist => {
+                let nb = i64::from(st.hist.nbuckets());
+                let b = self.dst()?;
+                let idx = [
+                    -1,
+                    0,
+                    1,
+                    2,
+                    63,
+                    64,
+                    65,
+                    66,
+                    nb - 2,
+                    nb - 1,
+                    nb,
+                    128,
+                    i64::MIN,
+                ];
+                self.load_choice(out, d, b, &idx);
+                let a = self.dst()?;
+                out.push(ins(abi::STP_OP_STBKT, a, b, 0, imm));
+                d.r |= 1u64 << a;
+                self.observe(out, a);
+            }
+            _ => return None,
+        }
+        Some(())
+    }
+
+    /// `s <<< v` for a random statistic (handlers often start with a few,
+    /// so that the extractors find samples).
+    fn stat_add(&mut self, out: &mut Vec<Insn>, d: &mut Defs) -> Option<()> {
+        let n = self.prog.stats.len() as u64;
+        if n == 0 {
+            return None;
+        }
+        let k = self.rng.below(n) as i32;
+        let a = self.dst()?;
+        let v = [0, 1, -1, 3, 17, 100, -100, 1 << 33, i64::MIN, i64::MAX];
+        self.load_choice(out, d, a, &v);
+        out.push(ins(abi::STP_OP_STADD, a, 0, 0, k));
+        Some(())
+    }
+
+    /// A counted loop that inserts keys `n, n - 1, ..., 1` (the first
+    /// integer key is the counter) into a map, `n` around its capacity:
+    /// fills it to ARRAY_OVERFLOW / ARRAY_SIZE, or evicts in a wrap map.
+    fn stmt_map_fill(&mut self, out: &mut Vec<Insn>, d: &mut Defs) -> Option<()> {
+        if self.dead {
+            return None;
+        }
+        let n = self.prog.maps.len() as u64;
+        if n == 0 {
+            return None;
+        }
+        let id = self.rng.below(n) as usize;
+        let m = self.prog.maps[id].clone();
+        let (ni, _) = Self::key_counts(&m);
+        if ni == 0 {
+            return None;
+        }
+        let (b, c) = self.key_bases(&m)?;
+        self.fill_keys(out, d, &m, b, c);
+        let k = self.dst_except(mask_of(ni as u8) << b)?;
+        let cap = i64::from(m.capacity);
+        let counts = [cap - 1, cap, cap, cap + 1, 2 * cap + 1, 3];
+        let cnt = self.rng.pick(&counts)?.min(5000) as i32;
+        out.push(ins(abi::STP_OP_LDI, k, 0, 0, cnt));
+        d.r |= 1u64 << k;
+        let insert = if m.value == MapValue::Long {
+            if self.rng.chance(1, 3) {
+                ins(
+                    abi::STP_OP_MOPR,
+                    k,
+                    b,
+                    c,
+                    id as i32 | (abi::STP_OP_ADD << 16) as i32,
+                )
+            } else {
+                ins(abi::STP_OP_MSET, k, b, c, id as i32)
+            }
+        } else {
+            let a = self.ssrc(out, d)?;
+            ins(abi::STP_OP_MSETS, a, b, c, id as i32)
+        };
+        out.push(ins(abi::STP_OP_JZ, k, 0, 0, 4));
+        out.push(ins(abi::STP_OP_MOV, b, k, 0, 0));
+        out.push(insert);
+        out.push(ins(abi::STP_OP_ADDI, k, k, 0, -1));
+        out.push(ins(abi::STP_OP_LOOP, 0, 0, 0, -5));
+        Some(())
+    }
+
+    /// The (integer, string) key counts of map `m`.
+    fn key_counts(m: &MapDecl) -> (usize, usize) {
+        let ns = m.keys.iter().filter(|k| **k == ArgKind::Str).count();
+        (m.keys.len() - ns, ns)
+    }
+
+    /// Bases of a key run of map `m` whose integer registers avoid the
+    /// loop counters (MNEXT writes them), or `None`.
+    fn key_bases(&mut self, m: &MapDecl) -> Option<(u8, u8)> {
+        let (ni, ns) = Self::key_counts(m);
+        for _ in 0..4 {
+            let (b, c) = self.run_bases(ni, ns)?;
+            let run = mask_of(ni as u8) << b;
+            if run & self.reserved == 0 {
+                return Some((b, c));
+            }
+        }
+        None
+    }
+
+    /// Loads the key run of map `m` at `b`, `c` with keys from a small
+    /// set (so that keys repeat: hits, updates, deletes of present keys).
+    fn fill_keys(&mut self, out: &mut Vec<Insn>, d: &mut Defs, m: &MapDecl, b: u8, c: u8) {
+        if self.dead {
+            return;
+        }
+        let (ni, ns) = Self::key_counts(m);
+        for r in b..b + ni as u8 {
+            let have = d.r & (1u64 << r) != 0;
+            if self.reserved & (1u64 << r) != 0 || (have && self.rng.chance(1, 3)) {
+                continue;
+            }
+            let v = if self.rng.chance(7, 8) {
+                self.rng.below(4) as i32
+            } else {
+                self.imm()
+            };
+            out.push(ins(abi::STP_OP_LDI, r, 0, 0, v));
+            d.r |= 1u64 << r;
+        }
+        let nstrs = self.prog.strings.len() as u64;
+        for s in c..c + ns as u8 {
+            if d.s & (1u32 << s) != 0 && self.rng.chance(1, 3) {
+                continue;
+            }
+            if nstrs > 0 && self.rng.chance(3, 4) {
+                let k = self.rng.below(nstrs.min(3)) as i32;
+                out.push(ins(abi::STP_OP_SLDK, s, 0, 0, k));
+                d.s |= 1u32 << s;
+            } else {
+                self.load_str(out, d, s);
+            }
+        }
+    }
+
+    /// One map instruction on a random map, keys from a small set.
+    fn stmt_map(&mut self, out: &mut Vec<Insn>, d: &mut Defs) -> Option<()> {
+        let n = self.prog.maps.len() as u64;
+        if n == 0 {
+            return None;
+        }
+        let id = self.rng.below(n) as usize;
+        let m = self.prog.maps[id].clone();
+        let (b, c) = self.key_bases(&m)?;
+        self.fill_keys(out, d, &m, b, c);
+        self.map_insn(out, d, &m, id, b, c)
+    }
+
+    /// One map instruction on map `id` with its keys at `b`, `c`.
+    fn map_insn(
+        &mut self,
+        out: &mut Vec<Insn>,
+        d: &mut Defs,
+        m: &MapDecl,
+        id: usize,
+        b: u8,
+        c: u8,
+    ) -> Option<()> {
+        const OPS: [u32; 10] = [
+            abi::STP_OP_ADD,
+            abi::STP_OP_SUB,
+            abi::STP_OP_MUL,
+            abi::STP_OP_DIV,
+            abi::STP_OP_MOD,
+            abi::STP_OP_AND,
+            abi::STP_OP_OR,
+            abi::STP_OP_XOR,
+            abi::STP_OP_SHL,
+            abi::STP_OP_SHR,
+        ];
+        const VALS: [i64; 10] = [0, 1, -1, 2, 3, 7, 63, 64, i64::MIN, i64::MAX];
+        let imm = id as i32;
+        let long = m.value == MapValue::Long;
+        match self.rng.below(16) {
+            0..=2 if long => {
+                let a = self.dst()?;
+                out.push(ins(abi::STP_OP_MGET, a, b, c, imm));
+                d.r |= 1u64 << a;
+                self.observe(out, a);
+            }
+            0..=2 => {
+                let a = self.sdst()?;
+                out.push(ins(abi::STP_OP_MGETS, a, b, c, imm));
+                d.s |= 1u32 << a;
+            }
+            3..=6 if long => {
+                let a = self.dst()?;
+                self.load_choice(out, d, a, &VALS);
+                out.push(ins(abi::STP_OP_MSET, a, b, c, imm));
+            }
+            3..=6 => {
+                let a = self.ssrc(out, d)?;
+                out.push(ins(abi::STP_OP_MSETS, a, b, c, imm));
+            }
+            7..=9 if long => {
+                let op = self.rng.pick(&OPS)?;
+                let a = self.dst()?;
+                self.load_choice(out, d, a, &VALS);
+                out.push(ins(abi::STP_OP_MOPR, a, b, c, imm | (op << 16) as i32));
+                d.r |= 1u64 << a;
+                self.observe(out, a);
+            }
+            10 | 11 => out.push(ins(abi::STP_OP_MDEL, 0, b, c, imm)),
+            12 | 13 => {
+                let a = self.dst()?;
+                out.push(ins(abi::STP_OP_MHAS, a, b, c, imm));
+                d.r |= 1u64 << a;
+                self.observe(out, a);
+            }
+            14 if self.rng.chance(1, 3) => out.push(ins(abi::STP_OP_MCLEAR, 0, 0, 0, imm)),
+            _ => {
+                // MSET / MSETS again: insertions fill maps (overflow, wrap).
+                if long {
+                    let a = self.src(out, d)?;
+                    out.push(ins(abi::STP_OP_MSET, a, b, c, imm));
+                } else {
+                    let a = self.ssrc(out, d)?;
+                    out.push(ins(abi::STP_OP_MSETS, a, b, c, imm));
+                }
+            }
+        }
+        Some(())
+    }
+
+    /// `foreach`: MITER with a random order and limit (0, negative, huge
+    /// too), then `L: MNEXT; JZ out; body; LOOP L`. The body often
+    /// deletes, updates or reads the current key first, and may insert
+    /// (evicting in a wrap map), clear, or nest another foreach (mostly on
+    /// another iterator; sometimes the same one, refilled for another map:
+    /// BADOP).
+    fn stmt_foreach(&mut self, out: &mut Vec<Insn>, d: &mut Defs, budget: u32) -> Option<()> {
+        let n = self.prog.maps.len() as u64;
+        if n == 0 {
+            return None;
+        }
+        let id = self.rng.below(n) as usize;
+        let m = self.prog.maps[id].clone();
+        let (ni, _) = Self::key_counts(&m);
+        let (b, c) = self.key_bases(&m)?;
+        let free: Vec<u32> = (0..abi::STP_MAX_ITERS)
+            .filter(|i| self.iters_active & (1 << i) == 0)
+            .collect();
+        let it = match self.rng.pick(&free) {
+            Some(i) if self.rng.chance(7, 8) => i,
+            _ => self.rng.below(u64::from(abi::STP_MAX_ITERS)) as u32,
+        };
+        let limit = self.dst()?;
+        let lims = [
+            -1,
+            0,
+            1,
+            2,
+            3,
+            5,
+            100,
+            i64::MAX,
+            i64::MIN,
+            i64::from(m.capacity),
+        ];
+        self.load_choice(out, d, limit, &lims);
+        let sort = match self.rng.below(4) {
+            0 => 0,
+            _ => {
+                let col = if self.rng.chance(1, 3) {
+                    15
+                } else {
+                    1 + self.rng.below(m.keys.len() as u64) as u8
+                };
+                col | if self.rng.chance(1, 2) { 0x80 } else { 0 }
+            }
+        };
+        let imm = id as i32 | (it << 16) as i32;
+        out.push(ins(abi::STP_OP_MITER, 0, limit, sort, imm));
+        let f = self.dst()?;
+        let mut db = *d;
+        db.r |= (mask_of(ni as u8) << b) | (1u64 << f);
+        db.s |= ((mask_of(Self::key_counts(&m).1 as u8) as u32) << c) & mask_of(self.nsregs) as u32;
+        let was = self.iters_active;
+        self.iters_active |= 1 << it;
+        let mut body = Vec::new();
+        if !self.dead {
+            if self.rng.chance(1, 3) {
+                body.push(ins(abi::STP_OP_MDEL, 0, b, c, id as i32));
+            }
+            if self.rng.chance(1, 4) {
+                self.map_insn(&mut body, &mut db, &m, id, b, c);
+            }
+        }
+        body.extend(self.block(&mut db, budget));
+        self.iters_active = was;
+        out.push(ins(abi::STP_OP_MNEXT, f, b, c, imm));
+        out.push(ins(abi::STP_OP_JZ, f, 0, 0, body.len() as i32 + 1));
+        let len = body.len() as i32;
+        out.extend(body);
+        out.push(ins(abi::STP_OP_LOOP, 0, 0, 0, -(len + 3)));
+        // After the loop: what MNEXT wrote (it ran at least once).
+        d.r |= (mask_of(ni as u8) << b) | (1u64 << f);
+        d.s |= ((mask_of(Self::key_counts(&m).1 as u8) as u32) << c) & mask_of(self.nsregs) as u32;
+        Some(())
+    }
+
     fn nested(&mut self, f: impl FnOnce(&mut Self) -> Option<()>) -> Option<()> {
         self.depth += 1;
         let r = f(self);
@@ -1209,6 +1600,11 @@ impl HGen<'_> {
         }
         out
     }
+}
+
+/// The default of limit `l` (`abi::STP_LIM_*`).
+fn limits_default(l: u32) -> u32 {
+    default_limits().get(l as usize).copied().unwrap_or(1)
 }
 
 /// The probe kind that fires a handler of context `ctx`.
@@ -1329,6 +1725,97 @@ pub fn generate(seed: u64) -> Case {
         prog.formats.push(Format { text, args });
     }
 
+    // Statistics: every histogram kind, @variance with its shift.
+    let nstats = if rng.chance(1, 2) {
+        0
+    } else {
+        1 + rng.below(4)
+    };
+    for k in 0..nstats {
+        let hist = match rng.below(4) {
+            0 => Hist::None,
+            1 => Hist::Log,
+            _ => {
+                let interval = rng
+                    .pick(&[1i64, 2, 3, 7, 10, 100, 1000, 1 << 20, i64::from(i32::MAX)])
+                    .unwrap_or(1);
+                let start = rng
+                    .pick(&[-100i64, -1, 0, 1, 5, -(1 << 30), i64::from(i32::MIN)])
+                    .unwrap_or(0);
+                // (stop - start) / interval + 3 buckets, 3 to 128.
+                let m = rng.below(126) as i64;
+                let stop = start + m * interval + rng.below(interval as u64) as i64;
+                match (i32::try_from(start), i32::try_from(stop)) {
+                    (Ok(start), Ok(stop)) => Hist::Linear {
+                        start,
+                        stop,
+                        interval: interval as i32,
+                    },
+                    _ => Hist::Log,
+                }
+            }
+        };
+        let variance = rng.chance(1, 2);
+        let shift = if variance {
+            rng.pick(&[0u8, 0, 1, 2, 8, 20, 62]).unwrap_or(0)
+        } else {
+            0
+        };
+        prog.stats.push(Stat {
+            name: format!("st{k}"),
+            hist,
+            variance,
+            shift,
+            ..Default::default()
+        });
+    }
+    // Maps: random key kinds and arity, value kinds, small capacities
+    // (overflow, eviction), `[N]` and `%`.
+    let nmaps = if rng.chance(2, 5) {
+        0
+    } else {
+        1 + rng.below(3)
+    };
+    for k in 0..nmaps {
+        let nkeys = match rng.below(8) {
+            0..=3 => 1,
+            4 | 5 => 2,
+            6 => 3,
+            _ => 1 + rng.below(u64::from(abi::STP_MAX_MAP_KEYS)) as usize,
+        };
+        let keys: Vec<ArgKind> = (0..nkeys)
+            .map(|_| {
+                if rng.chance(1, 3) {
+                    ArgKind::Str
+                } else {
+                    ArgKind::Int
+                }
+            })
+            .collect();
+        let value = if rng.chance(1, 3) {
+            MapValue::Str
+        } else {
+            MapValue::Long
+        };
+        let nstr = keys.iter().filter(|k| **k == ArgKind::Str).count() as u64
+            + u64::from(value == MapValue::Str);
+        let mut capacity = rng.pick(&[1u32, 1, 2, 3, 4, 5, 8, 16, 100]).unwrap_or(4);
+        // Now and then the default MAXMAPENTRIES, when it stays small.
+        let big = limits_default(abi::STP_LIM_MAXMAPENTRIES);
+        if rng.chance(1, 10) && u64::from(big) * (64 + nstr * (u64::from(cap) + 4)) < (8 << 20) {
+            capacity = big;
+        }
+        prog.maps.push(MapDecl {
+            name: format!("m{k}"),
+            keys,
+            value,
+            capacity,
+            sized: rng.chance(1, 2),
+            wrap: rng.chance(1, 3),
+            ..Default::default()
+        });
+    }
+
     let nh = 1 + rng.below(4) as usize;
     // User functions, after the probe handlers: random signatures, some
     // recursing on their first parameter.
@@ -1424,6 +1911,7 @@ pub fn generate(seed: u64) -> Case {
             counters: &counters,
             maxnest,
             num_strs: &num_strs,
+            iters_active: 0,
         };
         // A function's parameters are written at its entry.
         let mut d = match func.and_then(|k| prog.funcs.get(k)) {
@@ -1436,6 +1924,11 @@ pub fn generate(seed: u64) -> Case {
         let mut code = Vec::new();
         if func.is_some_and(|k| counters[k]) {
             g.recursion_prologue(&mut code, &mut d);
+        }
+        if g.rng.chance(1, 2) {
+            for _ in 0..1 + g.rng.below(4) {
+                g.stat_add(&mut code, &mut d);
+            }
         }
         code.extend(g.block(&mut d, budget));
         // The last instruction returns (a register of the result kind is
@@ -1478,13 +1971,32 @@ pub fn generate(seed: u64) -> Case {
             display: format!("gen.probe{hi}"),
         });
     }
-    let runs = (0..1 + rng.below(8))
+    let runs: Vec<u32> = (0..1 + rng.below(8))
         .map(|_| rng.below(nh as u64) as u32)
+        .collect();
+    // Statistics merge over several simulated CPUs; a run's CPU is mostly
+    // one of them.
+    let cpus = if prog.stats.is_empty() {
+        1
+    } else {
+        1 + rng.below(4) as u32
+    };
+    let run_cpus = runs
+        .iter()
+        .map(|_| {
+            if rng.chance(1, 60) {
+                i64::from(cpus) + rng.below(3) as i64
+            } else {
+                rng.below(u64::from(cpus)) as i64
+            }
+        })
         .collect();
     Case {
         seed,
         program: prog,
         env,
         runs,
+        cpus,
+        run_cpus,
     }
 }

@@ -145,9 +145,26 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
         push_u32(fs, 0);
     }
 
-    // STATS: back to back from offset 0 (the verifier checks the layout).
+    // STATS: the scalars back to back from offset 0, then the arrays'
+    // statistics in map order, capacity copies each (the verifier checks
+    // the layout).
+    let mut array_off = vec![0u64; prog.stats.len()];
+    let mut off = prog
+        .stats
+        .iter()
+        .filter(|st| !st.array)
+        .map(|st| stat_size(st.hist.nbuckets()))
+        .sum::<u64>();
+    for m in &prog.maps {
+        if m.value == crate::program::MapValue::Stat {
+            if let Some(st) = prog.stats.get(m.stat as usize) {
+                array_off[m.stat as usize] = off;
+                off += u64::from(m.capacity) * stat_size(st.hist.nbuckets());
+            }
+        }
+    }
     let mut stat_off = 0u64;
-    for st in &prog.stats {
+    for (si, st) in prog.stats.iter().enumerate() {
         let (kind, start, stop, interval) = match st.hist {
             crate::program::Hist::None => (abi::STP_HIST_NONE, 0, 0, 0),
             crate::program::Hist::Log => (abi::STP_HIST_LOG, 0, 0, 0),
@@ -158,22 +175,28 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
             } => (abi::STP_HIST_LINEAR, start, stop, interval),
         };
         let nb = st.hist.nbuckets();
-        let flags = if st.variance {
+        let mut flags = if st.variance {
             abi::STP_STAT_F_VARIANCE
         } else {
             0
         };
+        if st.array {
+            flags |= abi::STP_STAT_F_ARRAY;
+        }
         let ss = &mut sections[abi::STP_SEC_STATS as usize];
         ss.extend_from_slice(&[kind as u8, st.shift, flags as u8, 0]);
         push_u32(ss, nb);
         ss.extend_from_slice(&start.to_le_bytes());
         ss.extend_from_slice(&stop.to_le_bytes());
         ss.extend_from_slice(&interval.to_le_bytes());
+        let at = if st.array { array_off[si] } else { stat_off };
         push_u32(
             ss,
-            u32::try_from(stat_off).map_err(|_| ImageError::TooLarge("statistics"))?,
+            u32::try_from(at).map_err(|_| ImageError::TooLarge("statistics"))?,
         );
-        stat_off += stat_size(nb);
+        if !st.array {
+            stat_off += stat_size(nb);
+        }
     }
 
     // MAPS.
@@ -187,6 +210,7 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
         let value = match m.value {
             crate::program::MapValue::Long => abi::STP_MAPV_LONG,
             crate::program::MapValue::Str => abi::STP_MAPV_STR,
+            crate::program::MapValue::Stat => abi::STP_MAPV_STAT,
         };
         let mut flags = 0u32;
         if m.wrap {
@@ -201,7 +225,14 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
         ms.extend_from_slice(&mask.to_le_bytes());
         ms.extend_from_slice(&[0, 0]);
         push_u32(ms, m.capacity);
-        push_u32(ms, 0);
+        push_u32(
+            ms,
+            if m.value == crate::program::MapValue::Stat {
+                m.stat
+            } else {
+                0
+            },
+        );
     }
 
     // Lay out: header, then each section 8-aligned.

@@ -89,9 +89,16 @@ pub struct Handler {
 pub enum ProbeTarget {
     /// No symbol (begin, end, timers).
     None,
-    /// One symbol plus a byte offset.
+    /// One symbol plus a byte offset. A name with a glob (`*`, `?`) or a
+    /// `module:` prefix is a pattern (`kernel.function("vfs_*")`,
+    /// `module("ext4").function("ext4_*")`), which the loader expands on the
+    /// target machine into one probe per matching text symbol of kallsyms
+    /// (filtered by ftrace's available_filter_functions and the kprobe
+    /// blacklist); real symbol names never hold these characters. (A
+    /// variant of its own would be clearer but would break the exhaustive
+    /// matches of older code, e.g. the reference VM's.)
     Symbol {
-        /// Kernel symbol name.
+        /// Kernel symbol name, or a pattern (`[module:]glob`).
         name: String,
         /// Byte offset from the symbol.
         offset: u32,
@@ -234,6 +241,10 @@ pub struct Stat {
     pub shift: u8,
     /// Printed at exit (written and never read), as stap does.
     pub print_at_exit: bool,
+    /// The value of a statistics array (`abi::STP_STAT_F_ARRAY`): the
+    /// map whose `stat` names it holds one copy per entry slot.
+    #[serde(default)]
+    pub array: bool,
 }
 
 /// The kind of a map's values (`abi::STP_MAPV_*`).
@@ -244,6 +255,9 @@ pub enum MapValue {
     Long,
     /// Strings.
     Str,
+    /// Statistics (a statistics array; `MapDecl::stat` names the
+    /// statistic).
+    Stat,
 }
 
 /// One associative array (a global `a`, `a[N]` or `a%[N]`).
@@ -263,6 +277,9 @@ pub struct MapDecl {
     pub wrap: bool,
     /// Printed at exit (written and never read), as stap does.
     pub print_at_exit: bool,
+    /// `MapValue::Stat`: index of its statistic (`Stat::array`).
+    #[serde(default)]
+    pub stat: u32,
 }
 
 /// A compiled script.

@@ -33,14 +33,24 @@
 //! Dispatch matches on the `abi::STP_OP_*` and `abi::STP_HLP_*` constants,
 //! so no opcode or helper number is written here.
 //!
-//! Opcodes it does not know yet (statistics, maps) end the run with
-//! BADOP, so a program using them differs from the C core.
+//! Statistics: per-CPU copies ([`RefSession::set_cpus`]) updated as stap's
+//! `__stp_stat_add` (Welford with a 32-bit delta), merged over CPUs for
+//! the extractors, EMPTY_AGG / HIST_INDEX, STP_REC_HIST records.
+//! Associative arrays: a model keyed by the key tuple with insertion
+//! numbers (seq) that give insertion order, wrap eviction of the oldest,
+//! ARRAY_OVERFLOW / ARRAY_SIZE, MOPR, foreach iterators sorted by any
+//! column with ties in insertion order, entries deleted since MITER passed
+//! over. A map lock never fails here (no run ends skipped).
+//!
+//! Opcodes it does not know end the run with BADOP, so a program using
+//! them differs from the C core.
 //!
 //! Left out: concurrency (GADD is a plain wrapping add), the kernel's
 //! nesting guard, MAXERRORS and probe arming (the caller decides which
 //! handler runs when).
 use crate::abi;
 use crate::core::{HostEnv, VerifyError};
+use crate::maps::{MapEntry, Val};
 use crate::program::{Insn, ProbeTarget, Program};
 use std::collections::BTreeMap;
 use std::mem::{offset_of, size_of};
@@ -104,6 +114,8 @@ pub struct RefProgram {
     formats: Vec<RefFormat>,
     nglobals: u32,
     limits: Vec<u32>,
+    stats: Vec<RefStat>,
+    maps: Vec<RefMapDesc>,
 }
 
 fn le_u16(b: &[u8], off: usize) -> Result<u16, RefError> {
@@ -234,8 +246,42 @@ impl RefProgram {
                 text: le_u32(e, offset_of!(abi::stp_format_desc, text))?,
             });
         }
+        let tsz = size_of::<abi::stp_stat_desc>();
+        let (tbytes, nt) = section(img, abi::STP_SEC_STATS, tsz)?;
+        let mut stats = Vec::with_capacity(nt);
+        for k in 0..nt {
+            let e = &tbytes[k * tsz..(k + 1) * tsz];
+            stats.push(RefStat {
+                hist: u32::from(e[offset_of!(abi::stp_stat_desc, hist)]),
+                shift: u32::from(e[offset_of!(abi::stp_stat_desc, shift)]),
+                variance: u32::from(e[offset_of!(abi::stp_stat_desc, flags)])
+                    & abi::STP_STAT_F_VARIANCE
+                    != 0,
+                nbuckets: le_u32(e, offset_of!(abi::stp_stat_desc, nbuckets))?,
+                start: le_u32(e, offset_of!(abi::stp_stat_desc, start))? as i32,
+                stop: le_u32(e, offset_of!(abi::stp_stat_desc, stop))? as i32,
+                interval: le_u32(e, offset_of!(abi::stp_stat_desc, interval))? as i32,
+            });
+        }
+        let msz = size_of::<abi::stp_map_desc>();
+        let (mbytes, nm) = section(img, abi::STP_SEC_MAPS, msz)?;
+        let mut maps = Vec::with_capacity(nm);
+        for k in 0..nm {
+            let e = &mbytes[k * msz..(k + 1) * msz];
+            let flags = u32::from(e[offset_of!(abi::stp_map_desc, flags)]);
+            maps.push(RefMapDesc {
+                nkeys: u32::from(e[offset_of!(abi::stp_map_desc, nkeys)]),
+                str_mask: u32::from(le_u16(e, offset_of!(abi::stp_map_desc, key_str_mask))?),
+                value_str: u32::from(e[offset_of!(abi::stp_map_desc, value)]) == abi::STP_MAPV_STR,
+                wrap: flags & abi::STP_MAP_F_WRAP != 0,
+                sized: flags & abi::STP_MAP_F_SIZED != 0,
+                capacity: le_u32(e, offset_of!(abi::stp_map_desc, capacity))?,
+            });
+        }
         let _ = le_u16(img, offset_of!(abi::stp_image_hdr, version))?;
         Ok(RefProgram {
+            stats,
+            maps,
             handlers,
             konsts,
             strings,
@@ -461,6 +507,11 @@ struct Machine<'a> {
     /// Function frames a run may have active (MAXNESTING when the program
     /// has functions, as the caller of `stp_run` gives that many).
     maxdepth: usize,
+    /// Statistics, maps and iterators of the session.
+    aggs: &'a mut Aggs,
+    /// The statistics copy of this run's CPU (`None`: the CPU id is not
+    /// below the simulated CPUs).
+    cpu: Option<usize>,
 }
 
 impl Machine<'_> {
@@ -909,6 +960,24 @@ impl Machine<'_> {
                 self.wr(a, v)?;
             }
             abi::STP_OP_ERROR => return Err(Stop::User(self.srd(b)?.to_vec())),
+            abi::STP_OP_STADD
+            | abi::STP_OP_STCOUNT
+            | abi::STP_OP_STSUM
+            | abi::STP_OP_STMIN
+            | abi::STP_OP_STMAX
+            | abi::STP_OP_STAVG
+            | abi::STP_OP_STVAR
+            | abi::STP_OP_STHIST
+            | abi::STP_OP_STBKT => self.stat_op(&insn)?,
+            abi::STP_OP_MGET
+            | abi::STP_OP_MGETS
+            | abi::STP_OP_MSET
+            | abi::STP_OP_MSETS
+            | abi::STP_OP_MOPR
+            | abi::STP_OP_MDEL
+            | abi::STP_OP_MHAS
+            | abi::STP_OP_MCLEAR => self.map_op(&insn)?,
+            abi::STP_OP_MITER | abi::STP_OP_MNEXT => self.iter_op(&insn)?,
             _ => return Err(Stop::Fault(abi::STP_RTE_BADOP, 0)),
         }
         Ok(Some(pc + 1))
@@ -1009,7 +1078,7 @@ impl Machine<'_> {
     }
 
     /// SPRINTF: the text of format imm with its argument runs, through
-    /// [`crate::fmt`], cut at MAXSTRINGLEN.
+    /// [`crate::fmt`], cut at MAXSTRINGLEN and at the first NUL.
     fn sprintf(&self, insn: &Insn) -> Step<Vec<u8>> {
         let f = usize::try_from(insn.imm)
             .ok()
@@ -1035,7 +1104,277 @@ impl Machine<'_> {
                 ri += 1;
             }
         }
-        Ok(crate::fmt::format(text, &args, self.cap as usize))
+        let mut out = crate::fmt::format(text, &args, self.cap as usize);
+        // Cut at the first NUL (%c of 0): string registers never hold one.
+        if let Some(nul) = out.iter().position(|&b| b == 0) {
+            out.truncate(nul);
+        }
+        Ok(out)
+    }
+
+    /// The statistic instructions (opcodes.h: Statistics). A run without a
+    /// copy for its CPU (the CPU id not below the simulated CPUs) stops
+    /// with BADOP at its first one, as vm.c does without a stats area.
+    fn stat_op(&mut self, insn: &Insn) -> Step<()> {
+        let op = u32::from(insn.op);
+        let k = usize::try_from(insn.imm).map_err(|_| Stop::Hole("statistic id".into()))?;
+        let d = *self
+            .prog
+            .stats
+            .get(k)
+            .ok_or_else(|| Stop::Hole(format!("statistic {k}")))?;
+        let Some(cpu) = self.cpu else {
+            return Err(Stop::Fault(abi::STP_RTE_BADOP, 0));
+        };
+        if op == abi::STP_OP_STADD {
+            let v = self.rd(insn.a)? as i64;
+            let c = self
+                .aggs
+                .stats
+                .get_mut(cpu)
+                .and_then(|s| s.get_mut(k))
+                .ok_or_else(|| Stop::Hole("statistic copy".into()))?;
+            d.add(c, v);
+            return Ok(());
+        }
+        if (op == abi::STP_OP_STVAR && !d.variance)
+            || ((op == abi::STP_OP_STHIST || op == abi::STP_OP_STBKT)
+                && d.hist == abi::STP_HIST_NONE)
+        {
+            return Err(Stop::Hole(format!(
+                "statistic {k} lacks what op {op} needs"
+            )));
+        }
+        let copies: Vec<&StatCpu> = self.aggs.stats.iter().filter_map(|s| s.get(k)).collect();
+        let m = merge(&d, &copies, op == abi::STP_OP_STVAR);
+        let bucket = |b: usize| -> i64 {
+            copies.iter().fold(0i64, |s, c| {
+                s.wrapping_add(c.buckets.get(b).copied().unwrap_or(0))
+            })
+        };
+        let v = match op {
+            abi::STP_OP_STCOUNT => m.count,
+            abi::STP_OP_STSUM => m.sum,
+            _ if m.count <= 0 => return Err(Stop::Fault(abi::STP_RTE_EMPTY_AGG, 0)),
+            abi::STP_OP_STMIN => m.min,
+            abi::STP_OP_STMAX => m.max,
+            abi::STP_OP_STAVG => div64(m.sum, m.count),
+            abi::STP_OP_STVAR => m.variance,
+            abi::STP_OP_STHIST => {
+                let mut payload = Vec::with_capacity(24 + 8 * d.nbuckets as usize);
+                payload.push(d.hist as u8);
+                payload.extend_from_slice(&[0, 0, 0]);
+                payload.extend_from_slice(&d.nbuckets.to_le_bytes());
+                payload.extend_from_slice(&d.start.to_le_bytes());
+                payload.extend_from_slice(&d.stop.to_le_bytes());
+                payload.extend_from_slice(&d.interval.to_le_bytes());
+                payload.extend_from_slice(&0u32.to_le_bytes());
+                for b in 0..d.nbuckets as usize {
+                    payload.extend_from_slice(&bucket(b).to_le_bytes());
+                }
+                self.emit(abi::STP_REC_HIST, k as u16, &payload);
+                return Ok(());
+            }
+            _ => {
+                // STBKT: the index as unsigned (a negative one is huge).
+                let i = self.rd(insn.b)?;
+                if i >= u64::from(d.nbuckets) {
+                    return Err(Stop::Fault(abi::STP_RTE_HIST_INDEX, 0));
+                }
+                bucket(i as usize)
+            }
+        };
+        self.wr(insn.a, v as u64)
+    }
+
+    /// The key tuple of a map instruction: long keys from r[b..], string
+    /// keys from s[c..], in key order.
+    fn map_key(&self, d: &RefMapDesc, b: u8, c: u8) -> Step<Vec<Val>> {
+        let (mut li, mut si) = (u32::from(b), u32::from(c));
+        let mut key = Vec::with_capacity(d.nkeys as usize);
+        for k in 0..d.nkeys {
+            if d.key_is_str(k) {
+                key.push(Val::Str(self.srd(reg(si))?.to_vec()));
+                si += 1;
+            } else {
+                key.push(Val::Int(self.rd(reg(li))? as i64));
+                li += 1;
+            }
+        }
+        Ok(key)
+    }
+
+    fn map_desc(&self, imm: i32) -> Step<(usize, RefMapDesc)> {
+        let id = (imm as u32 & 0xffff) as usize;
+        let d = *self
+            .prog
+            .maps
+            .get(id)
+            .ok_or_else(|| Stop::Hole(format!("map {id}")))?;
+        if self.aggs.maps.len() <= id {
+            return Err(Stop::Hole(format!("map {id} without storage")));
+        }
+        Ok((id, d))
+    }
+
+    /// MGET ... MCLEAR (opcodes.h: Associative arrays). The lock never
+    /// fails here (one thread), so no run ends skipped.
+    fn map_op(&mut self, insn: &Insn) -> Step<()> {
+        let op = u32::from(insn.op);
+        let (id, d) = self.map_desc(insn.imm)?;
+        let wants_str = match op {
+            abi::STP_OP_MGET | abi::STP_OP_MSET | abi::STP_OP_MOPR => Some(false),
+            abi::STP_OP_MGETS | abi::STP_OP_MSETS => Some(true),
+            _ => None,
+        };
+        if wants_str.is_some_and(|w| w != d.value_str) {
+            return Err(Stop::Hole(format!("map {id}: value kind")));
+        }
+        // MOPR by zero fails before the map is touched.
+        let aop = (insn.imm as u32 >> 16) & 0xff;
+        if op == abi::STP_OP_MOPR
+            && (aop == abi::STP_OP_DIV || aop == abi::STP_OP_MOD)
+            && self.rd(insn.a)? == 0
+        {
+            return Err(Stop::Fault(abi::STP_RTE_DIVZERO, 0));
+        }
+        let key = if op == abi::STP_OP_MCLEAR {
+            Vec::new()
+        } else {
+            self.map_key(&d, insn.b, insn.c)?
+        };
+        let full = Stop::Fault(
+            if d.sized {
+                abi::STP_RTE_ARRAY_SIZE
+            } else {
+                abi::STP_RTE_ARRAY_OVERFLOW
+            },
+            u64::from(d.capacity),
+        );
+        match op {
+            abi::STP_OP_MGET => {
+                let v = match self.aggs.maps[id].get(&key) {
+                    Some(Val::Int(x)) => *x as u64,
+                    _ => 0,
+                };
+                self.wr(insn.a, v)?;
+            }
+            abi::STP_OP_MGETS => {
+                let v = match self.aggs.maps[id].get(&key) {
+                    Some(Val::Str(x)) => x.clone(),
+                    _ => Vec::new(),
+                };
+                self.swr(insn.a, v)?;
+            }
+            abi::STP_OP_MSET => {
+                let v = self.rd(insn.a)? as i64;
+                let slot = self.aggs.maps[id]
+                    .insert(&d, key, Val::Int(0))
+                    .ok_or(full)?;
+                *slot = Val::Int(v);
+            }
+            abi::STP_OP_MSETS => {
+                let v = self.srd(insn.a)?.to_vec();
+                let slot = self.aggs.maps[id]
+                    .insert(&d, key, Val::Str(Vec::new()))
+                    .ok_or(full)?;
+                *slot = Val::Str(v);
+            }
+            abi::STP_OP_MOPR => {
+                let y = self.rd(insn.a)?;
+                let slot = self.aggs.maps[id]
+                    .insert(&d, key, Val::Int(0))
+                    .ok_or(full)?;
+                let x = match slot {
+                    Val::Int(x) => *x as u64,
+                    Val::Str(_) => 0,
+                };
+                let v = map_arith(aop, x, y).ok_or_else(|| Stop::Hole(format!("MOPR op {aop}")))?;
+                *slot = Val::Int(v as i64);
+                self.wr(insn.a, v)?;
+            }
+            abi::STP_OP_MDEL => self.aggs.maps[id].remove(&key),
+            abi::STP_OP_MHAS => {
+                let v = u64::from(self.aggs.maps[id].get(&key).is_some());
+                self.wr(insn.a, v)?;
+            }
+            _ => {
+                // MCLEAR: the insertion counter goes on.
+                let m = &mut self.aggs.maps[id];
+                m.by_key.clear();
+                m.by_seq.clear();
+            }
+        }
+        Ok(())
+    }
+
+    /// MITER and MNEXT (opcodes.h: Associative arrays).
+    fn iter_op(&mut self, insn: &Insn) -> Step<()> {
+        let (id, d) = self.map_desc(insn.imm)?;
+        let it = ((insn.imm as u32 >> 16) & 0xff) as usize;
+        if it >= self.aggs.iters.len() {
+            return Err(Stop::Hole(format!("iterator {it}")));
+        }
+        if u32::from(insn.op) == abi::STP_OP_MITER {
+            let limit = self.rd(insn.b)? as i64;
+            let sort = u32::from(insn.c);
+            let m = &self.aggs.maps[id];
+            let mut ents: Vec<(u64, &[Val], &Val)> = m
+                .by_seq
+                .iter()
+                .map(|(s, (k, v))| (*s, k.as_slice(), v))
+                .collect();
+            if sort != 0 {
+                ents.sort_by(|a, b| ent_cmp(sort, *a, *b));
+            }
+            let count = usize::try_from(limit).map_or(0, |l| l.min(ents.len()));
+            let seqs = ents.iter().map(|e| e.0).collect();
+            self.aggs.iters[it] = RefIter {
+                map: Some(id as u32),
+                seqs,
+                pos: 0,
+                count,
+            };
+            return Ok(());
+        }
+        // MNEXT: an iterator filled for another map (or never) is BADOP.
+        if self.aggs.iters[it].map != Some(id as u32) {
+            return Err(Stop::Fault(abi::STP_RTE_BADOP, 0));
+        }
+        let mut found: Option<Vec<Val>> = None;
+        {
+            let (iters, maps) = (&mut self.aggs.iters, &self.aggs.maps);
+            let x = &mut iters[it];
+            while x.pos < x.count {
+                let s = x.seqs.get(x.pos).copied();
+                x.pos += 1;
+                // Entries deleted or replaced since MITER are passed over.
+                if let Some((k, _)) = s.and_then(|s| maps[id].by_seq.get(&s)) {
+                    found = Some(k.clone());
+                    break;
+                }
+            }
+        }
+        let (mut li, mut si) = (u32::from(insn.b), u32::from(insn.c));
+        for k in 0..d.nkeys {
+            let v = found.as_ref().and_then(|f| f.get(k as usize));
+            if d.key_is_str(k) {
+                let s = match v {
+                    Some(Val::Str(s)) => s.clone(),
+                    _ => Vec::new(),
+                };
+                self.swr(reg(si), s)?;
+                si += 1;
+            } else {
+                let x = match v {
+                    Some(Val::Int(x)) => *x as u64,
+                    _ => 0,
+                };
+                self.wr(reg(li), x)?;
+                li += 1;
+            }
+        }
+        self.wr(insn.a, u64::from(found.is_some()))
     }
 }
 
@@ -1048,6 +1387,24 @@ enum Ret {
 /// Register number `k` of a run (past 255 it is out of every file).
 fn reg(k: u32) -> u8 {
     u8::try_from(k).unwrap_or(u8::MAX)
+}
+
+/// MOPR's arithmetic: `x op y` as the opcode of that number computes it
+/// (`y != 0` for DIV and MOD, checked before); `None` for another opcode.
+fn map_arith(op: u32, x: u64, y: u64) -> Option<u64> {
+    Some(match op {
+        abi::STP_OP_ADD => x.wrapping_add(y),
+        abi::STP_OP_SUB => x.wrapping_sub(y),
+        abi::STP_OP_MUL => x.wrapping_mul(y),
+        abi::STP_OP_DIV => (x as i64).wrapping_div(y as i64) as u64,
+        abi::STP_OP_MOD => (x as i64).wrapping_rem(y as i64) as u64,
+        abi::STP_OP_AND => x & y,
+        abi::STP_OP_OR => x | y,
+        abi::STP_OP_XOR => x ^ y,
+        abi::STP_OP_SHL => x << (y & 63),
+        abi::STP_OP_SHR => ((x as i64) >> (y & 63)) as u64,
+        _ => return None,
+    })
 }
 
 /// STOL (opcodes.h): the kernel's simple_strtol on a counted string.
@@ -1136,6 +1493,260 @@ fn text_str(s: &[u8], cap: usize) -> Vec<u8> {
     out
 }
 
+// ---------------------------------------------------------------------
+// Statistics and associative arrays
+
+/// One statistic of the image (`struct stp_stat_desc`).
+#[derive(Debug, Clone, Copy)]
+struct RefStat {
+    /// `abi::STP_HIST_*`.
+    hist: u32,
+    shift: u32,
+    /// `STP_STAT_F_VARIANCE`: Welford's sums are kept.
+    variance: bool,
+    nbuckets: u32,
+    start: i32,
+    stop: i32,
+    interval: i32,
+}
+
+/// One CPU's copy of a statistic (`struct stp_stat_cpu` and its buckets),
+/// all zero when empty.
+#[derive(Debug, Clone, Default)]
+struct StatCpu {
+    count: i64,
+    sum: i64,
+    min: i64,
+    max: i64,
+    avg_s: i64,
+    m2: i64,
+    variance_s: i64,
+    buckets: Vec<i64>,
+}
+
+/// stap's `_stp_div64` without the error: 0 for `y == 0`, `-x` for
+/// `y == -1`, else truncating division.
+fn div64(x: i64, y: i64) -> i64 {
+    match y {
+        0 => 0,
+        -1 => x.wrapping_neg(),
+        _ => x / y,
+    }
+}
+
+impl RefStat {
+    /// The histogram bucket of `v` (opcodes.h: STADD).
+    fn bucket(&self, v: i64) -> usize {
+        let half = (abi::STP_HIST_LOG_BUCKETS / 2) as usize;
+        if self.hist == abi::STP_HIST_LOG {
+            // Bit length of |v| (1..=64); bucket 64 holds 0.
+            let fls = |x: u64| (64 - x.leading_zeros()) as usize;
+            return match v {
+                0 => half,
+                v if v > 0 => half + fls(v as u64),
+                v => half - fls((v as u64).wrapping_neg()),
+            };
+        }
+        // LINEAR: the offset from start wraps; unsigned division.
+        let off = (v as u64).wrapping_sub(i64::from(self.start) as u64) as i64;
+        if off < 0 {
+            return 0;
+        }
+        let q = off as u64 / u64::from(self.interval as u32);
+        let last = u64::from(self.nbuckets.saturating_sub(1));
+        if q >= last.saturating_sub(1) {
+            last as usize
+        } else {
+            q as usize + 1
+        }
+    }
+
+    /// `s <<< v` on one CPU's copy (stap's `__stp_stat_add`, Welford's
+    /// update with a 32-bit delta).
+    fn add(&self, c: &mut StatCpu, v: i64) {
+        let n = c.count;
+        let vs = ((v as u64) << self.shift) as i64;
+        if n == 0 {
+            c.sum = v;
+            c.min = v;
+            c.max = v;
+            c.avg_s = vs;
+            c.m2 = 0;
+        } else {
+            c.sum = c.sum.wrapping_add(v);
+            c.max = c.max.max(v);
+            c.min = c.min.min(v);
+            if self.variance {
+                // stap keeps delta in an int: the low 32 bits, signed.
+                let delta = i64::from(vs.wrapping_sub(c.avg_s) as u32 as i32);
+                let avg = c.avg_s.wrapping_add(div64(delta, n.wrapping_add(1)));
+                let m2 = c.m2.wrapping_add(delta.wrapping_mul(vs.wrapping_sub(avg)));
+                c.avg_s = avg;
+                c.m2 = m2;
+                c.variance_s = div64(m2, n);
+            }
+        }
+        c.count = n.wrapping_add(1);
+        if self.hist != abi::STP_HIST_NONE {
+            let b = self.bucket(v);
+            if c.buckets.len() < self.nbuckets as usize {
+                c.buckets.resize(self.nbuckets as usize, 0);
+            }
+            if let Some(x) = c.buckets.get_mut(b) {
+                *x = x.wrapping_add(1);
+            }
+        }
+    }
+}
+
+/// A statistic merged over CPUs (stap's `_stp_stat_get`).
+#[derive(Debug, Clone, Copy, Default)]
+struct Merged {
+    count: i64,
+    sum: i64,
+    min: i64,
+    max: i64,
+    variance: i64,
+}
+
+/// Merges the copies `cpus` of statistic `d` (every CPU id, in order);
+/// @variance only when `variance`.
+fn merge(d: &RefStat, cpus: &[&StatCpu], variance: bool) -> Merged {
+    let mut m = Merged::default();
+    for c in cpus {
+        if c.count <= 0 {
+            continue;
+        }
+        if m.count == 0 {
+            m.min = c.min;
+            m.max = c.max;
+        }
+        m.count = m.count.wrapping_add(c.count);
+        m.sum = m.sum.wrapping_add(c.sum);
+        m.max = m.max.max(c.max);
+        m.min = m.min.min(c.min);
+    }
+    if !variance || m.count <= 0 {
+        return m;
+    }
+    let avg_s = div64(((m.sum as u64) << d.shift) as i64, m.count);
+    let (mut s1, mut s2) = (0u64, 0u64);
+    for c in cpus {
+        if c.count <= 0 {
+            continue;
+        }
+        let dev = (c.avg_s as u64).wrapping_sub(avg_s as u64);
+        s1 = s1.wrapping_add((c.count as u64).wrapping_mul(dev).wrapping_mul(dev));
+        s2 = s2.wrapping_add((c.count.wrapping_sub(1) as u64).wrapping_mul(c.variance_s as u64));
+    }
+    m.variance = div64(s1.wrapping_add(s2) as i64, m.count.wrapping_sub(1)) >> ((2 * d.shift) & 63);
+    m
+}
+
+/// One associative array of the image (`struct stp_map_desc`).
+#[derive(Debug, Clone, Copy)]
+struct RefMapDesc {
+    nkeys: u32,
+    /// Bit i: key i is a string.
+    str_mask: u32,
+    value_str: bool,
+    wrap: bool,
+    sized: bool,
+    capacity: u32,
+}
+
+impl RefMapDesc {
+    fn key_is_str(&self, k: u32) -> bool {
+        self.str_mask & (1 << k) != 0
+    }
+}
+
+/// The model of one map: entries by key and in insertion order. `seq`
+/// numbers insertions from 1 and is never reset (map.c: `m->seq`), so a
+/// key deleted and inserted again is a new entry.
+#[derive(Debug, Clone, Default)]
+struct RefMap {
+    by_key: BTreeMap<Vec<Val>, u64>,
+    by_seq: BTreeMap<u64, (Vec<Val>, Val)>,
+    seq: u64,
+}
+
+impl RefMap {
+    fn get(&self, k: &[Val]) -> Option<&Val> {
+        let s = self.by_key.get(k)?;
+        self.by_seq.get(s).map(|(_, v)| v)
+    }
+
+    fn remove(&mut self, k: &[Val]) {
+        if let Some(s) = self.by_key.remove(k) {
+            self.by_seq.remove(&s);
+        }
+    }
+
+    /// The entry of `k`, inserted with `zero` when absent; a full wrap
+    /// map first evicts its oldest entry. `None` when full.
+    fn insert(&mut self, d: &RefMapDesc, k: Vec<Val>, zero: Val) -> Option<&mut Val> {
+        let s = match self.by_key.get(&k) {
+            Some(&s) => s,
+            None => {
+                if self.by_key.len() >= d.capacity as usize {
+                    if !d.wrap {
+                        return None;
+                    }
+                    let (_, (old, _)) = self.by_seq.pop_first()?;
+                    self.by_key.remove(&old);
+                }
+                self.seq += 1;
+                self.by_key.insert(k.clone(), self.seq);
+                self.by_seq.insert(self.seq, (k, zero));
+                self.seq
+            }
+        };
+        self.by_seq.get_mut(&s).map(|(_, v)| v)
+    }
+}
+
+/// One foreach iterator: the insertion numbers of the entries MITER saw,
+/// in iteration order, and how far MNEXT got.
+#[derive(Debug, Clone, Default)]
+struct RefIter {
+    map: Option<u32>,
+    seqs: Vec<u64>,
+    pos: usize,
+    count: usize,
+}
+
+/// Statistics, maps and iterators of a session. Iterators are one set for
+/// the session, as `HostSession` has them (the kernel has one per CPU;
+/// MNEXT only follows a MITER of the same run, so that cannot differ).
+#[derive(Debug, Clone, Default)]
+struct Aggs {
+    /// `[cpu][statistic]`.
+    stats: Vec<Vec<StatCpu>>,
+    maps: Vec<RefMap>,
+    iters: Vec<RefIter>,
+}
+
+/// Compares column `sort & 15` of two entries as map.c's `ent_cmp`:
+/// integers signed, strings as SCMP, bit 7 descending, ties by insertion.
+fn ent_cmp(sort: u32, a: (u64, &[Val], &Val), b: (u64, &[Val], &Val)) -> std::cmp::Ordering {
+    let col = sort & 15;
+    let pick = |e: (u64, &[Val], &Val)| -> Option<Val> {
+        if col == 15 {
+            Some(e.2.clone())
+        } else {
+            e.1.get(col.checked_sub(1)? as usize).cloned()
+        }
+    };
+    let c = match (pick(a), pick(b)) {
+        (Some(Val::Int(x)), Some(Val::Int(y))) => x.cmp(&y),
+        (Some(Val::Str(x)), Some(Val::Str(y))) => x.cmp(&y),
+        _ => std::cmp::Ordering::Equal,
+    };
+    let c = if sort & 0x80 != 0 { c.reverse() } else { c };
+    c.then(a.0.cmp(&b.0))
+}
+
 /// A reference-VM session: a program, its globals, one ring and the
 /// record clock, as [`crate::core::HostSession`] has them. The ring is
 /// drained after every run (as `HostSession` does), so drops happen when
@@ -1147,6 +1758,9 @@ pub struct RefSession {
     ring: Ring,
     clock: u64,
     exit_requested: bool,
+    aggs: Aggs,
+    /// Simulated CPU ids for statistics ([`RefSession::set_cpus`]).
+    ncpus: u32,
 }
 
 impl RefSession {
@@ -1165,8 +1779,41 @@ impl RefSession {
             },
             clock: 1,
             exit_requested: false,
+            aggs: Aggs {
+                stats: vec![vec![StatCpu::default(); prog.stats.len()]],
+                maps: vec![RefMap::default(); prog.maps.len()],
+                iters: vec![RefIter::default(); abi::STP_MAX_ITERS as usize],
+            },
+            ncpus: 1,
             prog,
         }
+    }
+
+    /// Simulates `n` CPU ids (at least 1) for statistics and empties every
+    /// statistic, as [`crate::core::HostSession::set_cpus`]: a run updates
+    /// the copy of its [`HostEnv::cpu`] (no copy: BADOP at its first
+    /// statistic instruction), the extractors merge all `n` in CPU order.
+    pub fn set_cpus(&mut self, n: u32) {
+        self.ncpus = n.max(1);
+        self.aggs.stats =
+            vec![vec![StatCpu::default(); self.prog.stats.len()]; self.ncpus as usize];
+    }
+
+    /// The entries of map `map` in insertion order (`None` if there is no
+    /// such map), as [`crate::core::HostSession::map_entries`] decodes them
+    /// (its order is the storage's: sort by `seq` to compare).
+    pub fn map_entries(&self, map: usize) -> Option<Vec<MapEntry>> {
+        let m = self.aggs.maps.get(map)?;
+        Some(
+            m.by_seq
+                .iter()
+                .map(|(s, (k, v))| MapEntry {
+                    seq: *s,
+                    keys: k.clone(),
+                    value: v.clone(),
+                })
+                .collect(),
+        )
     }
 
     /// The program.
@@ -1187,6 +1834,11 @@ impl RefSession {
         }
         let mem = Memory::new(&env.memory);
         let cap = self.prog.limit(abi::STP_LIM_MAXSTRINGLEN);
+        // vm.c: the stats area's CPU is the env's CPU id as u32.
+        let cpu = u32::try_from(env.cpu)
+            .ok()
+            .filter(|&c| c < self.ncpus)
+            .map(|c| c as usize);
         let mut fuel = u64::from(self.prog.limit(abi::STP_LIM_MAXACTION));
         let mut m = Machine {
             prog: &self.prog,
@@ -1214,6 +1866,8 @@ impl RefSession {
             } else {
                 0
             },
+            aggs: &mut self.aggs,
+            cpu,
         };
         let mut pc = 0usize;
         let mut steps = 0u64;

@@ -58,6 +58,9 @@ pub enum Operand {
     SNW,
     /// foreach order (opcodes.h: SORT).
     SORT,
+    /// Map id (bits 0..15) and a scalar extractor opcode (bits 16..23) of
+    /// a statistics array (MSTX).
+    MSX,
 }
 
 /// One row of `STP_OPCODES`.

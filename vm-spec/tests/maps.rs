@@ -30,6 +30,7 @@ fn map(keys: &[bool], value: MapValue, capacity: u32, wrap: bool) -> MapDecl {
         sized: capacity != 2048,
         wrap,
         print_at_exit: false,
+        stat: 0,
     }
 }
 

@@ -72,6 +72,7 @@ fn prog(hist: Hist) -> Program {
         variance: true,
         shift: 0,
         print_at_exit: false,
+        array: false,
     }];
     p
 }
@@ -204,4 +205,152 @@ fn a_cpu_outside_the_area_fails_the_instruction() {
     let e = s.run_handler(0, &env).unwrap_err();
     assert_eq!(e.code, STP_RTE_BADOP);
     assert_eq!(s.stat_bytes(), 64 + 8 * STP_HIST_LOG_BUCKETS);
+}
+
+/// Statistics array `a[long]` (map 0, statistic 0) and scalar statistic 1
+/// of the same histogram: handler 0 adds global 0 to both, under key
+/// global 1; handler 1 reads every extractor of key global 1 into globals
+/// 2..=7 and of the scalar into 8..=13; handler 2 emits key global 1's
+/// histogram; handler 3 deletes key global 1.
+fn array_prog(hist: Hist) -> Program {
+    let ex = [
+        STP_OP_STCOUNT,
+        STP_OP_STSUM,
+        STP_OP_STMIN,
+        STP_OP_STMAX,
+        STP_OP_STAVG,
+        STP_OP_STVAR,
+    ];
+    let mut read = vec![i(STP_OP_LDG, 0, 0, 0, 1)];
+    for (k, &op) in ex.iter().enumerate() {
+        read.push(i(STP_OP_MSTX, 1, 0, 0, (op as i32) << 16));
+        read.push(i(STP_OP_STG, 1, 0, 0, k as i32 + 2));
+        read.push(i(op, 1, 0, 0, 1));
+        read.push(i(STP_OP_STG, 1, 0, 0, k as i32 + 8));
+    }
+    read.push(RET);
+    let mut p = program(vec![
+        handler(
+            STP_CTX_TIMER,
+            2,
+            0,
+            vec![
+                i(STP_OP_LDG, 0, 0, 0, 0),
+                i(STP_OP_LDG, 1, 0, 0, 1),
+                i(STP_OP_MSTADD, 0, 1, 0, 0),
+                i(STP_OP_STADD, 0, 0, 0, 1),
+                RET,
+            ],
+        ),
+        handler(STP_CTX_END, 2, 0, read),
+        handler(
+            STP_CTX_END,
+            1,
+            0,
+            vec![
+                i(STP_OP_LDG, 0, 0, 0, 1),
+                i(STP_OP_MSTHIST, 0, 0, 0, 0),
+                RET,
+            ],
+        ),
+        handler(
+            STP_CTX_END,
+            1,
+            0,
+            vec![i(STP_OP_LDG, 0, 0, 0, 1), i(STP_OP_MDEL, 0, 0, 0, 0), RET],
+        ),
+    ]);
+    p.globals = (0..14)
+        .map(|k| Global {
+            name: format!("g{k}"),
+            ty: GlobalType::Long,
+            print_at_exit: false,
+        })
+        .collect();
+    let st = |array| Stat {
+        name: "a".into(),
+        hist,
+        variance: true,
+        shift: 0,
+        print_at_exit: false,
+        array,
+    };
+    p.stats = vec![st(true), st(false)];
+    p.maps = vec![MapDecl {
+        name: "a".into(),
+        keys: vec![ArgKind::Int],
+        value: MapValue::Stat,
+        capacity: 4,
+        stat: 0,
+        ..Default::default()
+    }];
+    p
+}
+
+#[test]
+fn statistics_arrays_merge_like_scalars_on_any_number_of_cpus() {
+    let vals: Vec<i64> = (0..60).map(|k| (k * 7919) % 1000 - 300).collect();
+    for cpus in [1, 2, 3, 16] {
+        let mut s = HostSession::from_program(&array_prog(Hist::Log)).expect("verifies");
+        s.set_cpus(cpus);
+        for (k, &v) in vals.iter().enumerate() {
+            s.set_global(0, v);
+            // Key 5 gets every sample; key 6 only the first (another slot).
+            s.set_global(1, 5);
+            let env = HostEnv {
+                cpu: (k as u32 % cpus) as i64,
+                ..Default::default()
+            };
+            s.run_handler(0, &env).unwrap();
+            if k == 0 {
+                s.set_global(1, 6);
+                s.run_handler(0, &env).unwrap();
+            }
+        }
+        s.set_global(1, 5);
+        s.run_handler(1, &HostEnv::default()).unwrap();
+        let g = s.globals();
+        // The scalar has one more sample (key 6's): compare all but it.
+        assert_eq!(g[2], vals.len() as i64, "cpus {cpus}");
+        assert_eq!(g[3], vals.iter().sum::<i64>());
+        assert_eq!(g[4], *vals.iter().min().unwrap());
+        assert_eq!(g[5], *vals.iter().max().unwrap());
+        assert_eq!(g[8], vals.len() as i64 + 1);
+        // The histogram record has the array statistic's id and buckets.
+        s.run_handler(2, &HostEnv::default()).unwrap();
+        let (stat, hist) = s
+            .records()
+            .into_iter()
+            .find_map(|r| match r {
+                Record::Hist { stat, hist, .. } => Some((stat, hist)),
+                _ => None,
+            })
+            .unwrap();
+        let mut want = vec![0i64; STP_HIST_LOG_BUCKETS as usize];
+        for &v in &vals {
+            want[bucket_of(&Hist::Log, v)] += 1;
+        }
+        assert_eq!(stat, 0);
+        assert_eq!(hist.buckets, want, "cpus {cpus}");
+        // Key 6: one sample; deleted, it is empty (count 0, @min an error),
+        // and inserted again it starts from nothing on every CPU.
+        s.set_global(1, 6);
+        s.run_handler(1, &HostEnv::default()).unwrap();
+        assert_eq!(s.globals()[2], 1);
+        s.run_handler(3, &HostEnv::default()).unwrap();
+        let e = s.run_handler(1, &HostEnv::default()).unwrap_err();
+        assert_eq!(e.message, "empty aggregate");
+        assert_eq!(s.globals()[2], 0, "@count of a deleted key");
+        s.set_global(0, 42);
+        s.run_handler(
+            0,
+            &HostEnv {
+                cpu: (cpus - 1) as i64,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        s.run_handler(1, &HostEnv::default()).unwrap();
+        assert_eq!(&s.globals()[2..6], &[1, 42, 42, 42]);
+    }
 }

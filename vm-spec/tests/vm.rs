@@ -687,6 +687,7 @@ fn verified_random_programs_run_safely() {
             variance: true,
             shift: 0,
             print_at_exit: false,
+            array: false,
         }];
         let Ok(mut s) = HostSession::from_program(&p) else {
             continue;
@@ -950,4 +951,40 @@ fn error_ends_the_run_with_its_message() {
         [Record::Error { msg, addr: 8, .. }] => assert_eq!(msg, b"it broke"),
         other => panic!("records {other:?}"),
     }
+}
+
+/// SPRINTF cuts its result at the first NUL, as stap's C strings end there:
+/// `sprintf("%c", 0)` is "", `sprintf("a%cb", 0)` is "a"; a non-zero `%c`
+/// is kept.
+#[test]
+fn sprintf_cuts_at_the_first_nul() {
+    let case = |text: &str, c: i32| {
+        let mut p = begin(
+            2,
+            1,
+            vec![
+                i(STP_OP_LDI, 1, 0, 0, c),
+                i(STP_OP_SPRINTF, 0, 1, 0, 1),
+                i(STP_OP_SLEN, 0, 0, 0, 0),
+                i(STP_OP_PRINTF, 0, 0, 0, 0),
+                RET,
+            ],
+        );
+        p.formats.push(Format {
+            text: "%s|%d\n".into(),
+            args: vec![ArgKind::Str, ArgKind::Int],
+        });
+        p.formats.push(Format {
+            text: text.into(),
+            args: vec![ArgKind::Int],
+        });
+        let (s, r) = run(&p);
+        assert_eq!(r, Ok(()));
+        String::from_utf8_lossy(&s.output()).into_owned()
+    };
+    assert_eq!(case("%c", 0), "|0\n");
+    assert_eq!(case("a%cb", 0), "a|1\n");
+    assert_eq!(case("a%5cb", 0), "a    |5\n");
+    assert_eq!(case("a%cb", 0x41), "aAb|3\n");
+    assert_eq!(case("%c", 256), "|0\n");
 }

@@ -33,6 +33,8 @@ struct Tables {
     sidx: HashMap<Vec<u8>, i32>,
     formats: Vec<Format>,
     maxstr: usize,
+    /// Target variables, their `handler` set once the handler is placed.
+    target_vars: Vec<TargetVar>,
 }
 
 impl Tables {
@@ -44,6 +46,12 @@ impl Tables {
         self.konsts.push(v);
         self.kidx.insert(v, i);
         i
+    }
+
+    /// A fresh constant the loader patches (never shared).
+    fn reloc_konst(&mut self) -> i32 {
+        self.konsts.push(0);
+        (self.konsts.len() - 1) as i32
     }
 
     /// A constant string, cut at a NUL (C semantics) and at MAXSTRINGLEN.
@@ -182,6 +190,19 @@ impl Gen<'_> {
             .iter()
             .position(|s| s.global == g)
             .map(|i| i as i32)
+    }
+
+    /// `a[k...]` naming an element of a statistics array: its global.
+    fn stat_elem(&self, a: &Expr) -> Option<usize> {
+        let ExprKind::Index { base, .. } = &a.kind else {
+            return None;
+        };
+        let g = self.array_of(base)?;
+        self.res
+            .stats
+            .iter()
+            .any(|s| s.global == g && s.array)
+            .then_some(g)
     }
 
     /// The MAP id of global array `g` (arrays numbered in declaration order).
@@ -427,6 +448,68 @@ impl Gen<'_> {
 
     // ------------------------------------------------------------ integers
 
+    /// A target variable (`$x`, `$x->a->b`) into `dst`, through constants
+    /// the loader fills from BTF (`vm_spec::program::TargetVar` documents
+    /// the code): `ARG`, then per step an offset and an optional 8-byte
+    /// `KERNEL_LONG`, then shifts and a mask that narrow the value to its
+    /// C type (sign- or zero-extended).
+    fn target_var(&mut self, e: &Expr, dst: u8) {
+        use abi::*;
+        let Some((site, fields)) = self.res.target_vars.get(&e.id) else {
+            self.fail("internal error: unresolved target variable");
+            return;
+        };
+        let name = match &e.kind {
+            ExprKind::Target(n) => n,
+            ExprKind::Deref { base, .. } => match &base.kind {
+                ExprKind::Target(n) => n,
+                _ => return self.fail("internal error: unresolved target variable"),
+            },
+            _ => return self.fail("internal error: unresolved target variable"),
+        };
+        let mut relocs = Vec::new();
+        let t = self.alloc_r();
+        let mut k = |g: &mut Self, kind: RelocKind| {
+            let konst = g.tabs.reloc_konst();
+            relocs.push(Reloc {
+                konst: konst as u32,
+                kind,
+            });
+            g.emit(STP_OP_LDK, t, 0, 0, konst);
+        };
+        k(self, RelocKind::ArgIndex);
+        self.emit(STP_OP_CALLI, dst, t, 0, STP_HLP_ARG as i32);
+        for step in 0..=fields.len() as u32 {
+            k(self, RelocKind::Offset(step));
+            self.emit(STP_OP_ADD, dst, dst, t, 0);
+            k(self, RelocKind::Deref(step));
+            self.emit(STP_OP_JZ, t, 0, 0, 1);
+            self.emit(STP_OP_CALLI, dst, dst, 0, STP_HLP_KERNEL_LONG as i32);
+        }
+        k(self, RelocKind::Shift);
+        self.emit(STP_OP_SHL, dst, dst, t, 0);
+        self.emit(STP_OP_SHR, dst, dst, t, 0);
+        k(self, RelocKind::Mask);
+        self.emit(STP_OP_AND, dst, dst, t, 0);
+        let probe_point = self
+            .res
+            .probes
+            .get(self.probe)
+            .and_then(|p| p.points.first())
+            .map(|p| p.display.clone())
+            .unwrap_or_default();
+        let (line, col) = self.lines.line_col(e.span.lo);
+        self.tabs.target_vars.push(TargetVar {
+            name: name.trim_start_matches('$').to_string(),
+            fields: fields.clone(),
+            handler: u32::MAX,
+            site: site.clone(),
+            probe_point,
+            loc: SrcLoc { line, col },
+            relocs,
+        });
+    }
+
     /// The register holding the value of integer expression `e`: a local's
     /// own register, or a new temporary.
     fn int(&mut self, e: &Expr) -> u8 {
@@ -462,9 +545,10 @@ impl Gen<'_> {
                 }
                 _ => self.load_int(dst, 0),
             },
-            ExprKind::Target(_) => {
+            ExprKind::Target(n) if n == "$return" => {
                 self.emit(STP_OP_CALLI, dst, 0, 0, STP_HLP_RETVAL as i32);
             }
+            ExprKind::Target(_) | ExprKind::Deref { .. } => self.target_var(e, dst),
             ExprKind::Stat { op, args } => {
                 let opc = match op.as_str() {
                     "@count" => STP_OP_STCOUNT,
@@ -478,6 +562,15 @@ impl Gen<'_> {
                         return;
                     }
                 };
+                if let Some((g, ExprKind::Index { keys, .. })) = args
+                    .first()
+                    .and_then(|a| self.stat_elem(a).map(|g| (g, &a.kind)))
+                {
+                    let (rb, sc) = self.key_runs(g, keys);
+                    let msx = self.map_id(g) | ((opc as i32) << 16);
+                    self.emit(STP_OP_MSTX, dst, rb, sc, msx);
+                    return;
+                }
                 match args.first().and_then(|a| self.stat_of(a)) {
                     Some(st) => {
                         self.emit(opc, dst, 0, 0, st);
@@ -1090,7 +1183,17 @@ impl Gen<'_> {
             match &a.kind {
                 ExprKind::Stat { op, args: sargs } if op.starts_with("@hist") => {
                     let saved = self.enter(a.span);
-                    if let Some(st) = sargs.first().and_then(|x| self.stat_of(x)) {
+                    if let Some((g, ExprKind::Index { keys, .. })) = sargs
+                        .first()
+                        .and_then(|x| self.stat_elem(x).map(|g| (g, &x.kind)))
+                    {
+                        let mark = (self.next_r, self.next_s);
+                        let (rb, sc) = self.key_runs(g, keys);
+                        let map = self.map_id(g);
+                        self.emit(abi::STP_OP_MSTHIST, 0, rb, sc, map);
+                        self.next_r = mark.0;
+                        self.next_s = mark.1;
+                    } else if let Some(st) = sargs.first().and_then(|x| self.stat_of(x)) {
                         self.emit(abi::STP_OP_STHIST, 0, 0, 0, st);
                     }
                     self.leave(saved);
@@ -1191,9 +1294,18 @@ impl Gen<'_> {
         match &e.kind {
             ExprKind::Print { .. } | ExprKind::Format { .. } => self.print(e),
             ExprKind::Append(a, b) => {
-                let v = self.int(b);
-                if let Some(st) = self.stat_of(a) {
-                    self.emit(abi::STP_OP_STADD, v, 0, 0, st);
+                if let Some((g, ExprKind::Index { keys, .. })) =
+                    self.stat_elem(a).map(|g| (g, &a.kind))
+                {
+                    let (rb, sc) = self.key_runs(g, keys);
+                    let v = self.int(b);
+                    let map = self.map_id(g);
+                    self.emit(abi::STP_OP_MSTADD, v, rb, sc, map);
+                } else {
+                    let v = self.int(b);
+                    if let Some(st) = self.stat_of(a) {
+                        self.emit(abi::STP_OP_STADD, v, 0, 0, st);
+                    }
                 }
             }
             ExprKind::Assign(..) => {
@@ -1517,8 +1629,16 @@ fn handler(
 fn stats_at_exit(prog: &Program, tabs: &mut Tables) -> Option<Handler> {
     use abi::*;
     let mut code = Vec::new();
+    let (mut nregs, mut nsregs) = (5u8, 0u8);
     for (i, st) in prog.stats.iter().enumerate() {
         if !st.print_at_exit {
+            continue;
+        }
+        if st.array {
+            if let Some(h) = stat_array_at_exit(prog, tabs, i as u32, &mut code) {
+                nregs = nregs.max(h.0);
+                nsregs = nsregs.max(h.1);
+            }
             continue;
         }
         let i = i as i32;
@@ -1549,12 +1669,97 @@ fn stats_at_exit(prog: &Program, tabs: &mut Tables) -> Option<Handler> {
     code.push(Insn::new(STP_OP_RET, 0, 0, 0, 0));
     Some(Handler {
         ctx: STP_CTX_END as u8,
-        nregs: 5,
-        nsregs: 0,
+        nregs,
+        nsregs,
         locs: vec![SrcLoc::default(); code.len()],
         code,
         probe_point: "end".into(),
     })
+}
+
+/// stap's display of a statistics array written and never read
+/// (`foreach ([k...] in a-)`: by @count, descending, ties in insertion
+/// order): `a[1,"x"] @count=N @min=N @max=N @sum=N @avg=N`. Appends the
+/// loop to `code`; returns the registers it uses.
+fn stat_array_at_exit(
+    prog: &Program,
+    tabs: &mut Tables,
+    stat: u32,
+    code: &mut Vec<Insn>,
+) -> Option<(u8, u8)> {
+    use abi::*;
+    let id = prog
+        .maps
+        .iter()
+        .position(|m| m.value == MapValue::Stat && m.stat == stat)?;
+    let m = &prog.maps[id];
+    let nstr = m.keys.iter().filter(|k| **k == ArgKind::Str).count() as u8;
+    let nlong = m.keys.len() as u8 - nstr;
+    if 2 * u32::from(nstr) > STP_MAX_SREGS {
+        return None;
+    }
+    // r0 limit, r1 flag, r2.. the long keys, then the five values; s0.. the
+    // string keys, then their escaped copies.
+    let (rk, rv, sk, se) = (2u8, 2 + nlong, 0u8, nstr);
+    let mut text = format!("{}[", m.name.replace('%', "%%"));
+    let mut kinds = Vec::new();
+    for (i, k) in m.keys.iter().enumerate() {
+        if i > 0 {
+            text.push(',');
+        }
+        if *k == ArgKind::Str {
+            text.push_str("\"%s\"");
+        } else {
+            text.push_str("%d");
+        }
+        kinds.push(*k);
+    }
+    text.push_str("] @count=%d @min=%d @max=%d @sum=%d @avg=%d\n");
+    kinds.extend([ArgKind::Int; 5]);
+    let f = tabs.format(&text, kinds);
+    let mit = id as i32;
+    code.push(Insn::new(STP_OP_LDI, 0, 0, 0, i32::MAX));
+    code.push(Insn::new(STP_OP_MITER, 0, 0, 15 | 0x80, mit));
+    let top = code.len();
+    let b = if nlong > 0 { rk } else { 0 };
+    let c = if nstr > 0 { sk } else { 0 };
+    code.push(Insn::new(STP_OP_MNEXT, 1, b, c, mit));
+    let jz = code.len();
+    code.push(Insn::new(STP_OP_JZ, 1, 0, 0, 0));
+    for j in 0..nstr {
+        code.push(Insn::new(STP_OP_STEXT, se + j, sk + j, 0, 0));
+    }
+    for (j, x) in [
+        STP_OP_STCOUNT,
+        STP_OP_STMIN,
+        STP_OP_STMAX,
+        STP_OP_STSUM,
+        STP_OP_STAVG,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        code.push(Insn::new(
+            STP_OP_MSTX,
+            rv + j as u8,
+            b,
+            c,
+            mit | ((x as i32) << 16),
+        ));
+    }
+    let se_run = if nstr > 0 { se } else { 0 };
+    code.push(Insn::new(
+        STP_OP_PRINTF,
+        0,
+        if nlong > 0 { rk } else { rv },
+        se_run,
+        f,
+    ));
+    let back = top as i64 - (code.len() as i64 + 1);
+    code.push(Insn::new(STP_OP_LOOP, 0, 0, 0, back as i32));
+    let end = code.len();
+    code[jz].imm = (end - (jz + 1)) as i32;
+    Some((rv + 5, 2 * nstr))
 }
 
 /// The points of a probe grouped by context, in order of first appearance.
@@ -1590,6 +1795,7 @@ pub fn run(
         sidx: HashMap::new(),
         formats: Vec::new(),
         maxstr,
+        target_vars: Vec::new(),
     };
     let mut prog = Program {
         limits: limits.to_vec(),
@@ -1639,10 +1845,13 @@ pub fn run(
                     .collect()
             })
             .unwrap_or_default();
+        let stat = res.stats.iter().position(|s| s.global == i && s.array);
         prog.maps.push(MapDecl {
             name: g.name.clone(),
             keys,
-            value: if types.globals.get(i) == Some(&Ty::Str) {
+            value: if stat.is_some() {
+                MapValue::Stat
+            } else if types.globals.get(i) == Some(&Ty::Str) {
                 MapValue::Str
             } else {
                 MapValue::Long
@@ -1650,7 +1859,10 @@ pub fn run(
             capacity,
             sized: g.size.is_some(),
             wrap: g.wrap,
-            print_at_exit: g.written && !g.used,
+            // A statistics array is displayed by the compiler's `end`
+            // handler (`stats_at_exit`), not from MAP_READ.
+            print_at_exit: g.written && !g.used && stat.is_none(),
+            stat: stat.unwrap_or(0) as u32,
         });
     }
     for st in &res.stats {
@@ -1661,6 +1873,7 @@ pub fn run(
             variance: st.variance,
             shift: st.shift,
             print_at_exit: g.written && !g.used,
+            array: st.array,
         });
     }
     // (sort key, probe) pairs: begin/end probes run in sequence order.
@@ -1746,13 +1959,18 @@ pub fn run(
                 .map(|p| p.display.clone())
                 .unwrap_or_default();
             let oneshot = points.iter().any(|p| p.oneshot);
+            let ntv = tabs.target_vars.len();
             match handler(&cx, &mut tabs, Body::Probe(pi, ctx), display, oneshot) {
                 Ok(h) => {
                     let hidx = prog.handlers.len() as u32;
+                    for tv in &mut tabs.target_vars[ntv..] {
+                        tv.handler = hidx;
+                    }
                     prog.handlers.push(h);
                     for p in points {
                         let key = if p.kind == abi::STP_PROBE_BEGIN as u8
                             || p.kind == abi::STP_PROBE_END as u8
+                            || p.kind == abi::STP_PROBE_ERROR as u8
                         {
                             p.sequence
                         } else {
@@ -1840,5 +2058,6 @@ pub fn run(
     prog.konsts = tabs.konsts;
     prog.strings = tabs.strings;
     prog.formats = tabs.formats;
+    prog.target_vars = tabs.target_vars;
     Ok(prog)
 }

@@ -11,8 +11,9 @@
 //! Needs: the parsed `Script`. Runs next: `passes::types`.
 use crate::ast::*;
 use crate::diag::{Diagnostic, Diags};
+use std::collections::HashMap;
 use vm_spec::abi;
-use vm_spec::program::ProbeTarget;
+use vm_spec::program::{ProbeTarget, TargetSite};
 
 /// What a name or call in an expression refers to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -174,6 +175,10 @@ pub struct Resolved {
     pub stats: Vec<StatGlobal>,
     /// `delete x` of a global scalar: the `Var` expressions.
     pub delete_globals: Vec<ExprId>,
+    /// Target variables (`$x`, `$x->a->b`; not `$return`): the `Target` or
+    /// `Deref` expression, where its parameter comes from and the member
+    /// chain.
+    pub target_vars: HashMap<ExprId, (TargetSite, Vec<String>)>,
 }
 
 /// The message of the `syscall.open` warning.
@@ -320,6 +325,10 @@ struct Resolver<'a> {
     assigned: Vec<bool>,
     /// Contexts of the probe being walked.
     ctxs: Vec<u8>,
+    /// Points of the probe being walked (none in a function).
+    cur_points: Vec<Point>,
+    /// See `Resolved::target_vars`.
+    target_vars: HashMap<ExprId, (TargetSite, Vec<String>)>,
     /// Loop nesting of the statement being walked.
     loops: u32,
     /// Globals read anywhere (stap's "read", for "Eliding unused variable").
@@ -342,6 +351,12 @@ struct Resolver<'a> {
     iter_calls: Vec<(usize, usize, Span)>,
     /// `delete` of global scalars.
     delete_globals: Vec<ExprId>,
+    /// Elements named as statistics (`a[k] <<< v`, `@count(a[k])`).
+    stat_elems: Vec<(usize, Span)>,
+    /// Elements used as values (`a[k]`, `a[k] = v`, `v = [k] in a`).
+    value_elems: Vec<(usize, Span)>,
+    /// `foreach (... in a @sum-)`: the array and the extractor.
+    stat_sorts: Vec<(usize, String, Span)>,
 }
 
 /// A global used as a statistic (`s <<< v`, `@count(s)` ...).
@@ -355,6 +370,8 @@ pub struct StatGlobal {
     pub variance: bool,
     /// `@variance`'s bit shift.
     pub shift: u8,
+    /// A statistics array (`a[k] <<< v`): the value of a global array.
+    pub array: bool,
 }
 
 /// The extractors and histograms of statistics (`@count` ...).
@@ -468,8 +485,16 @@ impl Resolver<'_> {
                 Some(p)
             }
             ["error"] => {
-                self.unsupported("error probes", span);
-                None
+                // Runs at STOP instead of the end probes when the session
+                // is in the error state; handler context END.
+                if first.arg.is_some() && lit_num(first).is_none() {
+                    return bad_arg(self, first);
+                }
+                p.sequence = lit_num(first).unwrap_or(0);
+                p.kind = abi::STP_PROBE_ERROR as u8;
+                p.ctx = abi::STP_CTX_END as u8;
+                p.flags = 0;
+                Some(p)
             }
             ["timer", unit] => {
                 let unit_c = &c[1];
@@ -530,62 +555,18 @@ impl Resolver<'_> {
                 self.unsupported("timer randomize", c[2].span);
                 None
             }
-            ["kernel" | "kprobe", "function", rest @ ..] => {
-                let fc = &c[1];
+            ["kernel" | "kprobe", "function", ..] => {
                 if first.arg.is_some() {
                     return bad_arg(self, first);
                 }
-                let Some(sym) = lit_str(fc) else {
-                    return bad_arg(self, fc);
-                };
-                if sym.contains(['*', '?', '[']) {
-                    self.unsupported("wildcard probe points", fc.span);
-                    return None;
+                self.function_point(p, c, None, 1)
+            }
+            ["module", "function", ..] => self.function_point(p, c, Some(first), 1),
+            ["kprobe", "module", "function", ..] => {
+                if first.arg.is_some() {
+                    return bad_arg(self, first);
                 }
-                if sym.contains(['@', ':', '+']) {
-                    self.unsupported("function probes with a file, line or offset", fc.span);
-                    return None;
-                }
-                if sym.is_empty()
-                    || sym.len() > abi::STP_MAX_SYMBOL_LEN as usize
-                    || !sym
-                        .bytes()
-                        .all(|c| c.is_ascii_alphanumeric() || b"_.$".contains(&c))
-                {
-                    self.err(Diagnostic::semantic(
-                        format!("invalid kernel symbol name \"{sym}\""),
-                        fc.span,
-                    ));
-                    return None;
-                }
-                let mut ret = false;
-                for (k, n) in rest.iter().enumerate() {
-                    let comp = &c[2 + k];
-                    match *n {
-                        "call" if !ret && k == 0 => {}
-                        "return" if !ret => ret = true,
-                        "maxactive" if ret => match lit_num(comp) {
-                            Some(m) if (0..=i64::from(u32::MAX)).contains(&m) => {
-                                p.maxactive = m as u32
-                            }
-                            _ => return bad_arg(self, comp),
-                        },
-                        "inline" | "exported" | "label" | "callee" | "callees" => {
-                            self.unsupported(&format!("'.{n}' probe points"), comp.span);
-                            return None;
-                        }
-                        _ => return mismatch(self, comp),
-                    }
-                    if !matches!(*n, "maxactive") && comp.arg.is_some() {
-                        return bad_arg(self, comp);
-                    }
-                }
-                p.target = ProbeTarget::Symbol {
-                    name: sym.to_string(),
-                    offset: 0,
-                };
-                self.set_kprobe(&mut p, ret);
-                Some(p)
+                self.function_point(p, c, Some(&c[1]), 2)
             }
             ["syscall" | "nd_syscall", name, rest @ ..] => {
                 let nc = &c[1];
@@ -610,10 +591,45 @@ impl Resolver<'_> {
                 None
             }
             ["module", ..] | ["kprobe", "module", ..] => {
-                self.unsupported("module probes", span);
-                None
+                let at = if names[0] == "module" { 1 } else { 2 };
+                mismatch(self, c.get(at).unwrap_or(first))
             }
-            ["kernel", "trace" | "tracepoint", ..] => {
+            ["kernel", "trace", ..] => {
+                // kernel.trace("name"): one built-in tracepoint, its raw
+                // arguments in the ARG helper's slots 1..6 (for `$arg`s).
+                let tc = &c[1];
+                if first.arg.is_some() {
+                    return bad_arg(self, first);
+                }
+                if let Some(extra) = c.get(2) {
+                    return mismatch(self, extra);
+                }
+                let Some(name) = lit_str(tc) else {
+                    return bad_arg(self, tc);
+                };
+                if name.contains(['*', '?', '[', ':']) {
+                    self.unsupported("wildcard tracepoints", tc.span);
+                    return None;
+                }
+                if name.is_empty()
+                    || name.len() > abi::STP_MAX_SYMBOL_LEN as usize
+                    || !name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+                {
+                    self.err(Diagnostic::semantic(
+                        format!("invalid tracepoint name \"{name}\""),
+                        tc.span,
+                    ));
+                    return None;
+                }
+                p.kind = abi::STP_PROBE_TRACEPOINT as u8;
+                p.ctx = abi::STP_CTX_KPROBE as u8;
+                p.target = ProbeTarget::Symbol {
+                    name: name.to_string(),
+                    offset: 0,
+                };
+                Some(p)
+            }
+            ["kernel", "tracepoint", ..] => {
                 self.unsupported("tracepoints", span);
                 None
             }
@@ -638,6 +654,90 @@ impl Resolver<'_> {
                 mismatch(self, at)
             }
         }
+    }
+
+    /// `kernel.function("f")`, `kprobe.function("f")`, `module("m").function("f")`,
+    /// `kprobe.module("m").function("f")` and their `.call` / `.return` /
+    /// `.maxactive(N)`: `c[fi]` is the `function` component. A glob
+    /// (`*`, `?`) or a module makes the target a pattern the loader expands
+    /// on the running kernel (`ProbeTarget::Symbol`'s `module:glob` form).
+    fn function_point(
+        &mut self,
+        mut p: Point,
+        c: &[Component],
+        module: Option<&Component>,
+        fi: usize,
+    ) -> Option<Point> {
+        let fc = &c[fi];
+        let bad = |r: &mut Self, at: &Component| {
+            r.err(Diagnostic::semantic("probe point mismatch", at.span));
+            None
+        };
+        let Some(sym) = lit_str(fc) else {
+            return bad(self, fc);
+        };
+        if sym.contains('[') {
+            self.unsupported("wildcard probe points with [...]", fc.span);
+            return None;
+        }
+        if sym.contains(['@', ':', '+']) {
+            self.unsupported("function probes with a file, line or offset", fc.span);
+            return None;
+        }
+        if sym.is_empty()
+            || sym.len() > abi::STP_MAX_SYMBOL_LEN as usize
+            || !sym
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || b"_.$*?".contains(&c))
+        {
+            self.err(Diagnostic::semantic(
+                format!("invalid kernel symbol name \"{sym}\""),
+                fc.span,
+            ));
+            return None;
+        }
+        let mut name = sym.to_string();
+        if let Some(mc) = module {
+            let Some(m) = lit_str(mc) else {
+                return bad(self, mc);
+            };
+            if m.is_empty()
+                || m.len() + 1 + sym.len() > abi::STP_MAX_SYMBOL_LEN as usize
+                || !m
+                    .bytes()
+                    .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-')
+            {
+                self.err(Diagnostic::semantic(
+                    format!("invalid kernel module name \"{m}\""),
+                    mc.span,
+                ));
+                return None;
+            }
+            // kallsyms and kprobes spell module names with '_'.
+            name = format!("{}:{sym}", m.replace('-', "_"));
+        }
+        let mut ret = false;
+        for (k, comp) in c[fi + 1..].iter().enumerate() {
+            match comp.name.as_str() {
+                "call" if !ret && k == 0 => {}
+                "return" if !ret => ret = true,
+                "maxactive" if ret => match lit_num(comp) {
+                    Some(m) if (0..=i64::from(u32::MAX)).contains(&m) => p.maxactive = m as u32,
+                    _ => return bad(self, comp),
+                },
+                n @ ("inline" | "exported" | "label" | "callee" | "callees") => {
+                    self.unsupported(&format!("'.{n}' probe points"), comp.span);
+                    return None;
+                }
+                _ => return bad(self, comp),
+            }
+            if comp.name != "maxactive" && comp.arg.is_some() {
+                return bad(self, comp);
+            }
+        }
+        p.target = ProbeTarget::Symbol { name, offset: 0 };
+        self.set_kprobe(&mut p, ret);
+        Some(p)
     }
 
     fn set_kprobe(&self, p: &mut Point, ret: bool) {
@@ -709,6 +809,7 @@ impl Resolver<'_> {
             ExprKind::Index { base, keys } if matches!(base.kind, ExprKind::Var(_)) => {
                 if let Some(g) = self.array_ref(base, keys, e.span) {
                     self.array_write(g, e.span);
+                    self.value_elems.push((g, e.span));
                     if read && value_used {
                         self.globals[g].used = true;
                         self.read_globals.push(g);
@@ -742,7 +843,7 @@ impl Resolver<'_> {
                 if name == "$return" {
                     self.check_ctx(abi::STP_HLP_RETVAL, "$return", e.span);
                 } else {
-                    self.unsupported("target variables", e.span);
+                    self.target_var(e, name, &[]);
                 }
             }
             ExprKind::Call { name, args } => {
@@ -851,6 +952,7 @@ impl Resolver<'_> {
                 if let Some(g) = self.array_ref(base, keys, e.span) {
                     self.globals[g].used = true;
                     self.read_globals.push(g);
+                    self.value_elems.push((g, e.span));
                 }
             }
             ExprKind::Index { base, keys } => {
@@ -871,7 +973,11 @@ impl Resolver<'_> {
             ExprKind::Append(a, b) => {
                 self.expr(b, true);
                 if let Some(g) = self.stat_operand(a) {
-                    self.globals[g].written = true;
+                    if matches!(a.kind, ExprKind::Index { .. }) {
+                        self.array_write(g, a.span);
+                    } else {
+                        self.globals[g].written = true;
+                    }
                 }
             }
             ExprKind::Regex { lhs, .. } => {
@@ -881,6 +987,17 @@ impl Resolver<'_> {
             ExprKind::Ushr(a, b) => {
                 self.exprs([&**a, &**b]);
                 self.unsupported("operator '>>>'", e.span);
+            }
+            ExprKind::Deref { base, comps } if matches!(&base.kind, ExprKind::Target(n) if n != "$return") =>
+            {
+                for c in comps {
+                    if let TargetComp::Index(i) = c {
+                        self.expr(i, true);
+                    }
+                }
+                if let ExprKind::Target(name) = &base.kind {
+                    self.target_var(e, name, comps);
+                }
             }
             ExprKind::Deref { base, .. } => {
                 let what = match &base.kind {
@@ -895,9 +1012,100 @@ impl Resolver<'_> {
         }
     }
 
+    /// Checks a target variable `name` (with `$`) and its `->` chain in
+    /// the probe being walked and records where it comes from; the loader
+    /// resolves it against the kernel's BTF.
+    fn target_var(&mut self, e: &Expr, name: &str, comps: &[TargetComp]) {
+        if name.starts_with("$$") {
+            self.unsupported(&format!("{name} (target variable listings)"), e.span);
+            return;
+        }
+        let mut fields = Vec::new();
+        for c in comps {
+            match c {
+                TargetComp::Field(f, _) => fields.push(f.clone()),
+                TargetComp::Index(_) => {
+                    return self.unsupported("indexing target variables ($var[n])", e.span)
+                }
+                TargetComp::Pretty(..) => {
+                    return self.unsupported("pretty-printing target variables ($var$)", e.span)
+                }
+            }
+        }
+        let point = match self.cur_points.as_slice() {
+            [] => {
+                return self.err(Diagnostic::semantic(
+                    format!("target variable {name} is not available in a function"),
+                    e.span,
+                ))
+            }
+            [p] => p.clone(),
+            _ => {
+                return self.unsupported(
+                    "target variables in a probe with several probe points",
+                    e.span,
+                )
+            }
+        };
+        if point.ctx == abi::STP_CTX_KRETPROBE as u8 {
+            return self.unsupported(
+                &format!("target variable {name} in a .return probe (@entry)"),
+                e.span,
+            );
+        }
+        let site = match &point.target {
+            ProbeTarget::Symbol { name: f, offset: 0 }
+                if point.ctx == abi::STP_CTX_KPROBE as u8 && !f.contains(['*', '?', ':']) =>
+            {
+                TargetSite::Function(f.clone())
+            }
+            ProbeTarget::FirstOf(v)
+                if point.ctx == abi::STP_CTX_KPROBE as u8
+                    && v.first().is_some_and(|f| f.starts_with("__x64_sys_")) =>
+            {
+                TargetSite::Syscall(v[0]["__x64_sys_".len()..].to_string())
+            }
+            _ => {
+                return self.err(Diagnostic::semantic(
+                    format!(
+                        "probe point '{}' has no target variables (while resolving {name})",
+                        point.display
+                    ),
+                    e.span,
+                ))
+            }
+        };
+        self.target_vars.insert(e.id, (site, fields));
+    }
+
     /// The statistic `a` names (a global, made a statistic here), or an
-    /// error.
+    /// error. `a[k...]` names an element of a statistics array.
     fn stat_operand(&mut self, a: &Expr) -> Option<usize> {
+        if let ExprKind::Index { base, keys } = &a.kind {
+            if matches!(base.kind, ExprKind::Var(_)) {
+                let g = self.array_ref(base, keys, a.span)?;
+                match self.stats.iter().find(|s| s.global == g) {
+                    Some(st) if !st.array => {
+                        let name = self.globals[g].name.clone();
+                        self.err(Diagnostic::semantic(
+                            format!("array '{name}' used as a statistic"),
+                            a.span,
+                        ));
+                        return None;
+                    }
+                    Some(_) => {}
+                    None => self.stats.push(StatGlobal {
+                        global: g,
+                        hist: vm_spec::program::Hist::None,
+                        variance: false,
+                        shift: 0,
+                        array: true,
+                    }),
+                }
+                self.stat_elems.push((g, a.span));
+                return Some(g);
+            }
+        }
         let ExprKind::Var(name) = &a.kind else {
             self.expr(a, true);
             self.err(Diagnostic::semantic("invalid operator", a.span));
@@ -906,12 +1114,20 @@ impl Resolver<'_> {
         match self.var(name, a.span) {
             Ref::Global(g) => {
                 self.set_ref(a.id, Ref::Global(g));
+                if self.stats.iter().any(|s| s.global == g && s.array) {
+                    self.err(Diagnostic::semantic(
+                        format!("array '{name}' used as a statistic"),
+                        a.span,
+                    ));
+                    return None;
+                }
                 if !self.stats.iter().any(|s| s.global == g) {
                     self.stats.push(StatGlobal {
                         global: g,
                         hist: vm_spec::program::Hist::None,
                         variance: false,
                         shift: 0,
+                        array: false,
                     });
                 }
                 Some(g)
@@ -1101,10 +1317,7 @@ impl Resolver<'_> {
             self.unsupported("foreach over an array slice", span);
             return;
         }
-        if f.stat.is_some() {
-            self.unsupported("foreach over a statistics array", span);
-            return;
-        }
+
         let nkeys: Vec<Option<Expr>> = f
             .keys
             .iter()
@@ -1121,6 +1334,12 @@ impl Resolver<'_> {
         };
         self.globals[g].used = true;
         self.read_globals.push(g);
+        if let Some((op, sp)) = &f.stat {
+            self.stat_sorts.push((g, op.clone(), *sp));
+        }
+        if let Some((_, sp)) = &f.value {
+            self.value_elems.push((g, *sp));
+        }
         if let Some(l) = &f.limit {
             self.expr(l, true);
         }
@@ -1251,12 +1470,17 @@ pub fn run(script: &Script, diags: &mut Diags) -> Resolved {
         locals: Vec::new(),
         assigned: Vec::new(),
         ctxs: Vec::new(),
+        cur_points: Vec::new(),
+        target_vars: HashMap::new(),
         loops: 0,
         read_globals: Vec::new(),
         func_names: Vec::new(),
         calls: Vec::new(),
         in_func: false,
         stats: Vec::new(),
+        stat_elems: Vec::new(),
+        value_elems: Vec::new(),
+        stat_sorts: Vec::new(),
         scalar_uses: Vec::new(),
         iterating: Vec::new(),
         writes: Vec::new(),
@@ -1355,6 +1579,7 @@ pub fn run(script: &Script, diags: &mut Diags) -> Resolved {
         r.locals = Vec::new();
         r.assigned = Vec::new();
         r.ctxs = points.iter().map(|p| p.ctx).collect();
+        r.cur_points = points.clone();
         r.loops = 0;
         r.stmt(&p.body);
         // Functions reachable from this probe (bounded: each is marked once).
@@ -1417,7 +1642,7 @@ pub fn run(script: &Script, diags: &mut Diags) -> Resolved {
     }
     // A global is an array or a scalar, not both; nor a statistic.
     for st in &r.stats {
-        if r.globals[st.global].array {
+        if r.globals[st.global].array && !st.array {
             let name = r.globals[st.global].name.clone();
             r.diags.push(Diagnostic::semantic(
                 format!("array '{name}' used as a statistic"),
@@ -1430,6 +1655,36 @@ pub fn run(script: &Script, diags: &mut Diags) -> Resolved {
             let name = r.globals[g].name.clone();
             r.diags.push(Diagnostic::semantic(
                 format!("array '{name}' used as a scalar"),
+                span,
+            ));
+        }
+    }
+    // A statistics array's elements are only `<<<`-ed and extracted, and a
+    // plain array's are not statistics.
+    for (g, span) in std::mem::take(&mut r.value_elems) {
+        if r.stats.iter().any(|s| s.global == g && s.array) {
+            r.diags
+                .push(Diagnostic::semantic("invalid type stats", span));
+        }
+    }
+    for (g, span) in std::mem::take(&mut r.stat_elems) {
+        if !r.stats.iter().any(|s| s.global == g && s.array) {
+            let name = r.globals[g].name.clone();
+            r.diags.push(Diagnostic::semantic(
+                format!("array '{name}' used as a statistic"),
+                span,
+            ));
+        }
+    }
+    for (g, op, span) in std::mem::take(&mut r.stat_sorts) {
+        if !r.stats.iter().any(|s| s.global == g && s.array) {
+            r.diags.push(Diagnostic::semantic(
+                format!("sort by {op} of an array that is not a statistic"),
+                span,
+            ));
+        } else if op != "@count" {
+            r.diags.push(Diagnostic::unsupported(
+                &format!("foreach sorted by {op}"),
                 span,
             ));
         }
@@ -1448,5 +1703,6 @@ pub fn run(script: &Script, diags: &mut Diags) -> Resolved {
         refs: r.refs,
         stats: r.stats,
         delete_globals: r.delete_globals,
+        target_vars: r.target_vars,
     }
 }

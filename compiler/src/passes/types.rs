@@ -160,6 +160,15 @@ impl Typer<'_> {
         }
     }
 
+    /// Types the keys of `a[k...]` named as a statistic (statistics arrays).
+    fn stat_elem(&mut self, a: &Expr) {
+        if let ExprKind::Index { base, keys } = &a.kind {
+            if let Some(g) = self.array_of(base) {
+                self.array_keys(g, &keys.iter().flatten().collect::<Vec<_>>(), a.span);
+            }
+        }
+    }
+
     /// Types the keys of an access to array `g` (arity fixed by the first).
     fn array_keys(&mut self, g: usize, keys: &[&Expr], at: Span) {
         let n = keys.len();
@@ -591,12 +600,25 @@ impl Typer<'_> {
                 Ty::Long
             }
             // A histogram is only printed (print/println take it as is).
-            ExprKind::Stat { op, .. } if op.starts_with("@hist") => Ty::Unknown,
-            ExprKind::Stat { .. } => Ty::Long,
-            ExprKind::Append(_, b) => {
+            ExprKind::Stat { op, args } if op.starts_with("@hist") => {
+                if let Some(a) = args.first() {
+                    self.stat_elem(a);
+                }
+                Ty::Unknown
+            }
+            ExprKind::Stat { args, .. } => {
+                if let Some(a) = args.first() {
+                    self.stat_elem(a);
+                }
+                Ty::Long
+            }
+            ExprKind::Append(a, b) => {
+                self.stat_elem(a);
                 self.want(b, Ty::Long);
                 Ty::Void
             }
+            // A target variable's member chain (resolve checked the form).
+            ExprKind::Deref { .. } => Ty::Long,
             // Rejected by `resolve`; this pass does not run on them.
             _ => Ty::Unknown,
         };

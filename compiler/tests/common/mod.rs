@@ -73,9 +73,9 @@ pub fn names(h: &Handler) -> Vec<&'static str> {
 fn ctx_of_kind(kind: u8) -> u8 {
     match u32::from(kind) {
         abi::STP_PROBE_BEGIN => abi::STP_CTX_BEGIN as u8,
-        abi::STP_PROBE_END => abi::STP_CTX_END as u8,
+        abi::STP_PROBE_END | abi::STP_PROBE_ERROR => abi::STP_CTX_END as u8,
         abi::STP_PROBE_TIMER => abi::STP_CTX_TIMER as u8,
-        abi::STP_PROBE_KPROBE => abi::STP_CTX_KPROBE as u8,
+        abi::STP_PROBE_KPROBE | abi::STP_PROBE_TRACEPOINT => abi::STP_CTX_KPROBE as u8,
         _ => abi::STP_CTX_KRETPROBE as u8,
     }
 }
@@ -141,7 +141,10 @@ fn verify_handler(p: &Program, h: &Handler) -> Result<(), String> {
             continue;
         };
         let fmt_counts = || -> Option<(usize, usize)> {
-            if matches!(info.imm, Operand::MAP | Operand::MOP | Operand::MIT) {
+            if matches!(
+                info.imm,
+                Operand::MAP | Operand::MOP | Operand::MIT | Operand::MSX
+            ) {
                 let m = p.maps.get((i.imm & 0xffff) as usize)?;
                 let ni = m.keys.iter().filter(|a| **a == ArgKind::Int).count();
                 return Some((ni, m.keys.len() - ni));
@@ -292,6 +295,11 @@ pub fn image_unverified(p: &Program) -> Vec<u8> {
         .iter()
         .map(|pr| match &pr.target {
             ProbeTarget::None => None,
+            // A pattern (`vfs_*`, `m:f*`): the loader expands it; any
+            // function stands in for its matches.
+            ProbeTarget::Symbol { name, .. } if name.contains(['*', '?']) => {
+                Some(("vfs_read".into(), 0))
+            }
             ProbeTarget::Symbol { name, offset } => Some((name.clone(), *offset)),
             ProbeTarget::FirstOf(v) => v.first().map(|s| (s.clone(), 0)),
         })

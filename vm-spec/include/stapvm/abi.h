@@ -70,7 +70,7 @@ struct stp_insn {
  * with E2BIG past it.
  */
 #define STP_MAX_STATS		1024u
-#define STP_MAX_STAT_BYTES	(1u << 20)
+#define STP_MAX_STAT_BYTES	(16u << 20)	/* statistics arrays included */
 #define STP_MAX_STAT_MEM	(256u << 20)
 /*
  * Associative arrays (the MAPS section): at most STP_MAX_MAPS maps of at
@@ -226,6 +226,10 @@ enum stp_probe_kind {
 	STP_PROBE_TIMER,	/* STP_CTX_TIMER; period_ns */
 	STP_PROBE_KPROBE,	/* STP_CTX_KPROBE; symbol + offset */
 	STP_PROBE_KRETPROBE,	/* STP_CTX_KRETPROBE; symbol */
+	/* STP_CTX_END; runs at STOP instead of END in the error state */
+	STP_PROBE_ERROR,
+	/* STP_CTX_KPROBE; symbol = tracepoint name; raw args in ARG 1..6 */
+	STP_PROBE_TRACEPOINT,
 	STP_PROBE__COUNT
 };
 
@@ -239,7 +243,9 @@ struct stp_probe_desc {
 	__u8 flags;		/* STP_PROBE_F_* */
 	__u16 reserved;		/* must be 0 */
 	__u32 handler;		/* index into HANDLERS */
-	__u32 symbol;		/* string id (STRS) of the symbol; kprobes only */
+	__u32 symbol;		/* string id (STRS): kprobe symbol ([A-Za-z0-9_.$],
+				 * or module:symbol), or tracepoint name
+				 */
 	__u32 offset;		/* byte offset into the symbol; kprobes only */
 	__u32 maxactive;	/* kretprobes; 0 = kernel default */
 	__u32 reserved2;	/* must be 0 */
@@ -292,6 +298,13 @@ struct stp_format_desc {
  *                    3 to STP_HIST_MAX_BUCKETS
  * shift is @variance's bit shift (<= STP_STAT_MAX_SHIFT), used only with
  * STP_STAT_F_VARIANCE (else 0).
+ *
+ * STP_STAT_F_ARRAY: the statistic is the value of a statistics array (the
+ * map whose `stat` names it; at most one map does). The scalar statistic
+ * instructions refuse it. Its per-CPU memory is the map's capacity times
+ * its size (one copy per entry slot), placed after every scalar statistic:
+ * `offset` must be the sum of the sizes of all scalar statistics and of
+ * the blocks of the statistics arrays before its map, in map order.
  */
 enum stp_hist_kind {
 	STP_HIST_NONE,
@@ -304,7 +317,8 @@ enum stp_hist_kind {
 #define STP_HIST_MAX_BUCKETS	128u	/* linear, under/overflow included */
 #define STP_STAT_MAX_SHIFT	62u
 #define STP_STAT_F_VARIANCE	0x1u	/* keep Welford's sums (@variance) */
-#define STP_STAT_F__ALL		0x1u
+#define STP_STAT_F_ARRAY	0x2u	/* template of a statistics array */
+#define STP_STAT_F__ALL		0x3u
 
 struct stp_stat_desc {
 	__u8 hist;		/* enum stp_hist_kind */
@@ -327,8 +341,11 @@ struct stp_stat_desc {
  * (1..STP_MAX_MAP_ENTRIES: `[N]`, or MAXMAPENTRIES); inserting into a full
  * map is the run-time error ARRAY_OVERFLOW (ARRAY_SIZE when the script
  * declared a size: STP_MAP_F_SIZED), unless STP_MAP_F_WRAP (`%`), which
- * replaces the oldest entry. STP_MAPV_STAT values are reserved for
- * statistics arrays (refused for now).
+ * replaces the oldest entry. A STP_MAPV_STAT map is a statistics array
+ * (`a[k] <<< v`): `stat` names its STP_STAT_F_ARRAY statistic (0 for the
+ * other value kinds); the entry's stored value is its @count (what
+ * MAP_READ returns and the value order sorts by), its statistic is the
+ * entry slot's per-CPU copy (opcodes.h: MSTADD).
  */
 enum stp_map_value {
 	STP_MAPV_LONG,
@@ -349,7 +366,7 @@ struct stp_map_desc {
 	__u16 key_str_mask;	/* bit i: key i is a string */
 	__u16 reserved2;	/* must be 0 */
 	__u32 capacity;		/* entries, 1..STP_MAX_MAP_ENTRIES */
-	__u32 reserved3;	/* must be 0 */
+	__u32 stat;		/* STAT: index into STATS, else 0 */
 };
 
 /* ------------------------------------------------------------------ */

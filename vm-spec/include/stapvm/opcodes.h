@@ -64,6 +64,10 @@
  *   SORT foreach order: 0 insertion order; else bits 0..3 the column
  *        (1..nkeys: key column - 1; 15: the value), bit 7 descending,
  *        bits 4..6 zero
+ *   MSX  map id in bits 0..15, in bits 16..23 the opcode of a scalar
+ *        extractor (STCOUNT, STSUM, STMIN, STMAX, STAVG, STVAR), bits
+ *        24..31 zero; the map is a statistics array (STVAR: its
+ *        statistic has STP_STAT_F_VARIANCE)
  *
  * Cost is what the instruction charges against MAXACTION. Straight-line code
  * is bounded by the handler length, so only back edges charge.
@@ -137,12 +141,10 @@
  *  - SPRINTF with arguments of the other kind (the compiler never emits
  *    them; the VM must still be defined): an integer conversion or a '*'
  *    of a string argument reads 0, %s of an integer prints it as %d, a
- *    missing argument is 0 / "". %c writes the low byte of its integer,
- *    so %c of 0 (or of a string or missing argument) puts a NUL byte into
- *    s[a]: the one way a string register gets a NUL, against the rule
- *    above (stap's C strings would end there). Everything in the VM is
- *    counted, so nothing breaks, but the NUL reaches records and error
- *    messages as a byte (docs/testing.md, findings).
+ *    missing argument is 0 / "". %c writes the low byte of its integer;
+ *    the result is cut at its first NUL, as stap's C strings end there:
+ *    sprintf("%c", 0) (also %c of a string or missing argument) is "",
+ *    sprintf("a%cb", 0) is "a". So no string register holds a NUL.
  *  - SSUB: empty when r[c] is outside [0, strlen(s[b])) or r[c+1] <= 0,
  *    else the bytes from r[c] on, at most r[c+1] of them.
  *  - SFIND: the byte index of the first occurrence; an empty s[c] is at 0.
@@ -189,6 +191,31 @@
  *    merged buckets); user space draws it as stap does.
  *  - STBKT: r[b] outside [0, nbuckets) ends the run with
  *    STP_RTE_HIST_INDEX.
+ *  Edges (vm.c, checked by refvm.rs):
+ *  - Order of the checks: no statistics copy for the running CPU (only in
+ *    user space: HostSession::set_cpus below the run's CPU id) ends every
+ *    statistic instruction with BADOP first; then EMPTY_AGG; STBKT reads
+ *    r[b] as unsigned (a negative index is out of range) last. EMPTY_AGG
+ *    and HIST_INDEX carry addr 0.
+ *  - STADD arithmetic wraps (sum, v << shift, Welford's sums). With
+ *    F_VARIANCE, for the n-th sample (n = count before it, n >= 1):
+ *    delta = (s32)(vs - avg_s), avg_s += div64(delta, n + 1),
+ *    m2 += delta * (vs - new avg_s), variance_s = div64(m2, n), where
+ *    vs = v << shift and div64 is stap's (0 for a 0 divisor, -x for -1).
+ *    The first sample sets avg_s = vs, m2 = 0 and leaves variance_s 0.
+ *  - LOG: INT64_MIN falls in bucket 0. LINEAR: v - start is computed
+ *    wrapping and then read as signed, so a value more than INT64_MAX
+ *    above start (e.g. INT64_MAX with a negative start) lands in the
+ *    underflow bucket 0, not the overflow one (stap's s64 arithmetic has
+ *    the same overflow).
+ *  - The merge visits CPU ids in order; min and max start from the first
+ *    copy with samples. @variance: avg = div64((sum << shift), count)
+ *    with the merged sum, then div64(sum over copies of
+ *    count * (avg_s - avg)^2 + (count - 1) * variance_s, count - 1)
+ *    >> ((2 * shift) & 63), arithmetic, all wrapping; 0 for one sample.
+ *    @avg is div64(sum, count).
+ *  - STHIST's record (id: the statistic's index) reads the clock only when
+ *    it is written; a full ring drops it and the run goes on.
  *
  * Associative arrays (STP_OP_MGET and after; abi.h: struct stp_map_desc):
  *  - Every map instruction is one step under the map's lock, taken with
@@ -214,6 +241,56 @@
  *    iterator last filled for another map ends the run with STP_RTE_BADOP.
  *    The verifier requires an iterator to be filled by MITER on every
  *    path before MNEXT reads it.
+ *  Edges (vm.c / map.c, checked by refvm.rs):
+ *  - MOPR's division by zero is checked before the lock: an absent key is
+ *    not inserted, the error carries addr 0.
+ *  - A full insertion is only one of an absent key (MSET, MSETS, MOPR on
+ *    a present key always succeed); ARRAY_OVERFLOW and ARRAY_SIZE both
+ *    carry the capacity as addr, and the failing instruction changes
+ *    nothing (r[a] of MOPR included). A wrap map evicts its oldest entry
+ *    only for an absent key, before inserting it.
+ *  - Insertion order: each insertion takes the next number of a per-map
+ *    counter (MAP_READ's seq, from 1) that MDEL and MCLEAR never reset.
+ *    Updating a present key keeps its place; deleting and inserting it
+ *    again puts it last, as a new entry (an iterator filled before passes
+ *    over it).
+ *  - MITER: bit 7 reverses the column's comparison only; ties stay in
+ *    ascending insertion order either way. String values and keys compare
+ *    as SCMP, longs signed. The limit applies after the sort (the first
+ *    r[b] entries of the sorted order); r[b] <= 0 gives an empty
+ *    iteration.
+ *  - MNEXT writes the key runs in key order, then r[a] (so an r[a] inside
+ *    the key run ends up holding the flag); strings are copied cut at
+ *    MAXSTRINGLEN. The BADOP check (iterator filled for another map) comes
+ *    before the lock. Iterators are one set per CPU and outlive the run:
+ *    a function's MITER on the iterator its caller is walking replaces
+ *    the caller's (MNEXT on another map then ends with BADOP).
+ *  - The lock is the only way to end a run *skipped*; in user space
+ *    (HostSession, one thread) it is always taken, so no differential run
+ *    ends skipped.
+ *
+ * Statistics arrays (STP_OP_MSTADD and after; a STP_MAPV_STAT map whose
+ * descriptor names its STP_STAT_F_ARRAY statistic):
+ *  - Entry slot i of the map owns copy i of the statistic on every CPU
+ *    (the statistic's per-CPU block: capacity copies). The entry's stored
+ *    value is its @count, kept under the lock, so the value order of
+ *    MITER (column 15) is stap's default @count order for statistics
+ *    arrays, and MAP_READ gives the count. MGET / MSET / MOPR refuse the
+ *    map (BAD_MAP); MHAS, MDEL, MCLEAR, MITER and MNEXT work as on any map.
+ *  - MSTADD: under the map's lock (as every map instruction), find or
+ *    insert the key (ARRAY_OVERFLOW / ARRAY_SIZE as MSET; a wrap map
+ *    evicts its oldest entry), zero the slot's copies on every CPU when
+ *    the entry is new, add r[a] to this CPU's copy as STADD does and
+ *    count it in the entry's value. Holding the lock for the update keeps
+ *    a delete and re-insert of the slot on another CPU from mixing two
+ *    keys' samples (the price: `<<<` on an array serialises on the map's
+ *    lock; stap's per-CPU maps avoid it but need a merge of whole tables
+ *    on every read).
+ *  - MSTX (imm: map | extractor opcode << 16) and MSTHIST: under the lock,
+ *    look the key up and merge the slot's copies as the scalar extractor
+ *    does; an absent key is an empty statistic (@count, @sum 0; the
+ *    others, MSTHIST included, end the run with STP_RTE_EMPTY_AGG).
+ *    MSTHIST's STP_REC_HIST record has the statistic's index as its id.
  */
 #ifndef STAPVM_OPCODES_H
 #define STAPVM_OPCODES_H
@@ -291,7 +368,10 @@
 	X(MHAS,   RW, RN, SN, MAP,  0, "r[a] := [r[b..], s[c..]] in map imm") \
 	X(MCLEAR, NO, NO, NO, MAP,  0, "delete every entry of map imm") \
 	X(MITER,  NO, RR, SORT, MIT, 0, "iterator := map's entries sorted by c, first r[b]") \
-	X(MNEXT,  RW, RNW, SNW, MIT, 0, "r[a] := 1, keys := next entry's; r[a] := 0 at the end")
+	X(MNEXT,  RW, RNW, SNW, MIT, 0, "r[a] := 1, keys := next entry's; r[a] := 0 at the end") \
+	X(MSTADD, RR, RN, SN, MAP, 0, "map imm[r[b..], s[c..]] <<< r[a] (statistics array)") \
+	X(MSTX,   RW, RN, SN, MSX, 0, "r[a] := @count..@variance of map[r[b..], s[c..]]") \
+	X(MSTHIST, NO, RN, SN, MAP, 0, "emit the merged histogram of map imm[r[b..], s[c..]]")
 
 /* Opcode numbers: STP_OP_NOP == 0, in table order. */
 enum stp_opcode {
@@ -329,6 +409,7 @@ enum stp_operand_kind {
 	STP_OPND_RNW,
 	STP_OPND_SNW,
 	STP_OPND_SORT,
+	STP_OPND_MSX,
 	STP_OPND__COUNT
 };
 

@@ -1,0 +1,269 @@
+//! Probe alias expansion, run between parsing and `resolve`.
+//!
+//! `probe a.b = P1, P2 { prologue } [, { epilogue }]` and
+//! `probe a.b += P1 { epilogue }` define aliases; a probe on a point that
+//! matches an alias's name (component by component, `*` globs in the use,
+//! equal literal arguments) becomes a probe on the alias's points with the
+//! body `{ prologue; body; epilogue }`. Components after the alias's name
+//! are appended to each of its points (`probe a.b.return` through
+//! `probe a.b = kernel.function("f")` is `kernel.function("f").return`).
+//! `?` / `!` / `if (cond)` of the use carry over to the expansion. Aliases
+//! may use other aliases (bounded depth). A wildcard use matching no alias
+//! is stap's "no match" unless it is optional.
+//!
+//! Every copied statement gets fresh expression ids, so that the side
+//! tables of later passes (indexed by `ExprId`) see each copy separately.
+use crate::ast::*;
+use crate::diag::{Diagnostic, Diags};
+
+/// Nesting of aliases using aliases, at most.
+const MAX_DEPTH: u32 = 16;
+/// Probes one declaration may expand to, at most.
+const MAX_DERIVED: usize = 4096;
+
+/// Shell-style glob of one probe point component name (`*` only, as stap).
+fn glob(pat: &str, s: &str) -> bool {
+    let (p, s) = (pat.as_bytes(), s.as_bytes());
+    let (mut pi, mut si) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    // Each step advances `si` or backtracks to the last star with a
+    // larger `si`: bounded by len(p) * len(s).
+    while si < s.len() {
+        if pi < p.len() && p[pi] == b'*' {
+            star = Some((pi, si));
+            pi += 1;
+        } else if pi < p.len() && p[pi] == s[si] {
+            pi += 1;
+            si += 1;
+        } else if let Some((sp, ss)) = star {
+            pi = sp + 1;
+            si = ss + 1;
+            star = Some((sp, ss + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == b'*')
+}
+
+fn lit_eq(a: &Option<Literal>, b: &Option<Literal>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(Literal::Num(x, _)), Some(Literal::Num(y, _))) => x == y,
+        (Some(Literal::Str(x, _)), Some(Literal::Str(y, _))) => x == y,
+        _ => false,
+    }
+}
+
+/// Does `use_` name the alias `name` (a prefix of its components)?
+fn matches(name: &ProbePoint, use_: &ProbePoint) -> bool {
+    name.components.len() <= use_.components.len()
+        && name
+            .components
+            .iter()
+            .zip(&use_.components)
+            .all(|(a, u)| glob(&u.name, &a.name) && lit_eq(&a.arg, &u.arg))
+}
+
+struct Expander<'d> {
+    diags: &'d mut Diags,
+    next_id: ExprId,
+}
+
+impl Expander<'_> {
+    fn fresh_expr(&mut self, e: &mut Expr) {
+        let mut work: Vec<&mut Expr> = vec![e];
+        while let Some(x) = work.pop() {
+            x.id = self.next_id;
+            self.next_id += 1;
+            work.extend(x.children_mut());
+        }
+    }
+
+    /// A copy of `s` with fresh expression ids.
+    fn fresh(&mut self, s: &Stmt) -> Stmt {
+        let mut s = s.clone();
+        let mut work: Vec<&mut Stmt> = vec![&mut s];
+        while let Some(x) = work.pop() {
+            let (es, ss) = x.children_mut();
+            for e in es {
+                self.fresh_expr(e);
+            }
+            work.extend(ss);
+        }
+        s
+    }
+
+    fn fresh_point(&mut self, p: &ProbePoint) -> ProbePoint {
+        let mut p = p.clone();
+        if let Some(c) = p.cond.as_mut() {
+            self.fresh_expr(c);
+        }
+        p
+    }
+
+    /// Expands one probe declaration into `out`.
+    fn probe(&mut self, aliases: &[&AliasDecl], p: &ProbeDecl, out: &mut Vec<ProbeDecl>) {
+        // (points, body, depth): a worklist, each entry's points not yet
+        // looked up.
+        let mut work = vec![(p.points.clone(), p.body.clone(), 0u32, true)];
+        let mut produced = 0usize;
+        while let Some((points, body, depth, original)) = work.pop() {
+            let mut plain = Vec::new();
+            let mut derived = Vec::new();
+            for u in &points {
+                let hits: Vec<&AliasDecl> = aliases
+                    .iter()
+                    .copied()
+                    .filter(|a| a.names.iter().any(|n| matches(n, u)))
+                    .collect();
+                if hits.is_empty() {
+                    let wild = u.components.iter().any(|c| c.name.contains('*'));
+                    let alias_head = aliases.iter().any(|a| {
+                        a.names.iter().any(|n| {
+                            n.components.first().map(|c| &c.name)
+                                == u.components.first().map(|c| &c.name)
+                        })
+                    });
+                    if wild && alias_head {
+                        if !u.optional {
+                            self.diags.push(
+                                Diagnostic::semantic("while resolving probe point", u.span())
+                                    .with_note("no match", None),
+                            );
+                        }
+                    } else {
+                        plain.push(u.clone());
+                    }
+                    continue;
+                }
+                if depth >= MAX_DEPTH {
+                    self.diags.push(Diagnostic::semantic(
+                        "recursive loop in alias expansion",
+                        u.span(),
+                    ));
+                    return;
+                }
+                for a in hits {
+                    let n = a
+                        .names
+                        .iter()
+                        .filter(|n| matches(n, u))
+                        .map(|n| n.components.len())
+                        .max()
+                        .unwrap_or(0);
+                    let suffix = &u.components[n.min(u.components.len())..];
+                    let mut pts = Vec::new();
+                    for ap in &a.points {
+                        let mut q = self.fresh_point(ap);
+                        q.components.extend(suffix.iter().cloned());
+                        q.optional |= u.optional;
+                        q.sufficient |= u.sufficient;
+                        if u.condition.is_some() {
+                            q.condition = u.condition;
+                            q.cond = self.fresh_point(u).cond;
+                        }
+                        pts.push(q);
+                    }
+                    let mut stmts = Vec::new();
+                    let (pro, epi) = if a.epilogue_style {
+                        (None, Some(&a.body))
+                    } else {
+                        (Some(&a.body), a.epilogue.as_ref())
+                    };
+                    if let Some(s) = pro {
+                        stmts.push(self.fresh(s));
+                    }
+                    stmts.push(self.fresh(&body));
+                    if let Some(s) = epi {
+                        stmts.push(self.fresh(s));
+                    }
+                    let b = Stmt {
+                        kind: StmtKind::Block(stmts),
+                        span: body.span,
+                    };
+                    derived.push((pts, b, depth + 1, false));
+                }
+            }
+            if !plain.is_empty() {
+                produced += 1;
+                let body = if original { body.clone() } else { body };
+                out.push(ProbeDecl {
+                    span: p.span,
+                    points: plain,
+                    body,
+                });
+            }
+            produced += derived.len();
+            if produced > MAX_DERIVED {
+                self.diags.push(Diagnostic::semantic(
+                    format!("probe expands to more than {MAX_DERIVED} probes"),
+                    p.span,
+                ));
+                return;
+            }
+            // Keep source order: the worklist pops from the end.
+            work.extend(derived.into_iter().rev());
+        }
+    }
+}
+
+/// Expands the aliases of `script`: the result has no `Item::Alias`, and
+/// every probe on an alias replaced by probes on its points.
+pub fn run(script: &Script, diags: &mut Diags) -> Script {
+    let aliases: Vec<&AliasDecl> = script
+        .items
+        .iter()
+        .filter_map(|it| match it {
+            Item::Alias(a) => Some(&**a),
+            _ => None,
+        })
+        .collect();
+    let mut x = Expander {
+        diags,
+        next_id: script.nexprs,
+    };
+    for a in &aliases {
+        for n in &a.names {
+            if let Some(c) = n.components.iter().find(|c| c.name.contains('*')) {
+                x.diags.push(Diagnostic::semantic(
+                    "wildcard not allowed in probe alias name",
+                    c.span,
+                ));
+            }
+        }
+    }
+    let mut items = Vec::with_capacity(script.items.len());
+    for it in &script.items {
+        match it {
+            Item::Alias(_) => {}
+            Item::Probe(p) if !aliases.is_empty() => {
+                let mut out = Vec::new();
+                x.probe(&aliases, p, &mut out);
+                items.extend(out.into_iter().map(Item::Probe));
+            }
+            other => items.push(other.clone()),
+        }
+    }
+    let mut s = script.clone();
+    s.items = items;
+    s.nexprs = x.next_id;
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::glob;
+
+    #[test]
+    fn globs() {
+        assert!(glob("*", "abc"));
+        assert!(glob("a*", "abc"));
+        assert!(glob("*c", "abc"));
+        assert!(glob("a*b*c", "aXbYc"));
+        assert!(!glob("a*d", "abc"));
+        assert!(glob("abc", "abc"));
+        assert!(!glob("ab", "abc"));
+        assert!(glob("**", ""));
+    }
+}

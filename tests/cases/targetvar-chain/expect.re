@@ -1,0 +1,1 @@
+^ino=@INO@ count>0=1$

@@ -1,0 +1,1 @@
+^/proc/version dfd=-100$

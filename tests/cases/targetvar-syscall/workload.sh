@@ -1,0 +1,1 @@
+open2 1 /etc/motd >>"$VARS"

@@ -1,0 +1,2 @@
+retval 1 >/dev/null
+retval 1 >/dev/null

@@ -1,0 +1,682 @@
+//! A small reader of BTF, the kernel's type information
+//! (`/sys/kernel/btf/vmlinux`; format: Documentation/bpf/btf.rst): just
+//! enough to find a function's parameters (FUNC → FUNC_PROTO), follow types
+//! through typedef/const/volatile/restrict/type_tag, find struct and union
+//! members (anonymous nested ones included) and name types for `-L`.
+//!
+//! The input is untrusted: every offset, length, type id and string is
+//! checked; a bad blob gives `BtfError`, never a panic. Walks that could
+//! cycle in a hostile blob (modifier chains, anonymous members) are bounded.
+use std::collections::HashMap;
+use thiserror::Error;
+
+/// Where the running kernel publishes its BTF.
+pub const VMLINUX_BTF: &str = "/sys/kernel/btf/vmlinux";
+
+const MAGIC: u16 = 0xeb9f;
+/// Longest modifier/typedef chain followed.
+const MAX_CHAIN: usize = 64;
+/// Deepest nesting of anonymous members searched.
+const MAX_ANON_DEPTH: usize = 16;
+
+/// BTF kinds (`BTF_KIND_*`).
+#[allow(missing_docs)]
+pub mod kind {
+    pub const INT: u8 = 1;
+    pub const PTR: u8 = 2;
+    pub const ARRAY: u8 = 3;
+    pub const STRUCT: u8 = 4;
+    pub const UNION: u8 = 5;
+    pub const ENUM: u8 = 6;
+    pub const FWD: u8 = 7;
+    pub const TYPEDEF: u8 = 8;
+    pub const VOLATILE: u8 = 9;
+    pub const CONST: u8 = 10;
+    pub const RESTRICT: u8 = 11;
+    pub const FUNC: u8 = 12;
+    pub const FUNC_PROTO: u8 = 13;
+    pub const VAR: u8 = 14;
+    pub const DATASEC: u8 = 15;
+    pub const FLOAT: u8 = 16;
+    pub const DECL_TAG: u8 = 17;
+    pub const TYPE_TAG: u8 = 18;
+    pub const ENUM64: u8 = 19;
+}
+
+/// Why a BTF blob cannot be used.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum BtfError {
+    /// The header is short, has the wrong magic or bad section bounds.
+    #[error("bad BTF header: {0}")]
+    Header(&'static str),
+    /// A type record runs past the type section or has an unknown kind.
+    #[error("bad BTF type #{id}: {why}")]
+    Type {
+        /// The type id.
+        id: u32,
+        /// What is wrong.
+        why: &'static str,
+    },
+    /// A type id out of range, or a walk that does not end.
+    #[error("bad BTF type reference #{0}")]
+    BadRef(u32),
+}
+
+/// One type record: its fixed part and where its trailing data starts.
+#[derive(Debug, Clone, Copy)]
+struct Rec {
+    name_off: u32,
+    info: u32,
+    size_type: u32,
+    /// Byte offset of the trailing data in `Btf::data`.
+    extra: usize,
+}
+
+impl Rec {
+    fn kind(&self) -> u8 {
+        ((self.info >> 24) & 0x1f) as u8
+    }
+    fn vlen(&self) -> usize {
+        (self.info & 0xffff) as usize
+    }
+    fn kflag(&self) -> bool {
+        self.info >> 31 != 0
+    }
+}
+
+/// A struct or union member, its offset summed over anonymous parents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Member {
+    /// Offset from the start of the outer struct, in bits.
+    pub bit_offset: u64,
+    /// Bitfield size in bits (0: not a bitfield).
+    pub bitfield: u32,
+    /// Its type id.
+    pub ty: u32,
+}
+
+/// A function parameter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Param {
+    /// Its name ("" when BTF has none).
+    pub name: String,
+    /// Its type id (0 for the `...` of a variadic function).
+    pub ty: u32,
+}
+
+/// A parsed BTF blob.
+#[derive(Debug)]
+pub struct Btf {
+    data: Vec<u8>,
+    str_start: usize,
+    str_end: usize,
+    /// Index = type id; entry 0 is `void`.
+    recs: Vec<Rec>,
+    funcs: HashMap<String, u32>,
+}
+
+fn u32_at(d: &[u8], off: usize) -> Option<u32> {
+    let b = d.get(off..off.checked_add(4)?)?;
+    Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+impl Btf {
+    /// Parses a blob (native little-endian BTF only).
+    pub fn parse(data: Vec<u8>) -> Result<Btf, BtfError> {
+        let d = &data;
+        if d.len() < 24 {
+            return Err(BtfError::Header("shorter than the header"));
+        }
+        if u16::from_le_bytes([d[0], d[1]]) != MAGIC {
+            return Err(BtfError::Header("bad magic (not little-endian BTF)"));
+        }
+        let field = |i: usize| u32_at(d, 4 + 4 * i).map(|v| v as usize).unwrap_or(0);
+        let (hdr_len, type_off, type_len, str_off, str_len) =
+            (field(0), field(1), field(2), field(3), field(4));
+        if hdr_len < 24 || hdr_len > d.len() {
+            return Err(BtfError::Header("bad header length"));
+        }
+        let body = d.len() - hdr_len;
+        let section = |off: usize, len: usize| -> Result<(usize, usize), BtfError> {
+            match off.checked_add(len) {
+                Some(end) if end <= body => Ok((hdr_len + off, hdr_len + end)),
+                _ => Err(BtfError::Header("section outside the blob")),
+            }
+        };
+        let (t_start, t_end) = section(type_off, type_len)?;
+        let (s_start, s_end) = section(str_off, str_len)?;
+        let mut recs = vec![Rec {
+            name_off: 0,
+            info: 0,
+            size_type: 0,
+            extra: 0,
+        }];
+        let mut pos = t_start;
+        while pos < t_end {
+            let id = recs.len() as u32;
+            let bad = |why| BtfError::Type { id, why };
+            if pos + 12 > t_end {
+                return Err(bad("record runs past the type section"));
+            }
+            let rec = Rec {
+                name_off: u32_at(d, pos).ok_or(bad("truncated"))?,
+                info: u32_at(d, pos + 4).ok_or(bad("truncated"))?,
+                size_type: u32_at(d, pos + 8).ok_or(bad("truncated"))?,
+                extra: pos + 12,
+            };
+            let vlen = rec.vlen();
+            let extra = match rec.kind() {
+                kind::INT | kind::VAR | kind::DECL_TAG => 4,
+                kind::PTR
+                | kind::FWD
+                | kind::TYPEDEF
+                | kind::VOLATILE
+                | kind::CONST
+                | kind::RESTRICT
+                | kind::FUNC
+                | kind::FLOAT
+                | kind::TYPE_TAG => 0,
+                kind::ARRAY => 12,
+                kind::STRUCT | kind::UNION | kind::DATASEC | kind::ENUM64 => 12 * vlen,
+                kind::ENUM | kind::FUNC_PROTO => 8 * vlen,
+                _ => return Err(bad("unknown kind")),
+            };
+            pos = rec.extra + extra;
+            if pos > t_end {
+                return Err(bad("record runs past the type section"));
+            }
+            recs.push(rec);
+        }
+        let mut btf = Btf {
+            data,
+            str_start: s_start,
+            str_end: s_end,
+            recs,
+            funcs: HashMap::new(),
+        };
+        let mut funcs = HashMap::new();
+        for (id, r) in btf.recs.iter().enumerate().skip(1) {
+            if r.kind() == kind::FUNC {
+                if let Some(n) = btf.str_at(r.name_off) {
+                    funcs.entry(n.to_string()).or_insert(id as u32);
+                }
+            }
+        }
+        btf.funcs = funcs;
+        Ok(btf)
+    }
+
+    /// Reads and parses the running kernel's BTF.
+    pub fn vmlinux() -> std::io::Result<Result<Btf, BtfError>> {
+        Ok(Btf::parse(std::fs::read(VMLINUX_BTF)?))
+    }
+
+    /// The NUL-terminated string at `off` in the string section.
+    fn str_at(&self, off: u32) -> Option<&str> {
+        let start = self.str_start.checked_add(off as usize)?;
+        if start >= self.str_end {
+            return None;
+        }
+        let s = self.data.get(start..self.str_end)?;
+        let n = s.iter().position(|&c| c == 0)?;
+        std::str::from_utf8(&s[..n]).ok()
+    }
+
+    fn rec(&self, id: u32) -> Result<&Rec, BtfError> {
+        self.recs.get(id as usize).ok_or(BtfError::BadRef(id))
+    }
+
+    /// Number of types, `void` included.
+    pub fn len(&self) -> usize {
+        self.recs.len()
+    }
+
+    /// The kind of type `id` (0 for void).
+    pub fn kind(&self, id: u32) -> Result<u8, BtfError> {
+        Ok(self.rec(id)?.kind())
+    }
+
+    /// The name of type `id` ("" for anonymous types and void).
+    pub fn name(&self, id: u32) -> Result<&str, BtfError> {
+        let r = self.rec(id)?;
+        Ok(if id == 0 {
+            ""
+        } else {
+            self.str_at(r.name_off).unwrap_or("")
+        })
+    }
+
+    /// The size in bytes of an INT, ENUM, ENUM64, STRUCT, UNION or FLOAT.
+    pub fn size(&self, id: u32) -> Result<u32, BtfError> {
+        Ok(self.rec(id)?.size_type)
+    }
+
+    /// Whether an INT is signed, or an ENUM/ENUM64 is (its kind_flag).
+    pub fn is_signed(&self, id: u32) -> Result<bool, BtfError> {
+        let r = self.rec(id)?;
+        Ok(match r.kind() {
+            kind::INT => u32_at(&self.data, r.extra).ok_or(BtfError::BadRef(id))? & (1 << 24) != 0,
+            kind::ENUM | kind::ENUM64 => r.kflag(),
+            _ => false,
+        })
+    }
+
+    /// The type a PTR, TYPEDEF, modifier, FUNC or ARRAY element refers to.
+    pub fn referenced(&self, id: u32) -> Result<u32, BtfError> {
+        let r = self.rec(id)?;
+        let t = if r.kind() == kind::ARRAY {
+            u32_at(&self.data, r.extra).ok_or(BtfError::BadRef(id))?
+        } else {
+            r.size_type
+        };
+        self.rec(t)?;
+        Ok(t)
+    }
+
+    /// Follows typedef, const, volatile, restrict and type_tag to the
+    /// underlying type.
+    pub fn skip_mods(&self, mut id: u32) -> Result<u32, BtfError> {
+        for _ in 0..MAX_CHAIN {
+            match self.kind(id)? {
+                kind::TYPEDEF | kind::VOLATILE | kind::CONST | kind::RESTRICT | kind::TYPE_TAG => {
+                    id = self.referenced(id)?
+                }
+                _ => return Ok(id),
+            }
+        }
+        Err(BtfError::BadRef(id))
+    }
+
+    /// The FUNC named `name`.
+    pub fn find_func(&self, name: &str) -> Option<u32> {
+        self.funcs.get(name).copied()
+    }
+
+    /// The parameters of FUNC `func` (from its FUNC_PROTO).
+    pub fn params(&self, func: u32) -> Result<Vec<Param>, BtfError> {
+        if self.kind(func)? != kind::FUNC {
+            return Err(BtfError::BadRef(func));
+        }
+        let proto = self.referenced(func)?;
+        let r = *self.rec(proto)?;
+        if r.kind() != kind::FUNC_PROTO {
+            return Err(BtfError::BadRef(proto));
+        }
+        let mut out = Vec::with_capacity(r.vlen());
+        for i in 0..r.vlen() {
+            let off = r.extra + 8 * i;
+            let name_off = u32_at(&self.data, off).ok_or(BtfError::BadRef(proto))?;
+            let ty = u32_at(&self.data, off + 4).ok_or(BtfError::BadRef(proto))?;
+            self.rec(ty)?;
+            out.push(Param {
+                name: self.str_at(name_off).unwrap_or("").to_string(),
+                ty,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Member `name` of STRUCT/UNION `id`, searching anonymous struct and
+    /// union members too; the offset is from the start of `id`.
+    pub fn member(&self, id: u32, name: &str) -> Result<Option<Member>, BtfError> {
+        self.member_in(id, name, 0)
+    }
+
+    fn member_in(&self, id: u32, name: &str, depth: usize) -> Result<Option<Member>, BtfError> {
+        if depth > MAX_ANON_DEPTH {
+            return Err(BtfError::BadRef(id));
+        }
+        let r = *self.rec(id)?;
+        if !matches!(r.kind(), kind::STRUCT | kind::UNION) {
+            return Ok(None);
+        }
+        for i in 0..r.vlen() {
+            let off = r.extra + 12 * i;
+            let bad = || BtfError::BadRef(id);
+            let name_off = u32_at(&self.data, off).ok_or_else(bad)?;
+            let ty = u32_at(&self.data, off + 4).ok_or_else(bad)?;
+            let raw = u32_at(&self.data, off + 8).ok_or_else(bad)?;
+            let (bit_offset, bitfield) = if r.kflag() {
+                (raw & 0xff_ffff, raw >> 24)
+            } else {
+                (raw, 0)
+            };
+            let mname = self.str_at(name_off).unwrap_or("");
+            if mname == name {
+                return Ok(Some(Member {
+                    bit_offset: u64::from(bit_offset),
+                    bitfield,
+                    ty,
+                }));
+            }
+            if mname.is_empty() {
+                let inner = self.skip_mods(ty)?;
+                if let Some(m) = self.member_in(inner, name, depth + 1)? {
+                    return Ok(Some(Member {
+                        bit_offset: m.bit_offset + u64::from(bit_offset),
+                        ..m
+                    }));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// A C spelling of type `id` (`struct file *`, `const char *`, `u64`).
+    pub fn type_name(&self, id: u32) -> String {
+        self.type_name_in(id, 0)
+            .unwrap_or_else(|_| "<bad type>".to_string())
+    }
+
+    fn type_name_in(&self, id: u32, depth: usize) -> Result<String, BtfError> {
+        if depth > MAX_CHAIN {
+            return Err(BtfError::BadRef(id));
+        }
+        let name = self.name(id)?;
+        let named = |prefix: &str| {
+            if name.is_empty() {
+                format!("{prefix}<anonymous>")
+            } else {
+                format!("{prefix}{name}")
+            }
+        };
+        Ok(match self.kind(id)? {
+            0 => "void".to_string(),
+            kind::INT | kind::TYPEDEF | kind::FLOAT => name.to_string(),
+            kind::STRUCT => named("struct "),
+            kind::UNION => named("union "),
+            kind::ENUM | kind::ENUM64 => named("enum "),
+            kind::FWD => named(if self.rec(id)?.kflag() {
+                "union "
+            } else {
+                "struct "
+            }),
+            kind::PTR => {
+                let inner = self.type_name_in(self.referenced(id)?, depth + 1)?;
+                if inner.ends_with('*') {
+                    format!("{inner}*")
+                } else {
+                    format!("{inner} *")
+                }
+            }
+            kind::CONST => format!(
+                "const {}",
+                self.type_name_in(self.referenced(id)?, depth + 1)?
+            ),
+            kind::VOLATILE => format!(
+                "volatile {}",
+                self.type_name_in(self.referenced(id)?, depth + 1)?
+            ),
+            kind::RESTRICT | kind::TYPE_TAG => {
+                self.type_name_in(self.referenced(id)?, depth + 1)?
+            }
+            kind::ARRAY => {
+                let n = u32_at(&self.data, self.rec(id)?.extra + 8).unwrap_or(0);
+                format!(
+                    "{}[{n}]",
+                    self.type_name_in(self.referenced(id)?, depth + 1)?
+                )
+            }
+            kind::FUNC_PROTO => "function".to_string(),
+            _ => named(""),
+        })
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// Builds a BTF blob from type records (each the 12-byte fixed part plus
+    /// its trailing data) and a string section.
+    pub(crate) struct Builder {
+        types: Vec<u8>,
+        strs: Vec<u8>,
+        next: u32,
+    }
+
+    impl Builder {
+        pub(crate) fn new() -> Self {
+            Builder {
+                types: Vec::new(),
+                strs: vec![0],
+                next: 1,
+            }
+        }
+        pub(crate) fn s(&mut self, name: &str) -> u32 {
+            if name.is_empty() {
+                return 0;
+            }
+            let off = self.strs.len() as u32;
+            self.strs.extend_from_slice(name.as_bytes());
+            self.strs.push(0);
+            off
+        }
+        fn push(
+            &mut self,
+            name: &str,
+            kind: u8,
+            kflag: bool,
+            vlen: usize,
+            st: u32,
+            extra: &[u32],
+        ) -> u32 {
+            let n = self.s(name);
+            let info = (u32::from(kind) << 24) | vlen as u32 | if kflag { 1 << 31 } else { 0 };
+            for w in [n, info, st].iter().chain(extra) {
+                self.types.extend_from_slice(&w.to_le_bytes());
+            }
+            self.next += 1;
+            self.next - 1
+        }
+        pub(crate) fn int(&mut self, name: &str, bytes: u32, signed: bool) -> u32 {
+            let enc = if signed { 1 << 24 } else { 0 };
+            self.push(name, kind::INT, false, 0, bytes, &[enc | (bytes * 8)])
+        }
+        pub(crate) fn ptr(&mut self, to: u32) -> u32 {
+            self.push("", kind::PTR, false, 0, to, &[])
+        }
+        pub(crate) fn modifier(&mut self, k: u8, name: &str, to: u32) -> u32 {
+            self.push(name, k, false, 0, to, &[])
+        }
+        pub(crate) fn fwd(&mut self, name: &str) -> u32 {
+            self.push(name, kind::FWD, false, 0, 0, &[])
+        }
+        /// Members: (name, type, bit offset, bitfield size).
+        pub(crate) fn compound(
+            &mut self,
+            union: bool,
+            name: &str,
+            size: u32,
+            members: &[(&str, u32, u32, u32)],
+        ) -> u32 {
+            let kflag = members.iter().any(|m| m.3 != 0);
+            let mut extra = Vec::new();
+            for &(n, t, off, bf) in members {
+                extra.push(self.s(n));
+                extra.push(t);
+                extra.push(if kflag { (bf << 24) | off } else { off });
+            }
+            let k = if union { kind::UNION } else { kind::STRUCT };
+            self.push(name, k, kflag, members.len(), size, &extra)
+        }
+        pub(crate) fn func(&mut self, name: &str, ret: u32, params: &[(&str, u32)]) -> u32 {
+            let mut extra = Vec::new();
+            for &(n, t) in params {
+                extra.push(self.s(n));
+                extra.push(t);
+            }
+            let proto = self.push("", kind::FUNC_PROTO, false, params.len(), ret, &extra);
+            self.push(name, kind::FUNC, false, 1, proto, &[])
+        }
+        pub(crate) fn build(&self) -> Vec<u8> {
+            let mut out = Vec::new();
+            out.extend_from_slice(&MAGIC.to_le_bytes());
+            out.extend_from_slice(&[1, 0]);
+            for w in [
+                24u32,
+                0,
+                self.types.len() as u32,
+                self.types.len() as u32,
+                self.strs.len() as u32,
+            ] {
+                out.extend_from_slice(&w.to_le_bytes());
+            }
+            out.extend_from_slice(&self.types);
+            out.extend_from_slice(&self.strs);
+            out
+        }
+    }
+
+    /// struct inode { u64 pad; unsigned long i_ino; }
+    /// struct path { void *mnt; struct dentry *dentry; }
+    /// struct file { union { int a; long b; }; struct path f_path;
+    ///               struct inode *f_inode; unsigned int f_flags:3; }
+    /// ssize_t vfs_read(struct file *file, char *buf, size_t count, int pos)
+    pub(crate) fn sample() -> Vec<u8> {
+        let mut b = Builder::new();
+        let ulong = b.int("long unsigned int", 8, false); // 1
+        let int = b.int("int", 4, true); // 2
+        let long = b.int("long int", 8, true); // 3
+        let chr = b.int("char", 1, true); // 4
+        let inode = b.compound(
+            false,
+            "inode",
+            16,
+            &[("pad", ulong, 0, 0), ("i_ino", ulong, 64, 0)],
+        );
+        let pinode = b.ptr(inode);
+        let dentry = b.fwd("dentry");
+        let pdentry = b.ptr(dentry);
+        let pvoid = b.ptr(0);
+        let path = b.compound(
+            false,
+            "path",
+            16,
+            &[("mnt", pvoid, 0, 0), ("dentry", pdentry, 64, 0)],
+        );
+        let anon = b.compound(true, "", 8, &[("a", int, 0, 0), ("b", long, 0, 0)]);
+        let file = b.compound(
+            false,
+            "file",
+            48,
+            &[
+                ("", anon, 0, 0),
+                ("f_path", path, 64, 0),
+                ("f_inode", pinode, 192, 0),
+                ("f_flags", int, 256, 3),
+            ],
+        );
+        let cfile = b.modifier(kind::CONST, "", file);
+        let pfile = b.ptr(cfile);
+        let pchar = b.ptr(chr);
+        let size_t = b.modifier(kind::TYPEDEF, "size_t", ulong);
+        b.func(
+            "vfs_read",
+            long,
+            &[
+                ("file", pfile),
+                ("buf", pchar),
+                ("count", size_t),
+                ("pos", int),
+            ],
+        );
+        b.build()
+    }
+
+    #[test]
+    fn finds_params_members_and_names() {
+        let btf = Btf::parse(sample()).unwrap();
+        let f = btf.find_func("vfs_read").unwrap();
+        let ps = btf.params(f).unwrap();
+        let names: Vec<&str> = ps.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["file", "buf", "count", "pos"]);
+        assert_eq!(btf.type_name(ps[0].ty), "const struct file *");
+        assert_eq!(btf.type_name(ps[1].ty), "char *");
+        assert_eq!(btf.type_name(ps[2].ty), "size_t");
+        let file = btf.skip_mods(btf.referenced(ps[0].ty).unwrap()).unwrap();
+        assert_eq!(btf.kind(file).unwrap(), kind::STRUCT);
+        // Anonymous union member.
+        let b = btf.member(file, "b").unwrap().unwrap();
+        assert_eq!(b.bit_offset, 0);
+        let ino = btf.member(file, "f_inode").unwrap().unwrap();
+        assert_eq!(ino.bit_offset, 192);
+        let inode = btf.skip_mods(btf.referenced(ino.ty).unwrap()).unwrap();
+        assert_eq!(btf.member(inode, "i_ino").unwrap().unwrap().bit_offset, 64);
+        assert_eq!(btf.member(file, "f_flags").unwrap().unwrap().bitfield, 3);
+        assert_eq!(btf.member(file, "nope").unwrap(), None);
+        let size_t = btf.skip_mods(ps[2].ty).unwrap();
+        assert_eq!(
+            (btf.size(size_t).unwrap(), btf.is_signed(size_t).unwrap()),
+            (8, false)
+        );
+        assert!(btf.is_signed(ps[3].ty).unwrap());
+    }
+
+    #[test]
+    fn refuses_bad_headers() {
+        assert!(Btf::parse(vec![]).is_err());
+        let mut b = sample();
+        b[0] ^= 0xff;
+        assert!(Btf::parse(b).is_err());
+        let mut b = sample();
+        b[12] = 0xff; // type_len
+        assert!(Btf::parse(b).is_err());
+    }
+
+    /// Random and mutated blobs never panic, whatever the queries.
+    #[test]
+    fn hostile_bytes_never_panic() {
+        let base = sample();
+        let mut x: u64 = 0x9e3779b97f4a7c15;
+        let mut rnd = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for round in 0..4000 {
+            let mut b = if round % 4 == 0 {
+                (0..(rnd() % 200) as usize).map(|_| rnd() as u8).collect()
+            } else {
+                base.clone()
+            };
+            if !b.is_empty() {
+                for _ in 0..1 + rnd() % 6 {
+                    let i = (rnd() as usize) % b.len();
+                    b[i] = rnd() as u8;
+                }
+            }
+            if round % 4 == 0 && b.len() >= 2 {
+                b[0] = 0x9f;
+                b[1] = 0xeb;
+            }
+            if let Ok(btf) = Btf::parse(b) {
+                for id in 0..btf.len() as u32 + 2 {
+                    let _ = btf.type_name(id);
+                    let _ = btf.skip_mods(id);
+                    let _ = btf.member(id, "i_ino");
+                    let _ = btf.member(id, "b");
+                    let _ = btf.params(id);
+                    let _ = btf.is_signed(id);
+                    let _ = btf.referenced(id);
+                }
+            }
+        }
+    }
+
+    /// The running machine's BTF, when it has one, parses and has the
+    /// functions and structs every kernel has (no offsets asserted).
+    #[test]
+    fn parses_this_machines_vmlinux() {
+        let Ok(Ok(btf)) = Btf::vmlinux() else { return };
+        let f = btf.find_func("vfs_read").expect("vfs_read in BTF");
+        let ps = btf.params(f).unwrap();
+        assert_eq!(ps.first().map(|p| p.name.as_str()), Some("file"));
+        let file = btf.skip_mods(btf.referenced(ps[0].ty).unwrap()).unwrap();
+        assert!(btf.member(file, "f_inode").unwrap().is_some());
+        // Anonymous union members of struct file (f_flags sits in one on
+        // some kernels; f_path is direct on all).
+        assert!(btf.member(file, "f_path").unwrap().is_some());
+    }
+}
