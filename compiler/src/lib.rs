@@ -30,6 +30,7 @@
 #![warn(missing_docs)]
 pub mod ast;
 pub mod diag;
+pub mod glob;
 pub mod parse;
 pub mod passes;
 pub mod printf;

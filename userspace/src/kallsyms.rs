@@ -40,28 +40,10 @@ pub fn split_pattern(name: &str) -> (Option<&str>, &str) {
     }
 }
 
-/// Shell-style match of `s` against `pat` (`*` any run, `?` one byte).
-/// Bounded: each step advances in `s` or backtracks to the last `*`.
+/// Shell-style match of `s` against `pat` (fnmatch(3): `*`, `?`, `[...]`),
+/// the compiler's one implementation.
 pub fn glob(pat: &str, s: &str) -> bool {
-    let (p, s) = (pat.as_bytes(), s.as_bytes());
-    let (mut pi, mut si) = (0usize, 0usize);
-    let mut star: Option<(usize, usize)> = None;
-    while si < s.len() {
-        if pi < p.len() && p[pi] == b'*' {
-            star = Some((pi, si));
-            pi += 1;
-        } else if pi < p.len() && (p[pi] == b'?' || p[pi] == s[si]) {
-            pi += 1;
-            si += 1;
-        } else if let Some((sp, ss)) = star {
-            pi = sp + 1;
-            si = ss + 1;
-            star = Some((sp, ss + 1));
-        } else {
-            return false;
-        }
-    }
-    p[pi..].iter().all(|&c| c == b'*')
+    compiler::glob::fnmatch(pat.as_bytes(), s.as_bytes())
 }
 
 /// Functions a wildcard never expands to, though kallsyms lists them as

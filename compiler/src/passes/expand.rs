@@ -21,29 +21,9 @@ const MAX_DEPTH: u32 = 16;
 /// Probes one declaration may expand to, at most.
 const MAX_DERIVED: usize = 4096;
 
-/// Shell-style glob of one probe point component name (`*` only, as stap).
+/// `pat` matches `s` (fnmatch(3), as stap matches probe point components).
 fn glob(pat: &str, s: &str) -> bool {
-    let (p, s) = (pat.as_bytes(), s.as_bytes());
-    let (mut pi, mut si) = (0usize, 0usize);
-    let mut star: Option<(usize, usize)> = None;
-    // Each step advances `si` or backtracks to the last star with a
-    // larger `si`: bounded by len(p) * len(s).
-    while si < s.len() {
-        if pi < p.len() && p[pi] == b'*' {
-            star = Some((pi, si));
-            pi += 1;
-        } else if pi < p.len() && p[pi] == s[si] {
-            pi += 1;
-            si += 1;
-        } else if let Some((sp, ss)) = star {
-            pi = sp + 1;
-            si = ss + 1;
-            star = Some((sp, ss + 1));
-        } else {
-            return false;
-        }
-    }
-    p[pi..].iter().all(|&c| c == b'*')
+    crate::glob::fnmatch(pat.as_bytes(), s.as_bytes())
 }
 
 fn lit_eq(a: &Option<Literal>, b: &Option<Literal>) -> bool {
