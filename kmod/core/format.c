@@ -6,7 +6,10 @@
  * prints.
  *
  * Supported: %d %i (signed), %u, %x %X %o (unsigned 64-bit), %p (hex with
- * "0x", "0x0" for zero), %c, %s, %%; the flags - 0 + space # (any number
+ * "0x", "0x0" for zero), %c (%#c escaped: \n, \', \\, \033 ...), %s, %b
+ * (the integer's low 1, 2, 4 or 8 bytes, little-endian, as stap's
+ * _stp_vsprint_binary: the precision if valid, else the width if valid,
+ * else 8; NUL-padded to the width), %%; the flags - 0 + space # (any number
  * of them; stap's parser takes only one, the compiler enforces that);
  * width and precision as digits or '*' (taken from the next argument, a
  * negative width means '-'); the length modifiers l ll h hh z j t L q are
@@ -17,7 +20,7 @@
  * (also before precision zeros), the '0' flag also applies with a
  * precision, '+' and ' ' apply only to %d/%i.
  *
- * Left out: %b (binary), %m/%M (memory), %#c and %#s escaping. They are
+ * Left out: %m/%M (memory) and %#s escaping. They are
  * copied to the output as written, as is any unknown conversion, without
  * consuming an argument. A missing argument formats as 0 or "".
  *
@@ -138,6 +141,35 @@ static void out_number(struct fmt_out *o, u64 num, u32 base, s64 width,
 	out_fill(o, ' ', width);
 }
 
+/*
+ * stap's %#c: \a \b \f \n \r \t \v \' \\ escaped as in a C literal, other
+ * printable ASCII (also '"') as is, any other byte as \ooo.
+ * Writes at most 4 bytes to buf and returns the length.
+ */
+static u64 escape_char(u8 c, char *buf)
+{
+	static const char from[] = "\a\b\f\n\r\t\v'\\";
+	static const char to[] = "abfnrtv'\\";
+	u32 k;
+
+	for (k = 0; k < sizeof(from) - 1; k++) {
+		if ((u8)from[k] == c) {
+			buf[0] = '\\';
+			buf[1] = to[k];
+			return 2;
+		}
+	}
+	if (c >= 0x20 && c < 0x7f) {
+		buf[0] = (char)c;
+		return 1;
+	}
+	buf[0] = '\\';
+	buf[1] = (char)('0' + ((c >> 6) & 7));
+	buf[2] = (char)('0' + ((c >> 3) & 7));
+	buf[3] = (char)('0' + (c & 7));
+	return 4;
+}
+
 static void out_padded(struct fmt_out *o, const char *s, u64 n, s64 width,
 		       u32 flags)
 {
@@ -252,7 +284,8 @@ int stp_format(const char *fmt, u32 fmt_len, const struct stp_fmt_arg *args,
 		}
 		if (!(conv == 'd' || conv == 'i' || conv == 'u' ||
 		      conv == 'x' || conv == 'X' || conv == 'o' ||
-		      conv == 'p' || conv == 'c' || conv == 's')) {
+		      conv == 'p' || conv == 'c' || conv == 's' ||
+		      conv == 'b')) {
 			out_bytes(&o, fmt + start, i - start);
 			continue;
 		}
@@ -282,9 +315,39 @@ int stp_format(const char *fmt, u32 fmt_len, const struct stp_fmt_arg *args,
 				   flags | F_SPECIAL);
 			break;
 		case 'c': {
-			char c = (char)(u8)arg->i;
+			char c[4];
+			u64 n = 1;
 
-			out_padded(&o, &c, 1, width, flags);
+			c[0] = (char)(u8)arg->i;
+			if (flags & F_SPECIAL)
+				n = escape_char((u8)arg->i, c);
+			out_padded(&o, c, n, width, flags);
+			break;
+		}
+		case 'b': {
+			/*
+			 * The low n bytes, little-endian: n is the precision
+			 * if 1, 2, 4 or 8, else the width if one of those,
+			 * else 8; NUL bytes pad to the width.
+			 */
+			char b[8];
+			u64 v = (u64)arg->i;
+			s64 n = 8;
+			u32 k;
+
+			if (prec == 1 || prec == 2 || prec == 4 || prec == 8)
+				n = prec;
+			else if (width == 1 || width == 2 || width == 4)
+				n = width;
+			for (k = 0; k < 8; k++) {
+				b[k] = (char)(u8)v;
+				v >>= 8;
+			}
+			if (!(flags & F_LEFT))
+				out_fill(&o, '\0', width - n);
+			out_bytes(&o, b, (u64)n);
+			if (flags & F_LEFT)
+				out_fill(&o, '\0', width - n);
 			break;
 		}
 		case 's':

@@ -5,7 +5,9 @@
 //!
 //! The rules (stap's, where they differ from C's): conversions `%d %i`
 //! (signed), `%u %x %X %o` (unsigned 64-bit), `%p` (`%#x`), `%c` (the low
-//! byte), `%s` (a string; an integer argument prints as `%d`), `%%`; the
+//! byte; `%#c` escaped as `\n`, `\'`, `\033`), `%b` (the low 1, 2, 4 or 8
+//! bytes, little-endian: the precision if one of those, else the width if
+//! one of those, else 8; NUL bytes pad to the width), `%s` (a string; an integer argument prints as `%d`), `%%`; the
 //! flags `- 0 + space #` in any number; width and precision as digits or
 //! `*` (the next argument's integer; a negative `*` width means `-`, a
 //! negative `*` precision means none), both clamped to 2^20; length
@@ -160,6 +162,32 @@ fn padded(o: &mut Out, s: &[u8], width: i64, f: Flags) {
     }
 }
 
+/// `%#c`: a C escape for `\a \b \f \n \r \t \v ' \\`, other printable
+/// ASCII (also `"`) as is, any other byte as `\ooo`.
+fn escaped(c: u8) -> Vec<u8> {
+    let named = match c {
+        0x07 => Some(b'a'),
+        0x08 => Some(b'b'),
+        0x0c => Some(b'f'),
+        b'\n' => Some(b'n'),
+        b'\r' => Some(b'r'),
+        b'\t' => Some(b't'),
+        0x0b => Some(b'v'),
+        b'\'' | b'\\' => Some(c),
+        _ => None,
+    };
+    match named {
+        Some(e) => vec![b'\\', e],
+        None if (0x20..0x7f).contains(&c) => vec![c],
+        None => vec![
+            b'\\',
+            b'0' + (c >> 6),
+            b'0' + ((c >> 3) & 7),
+            b'0' + (c & 7),
+        ],
+    }
+}
+
 /// Decimal digits at `fmt[*i..]`, saturating at [`MAX_WIDTH`].
 fn digits(fmt: &[u8], i: &mut usize) -> i64 {
     let mut v: i64 = 0;
@@ -244,7 +272,7 @@ pub fn format(fmt: &[u8], args: &[Arg], cap: usize) -> Vec<u8> {
             o.bytes(b"%");
             continue;
         }
-        if !b"diuxXopcs".contains(&conv) {
+        if !b"diuxXopcsb".contains(&conv) {
             o.bytes(&fmt[start..i]);
             continue;
         }
@@ -260,7 +288,22 @@ pub fn format(fmt: &[u8], args: &[Arg], cap: usize) -> Vec<u8> {
                 let f = Flags { special: true, ..f };
                 number(&mut o, n, 16, false, false, width, prec, f)
             }
+            b'c' if f.special => padded(&mut o, &escaped(n as u8), width, f),
             b'c' => padded(&mut o, &[n as u8], width, f),
+            b'b' => {
+                let n = match (prec, width) {
+                    (1 | 2 | 4 | 8, _) => prec,
+                    (_, 1 | 2 | 4) => width,
+                    _ => 8,
+                };
+                if !f.left {
+                    o.fill(0, width - n);
+                }
+                o.bytes(&arg.int().to_le_bytes()[..n as usize]);
+                if f.left {
+                    o.fill(0, width - n);
+                }
+            }
             _ => match arg {
                 Arg::Str(s) => {
                     let k = if prec >= 0 {

@@ -179,7 +179,7 @@ fn star_width_precision_modifiers_and_oddities() {
     assert_eq!(f("%d %s|", &[]), "0 |");
     assert_eq!(f("x", &[FmtArg::Int(1)]), "x");
     // Unknown and incomplete conversions are copied.
-    assert_eq!(f("%b %5q %", &[FmtArg::Int(1)]), "%b %5q %");
+    assert_eq!(f("%m %5q %", &[FmtArg::Int(1)]), "%m %5q %");
     // An integer printed with %s is decimal.
     assert_eq!(f("%s", &[FmtArg::Int(-12)]), "-12");
     // Huge widths are clamped, long outputs are complete.
@@ -189,5 +189,67 @@ fn star_width_precision_modifiers_and_oddities() {
     assert_eq!(
         f("%*d", &[FmtArg::Int(i64::MAX), FmtArg::Int(1)]).len(),
         1 << 20
+    );
+}
+
+/// The C core and the reference VM's Rust formatter, on one format.
+fn both(fmt: &str, args: &[FmtArg]) -> Vec<u8> {
+    let c = format(fmt, args);
+    let r: Vec<vm_spec::fmt::Arg> = args
+        .iter()
+        .map(|a| match a {
+            FmtArg::Int(v) => vm_spec::fmt::Arg::Int(*v),
+            FmtArg::Str(s) => vm_spec::fmt::Arg::Str(s),
+        })
+        .collect();
+    assert_eq!(
+        c,
+        vm_spec::fmt::format(fmt.as_bytes(), &r, 1 << 16),
+        "{fmt}"
+    );
+    c
+}
+
+#[test]
+fn stap_testsuite_char2_escaped_chars() {
+    let line = |s: &[u8]| -> Vec<u8> {
+        s.iter()
+            .flat_map(|c| both("%#c", &[FmtArg::Int(i64::from(*c))]))
+            .collect()
+    };
+    assert_eq!(line(b"abc-ABC 123!"), b"abc-ABC 123!");
+    assert_eq!(line(b"\x07\x08\x0c\n\r\t\x0b'\\"), br"\a\b\f\n\r\t\v\'\\");
+    let vals = [0, 0o33, 0o177, 0o222, 0o333, 0o377].map(FmtArg::Int);
+    assert_eq!(
+        both("%#c%#c%#c%#c%#c%#c", &vals),
+        br"\000\033\177\222\333\377"
+    );
+    assert_eq!(both("[%#4c]", &[FmtArg::Int(10)]), b"[  \\n]");
+    // '"' is printable and not escaped (stap's _stp_vsprint_char).
+    assert_eq!(both("%#c", &[FmtArg::Int(b'"'.into())]), b"\"");
+    // Without '#' the byte itself.
+    assert_eq!(both("%c", &[FmtArg::Int(0o377)]), [0xff]);
+}
+
+#[test]
+fn stap_testsuite_bin_writes_integer_bytes() {
+    // bin1: %1b of 0x42 is the byte 0x42.
+    assert_eq!(both("%1b", &[FmtArg::Int(0x42)]), [0x42]);
+    // bin2's last line: text between one-byte writes.
+    let abcd = [0x12, 0x34, 0x56, 0x78].map(FmtArg::Int);
+    assert_eq!(
+        both("a=%1b b=%1b c=%1b d=%1b", &abcd),
+        b"a=\x12 b=\x34 c=\x56 d=\x78"
+    );
+    // Widths 2, 4 and 8 (the default, also for any other width):
+    // little-endian, as stap's _stp_vsprint_binary.
+    let v = [FmtArg::Int(0x0102_0304_0506_0708)];
+    assert_eq!(both("%2b", &v), [8, 7]);
+    assert_eq!(both("%4b", &v), [8, 7, 6, 5]);
+    assert_eq!(both("%b", &v), [8, 7, 6, 5, 4, 3, 2, 1]);
+    assert_eq!(both("%3b", &v), [8, 7, 6, 5, 4, 3, 2, 1]);
+    assert_eq!(
+        both("%-8b|", &[FmtArg::Int(-1)]),
+        [0xff; 8].iter().chain(b"|").copied().collect::<Vec<u8>>()
     );
 }
