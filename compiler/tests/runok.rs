@@ -26,13 +26,36 @@ const TIMER_RUNS: usize = 10_000;
 /// The expected output and the `-D` options of one `.exp` file.
 struct Expect {
     text: String,
+    /// `stap_run_binary`: the expected text is a hex dump of the output.
+    binary: bool,
     defines: Vec<(String, String)>,
 }
 
-/// `set ::result_string {...}` (braces balanced) and `-DNAME=V` words of
-/// the `stap_run*` line.
+/// `set ::result_string {...}` (braces balanced) or `"..."` (Tcl quoting:
+/// `\"` and `\\` unescaped) and `-DNAME=V` words of the `stap_run*` line.
 fn parse_exp(exp: &str) -> Option<Expect> {
-    let start = exp.find("::result_string")?;
+    let start = exp.find("::result_string")? + "::result_string".len();
+    let binary = exp.contains("stap_run_binary");
+    let defines = defines_of(exp);
+    let rest = exp[start..].trim_start();
+    if let Some(quoted) = rest.strip_prefix('"') {
+        let mut text = String::new();
+        let mut chars = quoted.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '"' => {
+                    return Some(Expect {
+                        text,
+                        binary,
+                        defines,
+                    })
+                }
+                '\\' => text.push(chars.next()?),
+                c => text.push(c),
+            }
+        }
+        return None;
+    }
     let open = start + exp[start..].find('{')?;
     let mut depth = 0usize;
     let mut end = None;
@@ -50,8 +73,16 @@ fn parse_exp(exp: &str) -> Option<Expect> {
         }
     }
     let text = exp[open + 1..end?].to_string();
-    let defines = exp
-        .lines()
+    Some(Expect {
+        text,
+        binary,
+        defines,
+    })
+}
+
+/// The `-DNAME=V` words of the `stap_run*` lines.
+fn defines_of(exp: &str) -> Vec<(String, String)> {
+    exp.lines()
         .filter(|l| l.trim_start().starts_with("stap_run"))
         .flat_map(|l| l.split_whitespace())
         .filter_map(|w| w.strip_prefix("-D"))
@@ -59,8 +90,19 @@ fn parse_exp(exp: &str) -> Option<Expect> {
             d.split_once('=')
                 .map(|(n, v)| (n.to_string(), v.to_string()))
         })
-        .collect();
-    Some(Expect { text, defines })
+        .collect()
+}
+
+/// The output as `stap_run_binary` compares it: hex bytes, eight to a
+/// line, each line padded to 23 columns.
+fn hex_lines(out: &[u8]) -> String {
+    out.chunks(8)
+        .map(|c| {
+            let l = c.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>();
+            format!("{:<23}", l.join(" "))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The `.exp` of a script: same stem, or the shared ones the manifest names.
@@ -81,7 +123,7 @@ fn exp_of(stp: &Path) -> Option<PathBuf> {
 }
 
 /// Compiles and runs one script; Ok(output) or Err(reason).
-fn run_script(src: &str, defines: &[(String, String)]) -> Result<String, String> {
+fn run_script(src: &str, defines: &[(String, String)]) -> Result<Vec<u8>, String> {
     let opts = Options {
         defines: defines.to_vec(),
         args: Vec::new(),
@@ -121,12 +163,12 @@ fn run_script(src: &str, defines: &[(String, String)]) -> Result<String, String>
         runs += 1;
     }
     errors.extend(s.run_probes_of_kind(abi::STP_PROBE_END, &env));
-    let mut out = String::from_utf8_lossy(&s.output()).into_owned();
+    let mut out = s.output();
     // Arrays written and never read, as the CLI prints them at exit.
     if errors.is_empty() {
         for (i, m) in prog.maps.iter().enumerate() {
             if let (true, Some(e)) = (m.print_at_exit, s.map_entries(i, m)) {
-                out.push_str(&vm_spec::maps::exit_text(m, &e));
+                out.extend_from_slice(vm_spec::maps::exit_text(m, &e).as_bytes());
             }
         }
     }
@@ -176,6 +218,10 @@ fn runok_output_corpus() {
             Ok(g) => g,
             Err(_) => panic!("{name}: panicked"),
         };
+        let got = got.map(|raw| match exp.binary {
+            true => hex_lines(&raw),
+            false => String::from_utf8_lossy(&raw).into_owned(),
+        });
         match got {
             Ok(out) if same(&out, &exp.text) => pass += 1,
             Ok(out) => {
