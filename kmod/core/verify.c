@@ -60,7 +60,8 @@
  *     reads an iterator MITER filled on every path; prog->niters
  *     iterators of prog->iter_cap
  *     entries fit STP_MAX_ITER_BYTES per CPU.
- *  7. Strings are inside STRDATA, at most MAXSTRINGLEN bytes, NUL-free;
+ *  7. Strings are inside STRDATA, at most MAXSTRINGLEN - 1 bytes (stap
+ *     counts the NUL), NUL-free;
  *     formats have at most STP_MAX_FMT_ARGS arguments and no kind bits past
  *     them; probe descriptors are consistent (kind, context, flags, symbol,
  *     period); the limits are inside their bounds.
@@ -362,7 +363,8 @@ static int check_counts(const struct stp_prog *p,
 static int check_strings(const struct stp_prog *p,
 			 struct stp_verify_result *res)
 {
-	u32 maxlen = p->limits[STP_LIM_MAXSTRINGLEN];
+	/* MAXSTRINGLEN counts the NUL, as in stap (>= 16: check_header). */
+	u32 maxlen = p->limits[STP_LIM_MAXSTRINGLEN] - 1;
 	u32 i;
 
 	for (i = 0; i < p->nstrs; i++) {
@@ -375,8 +377,8 @@ static int check_strings(const struct stp_prog *p,
 				    VI(p->strdata_size));
 		if (d->len > maxlen)
 			return FAIL(res, BAD_STRING, i,
-				    "string %u: %u bytes, MAXSTRINGLEN is %u",
-				    VI(i), VI(d->len), VI(maxlen));
+				    "string %u: %u bytes, MAXSTRINGLEN is %u (NUL included)",
+				    VI(i), VI(d->len), VI(maxlen + 1));
 		if (memchr(p->strdata + d->off, 0, d->len))
 			return FAIL(res, BAD_STRING, i,
 				    "string %u holds a NUL byte", VI(i));

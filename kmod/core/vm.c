@@ -13,9 +13,10 @@
  * ("verify.c: ..."). Integer arithmetic is done on u64 so that overflow
  * wraps instead of being undefined.
  *
- * Strings live in string registers of capacity MAXSTRINGLEN (length plus
- * bytes, no NUL kept); concatenation and copies from memory are cut at the
- * capacity silently, as stap does.
+ * Strings live in string registers of MAXSTRINGLEN + 1 bytes (length plus
+ * bytes, no NUL kept) but hold at most MAXSTRINGLEN - 1 bytes, as stap's
+ * MAXSTRINGLEN counts the terminating NUL; concatenation and copies from
+ * memory are cut there silently, as stap does.
  *
  * User functions run on frames the caller allocated (vm->frames): a call
  * switches the register pointers (r, slen, sregs) to the next frame's and
@@ -680,7 +681,9 @@ int stp_run(struct stp_vm *vm, struct stp_run_ctx *rc)
 	const struct stp_handler_desc *h = &p->handlers[rc->handler];
 	const struct stp_insn *code = p->code + h->insn_off;
 	const struct stp_insn *ip = code;
-	u32 cap = min_u32(vm->str_cap, p->limits[STP_LIM_MAXSTRINGLEN]);
+	/* A string holds at most MAXSTRINGLEN - 1 bytes: stap counts the
+	 * terminating NUL (verify.c: MAXSTRINGLEN >= 16, so cap >= 15). */
+	u32 cap = min_u32(vm->str_cap, p->limits[STP_LIM_MAXSTRINGLEN]) - 1;
 	u64 fuel = p->limits[STP_LIM_MAXACTION];
 	u64 *r = vm->r;
 	u32 *slen = vm->slen;

@@ -264,7 +264,7 @@ pub struct HostEnv {
     pub cpu: i64,
     /// `jiffies()`.
     pub jiffies: i64,
-    /// `execname()` (cut at MAXSTRINGLEN and at a NUL).
+    /// `execname()` (cut at MAXSTRINGLEN - 1 bytes and at a NUL).
     pub execname: String,
     /// `$return` in return probes.
     pub retval: i64,

@@ -1666,10 +1666,12 @@ pub fn generate(seed: u64) -> Case {
             prog.konsts.push(*a as i64);
         }
     }
+    // A string holds at most MAXSTRINGLEN - 1 bytes (the NUL counts).
+    let smax = cap - 1;
     for _ in 0..rng.below(7) {
         let n = match rng.below(4) {
-            0 => cap as usize,
-            1 => rng.below(u64::from(cap) + 1) as usize,
+            0 => smax as usize,
+            1 => rng.below(u64::from(smax) + 1) as usize,
             _ => rng.below(12) as usize,
         };
         prog.strings.push(nonzero_bytes(&mut rng, n));
@@ -1691,7 +1693,7 @@ pub fn generate(seed: u64) -> Case {
                 }
             },
         };
-        v.truncate(cap as usize);
+        v.truncate(smax as usize);
         prog.strings.push(v);
     }
     // Numbers for STOL, which picks them most of the time.
@@ -1702,7 +1704,7 @@ pub fn generate(seed: u64) -> Case {
             .unwrap_or("0")
             .as_bytes()
             .to_vec();
-        v.truncate(cap as usize);
+        v.truncate(smax as usize);
         num_strs.push(prog.strings.len() as i32);
         prog.strings.push(v);
     }

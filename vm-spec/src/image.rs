@@ -58,13 +58,13 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
     }
 
     // Format texts: only those SPRINTF formats in the kernel, cut at a NUL
-    // (stap's C strings) and at MAXSTRINGLEN.
+    // (stap's C strings) and at MAXSTRINGLEN - 1 bytes (the NUL counts).
     let maxstr = prog
         .limits
         .get(abi::STP_LIM_MAXSTRINGLEN as usize)
         .copied()
         .unwrap_or(crate::limits::LIMITS[abi::STP_LIM_MAXSTRINGLEN as usize].default)
-        as usize;
+        .saturating_sub(1) as usize;
     let mut fmt_text = vec![abi::STP_FMT_NO_TEXT; prog.formats.len()];
     for h in &prog.handlers {
         for insn in &h.code {

@@ -13,7 +13,7 @@
 //!
 //! Semantics it reproduces (each one a comment of opcodes.h/helpers.h):
 //! registers and strings of the handler's two files, strings cut at
-//! MAXSTRINGLEN; MAXACTION fuel per run, charged by LOOP only; DIV/MOD
+//! MAXSTRINGLEN - 1 bytes (the NUL counts); MAXACTION fuel per run, charged by LOOP only; DIV/MOD
 //! errors on a zero divisor, `INT64_MIN / -1` wraps and `x % -1 == 0`;
 //! SCMP compares unsigned bytes, then lengths; the helpers read the same
 //! [`HostEnv`] as the C core's user-space environment (memory is
@@ -496,6 +496,7 @@ struct Machine<'a> {
     ring: &'a mut Ring,
     clock: &'a mut u64,
     handler: u32,
+    /// The longest string: MAXSTRINGLEN - 1 bytes.
     cap: u32,
     r: [u64; abi::STP_MAX_REGS as usize],
     r_set: u64,
@@ -556,7 +557,7 @@ impl Machine<'_> {
         Ok(&self.s[i as usize])
     }
 
-    /// s[i] := v cut at MAXSTRINGLEN.
+    /// s[i] := v cut at MAXSTRINGLEN - 1 bytes (the NUL counts).
     fn swr(&mut self, i: u8, mut v: Vec<u8>) -> Step<()> {
         let i = u32::from(i);
         if i >= self.h.nsregs {
@@ -625,7 +626,7 @@ impl Machine<'_> {
         }
     }
 
-    /// A NUL-terminated string at `addr`, at most MAXSTRINGLEN bytes, read
+    /// A NUL-terminated string at `addr`, at most MAXSTRINGLEN - 1 bytes, read
     /// one page-bounded chunk at a time (helpers.h: nofault copies); a
     /// fault reports the address of the chunk that failed.
     fn copy_string(&self, addr: u64) -> Result<Vec<u8>, u64> {
@@ -1078,7 +1079,7 @@ impl Machine<'_> {
     }
 
     /// SPRINTF: the text of format imm with its argument runs, through
-    /// [`crate::fmt`], cut at MAXSTRINGLEN and at the first NUL.
+    /// [`crate::fmt`], cut at MAXSTRINGLEN - 1 bytes and at the first NUL.
     fn sprintf(&self, insn: &Insn) -> Step<Vec<u8>> {
         let f = usize::try_from(insn.imm)
             .ok()
@@ -1833,7 +1834,8 @@ impl RefSession {
             return Err(RefError::Function(idx));
         }
         let mem = Memory::new(&env.memory);
-        let cap = self.prog.limit(abi::STP_LIM_MAXSTRINGLEN);
+        // A string holds at most MAXSTRINGLEN - 1 bytes: stap counts the NUL.
+        let cap = self.prog.limit(abi::STP_LIM_MAXSTRINGLEN) - 1;
         // vm.c: the stats area's CPU is the env's CPU id as u32.
         let cpu = u32::try_from(env.cpu)
             .ok()

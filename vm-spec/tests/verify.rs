@@ -332,10 +332,10 @@ fn cases() -> Vec<Case> {
             "NUL",
         ),
         case(
-            "string longer than MAXSTRINGLEN",
+            "string of MAXSTRINGLEN bytes (the NUL counts)",
             {
                 let mut p = begin(0, 0, vec![RET]);
-                p.strings.push(vec![b'x'; 513]);
+                p.strings.push(vec![b'x'; 512]);
                 build(&p)
             },
             "BAD_STRING",

@@ -214,7 +214,7 @@ fn strings_concat_compare_and_truncate() {
         vec![
             i(STP_OP_SLDK, 0, 0, 0, 0),
             i(STP_OP_SLDK, 1, 0, 0, 1),
-            i(STP_OP_SCAT, 2, 0, 1, 0), // cut at 16
+            i(STP_OP_SCAT, 2, 0, 1, 0), // cut at 15 (MAXSTRINGLEN 16 counts the NUL)
             i(STP_OP_SLEN, 0, 2, 0, 0),
             i(STP_OP_STG, 0, 0, 0, 0),
             i(STP_OP_SCMP, 0, 0, 1, 0), // "abc.." vs "012.." = 1
@@ -232,16 +232,16 @@ fn strings_concat_compare_and_truncate() {
     );
     let (s, r) = run(&p);
     r.unwrap();
-    assert_eq!(s.globals(), vec![16, 1, -1, 0]);
+    assert_eq!(s.globals(), vec![15, 1, -1, 0]);
     assert_eq!(
         printed_strings(&s),
         vec![
             b"abcdefghij".to_vec(),
             b"abcdefghij".to_vec(),
-            b"abcdefghij012345".to_vec()
+            b"abcdefghij01234".to_vec()
         ]
     );
-    assert_eq!(s.output(), b"abcdefghij|abcdefghij|abcdefghij012345\n");
+    assert_eq!(s.output(), b"abcdefghij|abcdefghij|abcdefghij01234\n");
 }
 
 #[test]
@@ -255,7 +255,7 @@ fn concat_into_an_operand_register() {
             i(STP_OP_SCAT, 1, 0, 1, 0), // s1 = "abc" . "xyz" (a == c)
             i(STP_OP_SCAT, 0, 0, 0, 0), // s0 = "abcabc" (a == b == c)
             i(STP_OP_SLDK, 2, 0, 0, 2),
-            i(STP_OP_SCAT, 2, 2, 2, 0), // cut at 16
+            i(STP_OP_SCAT, 2, 2, 2, 0), // cut at 15
             i(STP_OP_PRINTF, 0, 0, 0, 0),
             RET,
         ],
@@ -268,9 +268,55 @@ fn concat_into_an_operand_register() {
         vec![
             b"abcabc".to_vec(),
             b"abcxyz".to_vec(),
-            b"0123456789012345".to_vec()
+            b"012345678901234".to_vec()
         ]
     );
+}
+
+/// MAXSTRINGLEN counts the NUL, as in stap: a constant of MAXSTRINGLEN - 1
+/// bytes is accepted and kept whole, one of MAXSTRINGLEN bytes is refused,
+/// and SPRINTF, SREPL and SCAT stop at MAXSTRINGLEN - 1 bytes.
+#[test]
+fn strings_hold_maxstringlen_minus_one_bytes() {
+    let full = "abcdefghijklmno"; // 15 bytes
+    let p = str_prog(
+        16,
+        &[full, "o", "xyz", "%s"],
+        vec![
+            i(STP_OP_SLDK, 0, 0, 0, 0),
+            i(STP_OP_SLEN, 0, 0, 0, 0),
+            i(STP_OP_STG, 0, 0, 0, 0),
+            // SREPL s1 := replace(s0, "o", "xyz"): cut at 15.
+            i(STP_OP_SLDK, 2, 0, 0, 1),
+            i(STP_OP_SLDK, 3, 0, 0, 2),
+            i(STP_OP_SREPL, 1, 0, 2, 0),
+            i(STP_OP_SLEN, 0, 1, 0, 0),
+            i(STP_OP_STG, 0, 0, 0, 1),
+            // SCAT s2 := s0 . s0: cut at 15.
+            i(STP_OP_SCAT, 2, 0, 0, 0),
+            i(STP_OP_SLEN, 0, 2, 0, 0),
+            i(STP_OP_STG, 0, 0, 0, 2),
+            i(STP_OP_PRINTF, 0, 0, 0, 0),
+            RET,
+        ],
+        1,
+    );
+    let (s, r) = run(&p);
+    r.unwrap();
+    assert_eq!(s.globals(), vec![15, 15, 15, 0]);
+    assert_eq!(
+        printed_strings(&s),
+        vec![
+            full.as_bytes().to_vec(),
+            b"abcdefghijklmnx".to_vec(),
+            full.as_bytes().to_vec()
+        ]
+    );
+    // One byte more is refused by the verifier.
+    let mut bad = p.clone();
+    bad.strings[0].push(b'p');
+    let err = HostSession::new(&build(&bad)).err().expect("refused");
+    assert_eq!(err.code, STP_VERR_BAD_STRING, "{err:?}");
 }
 
 #[test]
@@ -499,10 +545,11 @@ fn memory_helpers_read_and_fault() {
         out(STP_HLP_USER_STRING, base + 2),
         (b"llo\n".to_vec(), Ok(()))
     );
-    // No NUL before MAXSTRINGLEN (512): cut there, across the page end.
+    // No NUL in the first MAXSTRINGLEN - 1 (511) bytes: cut there, across
+    // the page end.
     let (o, r) = out(STP_HLP_KERNEL_STRING, base + 4000);
     r.unwrap();
-    assert_eq!(o.len(), 512 + 1);
+    assert_eq!(o.len(), 511 + 1);
     assert_eq!(
         out(STP_HLP_KERNEL_LONG, 0x7000),
         (b"1234605616436508552\n".to_vec(), Ok(()))

@@ -54,7 +54,8 @@ impl Tables {
         (self.konsts.len() - 1) as i32
     }
 
-    /// A constant string, cut at a NUL (C semantics) and at MAXSTRINGLEN.
+    /// A constant string, cut at a NUL (C semantics) and at MAXSTRINGLEN - 1
+    /// bytes (the NUL counts, as in stap).
     fn string(&mut self, s: &[u8]) -> i32 {
         let mut b: Vec<u8> = s.iter().copied().take_while(|&c| c != 0).collect();
         b.truncate(self.maxstr);
@@ -1784,10 +1785,13 @@ pub fn run(
     limits: &[u32],
 ) -> Result<Program, Vec<Diagnostic>> {
     let lines = LineIndex::new(source);
+    // The longest string: MAXSTRINGLEN counts the NUL, as in stap, whose
+    // string_t literals are cut (strlcpy) at MAXSTRINGLEN - 1 bytes.
     let maxstr = limits
         .get(abi::STP_LIM_MAXSTRINGLEN as usize)
         .copied()
-        .unwrap_or(512) as usize;
+        .unwrap_or(512)
+        .saturating_sub(1) as usize;
     let mut tabs = Tables {
         konsts: Vec::new(),
         kidx: HashMap::new(),

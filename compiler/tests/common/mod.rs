@@ -82,7 +82,8 @@ fn ctx_of_kind(kind: u8) -> u8 {
 
 /// Checks `p` against the verifier's rules; `Err` names the first problem.
 pub fn verify(p: &Program) -> Result<(), String> {
-    let maxstr = p.limits[abi::STP_LIM_MAXSTRINGLEN as usize] as usize;
+    // MAXSTRINGLEN counts the NUL: a string holds MAXSTRINGLEN - 1 bytes.
+    let maxstr = p.limits[abi::STP_LIM_MAXSTRINGLEN as usize] as usize - 1;
     for (k, s) in p.strings.iter().enumerate() {
         if s.len() > maxstr || s.contains(&0) {
             return Err(format!("BAD_STRING {k}"));

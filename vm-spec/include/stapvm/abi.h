@@ -263,13 +263,13 @@ struct stp_probe_desc {
 /* One constant string: a slice of STRDATA, no NUL inside. */
 struct stp_str_desc {
 	__u32 off;		/* into STRDATA */
-	__u32 len;		/* bytes, <= MAXSTRINGLEN */
+	__u32 len;		/* bytes, <= MAXSTRINGLEN - 1 (the NUL counts) */
 };
 
 /*
  * One printf format, as the kernel sees it: the number and kinds of its
  * arguments and, for formats that SPRINTF formats in the kernel, its text
- * (a string of STRS, so at most MAXSTRINGLEN bytes). PRINTF formats need
+ * (a string of STRS, so at most MAXSTRINGLEN - 1 bytes). PRINTF formats need
  * no text: their records are formatted in user space from the .stpb. Bit
  * i of str_mask is set when argument i is a string. The arguments are
  * taken in order: integers from r[b], r[b+1], ... and strings from s[c],

@@ -25,14 +25,14 @@
  *  - KERNEL_LONG is one 8-byte read at r[b] (it may span two pages); a
  *    fault gives STP_RTE_KFAULT with address r[b].
  *  - KERNEL_STRING and USER_STRING copy up to the first NUL, at most
- *    MAXSTRINGLEN bytes; reaching MAXSTRINGLEN first is not an error (the
+ *    MAXSTRINGLEN - 1 bytes; reaching that first is not an error (the
  *    string is cut). They read in chunks that never cross a page: each
  *    chunk runs from the current address to the end of its page or to
- *    MAXSTRINGLEN, whichever comes first, so bytes after the NUL on the
- *    same page are read and bytes on the next page are not. A chunk that
+ *    MAXSTRINGLEN - 1 bytes, whichever comes first, so bytes after the
+ *    NUL on the same page are read and bytes on the next page are not. A chunk that
  *    faults gives STP_RTE_KSTRFAULT / STP_RTE_USTRFAULT with the address
  *    of that chunk (not of the string). Addresses wrap at 2^64.
- *  - EXECNAME is comm cut at MAXSTRINGLEN, then at its first NUL.
+ *  - EXECNAME is comm cut at MAXSTRINGLEN - 1 bytes, then at its first NUL.
  *
  * Columns: name, result, argument, contexts, meaning.
  */

@@ -19,7 +19,8 @@
  *
  * Registers come in two typed files, so no instruction can confuse a number
  * with a string: r[0..nregs) hold 64-bit integers, s[0..nsregs) hold strings
- * of at most MAXSTRINGLEN bytes. There are no pointers in the VM: kernel and
+ * of at most MAXSTRINGLEN - 1 bytes (MAXSTRINGLEN counts the terminating NUL,
+ * as in stap). There are no pointers in the VM: kernel and
  * user memory is only read through helpers built on the *_nofault copies.
  *
  * Operand kinds (the verifier's rules, one per kind):
@@ -87,10 +88,14 @@
  *    fuel left takes one unit and jumps; a LOOP with none ends the handler
  *    with STP_RTE_MAXACTION at the LOOP's pc, without jumping. So a run
  *    takes at most MAXACTION back edges.
- *  - Strings are byte strings of at most MAXSTRINGLEN bytes and never hold
- *    a NUL (constants are NUL-free, helper copies stop at one). SCAT cuts
- *    the result at MAXSTRINGLEN silently. SCMP compares bytes as unsigned
- *    values, then lengths (a prefix is smaller), and writes -1, 0 or 1.
+ *  - Strings are byte strings of at most MAXSTRINGLEN - 1 bytes (stap's
+ *    MAXSTRINGLEN counts the terminating NUL; the VM keeps no NUL but holds
+ *    the same bytes) and never hold a NUL (constants are NUL-free, helper
+ *    copies stop at one). Every string result below, "cut at MAXSTRINGLEN",
+ *    is cut at MAXSTRINGLEN - 1 bytes silently, as are string map keys and
+ *    values, which come from string registers. SCAT cuts the result so.
+ *    SCMP compares bytes as unsigned values, then lengths (a prefix is
+ *    smaller), and writes -1, 0 or 1.
  *  - GADD writes the global's new value to r[a].
  *  - A run-time error ends the handler at the failing instruction: what it
  *    wrote before (globals, records) stays, and an STP_REC_ERROR record
@@ -330,7 +335,7 @@
 	X(GADD,   RW, RR, NO, GLB, 0, "r[a] := (global[imm] += r[b]), atomic") \
 	X(SMOV,   SW, SR, NO, NO,  0, "s[a] := s[b]")			\
 	X(SLDK,   SW, NO, NO, STR, 0, "s[a] := strtab[imm]")		\
-	X(SCAT,   SW, SR, SR, NO,  0, "s[a] := s[b] . s[c], cut at MAXSTRINGLEN") \
+	X(SCAT,   SW, SR, SR, NO,  0, "s[a] := s[b] . s[c], cut at MAXSTRINGLEN - 1") \
 	X(SCMP,   RW, SR, SR, NO,  0, "r[a] := sign(strcmp(s[b], s[c]))") \
 	X(SLEN,   RW, SR, NO, NO,  0, "r[a] := strlen(s[b])")		\
 	X(CALLI,  RW, RR, NO, HLP, 0, "r[a] := helper[imm](r[b]) (integer result)") \
