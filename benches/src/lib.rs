@@ -246,35 +246,7 @@ impl RawCore {
     /// records (header included) it wrote, for the formatting bench.
     pub fn run_and_collect(&mut self, h: u32) -> Vec<Vec<u8>> {
         let start = self.prod.producer_pos;
-        let mut env = ffi::stp_host_env {
-            pid: 4242,
-            tid: 4242,
-            comm: self.comm.as_ptr().cast(),
-            comm_len: self.comm.len() as u32,
-            ..Default::default()
-        };
-        let mut ring = ffi::stp_ring {
-            cons: &mut *self.cons,
-            prod: &mut *self.prod,
-            data: self.data.as_mut_ptr().cast(),
-            size: self.ring_size,
-            owner: (&mut *self.wakeups as *mut u64).cast(),
-        };
-        let mut rc = ffi::stp_run_ctx {
-            prog: &*self.prog,
-            handler: h,
-            env: (&mut env as *mut ffi::stp_host_env).cast(),
-            globals: self.globals.as_mut_ptr(),
-            ring: &mut ring,
-            maps: if self.map_ptrs.is_empty() {
-                std::ptr::null_mut()
-            } else {
-                self.map_ptrs.as_mut_ptr()
-            },
-            ..Default::default()
-        };
-        // SAFETY: as in run().
-        unsafe { ffi::stp_run(&mut *self.vm, &mut rc) };
+        self.run(h);
         let end = self.prod.producer_pos;
         // SAFETY: data owns data.len() * 8 initialised bytes.
         let bytes: &[u8] =

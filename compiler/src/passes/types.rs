@@ -275,6 +275,32 @@ impl Typer<'_> {
         ty
     }
 
+    /// The arguments of printf/sprintf against the conversions of their
+    /// literal format: the count must match, each argument gets the kind
+    /// its conversion wants, and extra arguments are still typed.
+    fn format_args(&mut self, format: Option<&[u8]>, args: &[Expr], span: Span) {
+        let kinds = format
+            .map(|f| crate::printf::parse(&String::from_utf8_lossy(f)))
+            .and_then(Result::ok)
+            .unwrap_or_default();
+        if kinds.len() != args.len() {
+            self.error(Diagnostic::semantic(
+                "Wrong number of args to formatted print operator",
+                span,
+            ));
+        }
+        for (a, k) in args.iter().zip(&kinds) {
+            let want = match k {
+                ArgKind::Int => Ty::Long,
+                ArgKind::Str => Ty::Str,
+            };
+            self.want(a, want);
+        }
+        for a in args.iter().skip(kinds.len()) {
+            self.expr(a, Ty::Unknown);
+        }
+    }
+
     /// Types `e` where a value of type `want` is required.
     fn want(&mut self, e: &Expr, want: Ty) -> Ty {
         let got = self.expr(e, want);
@@ -414,24 +440,7 @@ impl Typer<'_> {
             },
             ExprKind::Format { name, format, args } => {
                 if name == "sprintf" {
-                    let kinds = format
-                        .as_deref()
-                        .map(|f| crate::printf::parse(&String::from_utf8_lossy(f)))
-                        .and_then(Result::ok)
-                        .unwrap_or_default();
-                    if kinds.len() != args.len() {
-                        self.error(Diagnostic::semantic(
-                            "Wrong number of args to formatted print operator",
-                            e.span,
-                        ));
-                    }
-                    for (a, k) in args.iter().zip(kinds) {
-                        let want = match k {
-                            ArgKind::Int => Ty::Long,
-                            ArgKind::Str => Ty::Str,
-                        };
-                        self.want(a, want);
-                    }
+                    self.format_args(format.as_deref(), args, e.span);
                 } else {
                     for a in args {
                         let t = self.expr(a, Ty::Unknown);
@@ -448,35 +457,7 @@ impl Typer<'_> {
             }
             ExprKind::Print { kind, format, args } => {
                 match kind {
-                    PrintKind::Printf => {
-                        let kinds = format
-                            .as_deref()
-                            .map(|f| crate::printf::parse(&String::from_utf8_lossy(f)))
-                            .and_then(Result::ok)
-                            .unwrap_or_default();
-                        if kinds.len() != args.len() {
-                            self.error(Diagnostic::semantic(
-                                "Wrong number of args to formatted print operator",
-                                e.span,
-                            ));
-                        }
-                        for (a, k) in args.iter().zip(kinds) {
-                            let want = match k {
-                                ArgKind::Int => Ty::Long,
-                                ArgKind::Str => Ty::Str,
-                            };
-                            self.want(a, want);
-                        }
-                        for a in args.iter().skip(
-                            format
-                                .as_deref()
-                                .map(|f| crate::printf::parse(&String::from_utf8_lossy(f)))
-                                .and_then(Result::ok)
-                                .map_or(0, |k| k.len()),
-                        ) {
-                            self.expr(a, Ty::Unknown);
-                        }
-                    }
+                    PrintKind::Printf => self.format_args(format.as_deref(), args, e.span),
                     PrintKind::Print | PrintKind::Println => {
                         for a in args {
                             let t = self.expr(a, Ty::Unknown);
