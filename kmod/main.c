@@ -7,8 +7,9 @@
  *
  * Left out: everything after LOAD (session.c, probes.c, rings.c) and the
  * checks themselves (core/verify.c; this file adds only what depends on
- * the module: the image size cap before allocating, and the power-of-two
- * RING_PAGES the ring allocator needs).
+ * the module: the image size cap before allocating, the power-of-two
+ * RING_PAGES the ring allocator needs, and an overload threshold not above
+ * its interval).
  *
  * Context: process context only (open, ioctl, module init/exit).
  */
@@ -56,6 +57,16 @@ static int stp_check_glue(const struct stp_prog *prog,
 			 ring_pages);
 		return stp_refuse(res, STP_VERR_BAD_LIMIT, STP_LIM_RING_PAGES,
 				  detail);
+	}
+	/* A threshold above the interval could never trip (abi.h). */
+	if (prog->limits[STP_LIM_STP_OVERLOAD_THRESHOLD] >
+	    prog->limits[STP_LIM_STP_OVERLOAD_INTERVAL]) {
+		snprintf(detail, sizeof(detail),
+			 "limit STP_OVERLOAD_THRESHOLD = %u is above STP_OVERLOAD_INTERVAL = %u",
+			 prog->limits[STP_LIM_STP_OVERLOAD_THRESHOLD],
+			 prog->limits[STP_LIM_STP_OVERLOAD_INTERVAL]);
+		return stp_refuse(res, STP_VERR_BAD_LIMIT,
+				  STP_LIM_STP_OVERLOAD_THRESHOLD, detail);
 	}
 	for (i = 0; i < prog->nprobes; i++) {
 		const struct stp_probe_desc *pd = &prog->probes[i];

@@ -10,11 +10,15 @@
  * Every hit: session active? -> per-CPU nesting guard (a hit on a CPU that
  * is already inside a handler of this session is skipped and counted;
  * other sessions have their own guard) -> stp_run() -> account (hits,
- * per-probe hits, errors, MAXERRORS/MAXSKIPPED breakers, exit()). A
+ * per-probe hits, errors, MAXERRORS/MAXSKIPPED breakers, exit(), the
+ * overload breaker: two local_clock() reads per hit, none with
+ * STP_NO_OVERLOAD). A
  * breaker puts the session in the error state (stp_request_error): no
  * handler runs any more and STOP skips the end handlers.
  *
- * Left out: tracepoints, per-CPU timer.profile, @entry data for
+ * timer.profile: perf cpu-clock events, one per online CPU (below).
+ *
+ * Left out: tracepoints, CPU hotplug for timer.profile, @entry data for
  * kretprobes (no entry_handler), and kprobe batch registration
  * (register_kprobes is all-or-nothing; optional probes need one by one).
  *
@@ -30,10 +34,14 @@
 #include <linux/slab.h>
 #include <linux/kprobes.h>
 #include <linux/hrtimer.h>
+#include <linux/perf_event.h>
+#include <linux/cpu.h>
 #include <linux/tracepoint.h>
 #include <linux/preempt.h>
 #include <linux/percpu.h>
 #include <linux/cpumask.h>
+#include <linux/sched/clock.h>
+#include <linux/timekeeping.h>
 
 #include "session.h"
 
@@ -59,6 +67,56 @@ static u64 stp_sum_skipped(struct stp_session *s)
 }
 
 /*
+ * The overload breaker tripped on this CPU (stap's epilogue): the error
+ * record (STP_RTE_OVERLOAD, addr = the handler nanoseconds summed; dropped
+ * like any record when the ring is full), one error, and the error state
+ * whatever MAXERRORS says. Cold path; probe context.
+ */
+static noinline void stp_overload_trip(struct stp_session *s,
+				       struct stp_cpu *c,
+				       struct stp_probe *p, u64 sum)
+{
+	struct stp_rec_hdr *hdr;
+	struct stp_rec_error *er;
+	u32 len = sizeof(*hdr) + sizeof(*er);
+
+	hdr = stp_ring_reserve(&c->ring, len);
+	if (hdr) {
+		hdr->len = len;
+		hdr->type = STP_REC_ERROR;
+		hdr->id = STP_RTE_OVERLOAD;
+		hdr->time_ns = ktime_get_mono_fast_ns();
+		er = (struct stp_rec_error *)(hdr + 1);
+		er->handler = p->handler;
+		er->pc = 0;
+		er->addr = sum;
+		stp_ring_commit(&c->ring, hdr, len);
+	}
+	WRITE_ONCE(c->errors, c->errors + 1);
+	stp_request_stop(s, STP_EXIT_OVERLOAD, true);
+}
+
+/*
+ * Overload accounting after a hit that started at t0 (local_clock, this
+ * CPU), as stap's epilogue does with cycles: add the hit's time; when the
+ * interval since ovl_base is over, trip if the sum exceeds the threshold,
+ * then start a new interval. The first hit only starts one (ovl_base 0).
+ */
+static void stp_overload_account(struct stp_session *s, struct stp_cpu *c,
+				 struct stp_probe *p, u64 t0)
+{
+	u64 now = local_clock();
+
+	c->ovl_sum += now - t0;
+	if (now - c->ovl_base <= s->prog.limits[STP_LIM_STP_OVERLOAD_INTERVAL])
+		return;
+	if (c->ovl_sum > s->prog.limits[STP_LIM_STP_OVERLOAD_THRESHOLD])
+		stp_overload_trip(s, c, p, c->ovl_sum);
+	c->ovl_base = now;
+	c->ovl_sum = 0;
+}
+
+/*
  * Run probe p's handler on this CPU. Preemption is disabled by the caller
  * (probe context or begin/end), so this CPU's state is ours until we
  * return; an interrupt or NMI hitting another probe of this session on
@@ -69,7 +127,7 @@ static void stp_hit(struct stp_session *s, struct stp_probe *p,
 		    struct pt_regs *regs)
 {
 	struct stp_cpu *c = this_cpu_ptr(s->cpu);
-	struct stp_kenv env = { .regs = regs };
+	struct stp_kenv env = { .regs = regs, .scratch = c->scratch };
 	struct stp_run_ctx rc = {
 		.prog = &s->prog,
 		.handler = p->handler,
@@ -85,6 +143,7 @@ static void stp_hit(struct stp_session *s, struct stp_probe *p,
 		.maps = s->maps,
 		.iters = c->iters,
 	};
+	u64 t0 = 0;
 	int err;
 
 	if (c->busy) {
@@ -102,6 +161,8 @@ static void stp_hit(struct stp_session *s, struct stp_probe *p,
 	 * state is touched, and until all of it is done.
 	 */
 	barrier();
+	if (p->overload)
+		t0 = local_clock();
 	err = stp_run(&c->vm, &rc);
 	WRITE_ONCE(c->hits, c->hits + 1);
 	local64_inc(&c->pctr[p->index].hits);
@@ -119,6 +180,8 @@ static void stp_hit(struct stp_session *s, struct stp_probe *p,
 	}
 	if (rc.exit_requested)
 		stp_request_exit(s);
+	if (p->overload)
+		stp_overload_account(s, c, p, t0);
 	barrier();	/* partner of the barrier after busy = 1 */
 	c->busy = 0;
 }
@@ -158,6 +221,70 @@ static enum hrtimer_restart stp_timer_fn(struct hrtimer *t)
 		return HRTIMER_NORESTART;
 	hrtimer_forward_now(t, p->period);
 	return HRTIMER_RESTART;
+}
+
+/*
+ * timer.profile (STP_PROBE_F_PROFILE): one perf cpu-clock event per
+ * online CPU, sampling every tick; its overflow handler runs in hardirq
+ * context with the interrupted registers (addr(), user_mode()). CPUs
+ * brought online later get no event (stap's timer.profile follows
+ * hotplug; not done here).
+ */
+static void stp_profile_fn(struct perf_event *ev, struct perf_sample_data *sd,
+			   struct pt_regs *regs)
+{
+	struct stp_probe *p = ev->overflow_handler_context;
+
+	if (READ_ONCE(p->sess->active))
+		stp_hit(p->sess, p, regs);
+}
+
+/* Releases p's events (process context: the release waits for handlers). */
+static void stp_profile_disarm(struct stp_probe *p)
+{
+	unsigned int cpu;
+
+	if (!p->pevents)
+		return;
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
+		if (p->pevents[cpu])
+			perf_event_release_kernel(p->pevents[cpu]);
+	kfree(p->pevents);
+	p->pevents = NULL;
+}
+
+static int stp_profile_arm(struct stp_probe *p)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.size = sizeof(attr),
+		/* ns of CPU time for cpu-clock; 0: every tick */
+		.sample_period = ktime_to_ns(p->period) ?: TICK_NSEC,
+		.pinned = 1,
+	};
+	unsigned int cpu;
+	int err = 0;
+
+	p->pevents = kcalloc(nr_cpu_ids, sizeof(*p->pevents), GFP_KERNEL);
+	if (!p->pevents)
+		return -ENOMEM;
+	cpus_read_lock();
+	for_each_online_cpu(cpu) {
+		struct perf_event *ev;
+
+		ev = perf_event_create_kernel_counter(&attr, cpu, NULL,
+						      stp_profile_fn, p);
+		if (IS_ERR(ev)) {
+			err = PTR_ERR(ev);
+			break;
+		}
+		p->pevents[cpu] = ev;
+	}
+	cpus_read_unlock();
+	if (err)
+		stp_profile_disarm(p);
+	return err;
 }
 
 /*
@@ -230,6 +357,12 @@ int stp_probes_init(struct stp_session *s)
 		p->handler = pd->handler;
 		p->kind = pd->kind;
 		p->optional = pd->flags & STP_PROBE_F_OPTIONAL;
+		p->profile = pd->flags & STP_PROBE_F_PROFILE;
+		/* stap: begin, end and error probes are not accounted. */
+		p->overload = !prog->limits[STP_LIM_STP_NO_OVERLOAD] &&
+			      pd->kind != STP_PROBE_BEGIN &&
+			      pd->kind != STP_PROBE_END &&
+			      pd->kind != STP_PROBE_ERROR;
 		switch (pd->kind) {
 		case STP_PROBE_KPROBE:
 		case STP_PROBE_KRETPROBE:
@@ -338,6 +471,8 @@ static int stp_arm_one(struct stp_probe *p)
 	case STP_PROBE_TRACEPOINT:
 		return stp_tp_arm(p);
 	case STP_PROBE_TIMER:
+		if (p->profile)
+			return stp_profile_arm(p);
 		hrtimer_init(&p->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
 		p->timer.function = stp_timer_fn;
 		hrtimer_start(&p->timer, p->period, HRTIMER_MODE_REL);
@@ -367,6 +502,8 @@ void stp_probes_disarm(struct stp_session *s)
 			s->kp_batch[nkp++] = &p->kp;
 		else if (p->kind == STP_PROBE_KRETPROBE)
 			s->rp_batch[nrp++] = &p->rp;
+		else if (p->kind == STP_PROBE_TIMER && p->profile)
+			stp_profile_disarm(p);
 		else if (p->kind == STP_PROBE_TIMER)
 			hrtimer_cancel(&p->timer);
 		else if (p->kind == STP_PROBE_TRACEPOINT) {

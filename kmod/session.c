@@ -13,9 +13,13 @@
  * Left out: arming and running probes (probes.c), ring memory (rings.c),
  * the VM (core/).
  *
+ * Also the deadman (stp_deadman_fn): a delayed work that disarms the
+ * probes of a running session whose consumer stopped reading.
+ *
  * Contexts: process context, except stapvm_ring_wakeup() and
- * stp_request_exit(), which probe context calls (any context up to NMI:
- * they only queue an irq_work), and the irq_work callback (hardirq).
+ * stp_request_stop() and its wrappers, which probe context calls (any
+ * context up to NMI: they only queue an irq_work), and the irq_work
+ * callback (hardirq).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -31,6 +35,8 @@
 #include <linux/overflow.h>
 #include <linux/sched.h>
 #include <linux/build_bug.h>
+#include <linux/timekeeping.h>
+#include <linux/workqueue.h>
 
 #include "session.h"
 
@@ -54,30 +60,108 @@ void stapvm_ring_wakeup(void *owner)
 /*
  * exit() ran or a breaker tripped: stop running handlers for probe hits
  * (stap semantics; end handlers still run at STOP unless error is set) and
- * wake the poller, which sees exit_requested and issues STOP. Any context.
+ * wake the poller, which sees exit_requested and issues STOP. The first
+ * reason (enum stp_exit_reason) stays. With error, SystemTap's error
+ * state: no handler runs from now on and STOP runs the error probes
+ * instead of the end probes. Any context.
  */
-void stp_request_exit(struct stp_session *s)
+void stp_request_stop(struct stp_session *s, u32 reason, bool error)
 {
+	if (error)
+		WRITE_ONCE(s->error, 1);
 	WRITE_ONCE(s->active, false);
 	/*
-	 * xchg is a full barrier: active=false is visible before the
-	 * poller, woken by the irq_work, reads exit_requested (its
-	 * READ_ONCE in stp_session_poll after poll_wait).
+	 * A successful cmpxchg is a full barrier: error and active=false
+	 * are visible before the poller, woken by the irq_work, reads
+	 * exit_requested (its READ_ONCE in stp_session_poll after
+	 * poll_wait; STATUS reads error after it, smp_rmb between). When
+	 * another reason was first, its own cmpxchg ordered its stores.
 	 */
-	if (!xchg(&s->exit_requested, 1))
+	if (!cmpxchg(&s->exit_requested, STP_EXIT_NONE, reason))
 		irq_work_queue(&s->wake_work);
 }
 
-/*
- * MAXERRORS or MAXSKIPPED exceeded: SystemTap's error state. No handler
- * runs from now on and STOP skips the end handlers. Any context. The
- * store is ordered before exit_requested by the xchg (a full barrier) in
- * stp_request_exit, so whoever sees exit_requested sees error too.
- */
+/* exit() ran. Any context. */
+void stp_request_exit(struct stp_session *s)
+{
+	stp_request_stop(s, STP_EXIT_REQUESTED, false);
+}
+
+/* MAXERRORS or MAXSKIPPED exceeded: the error state. Any context. */
 void stp_request_error(struct stp_session *s)
 {
-	WRITE_ONCE(s->error, 1);
-	stp_request_exit(s);
+	stp_request_stop(s, STP_EXIT_REQUESTED, true);
+}
+
+/*
+ * The deadman: a consumer that stopped reading must not leave probes
+ * running for nobody. Once a second while the session RUNNING, look at
+ * every ring: records waiting (producer_pos != consumer_pos, which also
+ * covers a full ring that drops) while no ring's consumer_pos moved since
+ * the last look starts a stall; any consumer_pos moving, or no record
+ * waiting, ends it. A stall of STP_DEADMAN_NS disarms every probe and
+ * puts the session in the error state (STP_EXIT_DEADMAN; after exit() it
+ * only disarms): a loader that comes back sees it in STATUS, and STOP
+ * runs the error probes. Process context (system workqueue); the session
+ * lock is only tried, so STOP and release never wait for this and a busy
+ * tick just looks again later.
+ */
+#define STP_DEADMAN_TICK	HZ
+
+static void stp_deadman_fn(struct work_struct *work)
+{
+	struct stp_session *s = container_of(to_delayed_work(work),
+					     struct stp_session, deadman);
+	bool moved = false, waiting = false;
+	u64 now = ktime_get_ns();
+	int cpu;
+
+	if (!mutex_trylock(&s->lock)) {
+		schedule_delayed_work(&s->deadman, STP_DEADMAN_TICK);
+		return;
+	}
+	if (s->state != STP_STATE_RUNNING || !s->narmed)
+		goto out;	/* stopped or disarmed: no more ticks */
+	for_each_possible_cpu(cpu) {
+		struct stp_cpu *c = per_cpu_ptr(s->cpu, cpu);
+		u64 cons = READ_ONCE(c->ring.cons->consumer_pos);
+
+		if (cons != c->dm_cons) {
+			c->dm_cons = cons;
+			moved = true;
+		}
+		/* Partner: store-release in stp_ring_commit(). */
+		if (smp_load_acquire(&c->ring.prod->producer_pos) != cons)
+			waiting = true;
+	}
+	if (moved || !waiting)
+		s->dm_since = 0;
+	else if (!s->dm_since)
+		s->dm_since = now;
+	else if (now - s->dm_since >= STP_DEADMAN_NS) {
+		/* After exit() handlers stopped already: disarm only. */
+		if (!READ_ONCE(s->exit_requested))
+			stp_request_stop(s, STP_EXIT_DEADMAN, true);
+		stp_probes_disarm(s);
+		goto out;
+	}
+	schedule_delayed_work(&s->deadman, STP_DEADMAN_TICK);
+out:
+	mutex_unlock(&s->lock);
+}
+
+/* START succeeded: the first look in a second. Under the session lock. */
+void stp_deadman_start(struct stp_session *s)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct stp_cpu *c = per_cpu_ptr(s->cpu, cpu);
+
+		c->dm_cons = READ_ONCE(c->ring.cons->consumer_pos);
+	}
+	s->dm_since = 0;
+	schedule_delayed_work(&s->deadman, STP_DEADMAN_TICK);
 }
 
 /* The current layouts are the sizes abi.h lists. */
@@ -114,6 +198,7 @@ static void stp_cpus_free(struct stp_session *s)
 		return;
 	for_each_possible_cpu(cpu) {
 		kvfree(per_cpu_ptr(s->cpu, cpu)->vm.sbuf);
+		kvfree(per_cpu_ptr(s->cpu, cpu)->vm.tok);
 		kvfree(per_cpu_ptr(s->cpu, cpu)->vm.frames);
 		kvfree(per_cpu_ptr(s->cpu, cpu)->pctr);
 		kvfree(per_cpu_ptr(s->cpu, cpu)->iters);
@@ -123,7 +208,8 @@ static void stp_cpus_free(struct stp_session *s)
 }
 
 /*
- * Per-CPU registers: a struct stp_vm plus its string buffer, for a program
+ * Per-CPU registers: a struct stp_vm plus its string buffer and its
+ * tokenizer's (STOK), for a program
  * with functions MAXNESTING frames (the verifier bounded their size by
  * STP_MAX_FRAME_BYTES), and the per-probe counters, per CPU.
  */
@@ -148,6 +234,11 @@ static int stp_cpus_alloc(struct stp_session *s)
 					   cpu_to_node(cpu));
 		if (!c->vm.sbuf)
 			return -ENOMEM;	/* caller frees what was allocated */
+		/* STOK's tokenizer (tok_pos, tok_len: 0 from alloc_percpu) */
+		c->vm.tok = kvzalloc_node(maxstr, GFP_KERNEL_ACCOUNT,
+					  cpu_to_node(cpu));
+		if (!c->vm.tok)
+			return -ENOMEM;
 		if (nframes) {
 			c->vm.frames = kvzalloc_node(frames_size,
 						     GFP_KERNEL_ACCOUNT,
@@ -252,6 +343,7 @@ struct stp_session *stp_session_create(void *image, u32 size,
 	mutex_init(&s->lock);
 	init_waitqueue_head(&s->wq);
 	init_irq_work(&s->wake_work, stp_wake_fn);
+	INIT_DELAYED_WORK(&s->deadman, stp_deadman_fn);
 	s->state = STP_STATE_LOADED;
 	s->prog = *prog;
 	s->image_size = size;
@@ -292,6 +384,7 @@ fail:
  */
 void stp_session_destroy(struct stp_session *s)
 {
+	cancel_delayed_work_sync(&s->deadman);
 	irq_work_sync(&s->wake_work);
 	kfree(s->probes);
 	kfree(s->kp_batch);
@@ -349,6 +442,8 @@ static int stp_ioc_start(struct stp_session *s, void __user *uarg)
 	err = stp_probes_start(s, &failed);
 	/* On failure begin may have run: the session can not start again. */
 	WRITE_ONCE(s->state, err ? STP_STATE_STOPPED : STP_STATE_RUNNING);
+	if (!err && s->narmed)
+		stp_deadman_start(s);
 	if (err && failed != STP_START_NO_PROBE)
 		stp_start_report(ua, failed, err);	/* err wins over EFAULT */
 	return err;
@@ -587,6 +682,8 @@ static int stp_session_release(struct inode *inode, struct file *file)
 {
 	struct stp_session *s = file->private_data;
 
+	/* No deadman tick runs or starts past this (it only tries the lock). */
+	cancel_delayed_work_sync(&s->deadman);
 	if (s->state == STP_STATE_RUNNING)
 		stp_probes_disarm(s);
 	stp_session_destroy(s);

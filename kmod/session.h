@@ -20,6 +20,7 @@
 #include <linux/mutex.h>
 #include <linux/wait.h>
 #include <linux/irq_work.h>
+#include <linux/workqueue.h>
 #include <linux/kprobes.h>
 #include <linux/hrtimer.h>
 #include <linux/percpu.h>
@@ -64,6 +65,16 @@ struct stp_cpu {
 	u64 skipped;		/* nested hits refused by the guard */
 	struct stp_probe_ctr *pctr;	/* prog.nprobes entries, this CPU */
 	struct stp_iter *iters;	/* prog.niters foreach iterators, or NULL */
+	/*
+	 * Overload breaker (stap's cycles_base / cycles_sum, in local_clock
+	 * nanoseconds): start of the current interval and handler time of
+	 * the hits that ended in it. Written only by this CPU's hits.
+	 */
+	u64 ovl_base;
+	u64 ovl_sum;
+	/* helpers' scratch (stp_env.h: SYMNAME, SYMDATA, BACKTRACE) */
+	unsigned long scratch[(STP_KENV_SCRATCH + 7) / 8];
+	u64 dm_cons;		/* deadman: consumer_pos at its last look */
 };
 
 struct stp_session;
@@ -73,7 +84,7 @@ struct stp_probe {
 	union {
 		struct kprobe kp;	/* STP_PROBE_KPROBE */
 		struct kretprobe rp;	/* STP_PROBE_KRETPROBE */
-		struct hrtimer timer;	/* STP_PROBE_TIMER */
+		struct hrtimer timer;	/* STP_PROBE_TIMER, not profile */
 		struct tracepoint *tp;	/* STP_PROBE_TRACEPOINT, when armed */
 	};
 	struct stp_session *sess;
@@ -81,7 +92,10 @@ struct stp_probe {
 	u32 handler;		/* into the image's HANDLERS */
 	u8 kind;		/* enum stp_probe_kind */
 	bool optional;		/* STP_PROBE_F_OPTIONAL */
+	bool overload;		/* hits count against the overload breaker */
 	bool armed;
+	bool profile;		/* STP_PROBE_F_PROFILE: pevents, not timer */
+	struct perf_event **pevents;	/* profile: nr_cpu_ids, NULL offline */
 	ktime_t period;		/* timers */
 	char symbol[STP_MAX_SYMBOL_LEN + 1];	/* kprobes, NUL-terminated */
 };
@@ -96,7 +110,7 @@ struct stp_session {
 	 * disarming (synchronize) then waits for.
 	 */
 	bool active;
-	u32 exit_requested;	/* xchg'd to 1 once; see stp_request_exit */
+	u32 exit_requested;	/* enum stp_exit_reason, set once; stp_request_stop */
 	/*
 	 * error: MAXERRORS or MAXSKIPPED exceeded (STP_STATE_ERROR); set
 	 * once in any context by stp_request_error, never cleared. STOP
@@ -124,6 +138,13 @@ struct stp_session {
 	struct kretprobe **rp_batch;	/* scratch for unregister_kretprobes */
 	wait_queue_head_t wq;	/* pollers */
 	struct irq_work wake_work;	/* wakes wq from probe context */
+	/*
+	 * Deadman (session.c): a look at the rings every second while
+	 * RUNNING; dm_since is when records started waiting with no
+	 * consumer_pos moving (0: not stalled).
+	 */
+	struct delayed_work deadman;
+	u64 dm_since;
 };
 
 /* session.c */
@@ -131,8 +152,10 @@ extern const struct file_operations stp_session_fops;
 struct stp_session *stp_session_create(void *image, u32 size,
 				       const struct stp_prog *prog);
 void stp_session_destroy(struct stp_session *s);
+void stp_request_stop(struct stp_session *s, u32 reason, bool error);
 void stp_request_exit(struct stp_session *s);
 void stp_request_error(struct stp_session *s);
+void stp_deadman_start(struct stp_session *s);
 int stp_copy_args(void *dst, u32 ksize, u32 min_size,
 		  const void __user *uarg);
 

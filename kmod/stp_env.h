@@ -42,9 +42,29 @@
 #include <asm/barrier.h>
 #include <asm/page.h>
 
+#include <linux/kallsyms.h>
+#include <linux/stacktrace.h>
+#include <linux/module.h>
+#include "stapvm/abi.h"		/* STP_MAX_BACKTRACE */
+
+/* Frames stack_trace_save() may give BACKTRACE before it picks its own. */
+#define STP_KENV_TRACE		64
+
+/*
+ * Bytes of the per-CPU scratch area a hit hands the helpers (SYMNAME,
+ * SYMDATA: sprint_symbol's KSYM_SYMBOL_LEN output and " [kernel]";
+ * BACKTRACE: STP_KENV_TRACE frames). Per session and CPU: the session's
+ * nesting guard makes it single-user.
+ */
+#define STP_KENV_SCRATCH						\
+	(KSYM_SYMBOL_LEN + 16 > STP_KENV_TRACE * sizeof(unsigned long) ?	\
+	 KSYM_SYMBOL_LEN + 16 : STP_KENV_TRACE * sizeof(unsigned long))
+
 /* The per-hit environment handed to stp_run() in stp_run_ctx.env. */
 struct stp_kenv {
-	struct pt_regs *regs;	/* kprobe/kretprobe registers, else NULL */
+	struct pt_regs *regs;	/* kprobe/kretprobe registers, the
+				 * interrupted ones (timer.profile), else NULL */
+	void *scratch;		/* STP_KENV_SCRATCH bytes, or NULL */
 };
 
 /* Types, error numbers, mem* functions: the kernel's own. */
@@ -119,6 +139,20 @@ static inline s64 stp_env_tid(void *env)
 static inline s64 stp_env_ppid(void *env)
 {
 	return READ_ONCE(current->real_parent)->tgid;
+}
+
+/*
+ * current->mm->arg_start / arg_end (MM_ARG, for cmdline_str()). current's
+ * mm cannot go away while current runs; the fields are plain longs that
+ * exec sets before the task runs user code. A kernel thread has no mm: 0.
+ */
+static inline u64 stp_env_mm_arg(void *env, bool end)
+{
+	struct mm_struct *mm = READ_ONCE(current->mm);
+
+	if (!mm)
+		return 0;
+	return end ? READ_ONCE(mm->arg_end) : READ_ONCE(mm->arg_start);
 }
 
 static inline s64 stp_env_uid(void *env)
@@ -234,6 +268,7 @@ static inline void stp_env_free(void *p)
  * up instead of deadlocking.
  */
 #include <linux/spinlock.h>
+#include <linux/delay.h>
 #include <asm/processor.h>
 
 #define stp_env_map_lock_t raw_spinlock_t
@@ -260,9 +295,142 @@ static inline void stp_env_map_unlock(stp_env_map_lock_t *l,
 	raw_spin_unlock_irqrestore(l, flags);
 }
 
+/*
+ * Between two failed trylocks: stap's TRYLOCKDELAY (runtime_defines.h,
+ * 10 us), so MAXTRYLOCK = 100 attempts wait out a holder for about 1 ms
+ * before the probe is skipped, as stap's probe_lock.h does.
+ */
+#define STP_TRYLOCKDELAY_US	10
+
 static inline void stp_env_cpu_relax(void)
 {
-	cpu_relax();
+	udelay(STP_TRYLOCKDELAY_US);
+}
+
+/* ADDR: the instruction pointer of the hit's registers, 0 without. */
+static inline u64 stp_env_addr(void *env)
+{
+	struct stp_kenv *ke = env;
+
+	return ke && ke->regs ? (u64)instruction_pointer(ke->regs) : 0;
+}
+
+/* USER_MODE: the hit's registers are a user-mode context. */
+static inline s64 stp_env_user_mode(void *env)
+{
+	struct stp_kenv *ke = env;
+
+	return ke && ke->regs && user_mode(ke->regs);
+}
+
+/*
+ * SYMNAME / SYMDATA of addr into buf (at most max bytes); returns the
+ * length. sprint_symbol() looks kallsyms up without a lock (modules under
+ * RCU, preemption is off here) and writes at most KSYM_SYMBOL_LEN bytes
+ * into the scratch area; an address without a symbol comes back as
+ * 0x<hex>. SYMNAME drops sprint_symbol's " [module]" (stap's symname is
+ * the bare name); SYMDATA adds stap's " [kernel]" to a core-kernel symbol.
+ */
+static inline u32 stp_env_symbol(void *env, u64 addr, bool data, char *buf,
+				 u32 max)
+{
+	struct stp_kenv *ke = env;
+	char *s;
+	u32 n;
+
+	if (!ke || !ke->scratch) {
+		n = (u32)snprintf(buf, max + 1, "0x%llx", addr);
+		return n < max ? n : max;
+	}
+	s = ke->scratch;
+	if (data)
+		sprint_symbol(s, (unsigned long)addr);
+	else
+		sprint_symbol_no_offset(s, (unsigned long)addr);
+	n = (u32)strnlen(s, KSYM_SYMBOL_LEN);
+	if (!data) {		/* stap's symname: no " [module]" */
+		const char *sp = memchr(s, ' ', n);
+
+		if (sp)
+			n = (u32)(sp - s);
+	}
+	if (data && !memchr(s, '[', n) && !(n > 1 && s[0] == '0' &&
+					    s[1] == 'x')) {
+		memcpy(s + n, " [kernel]", 9);
+		n += 9;
+	}
+	if (n > max)
+		n = max;
+	memcpy(buf, s, n);
+	return n;
+}
+
+/* PEXECNAME: the real parent's comm, as stp_env_comm. */
+static inline u32 stp_env_pcomm(void *env, char *buf, u32 max)
+{
+	char comm[TASK_COMM_LEN];
+	struct task_struct *t;
+	const char *nul;
+	u32 len;
+
+	rcu_read_lock();
+	t = rcu_dereference(current->real_parent);
+	memcpy(comm, t->comm, sizeof(comm));
+	rcu_read_unlock();
+	nul = memchr(comm, 0, sizeof(comm));
+	len = nul ? (u32)(nul - comm) : (u32)sizeof(comm);
+	if (len > max)
+		len = max;
+	memcpy(buf, comm, len);
+	return len;
+}
+
+/*
+ * BACKTRACE into buf (at most max bytes): stack_trace_save() from here
+ * (ORC, safe in any context), then the frames from the hit's own address
+ * on: with registers the first frame at or just after their instruction
+ * pointer (a kprobe's int3 or ftrace entry, the interrupted context),
+ * else the first frame after this module's. At most STP_MAX_BACKTRACE
+ * frames, whole ones only. Returns the length.
+ */
+static inline u32 stp_env_backtrace(void *env, char *buf, u32 max)
+{
+	struct stp_kenv *ke = env;
+	unsigned long *ent;
+	unsigned int n, i, start = 0, k;
+	u32 len = 0;
+
+	if (!ke || !ke->scratch)
+		return 0;
+	ent = ke->scratch;
+	n = stack_trace_save(ent, STP_KENV_TRACE, 0);
+	if (n > STP_KENV_TRACE)
+		n = STP_KENV_TRACE;
+	for (i = 0; i < n; i++)		/* the last frame of this module */
+		if (within_module(ent[i], THIS_MODULE))
+			start = i + 1;
+	if (ke->regs) {
+		unsigned long ip = instruction_pointer(ke->regs);
+
+		for (i = 0; i < n; i++)
+			if (ent[i] + 1 >= ip && ent[i] < ip + 16)
+				break;
+		if (i < n) {
+			start = i;
+			ent[i] = ip;
+		}
+	}
+	for (k = 0, i = start; i < n && k < STP_MAX_BACKTRACE; i++, k++) {
+		char one[24];
+		u32 m = (u32)scnprintf(one, sizeof(one), "%s0x%lx",
+				       len ? " " : "", ent[i]);
+
+		if (len + m > max)
+			break;
+		memcpy(buf + len, one, m);
+		len += m;
+	}
+	return len;
 }
 
 #endif /* STAPVM_STP_ENV_H */

@@ -64,13 +64,18 @@ pub fn time_ns(budget: Duration, batch: u32, mut f: impl FnMut()) -> f64 {
 }
 
 /// The image of a compiled program, every kprobe resolved to the first
-/// symbol it names (as `HostSession::from_program` does).
+/// symbol it names (as `HostSession::from_program` does); a pattern
+/// (`vfs_*`, `m:f*`), which the loader expands on the target, to
+/// `vfs_read`.
 pub fn image_of(prog: &Program) -> Vec<u8> {
     let syms: Vec<Option<(String, u32)>> = prog
         .probes
         .iter()
         .map(|p| match &p.target {
             ProbeTarget::None => None,
+            ProbeTarget::Symbol { name, .. } if name.contains(['*', '?', '[', ':']) => {
+                Some(("vfs_read".into(), 0))
+            }
             ProbeTarget::Symbol { name, offset } => Some((name.clone(), *offset)),
             ProbeTarget::FirstOf(names) => names.first().map(|n| (n.clone(), 0)),
         })

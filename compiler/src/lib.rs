@@ -11,7 +11,9 @@
 //!    failed" summary;
 //! 4. `passes::expand` — probe aliases (`=`, `+=`, suffixes, wildcard
 //!    uses) replaced by probes on their points, prologue and epilogue
-//!    around the body; the alias definitions are gone afterwards;
+//!    around the body; the alias definitions are gone afterwards; then
+//!    `tapset`, the built-in tapset: syscall probe points and their alias
+//!    variables, `@entry`, tapset functions (docs/tapset.md);
 //! 5. `passes::resolve` — probe points, names, built-ins, the
 //!    `syscall.open` warning; every construct the later passes cannot
 //!    handle yet (functions, arrays, statistics, foreach, target
@@ -19,7 +21,11 @@
 //! 6. `passes::types` — long/string inference. N.B. needs every name
 //!    resolved, so it runs only when `resolve` found no error;
 //! 7. `passes::lower` — handlers, probes and tables. Runs only on a script
-//!    without errors.
+//!    without errors;
+//! 8. `verify` — the program laid out as the module's image and checked
+//!    by the Rust verifier (`vm_spec::verify`, the module's rules and
+//!    codes), so `stapvm compile` never writes a program the module's
+//!    verifier would refuse.
 //!
 //! Embedded C (`%{ %}`) is a parse error, as in stap without `-g`; with
 //! `Target::guru` it parses (`parse_only` accepts it) and `resolve` refuses
@@ -34,6 +40,10 @@ pub mod glob;
 pub mod parse;
 pub mod passes;
 pub mod printf;
+pub mod regex;
+pub mod symbols;
+pub mod tapset;
+pub mod verify;
 
 use diag::{Diags, Renderer, Severity};
 pub use parse::preprocess::Target;
@@ -94,10 +104,19 @@ fn failed(
 ) -> Failed {
     let mut r = Renderer::new(source_name, source, front_tokens);
     let mut out = String::new();
-    for d in &diags.list {
+    let shown = Shown::of(&diags.list);
+    for d in &shown.list {
         out.push_str(&r.render(d));
     }
-    let count = diags.errors();
+    let mut count = shown
+        .list
+        .iter()
+        .filter(|d| d.severity != Severity::Warning)
+        .count();
+    if count == 0 && pass == 2 {
+        // Only warnings: the failure is stap -W's.
+        count = shown.list.len();
+    }
     if pass == 1 {
         let n = diags
             .list
@@ -114,9 +133,74 @@ fn failed(
     } else {
         out.push_str("Pass 2: analysis failed.  [man error::pass2]\n");
     }
+    out.push_str(&shown.summary());
     Failed {
         rendered: out,
         count,
+    }
+}
+
+/// The diagnostics stap prints: a semantic error whose text (notes
+/// included) was already printed, or a warning whose message was, is
+/// counted as suppressed instead (stap's duplicate elimination,
+/// session.cxx print_error / print_warning; stap keys errors on the place
+/// in its own source that raised them, which the text stands in for).
+struct Shown<'a> {
+    list: Vec<&'a diag::Diagnostic>,
+    errors: usize,
+    warnings: usize,
+}
+
+impl<'a> Shown<'a> {
+    fn of(all: &'a [diag::Diagnostic]) -> Self {
+        let mut seen = std::collections::HashSet::new();
+        let mut s = Shown {
+            list: Vec::new(),
+            errors: 0,
+            warnings: 0,
+        };
+        for d in all {
+            let key = match d.severity {
+                Severity::ParseError => {
+                    s.list.push(d);
+                    continue;
+                }
+                Severity::Warning => format!("W{}", d.message),
+                Severity::SemanticError => {
+                    let notes: Vec<&str> = d.notes.iter().map(|n| n.message.as_str()).collect();
+                    format!("E{}\n{}", d.message, notes.join("\n"))
+                }
+            };
+            if seen.insert(key) {
+                s.list.push(d);
+            } else if d.severity == Severity::Warning {
+                s.warnings += 1;
+            } else {
+                s.errors += 1;
+            }
+        }
+        s
+    }
+
+    /// stap's `report_suppression` text ("" when nothing was suppressed).
+    fn summary(&self) -> String {
+        let mut out = String::new();
+        if self.errors > 0 {
+            out.push_str(&format!(
+                "Number of similar error messages suppressed: {}.\n",
+                self.errors
+            ));
+        }
+        if self.warnings > 0 {
+            out.push_str(&format!(
+                "Number of similar warning messages suppressed: {}.\n",
+                self.warnings
+            ));
+        }
+        if !out.is_empty() {
+            out.push_str("Rerun with -v to see them.\n");
+        }
+        out
     }
 }
 
@@ -125,6 +209,13 @@ fn limits(opts: &Options) -> Result<Vec<u32>, String> {
     let mut limits = vm_spec::program::default_limits();
     for (name, val) in &opts.defines {
         if let Some((i, l)) = vm_spec::limits::by_name(name) {
+            // A bare `-D NAME` of an on/off limit (`-D STP_NO_OVERLOAD`)
+            // turns it on, as the C macro stap defines would.
+            let val = if val.trim().is_empty() && l.min == 0 && l.max == 1 {
+                "1"
+            } else {
+                val.as_str()
+            };
             match val.trim().parse::<u64>() {
                 Ok(v) if v >= u64::from(l.min) && v <= u64::from(l.max) => {
                     if let Some(slot) = limits.get_mut(i) {
@@ -179,15 +270,25 @@ fn front(
 ) -> Result<Front, Failed> {
     let (tokens, script, mut diags) = pass1(source_name, source, opts, target)?;
     let script = passes::expand::run(&script, &mut diags);
+    let script = passes::prometheus::run(&script, &mut diags);
+    if diags.has_errors() {
+        return Err(failed(source_name, source, &tokens, &diags, 2));
+    }
+    let script = tapset::run(&script, &opts.args, &mut diags);
     if diags.has_errors() {
         return Err(failed(source_name, source, &tokens, &diags, 2));
     }
     let resolved = passes::resolve::run(&script, &mut diags);
+    if let Some(syms) = &target.kernel_symbols {
+        symbols::check(&resolved, syms, &mut diags);
+    }
     if diags.has_errors() {
         return Err(failed(source_name, source, &tokens, &diags, 2));
     }
     let types = passes::types::run(&script, &resolved, &mut diags);
-    if diags.has_errors() {
+    // stap -W: the warnings count as errors (session.h num_errors()).
+    let werror = target.werror && diags.list.iter().any(|d| d.severity == Severity::Warning);
+    if diags.has_errors() || werror {
         return Err(failed(source_name, source, &tokens, &diags, 2));
     }
     Ok(Front {
@@ -199,13 +300,20 @@ fn front(
     })
 }
 
+/// The warnings, rendered; stap's suppression summary last, if any.
 fn render_warnings(source_name: &str, source: &str, f: &Front) -> Vec<String> {
-    f.diags
+    let shown = Shown::of(&f.diags.list);
+    let mut out: Vec<String> = shown
         .list
         .iter()
         .filter(|d| d.severity == Severity::Warning)
         .map(|d| Renderer::new(source_name, source, &f.tokens).render(d))
-        .collect()
+        .collect();
+    let summary = shown.summary();
+    if !summary.is_empty() {
+        out.push(summary);
+    }
+    out
 }
 
 /// Stack for the passes: nesting is bounded (`parse::MAX_DEPTH`), and this
@@ -273,6 +381,14 @@ fn compile_here(
     program.source_name = source_name.to_string();
     program.source = source.to_string();
     program.compiler_version = VERSION.to_string();
+    if let Err(e) = verify::run(&program) {
+        return Err(Failed {
+            rendered: format!(
+                "ERROR: the verifier refuses the compiled program: {e}\nPass 4: compilation failed.  [man error::pass4]\n"
+            ),
+            count: 1,
+        });
+    }
     Ok(Compiled {
         program,
         warnings: render_warnings(source_name, source, &f),

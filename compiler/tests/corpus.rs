@@ -1,10 +1,13 @@
 //! The SystemTap parse test corpus (`/work/shared/corpus/stp-testsuite`,
 //! see its MANIFEST.md), run the way stap's testsuite runs it: every
 //! `parseok` file must parse (`stap -p1` exits 0), every `parseko` file must
-//! be rejected with a diagnostic and without a panic. `semko` (`stap -p2`
-//! must fail) is reported but NOT asserted yet: the semantics of the full
-//! language come later. Also: deleting any one token of any corpus file
-//! never panics.
+//! be rejected with a diagnostic and without a panic, every `semko` file
+//! must be rejected by the semantic pass (`stap -p2` fails; `-W` makes
+//! warnings errors), with kernel function probe points resolved against a
+//! fixed symbol list (`SEMKO_KALLSYMS`, never the host kernel's), as
+//! `stapvm check` resolves them against /proc/kallsyms. Exceptions, if
+//! any, are listed with their reasons in `SEMKO_EXCEPTIONS`. Also:
+//! deleting any one token of any corpus file never panics.
 //!
 //! Each file's first line is its invocation: `#! stap -p1` (flags), or
 //! `#! /bin/sh` for a shell wrapper calling `stap $@ ARGS...`, translated
@@ -13,6 +16,7 @@
 //!
 //! `CORPUS_VERBOSE=1 cargo test -p compiler --test corpus -- --nocapture`
 //! also prints the first line of each rejection.
+use compiler::symbols::KernelSymbols;
 use compiler::{check_for, compile_for, parse_only_for, Options, Target};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
@@ -123,7 +127,8 @@ fn apply_args(case: &mut Case, words: &[String], stdin: Option<String>) -> bool 
                 for c in w[1..].chars() {
                     match c {
                         'g' => case.target.guru = true,
-                        'u' | 'W' | 'v' | 'w' | 'k' | '0'..='9' | 'p' => {}
+                        'W' => case.target.werror = true,
+                        'u' | 'v' | 'w' | 'k' | '0'..='9' | 'p' => {}
                         _ => return false,
                     }
                 }
@@ -277,13 +282,119 @@ fn parseko_files_are_rejected() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
-/// NOT ASSERTED YET: the full language's semantics come later; only
-/// panics fail this test. Run with `--nocapture` to see the counts.
+/// The kernel the semko files are checked against: the functions they
+/// probe that exist in every kernel stap supports, and the ones that must
+/// not resolve left out (`sixteen`: a made-up name; `seventeen`: a module
+/// that is not loaded) or placed in the init text (`thirtytwo`:
+/// `init_setup`, freed after boot).
+const SEMKO_KALLSYMS: &str = "\
+ffffffff81000000 T _stext
+ffffffff81100000 T vfs_read
+ffffffff81100100 T vfs_write
+ffffffff81100200 t do_filp_open
+ffffffff81100300 T do_sys_open
+ffffffff81100400 T do_sys_openat2
+ffffffff81100500 T __x64_sys_open
+ffffffff81100600 T __x64_sys_openat
+ffffffff83000000 T _sinittext
+ffffffff830000a0 t init_setup
+ffffffff83100000 T _einittext
+ffffffffc0001000 t ext4_file_open\t[ext4]
+";
+
+/// semko files that `stapvm check` accepts, with the reason. Empty: every
+/// semko file is rejected.
+const SEMKO_EXCEPTIONS: &[(&str, &str)] = &[];
+
+fn analyse_semko(c: &Case) -> Result<(), String> {
+    let target = Target {
+        kernel_symbols: Some(std::sync::Arc::new(KernelSymbols::from_kallsyms(
+            SEMKO_KALLSYMS,
+        ))),
+        ..c.target.clone()
+    };
+    check_for(&c.name, &c.script, &c.opts, &target)
+        .map(|_| ())
+        .map_err(|f| f.rendered)
+}
+
 #[test]
-fn semko_files_are_rejected_report_only() {
-    let failures = run_dir("semko", false, analyse);
-    let panics: Vec<_> = failures.iter().filter(|f| f.contains("PANIC")).collect();
-    assert!(panics.is_empty(), "{panics:#?}");
+fn semko_files_are_rejected() {
+    let failures = run_dir("semko", false, analyse_semko);
+    let unexpected: Vec<_> = failures
+        .iter()
+        .filter(|f| {
+            !SEMKO_EXCEPTIONS
+                .iter()
+                .any(|(name, _)| f.starts_with(&format!("{name}: accepted")))
+        })
+        .collect();
+    assert!(unexpected.is_empty(), "{unexpected:#?}");
+}
+
+/// The cases that need more than the script: `-W`, and the kernel's
+/// symbols (without them the probe points are the loader's business).
+#[test]
+fn semko_werror_and_symbols_are_what_rejects() {
+    let root = Path::new(ROOT).join("semko");
+    let c = load(&root.join("fortyeight.stp"));
+    assert!(c.target.werror);
+    let e = analyse_semko(&c).unwrap_err();
+    assert!(
+        e.starts_with("WARNING: Eliding unused variable 'foo'")
+            && e.ends_with("Pass 2: analysis failed.  [man error::pass2]\n"),
+        "{e}"
+    );
+    let plain = Case {
+        target: Target::default(),
+        ..load(&root.join("fortyeight.stp"))
+    };
+    analyse(&plain).unwrap();
+    for f in ["sixteen.stp", "seventeen.stp", "thirtytwo.stp"] {
+        let c = load(&root.join(f));
+        let e = analyse_semko(&c).unwrap_err();
+        assert!(
+            e.contains("semantic error: while resolving probe point: identifier")
+                && e.contains("semantic error: no match"),
+            "{f}: {e}"
+        );
+        analyse(&c).unwrap_or_else(|e| panic!("{f} without symbols: {e}"));
+    }
+    // With the symbol and outside the init text, the same points resolve.
+    let t = Target {
+        kernel_symbols: Some(std::sync::Arc::new(KernelSymbols::from_kallsyms(
+            "ffffffff81000000 T init_setup\nffffffff81000100 T no_such_function_anywhere_guaranteed\n",
+        ))),
+        ..Target::default()
+    };
+    for f in ["sixteen.stp", "thirtytwo.stp"] {
+        let c = load(&root.join(f));
+        check_for(&c.name, &c.script, &c.opts, &t)
+            .unwrap_or_else(|e| panic!("{f}: {}", e.rendered));
+    }
+}
+
+/// stap's duplicate elimination: an error printed once, then counted.
+#[test]
+fn similar_errors_are_suppressed_with_stap_summary() {
+    let e = check_for(
+        "x.stp",
+        "probe begin { foo(); foo() }",
+        &Options::default(),
+        &Target::default(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.rendered.matches("unresolved function foo").count(),
+        1,
+        "{}",
+        e.rendered
+    );
+    assert!(e.rendered.ends_with(
+        "Pass 2: analysis failed.  [man error::pass2]\n\
+         Number of similar error messages suppressed: 1.\n\
+         Rerun with -v to see them.\n"
+    ));
 }
 
 /// Deleting any one token of any corpus file (the first `MAX_TOKENS` of

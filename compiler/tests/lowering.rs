@@ -1,6 +1,6 @@
 //! Code generation checked by listing the instructions of small snippets
-//! (Lua's `testes/code.lua` style). Every program is also run through the
-//! verifier mirror (`common::verify`).
+//! (Lua's `testes/code.lua` style). Every program is also run through both
+//! verifiers (`common::verify`: the Rust one; `common::image`: the C one).
 mod common;
 use common::*;
 

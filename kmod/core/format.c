@@ -368,3 +368,157 @@ int stp_format(const char *fmt, u32 fmt_len, const struct stp_fmt_arg *args,
 		out[o.len < o.cap ? o.len : o.cap] = '\0';
 	return o.len > 0x7fffffff ? 0x7fffffff : (int)o.len;
 }
+
+/* ------------------------------------------------------------------ */
+/* Histograms                                                          */
+
+/* Columns of the widest bar and empty rows kept around a non-empty one. */
+#define HIST_WIDTH	50
+#define HIST_ELISION	2
+
+/* Characters v takes in decimal, its sign included. */
+static s64 hist_space(s64 v)
+{
+	u64 t = v < 0 ? 0 - (u64)v : (u64)v;
+	s64 n = v < 0;
+
+	if (!v)
+		return 1;
+	while (t) {	/* at most 20 iterations */
+		t /= 10;
+		n++;
+	}
+	return n;
+}
+
+static void hist_num(struct fmt_out *o, s64 v)
+{
+	char buf[24];
+	u64 t = v < 0 ? 0 - (u64)v : (u64)v;
+	u32 n = sizeof(buf);
+
+	do {	/* at most 20 iterations */
+		buf[--n] = (char)('0' + t % 10);
+		t /= 10;
+	} while (t);
+	if (v < 0)
+		buf[--n] = '-';
+	out_bytes(o, buf + n, sizeof(buf) - n);
+}
+
+/* The value bucket i of d is labelled with (last = nbuckets - 1). */
+static s64 hist_label(const struct stp_stat_desc *d, s64 i, s64 last)
+{
+	s64 zero = STP_HIST_LOG_BUCKETS / 2;
+
+	if (d->hist == STP_HIST_LINEAR) {
+		s64 k = i == 0 ? 0 : i == last ? i - 2 : i - 1;
+
+		return (s64)((u64)d->start + (u64)k * (u64)(s64)d->interval);
+	}
+	i = i < 0 ? 0 : i > last ? last : i;
+	if (i == zero)
+		return 0;
+	if (i < zero)
+		return (s64)(((u64)1 << 63)) >> i;
+	return (s64)((u64)1 << ((i - zero - 1) & 63));
+}
+
+u32 stp_format_hist(const struct stp_stat_desc *d,
+		    s64 (*bucket)(const void *ctx, u32 i), const void *ctx,
+		    char *out, u32 cap)
+{
+	struct fmt_out o = { .buf = out, .cap = cap, .len = 0 };
+	s64 nb = d->nbuckets > STP_HIST_MAX_BUCKETS ? STP_HIST_MAX_BUCKETS
+						     : d->nbuckets;
+	bool linear = d->hist == STP_HIST_LINEAR;
+	s64 zero = STP_HIST_LOG_BUCKETS / 2;
+	s64 last = nb - 1, low = -1, high = 0, valmax = 0, i, k;
+	s64 under = 0, over = 0, scale, cnt_space, val_space;
+	bool eliding = false;
+
+	if (nb <= 0 || d->hist == STP_HIST_NONE)
+		return 0;
+	for (i = 0; i < nb; i++) {	/* nb <= STP_HIST_MAX_BUCKETS */
+		s64 c = bucket(ctx, (u32)i);
+
+		if (c > 0 && low == -1)
+			low = i;
+		if (c > 0)
+			high = i;
+		if (c > valmax)
+			valmax = c;
+	}
+	for (k = 0; k < HIST_ELISION; k++) {
+		if (low > 0 && (linear || low != zero))
+			low--;
+		if (high < last)
+			high++;
+	}
+	if (linear) {
+		if (low == 0 && bucket(ctx, 0) == 0)
+			low++;
+		if (high == last && bucket(ctx, (u32)last) == 0)
+			high--;
+		under = low == 0;
+		over = high == last;
+	}
+	scale = valmax <= HIST_WIDTH ? 1 : (valmax + HIST_WIDTH - 1) / HIST_WIDTH;
+	cnt_space = hist_space(valmax);
+	if (linear) {
+		s64 a = hist_space(d->start) + under;
+		s64 b = hist_space((s64)((u64)d->start +
+					 (u64)(s64)d->interval * (u64)high)) + over;
+
+		val_space = a > b ? a : b;
+	} else {
+		s64 a = hist_space(hist_label(d, high, last));
+		s64 b = hist_space(hist_label(d, low, last));
+
+		val_space = a > b ? a : b;
+	}
+	if (val_space < 5)
+		val_space = 5;
+	out_fill(&o, ' ', val_space - 5);
+	out_bytes(&o, "value |", 7);
+	out_fill(&o, '-', HIST_WIDTH);
+	out_bytes(&o, " count\n", 7);
+	for (i = low < 0 ? 0 : low; i <= high; i++) {	/* i < nb */
+		s64 lo = i - HIST_ELISION, hi = i + HIST_ELISION, c, v, bar;
+		const char *prefix = "";
+		bool empty = true;
+
+		lo = lo < low ? low : lo;
+		lo = lo < 0 ? 0 : lo;
+		hi = hi > high ? high : hi;
+		for (k = lo; k <= hi; k++)	/* at most 5 iterations */
+			if (bucket(ctx, (u32)k) != 0)
+				empty = false;
+		if (empty) {
+			eliding = true;
+			continue;
+		}
+		if (eliding) {
+			out_fill(&o, ' ', val_space);
+			out_bytes(&o, " ~\n", 3);
+			eliding = false;
+		}
+		if (linear && i == 0)
+			prefix = "<";
+		else if (linear && i == last)
+			prefix = ">";
+		v = hist_label(d, i, last);
+		c = bucket(ctx, (u32)i);
+		out_fill(&o, ' ', val_space - hist_space(v) - (*prefix ? 1 : 0));
+		out_bytes(&o, prefix, *prefix ? 1 : 0);
+		hist_num(&o, v);
+		out_bytes(&o, " |", 2);
+		bar = c > 0 ? c / scale : 0;
+		out_fill(&o, '@', bar);
+		out_fill(&o, ' ', HIST_WIDTH - bar + 1 + cnt_space - hist_space(c));
+		hist_num(&o, c);
+		out_bytes(&o, "\n", 1);
+	}
+	out_bytes(&o, "\n", 1);
+	return (u32)(o.len < o.cap ? o.len : o.cap);
+}

@@ -310,14 +310,24 @@ static int str_cmp(const u8 *x, u32 lx, const u8 *y, u32 ly)
 	return lx == ly ? 0 : lx < ly ? -1 : 1;
 }
 
-/* Compares the column of two used entries; ties by insertion order. */
-static int ent_cmp(const struct stp_map *m, u32 a, u32 b, u32 sort)
+/*
+ * Compares two used entries of an iterator by the column sort names, or
+ * with an extractor order (sort bits 4..6) by the keys the caller stored
+ * in the iterator; ties by insertion order.
+ */
+static int ent_cmp(const struct stp_map *m, const struct stp_iter_ent *xa,
+		   const struct stp_iter_ent *xb, u32 sort)
 {
+	u32 a = xa->slot, b = xb->slot;
 	const u8 *ea = ENTB(m, a), *eb = ENTB(m, b);
 	u32 col = sort & 15, off;
 	bool is_str;
 	int c = 0;
 
+	if (sort & 0x70) {
+		c = xa->key < xb->key ? -1 : xa->key > xb->key;
+		goto order;
+	}
 	if (col == 15) {
 		off = m->val_off;
 		is_str = m->value == STP_MAPV_STR;
@@ -344,6 +354,7 @@ static int ent_cmp(const struct stp_map *m, u32 a, u32 b, u32 sort)
 		memcpy(&vb, eb + off, 8);
 		c = va < vb ? -1 : va > vb;
 	}
+order:
 	if (sort & 0x80)
 		c = -c;
 	if (!c) {
@@ -364,9 +375,9 @@ static void sift_down(const struct stp_map *m, struct stp_iter_ent *x,
 		struct stp_iter_ent t;
 
 		if (child + 1 < n &&
-		    ent_cmp(m, x[child].slot, x[child + 1].slot, sort) < 0)
+		    ent_cmp(m, &x[child], &x[child + 1], sort) < 0)
 			child++;
-		if (ent_cmp(m, x[root].slot, x[child].slot, sort) >= 0)
+		if (ent_cmp(m, &x[root], &x[child], sort) >= 0)
 			return;
 		t = x[root];
 		x[root] = x[child];
@@ -410,6 +421,14 @@ void stp_map_iter_fill(const struct stp_map *m, struct stp_iter *it,
 	it->map = map;
 	it->pos = 0;
 	it->count = limit < 0 ? 0 : limit < n ? (u32)limit : n;
+}
+
+void stp_map_iter_sort(const struct stp_map *m, struct stp_iter *it,
+		       u32 sort, s64 limit)
+{
+	heapsort(m, it->idx, it->count, sort);
+	if (limit < it->count)
+		it->count = limit < 0 ? 0 : (u32)limit;
 }
 
 u8 *stp_map_iter_next(const struct stp_map *m, struct stp_iter *it)

@@ -36,6 +36,14 @@ void stp_map_clear(struct stp_map *m);
 void stp_map_iter_fill(const struct stp_map *m, struct stp_iter *it,
 		       u32 map, u32 sort, s64 limit, u32 iter_cap);
 
+/*
+ * Sorts the it->count entries of a filled iterator by the keys the caller
+ * stored in it->idx[].key (sort: an extractor order, bits 4..6 set; bit 7
+ * descending; ties by insertion order), then keeps max(limit, 0) of them.
+ */
+void stp_map_iter_sort(const struct stp_map *m, struct stp_iter *it,
+		       u32 sort, s64 limit);
+
 /* The next entry of it still in m, or NULL when exhausted. */
 u8 *stp_map_iter_next(const struct stp_map *m, struct stp_iter *it);
 

@@ -98,7 +98,8 @@
  *      unsigned long *flags): one attempt, never spins (kernel:
  *      raw_spin_trylock_irqsave); void stp_env_map_unlock(
  *      stp_env_map_lock_t *l, unsigned long flags); void
- *      stp_env_cpu_relax(void) between attempts (kernel: cpu_relax). [any]
+ *      stp_env_cpu_relax(void) between attempts (kernel: udelay of
+ *      stap's TRYLOCKDELAY, 10 us; user space: nothing). [any]
  *
  * Nothing else: the core uses no other kernel or libc function.
  */
@@ -161,10 +162,14 @@ struct stp_prog {
 	u32 stat_bytes;			/* per-CPU bytes of all statistics */
 	const struct stp_map_desc *maps;
 	u32 nmaps;			/* associative arrays */
-	u32 niters;			/* 1 + the largest MIT iterator */
+	u32 niters;			/* iterators per CPU (iter_frame x levels) */
 	u32 iter_cap;			/* the largest map capacity */
-	u32 pad_maps;
+	u32 iter_frame;			/* 1 + the largest MIT iterator */
 	u64 map_bytes;			/* stp_map_size() of all maps */
+	const struct stp_regex_desc *regexes;
+	const u16 *rxdata;		/* REGEXDATA: DFA transitions */
+	u32 nregexes;
+	u32 rxdata_len;			/* entries of REGEXDATA */
 	u32 limits[STP_LIM__COUNT];	/* copied from the header */
 };
 
@@ -231,7 +236,10 @@ struct stp_frame {
 	const struct stp_insn *ret_ip;	/* caller's next instruction */
 	u32 caller;			/* caller's handler index */
 	u8 dst;				/* caller's result register */
-	u8 pad[3];
+	u8 caller_creg;			/* caller's catch message register */
+	u8 pad[2];
+	u32 caller_catch;		/* caller's armed catch pc + 1, 0: none */
+	u32 pad2;
 };
 
 /*
@@ -241,7 +249,10 @@ struct stp_frame {
  * also allocates frames: nframes frames (MAXNESTING of the program, the
  * depth calls may reach) of stp_vm_frames_size(nframes, str_cap) bytes,
  * 8-byte aligned; with frames == NULL or nframes == 0 every call fails
- * with STP_RTE_MAXNESTING. Contents between runs are meaningless.
+ * with STP_RTE_MAXNESTING. Contents between runs are meaningless, except
+ * the tokenizer's (STOK): tok is NULL (STOK then always gives "") or
+ * str_cap bytes, zeroed with tok_pos and tok_len at allocation, and keeps
+ * its state across runs as stap's per-CPU context does.
  */
 struct stp_vm {
 	u64 r[STP_MAX_REGS];
@@ -251,6 +262,9 @@ struct stp_vm {
 	void *frames;		/* NULL, or stp_vm_frames_size() bytes */
 	u32 nframes;		/* frames there is memory for */
 	u32 pad;
+	char *tok;		/* NULL, or str_cap bytes: STOK's input copy */
+	u32 tok_pos;		/* 0: no token left; else 1 + next token's offset */
+	u32 tok_len;		/* bytes of tok in use */
 };
 
 /* Bytes of stp_vm.sbuf for a given MAXSTRINGLEN. */
@@ -384,10 +398,15 @@ void stp_map_init(struct stp_map *m, const struct stp_map_desc *d,
 int stp_map_read(const struct stp_map *m, u32 *cursor, u8 *out, u32 size,
 		 u32 *used);
 
-/* One entry of an iterator's index: a slot and its seq when taken. */
+/*
+ * One entry of an iterator's index: a slot and its seq when taken, and
+ * the sort key of an extractor order (a statistics array sorted by @sum,
+ * @min, @max or @avg: the merged value, computed once per entry).
+ */
 struct stp_iter_ent {
 	u32 slot;
 	u32 gen;		/* low 32 bits of the entry's seq */
+	s64 key;
 };
 
 /* One foreach iterator of one CPU. */
@@ -466,5 +485,19 @@ struct stp_fmt_arg {
  */
 int stp_format(const char *fmt, u32 fmt_len, const struct stp_fmt_arg *args,
 	       u32 nargs, char *out, u32 out_size);
+
+/*
+ * stp_format_hist - histogram d drawn as stap's _stp_stat_print_histogram
+ * (`print(@hist_log(s))`; vm-spec/src/hist.rs draws the same in user
+ * space): header, rows from two empty buckets before the first non-empty
+ * one to two after the last, bars of '@' scaled to 50 columns, runs of
+ * empty rows as one '~' line, a final empty line. bucket(ctx, i) gives
+ * bucket i's count (i < d->nbuckets). Stores at most cap bytes (no NUL).
+ * Return: the bytes stored.
+ * Context: any.
+ */
+u32 stp_format_hist(const struct stp_stat_desc *d,
+		    s64 (*bucket)(const void *ctx, u32 i), const void *ctx,
+		    char *out, u32 cap);
 
 #endif /* STP_CORE_H */

@@ -41,7 +41,7 @@
  *     returning a long / string. When the program has functions, MAXNESTING
  *     frames fit in STP_MAX_FRAME_BYTES.
  *  9. SPRINTF names a format that has a text (a string of STRS); SPRINTF,
- *     SREPL and STEXT write a string register none of their string
+ *     SREPL, STEXT and STEXTN write a string register none of their string
  *     operands is.
  * 10. Statistic descriptors are consistent (histogram kind and stap's
  *     parameters, shift, flags) and laid out back to back from offset 0,
@@ -60,6 +60,17 @@
  *     reads an iterator MITER filled on every path; prog->niters
  *     iterators of prog->iter_cap
  *     entries fit STP_MAX_ITER_BYTES per CPU.
+ * 13. TRY / TRYEND (opcodes.h): every instruction has one armed catch
+ *     (none, or a target pc and message register) on every path to it,
+ *     back edges included, and an armed target lies after the
+ *     instruction; the state at a target is the meet of the states of
+ *     every instruction run under that catch, plus the message register
+ *     (MITER cannot fail, and a catch keeps its frame's iterators). A catch therefore jumps forward, and the
+ *     registers read after it are written whichever instruction failed.
+ * 12. Regular expressions (check_regexes) have 2..STP_MAX_REGEX_STATES
+ *     states and 2..257 columns, every byte class below the end-of-string
+ *     column, the start state and every transition below nstates, and
+ *     their rows inside REGEXDATA; REMATCH names one (RX).
  *  7. Strings are inside STRDATA, at most MAXSTRINGLEN - 1 bytes (stap
  *     counts the NUL), NUL-free;
  *     formats have at most STP_MAX_FMT_ARGS arguments and no kind bits past
@@ -96,6 +107,12 @@
  * through into the body and dominates the LOOP) always pass; a forward
  * jump from outside into a loop body that skips a write, or a LOOP back
  * into code only the LOOP reaches, is refused (docs/design.md, section 1).
+ *
+ * The Rust verifier (vm-spec/src/verify.rs, the compiler's last pass)
+ * implements these rules in this order with the same codes and messages;
+ * vm-spec/tests/verify.rs requires both to agree on every case and on
+ * streams of generated and mutated images, so a rule changed here must be
+ * changed there too.
  *
  * Left out: types (each opcode names its register file, so there are none
  * to track) and values (division by zero and faults are run-time errors).
@@ -157,7 +174,11 @@ struct insn_state {
 	u16 s;		/* string registers surely written */
 	u8 seen;	/* some forward predecessor reaches it */
 	u8 it;		/* iterators surely filled (MITER) */
-	u8 pad[4];
+	u8 creg;	/* the armed catch's message register */
+	u8 bad_catch;	/* two paths bring different armed catches */
+	u8 pad[2];
+	u32 catch1;	/* the armed catch target + 1, 0: none (TRY) */
+	u32 pad2;
 };
 
 /* Length of one of our own constant strings (names, message formats). */
@@ -248,6 +269,13 @@ static int check_header(const struct stp_image_hdr *h, u32 size,
 		return FAIL(res, BAD_LIMIT, STP_LIM_RING_PAGES,
 			    "limit RING_PAGES = %u is not a power of two",
 			    VI(i));
+	/* A threshold above the interval could never trip (abi.h). */
+	if (h->limits[STP_LIM_STP_OVERLOAD_THRESHOLD] >
+	    h->limits[STP_LIM_STP_OVERLOAD_INTERVAL])
+		return FAIL(res, BAD_LIMIT, STP_LIM_STP_OVERLOAD_THRESHOLD,
+			    "limit STP_OVERLOAD_THRESHOLD = %u is above STP_OVERLOAD_INTERVAL = %u",
+			    VI(h->limits[STP_LIM_STP_OVERLOAD_THRESHOLD]),
+			    VI(h->limits[STP_LIM_STP_OVERLOAD_INTERVAL]));
 	return 0;
 }
 
@@ -320,6 +348,10 @@ static void fill_prog(const u8 *img, const struct stp_image_hdr *h,
 	p->nstats = s[STP_SEC_STATS].size / sizeof(struct stp_stat_desc);
 	p->maps = (const void *)(img + s[STP_SEC_MAPS].off);
 	p->nmaps = s[STP_SEC_MAPS].size / sizeof(struct stp_map_desc);
+	p->regexes = (const void *)(img + s[STP_SEC_REGEXES].off);
+	p->nregexes = s[STP_SEC_REGEXES].size / sizeof(struct stp_regex_desc);
+	p->rxdata = (const void *)(img + s[STP_SEC_REGEXDATA].off);
+	p->rxdata_len = s[STP_SEC_REGEXDATA].size / sizeof(u16);
 	p->nglobals = h->nglobals;
 	for (i = 0; i < STP_LIM__COUNT; i++)
 		p->limits[i] = h->limits[i];
@@ -343,6 +375,7 @@ static int check_counts(const struct stp_prog *p,
 		CAP(nglobals, STP_MAX_GLOBALS),
 		CAP(nstats, STP_MAX_STATS),
 		CAP(nmaps, STP_MAX_MAPS),
+		CAP(nregexes, STP_MAX_REGEXES),
 #undef CAP
 	};
 	u32 i;
@@ -411,6 +444,54 @@ static int check_formats(const struct stp_prog *p,
 			return FAIL(res, BAD_FORMAT, i,
 				    "format %u: kind mask 0x%x has bits past its %u arguments",
 				    VI(i), VI(f->str_mask), VI(f->nargs));
+	}
+	return 0;
+}
+
+/*
+ * Regular expressions (abi.h: struct stp_regex_desc): the sizes, every
+ * byte class, the start state and every transition in range, the table
+ * inside REGEXDATA. vm.c's regex_match indexes with nothing else.
+ */
+static int check_regexes(const struct stp_prog *p,
+			 struct stp_verify_result *res)
+{
+	u32 i, k;
+
+	for (i = 0; i < p->nregexes; i++) {	/* <= STP_MAX_REGEXES */
+		const struct stp_regex_desc *d = &p->regexes[i];
+		u64 cells = (u64)d->nstates * d->nclasses;
+		const u16 *t;
+
+		if (d->nstates < 2 || d->nstates > STP_MAX_REGEX_STATES ||
+		    d->nclasses < 2 || d->nclasses > 257)
+			return FAIL(res, BAD_REGEX, i,
+				    "regex %u: %u states of %u classes outside [2, %u] x [2, 257]",
+				    VI(i), VI(d->nstates), VI(d->nclasses),
+				    VI(STP_MAX_REGEX_STATES));
+		if (d->start >= d->nstates)
+			return FAIL(res, BAD_REGEX, i,
+				    "regex %u: start state %u of %u",
+				    VI(i), VI(d->start), VI(d->nstates));
+		if ((u64)d->trans + cells > p->rxdata_len)
+			return FAIL(res, BAD_REGEX, i,
+				    "regex %u: table [%u, +%u) outside REGEXDATA (%u entries)",
+				    VI(i), VI(d->trans), VI(cells),
+				    VI(p->rxdata_len));
+		for (k = 0; k < 256; k++)
+			if (d->classes[k] >= d->nclasses - 1)
+				return FAIL(res, BAD_REGEX, i,
+					    "regex %u: byte %u in class %u of %u",
+					    VI(i), VI(k), VI(d->classes[k]),
+					    VI(d->nclasses - 1));
+		t = p->rxdata + d->trans;
+		/* cells <= STP_MAX_REGEX_STATES * 257 */
+		for (k = 0; k < cells; k++)
+			if (t[k] >= d->nstates)
+				return FAIL(res, BAD_REGEX, i,
+					    "regex %u: entry %u goes to state %u of %u",
+					    VI(i), VI(k), VI(t[k]),
+					    VI(d->nstates));
 	}
 	return 0;
 }
@@ -658,6 +739,11 @@ static int check_probes(const struct stp_prog *p,
 			return FAIL(res, BAD_PROBE, i,
 				    "probe %u has unknown flags 0x%x",
 				    VI(i), VI(d->flags));
+		if ((d->flags & STP_PROBE_F_PROFILE) &&
+		    d->kind != STP_PROBE_TIMER)
+			return FAIL(res, BAD_PROBE, i,
+				    "probe %u: the profile flag is only for timers",
+				    VI(i));
 		if (d->reserved || d->reserved2)
 			return FAIL(res, BAD_PROBE, i,
 				    "probe %u: reserved fields must be 0",
@@ -673,7 +759,8 @@ static int check_probes(const struct stp_prog *p,
 				    VI(stp_probe_ctx[d->kind]),
 				    VI(d->handler),
 				    VI(p->handlers[d->handler].ctx));
-		if (d->kind == STP_PROBE_TIMER) {
+		if (d->kind == STP_PROBE_TIMER &&
+		    !(d->period_ns == 0 && (d->flags & STP_PROBE_F_PROFILE))) {
 			if (d->period_ns < STP_MIN_TIMER_NS)
 				return FAIL(res, BAD_PROBE, i,
 					    "probe %u: timer period %u ns is below %u ns",
@@ -745,11 +832,15 @@ static void flow(struct insn_state *st, u32 t, const struct insn_state *out)
 		st[t].r = out->r;
 		st[t].s = out->s;
 		st[t].it = out->it;
+		st[t].catch1 = out->catch1;
+		st[t].creg = out->creg;
 		st[t].seen = 1;
 	} else {
 		st[t].r &= out->r;
 		st[t].s &= out->s;
 		st[t].it &= out->it;
+		if (st[t].catch1 != out->catch1 || st[t].creg != out->creg)
+			st[t].bad_catch = 1;
 	}
 }
 
@@ -928,8 +1019,14 @@ static int check_map_insn(const struct stp_prog *p,
 			    ATV(pc), VI(insn->imm & 0xffff));
 	if (oi->c == STP_OPND_SORT) {
 		col = insn->c & 15;
-		if ((insn->c & 0x70) || (col > d->nkeys && col != 15) ||
-		    (!col && insn->c))
+		/* an extractor order only on a statistics array's value */
+		if (((insn->c >> 4) & 7) &&
+		    (col != 15 || d->value != STP_MAPV_STAT ||
+		     ((insn->c >> 4) & 7) >= STP_SORTX__COUNT))
+			return FAIL(res, BAD_MAP, off + pc,
+				    AT "MITER order 0x%x on map %u: an extractor order needs a statistics array's value",
+				    ATV(pc), VI(insn->c), VI(insn->imm & 0xffff));
+		if ((col > d->nkeys && col != 15) || (!col && insn->c))
 			return FAIL(res, BAD_MAP, off + pc,
 				    AT "MITER order 0x%x on map %u of %u keys",
 				    ATV(pc), VI(insn->c), VI(insn->imm & 0xffff),
@@ -973,7 +1070,7 @@ static void map_flow(const struct stp_prog *p, const struct stp_insn *insn,
 /*
  * The operand rules that go beyond one operand's kind: argument runs
  * (PRINTF, SPRINTF, FCALL*), SPRINTF's format text, and the destinations
- * that must not alias a source (SPRINTF, SREPL, STEXT).
+ * that must not alias a source (SPRINTF, SREPL, STEXT, STEXTN).
  */
 static int check_insn_extra(const struct stp_prog *p,
 			    const struct stp_handler_desc *h, u32 hi, u32 off,
@@ -1020,12 +1117,15 @@ static int check_insn_extra(const struct stp_prog *p,
 				    ATV(pc), VI(insn->a));
 		return 0;
 	case STP_OP_STEXT:
+	case STP_OP_STEXTN:
 		if (insn->a == insn->b)
 			return FAIL(res, BAD_REGISTER, off + pc,
-				    AT "STEXT writes s%u, its operand",
-				    ATV(pc), VI(insn->a));
+				    AT "%s writes s%u, its operand", ATV(pc),
+				    VS(stp_opcode_info[insn->op].name),
+				    VI(insn->a));
 		return 0;
 	case STP_OP_STHIST:
+	case STP_OP_STHISTS:
 	case STP_OP_STBKT:
 		/* check_imm: imm < nstats */
 		if (p->stats[insn->imm].hist == STP_HIST_NONE)
@@ -1154,6 +1254,10 @@ static int check_imm(const struct stp_prog *p,
 		what = "map";
 		n = p->nmaps;
 		break;
+	case STP_OPND_RX:
+		what = "regex";
+		n = p->nregexes;
+		break;
 	default:
 		return FAIL(res, BAD_OPCODE, off + pc,
 			    AT "immediate of unknown kind %u (ABI table bug)",
@@ -1264,6 +1368,25 @@ static int check_handler_code(const struct stp_prog *p, u32 hi,
 			return err;
 		if (!live)
 			continue;	/* never runs: flows nothing */
+		if (st[pc].bad_catch)
+			return FAIL(res, BAD_TRY, off + pc,
+				    AT "reached with different armed catches",
+				    ATV(pc));
+		if (st[pc].catch1) {
+			/* Any instruction may fail under its catch (13). */
+			struct insn_state c = st[pc];
+			u32 t = c.catch1 - 1;
+
+			if (t <= pc)
+				return FAIL(res, BAD_TRY, off + pc,
+					    AT "armed catch at pc %u is not after it",
+					    ATV(pc), VI(t));
+			c.s |= (u16)(1u << c.creg);
+			c.catch1 = 0;
+			c.creg = 0;
+			c.bad_catch = 0;
+			flow(st, t, &c);
+		}
 
 		out = st[pc];
 		if (oi->a == STP_OPND_RW)
@@ -1273,6 +1396,14 @@ static int check_handler_code(const struct stp_prog *p, u32 hi,
 		else if (oi->a == STP_OPND_RM)
 			out.r |= 1ull << insn->a;
 		map_flow(p, insn, oi, &out);
+		if (insn->op == STP_OP_TRY) {
+			/* check_imm: JF, so the target is after the TRY */
+			out.catch1 = pc + 1 + (u32)insn->imm + 1;
+			out.creg = insn->a;
+		} else if (insn->op == STP_OP_TRYEND) {
+			out.catch1 = 0;
+			out.creg = 0;
+		}
 
 		switch (insn->op) {
 		case STP_OP_JZ:
@@ -1308,6 +1439,11 @@ static int check_handler_code(const struct stp_prog *p, u32 hi,
 				return FAIL(res, UNINIT_REGISTER, off + pc,
 					    AT "loop back to pc %u without iterator %u, which is filled on every forward path there",
 					    ATV(pc), VI(t), VI(lowest_bit(mi)));
+			if (st[t].catch1 != out.catch1 ||
+			    st[t].creg != out.creg)
+				return FAIL(res, BAD_TRY, off + pc,
+					    AT "loop back to pc %u with another armed catch",
+					    ATV(pc), VI(t));
 			break;
 		}
 		case STP_OP_RET:
@@ -1330,6 +1466,7 @@ int stp_verify(const void *image, u32 size, struct stp_prog *prog,
 	const struct stp_image_hdr *h = image;
 	struct insn_state *st;
 	struct stp_prog p;
+	bool func_iters;
 	u32 i;
 	int err;
 
@@ -1365,6 +1502,8 @@ int stp_verify(const void *image, u32 size, struct stp_prog *prog,
 		err = check_stats(&p, res);
 	if (!err)
 		err = check_maps(&p, res);
+	if (!err)
+		err = check_regexes(&p, res);
 	if (err)
 		return err;
 
@@ -1380,17 +1519,34 @@ int stp_verify(const void *image, u32 size, struct stp_prog *prog,
 		if (err)
 			return err;
 	}
-	/* Iterators: 1 + the largest one named, each CPU's within a cap. */
-	for (i = 0; i < p.ninsns; i++) {	/* ninsns <= STP_MAX_INSNS */
-		const struct stp_insn *in = &p.code[i];
+	/*
+	 * Iterators: 1 + the largest one named per level; one level for the
+	 * probe handler and, when a function uses one, one per function
+	 * frame (MAXNESTING), so a function's foreach never touches its
+	 * callers' (vm.c: depth * iter_frame + id). Each CPU's within a cap.
+	 */
+	func_iters = false;
+	p.iter_frame = 0;
+	for (i = 0; i < p.nhandlers; i++) {	/* nhandlers capped */
+		const struct stp_handler_desc *h = &p.handlers[i];
+		u32 j;
 
-		u32 it = ((u32)in->imm >> 16) & 0xff;
+		for (j = 0; j < h->insn_count; j++) {	/* inside CODE */
+			const struct stp_insn *in = &p.code[h->insn_off + j];
+			u32 it = ((u32)in->imm >> 16) & 0xff;
 
-		if (in->op < STP_OP__COUNT &&
-		    stp_opcode_info[in->op].imm == STP_OPND_MIT &&
-		    it + 1 > p.niters)
-			p.niters = it + 1;
+			if (in->op >= STP_OP__COUNT ||
+			    stp_opcode_info[in->op].imm != STP_OPND_MIT)
+				continue;
+			if (it + 1 > p.iter_frame)
+				p.iter_frame = it + 1;
+			if (h->ctx == STP_CTX_FUNCTION)
+				func_iters = true;
+		}
 	}
+	p.niters = p.iter_frame;
+	if (func_iters)
+		p.niters *= 1 + p.limits[STP_LIM_MAXNESTING];
 	if (stp_iters_size(p.niters, p.iter_cap) > STP_MAX_ITER_BYTES)
 		return FAIL(res, TOO_MANY, 0,
 			    "%u iterators over maps of %u entries take more than %u bytes per CPU",

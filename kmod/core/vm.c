@@ -97,6 +97,30 @@ static int copy_string(void *env, bool user, char *dst, u32 cap, u64 addr,
 	return 0;
 }
 
+/*
+ * USER_STRING_OK (helpers.h): 1 when copy_string(user) of addr would not
+ * fault, else 0. Reads the same pages in pieces of a small buffer; each
+ * iteration reads >= 1 byte, so at most cap iterations.
+ */
+static u64 user_string_ok(void *env, u32 cap, u64 addr)
+{
+	char buf[64];
+	u32 n = 0;
+
+	while (n < cap) {
+		u64 a = addr + n;
+		u32 chunk = STP_ENV_PAGE_SIZE - (u32)(a & (STP_ENV_PAGE_SIZE - 1));
+
+		chunk = min_u32(min_u32(chunk, cap - n), (u32)sizeof(buf));
+		if (stp_env_read_user(env, buf, a, chunk))
+			return 0;
+		if (memchr(buf, 0, chunk))
+			return 1;
+		n += chunk;
+	}
+	return 1;
+}
+
 /* Writes a record with an optional payload; drops it if the ring is full. */
 static void emit(struct stp_run_ctx *rc, u16 type, u16 id, const void *payload,
 		 u32 plen)
@@ -311,40 +335,158 @@ static u32 str_repl(const char *s, u32 sl, const char *from, u32 fl,
 	return n;
 }
 
-/* text_str into dst (cap bytes at most); dst is not s. */
-static u32 text_str(const char *s, u32 sl, char *dst, u32 cap)
+/*
+ * stap's _stp_decode_utf8 on s[0..n) (n >= 1): the code point of a valid
+ * 2..4-byte UTF-8 sequence (not overlong, no surrogate, <= 0x10FFFF) and
+ * its length, else the first byte and 1.
+ */
+static u32 decode_utf8(const u8 *s, u32 n, u32 *cp)
 {
-	static const char esc_from[] = "\a\b\f\n\r\t\v\"'\\";
-	static const char esc_to[] = "abfnrtv\"'\\";
-	u32 i, n = 0;
+	u32 len, c, i;
+	u8 b = s[0];
 
-	for (i = 0; i < sl; i++) {	/* at most sl iterations */
-		u8 c = (u8)s[i];
-		const char *e = c ? memchr(esc_from, c, sizeof(esc_from) - 1)
-				  : NULL;
-		char tmp[4];
-		u32 k;
+	if ((b & 0xe0) == 0xc0 && n >= 2) {
+		len = 2;
+		c = b & 0x1f;
+	} else if ((b & 0xf0) == 0xe0 && n >= 3) {
+		len = 3;
+		c = b & 0x0f;
+	} else if ((b & 0xf8) == 0xf0 && n >= 4) {
+		len = 4;
+		c = b & 0x07;
+	} else {
+		goto verbatim;
+	}
+	for (i = 1; i < len; i++) {	/* at most 3 iterations */
+		if ((s[i] & 0xc0) != 0x80)
+			goto verbatim;
+		c = (c << 6) | (s[i] & 0x3f);
+	}
+	if ((c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff || c < 0x80 ||
+	    (len == 3 && c < 0x800) || (len == 4 && c < 0x10000))
+		goto verbatim;
+	*cp = c;
+	return len;
+verbatim:
+	*cp = b;
+	return 1;
+}
 
-		if (e) {
-			tmp[0] = '\\';
-			tmp[1] = esc_to[e - esc_from];
-			k = 2;
-		} else if (c < 0x20 || c > 0x7e) {
-			tmp[0] = '\\';
-			tmp[1] = (char)('0' + (c >> 6));
-			tmp[2] = (char)('0' + ((c >> 3) & 7));
-			tmp[3] = (char)('0' + (c & 7));
-			k = 4;
-		} else {
-			tmp[0] = (char)c;
-			k = 1;
-		}
-		if (n + k > cap)
+/*
+ * The escape of byte c < 0x80 (opcodes.h, STEXTN) into e; its length.
+ */
+static u32 text_escape(u32 c, char *e)
+{
+	static const char from[] = "\a\b\f\n\r\t\v\"\\";
+	static const char to[] = "abfnrtv\"\\";
+	const char *k = c ? memchr(from, (int)c, sizeof(from) - 1) : NULL;
+
+	if (c >= 0x20 && c <= 0x7e && c != '"' && c != '\\') {
+		e[0] = (char)c;
+		return 1;
+	}
+	e[0] = '\\';
+	if (k) {
+		e[1] = to[k - from];
+		return 2;
+	}
+	e[1] = (char)('0' + ((c >> 6) & 3));
+	e[2] = (char)('0' + ((c >> 3) & 7));
+	e[3] = (char)('0' + (c & 7));
+	return 4;
+}
+
+/*
+ * STEXTN (opcodes.h): stap's _stp_text_str of s (sl bytes) into dst, at
+ * most cap bytes (cap >= 15: MAXSTRINGLEN >= 16); dst is not s.
+ */
+static u32 text_strn(const char *s, u32 sl, char *dst, u32 cap, s64 len,
+		     bool quoted)
+{
+	s64 budget = len <= 0 || len > (s64)cap ? (s64)cap : len;
+	u32 i = 0, n = 0, c = 0, esc = 0, esc_len = 0;
+	bool have_esc = false;
+
+	if (quoted) {
+		budget = (budget < 5 ? 5 : budget) - 2;
+		dst[n++] = '"';
+	}
+	while (i < sl) {	/* i grows every iteration */
+		char e[10];
+		u32 k = decode_utf8((const u8 *)s + i, sl - i, &c), num, j;
+
+		if (budget <= 0)
 			break;
-		memcpy(dst + n, tmp, k);
-		n += k;
+		i += k;
+		if (k > 1) {
+			num = c <= 0xffff ? 6 : 10;
+			e[0] = '\\';
+			e[1] = c <= 0xffff ? 'u' : 'U';
+			for (j = 0; j < num - 2; j++) {	/* at most 8 */
+				u32 d = (c >> (4 * (num - 3 - j))) & 0xf;
+
+				e[2 + j] = (char)(d < 10 ? '0' + d : 'A' + d - 10);
+			}
+		} else {
+			num = text_escape(c, e);
+		}
+		if (num > 1 && !have_esc && budget - 3 < (s64)num) {
+			have_esc = true;
+			esc = n;
+			esc_len = num;
+		}
+		if (budget < (s64)num)
+			break;
+		memcpy(dst + n, e, num);
+		n += num;
+		budget -= num;
+	}
+	if (quoted) {
+		if (c && i < sl) {
+			/* n + budget == 1 + the quoted budget >= 4 */
+			u32 cut = (u32)((s64)n + budget - 3);
+
+			n = have_esc && esc < cut && cut < esc + esc_len ? esc
+									   : cut;
+			memcpy(dst + n, "\"...", 4);
+			n += 4;
+		} else {
+			dst[n++] = '"';
+		}
 	}
 	return n;
+}
+
+/*
+ * STOK (opcodes.h): stap's tokenize on this CPU's tokenizer; the token
+ * into dst (cap bytes). s may be dst: it is copied before dst is written.
+ */
+static u32 tokenize(struct stp_vm *vm, const char *s, u32 sl,
+		    const char *delim, u32 dl, char *dst, u32 cap)
+{
+	u32 start, end;
+
+	if (!vm->tok)
+		return 0;
+	if (sl) {
+		sl = min_u32(sl, min_u32(cap, vm->str_cap));
+		memcpy(vm->tok, s, sl);
+		vm->tok_len = sl;
+		vm->tok_pos = 1;
+	}
+	/* tok_pos - 1 <= tok_len: every token start is inside or at the end */
+	while (vm->tok_pos) {	/* tok_pos grows or becomes 0 */
+		start = vm->tok_pos - 1;
+		for (end = start; end < vm->tok_len; end++)
+			if (dl && memchr(delim, vm->tok[end], dl))
+				break;
+		vm->tok_pos = end < vm->tok_len ? end + 2 : 0;
+		if (end > start) {
+			memcpy(dst, vm->tok + start, end - start);
+			return end - start;
+		}
+	}
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -368,6 +510,47 @@ static struct stp_stat_cpu *stat_at(const struct stp_stat_area *a,
 }
 
 /* stap's _stp_div64 without the error: 0 for y == 0, -x for y == -1. */
+/*
+ * The message a catch receives (opcodes.h, TRY): stap's text of err with
+ * %llx / %llu replaced by addr, or error(msg)'s text; at most cap bytes
+ * at dst (which may overlap msg: memmove). Returns the length.
+ */
+static u32 catch_message(char *dst, u32 cap, u32 err, u64 addr,
+			 const char *msg, u32 msg_len)
+{
+	const char *m = stp_rte_info[err].msg;
+	u32 n = 0, i;
+
+	if (err == STP_RTE_USER) {
+		n = min_u32(msg_len, cap);
+		memmove(dst, msg, n);
+		return n;
+	}
+	/* table messages are short constants: at most 128 characters */
+	for (i = 0; m[i] && i < 128 && n < cap; i++) {
+		char num[24];
+		u32 k = 0;
+		u64 v = addr;
+		bool hex = m[i + 1] == 'l' && m[i + 2] == 'l' && m[i + 3] == 'x';
+
+		if (m[i] != '%' || m[i + 1] != 'l' || m[i + 2] != 'l' ||
+		    (m[i + 3] != 'x' && m[i + 3] != 'u')) {
+			dst[n++] = m[i];
+			continue;
+		}
+		do {		/* at most 20 digits */
+			u32 dg = hex ? (u32)(v & 15) : (u32)(v % 10);
+
+			num[k++] = (char)(dg < 10 ? '0' + dg : 'a' + dg - 10);
+			v = hex ? v >> 4 : v / 10;
+		} while (v && k < sizeof(num));
+		while (k && n < cap)
+			dst[n++] = num[--k];
+		i += 3;
+	}
+	return n;
+}
+
 static s64 div64(s64 x, s64 y)
 {
 	if (!y)
@@ -554,6 +737,19 @@ static s64 stat_bucket(const struct stp_stat_area *a,
 	return (s64)sum;
 }
 
+/* STHISTS: the merged buckets of a scalar statistic for stp_format_hist. */
+struct hist_ctx {
+	const struct stp_stat_area *a;
+	const struct stp_stat_desc *d;
+};
+
+static s64 hist_ctx_bucket(const void *ctx, u32 i)
+{
+	const struct hist_ctx *h = ctx;
+
+	return stat_bucket(h->a, h->d, 0, i);	/* i < d->nbuckets */
+}
+
 /*
  * STHIST: an STP_REC_HIST record with the merged buckets (dropped if the
  * ring is full). The caller checked that the statistic is not empty.
@@ -658,6 +854,27 @@ static u64 map_arith(u32 op, u64 x, u64 y)
 #define STP_ENV_JUMP_TABLE
 #endif
 
+/*
+ * REMATCH: walk the DFA of @d over the @len bytes of @str (opcodes.h).
+ * verify.c (check_regexes) proved start and every entry < nstates, every
+ * class < nclasses - 1 and the rows inside REGEXDATA, so each index below
+ * is in range. At most len + 1 <= MAXSTRINGLEN steps.
+ */
+static u64 regex_match(const struct stp_prog *p,
+			const struct stp_regex_desc *d, const u8 *str, u32 len)
+{
+	const u16 *t = p->rxdata + d->trans;
+	u32 n = d->nclasses;
+	u32 st = d->start;
+	u32 i;
+
+	for (i = 0; i < len && st >= 2; i++)
+		st = t[(u64)st * n + d->classes[str[i]]];
+	if (st >= 2)
+		st = t[(u64)st * n + n - 1];
+	return st == 1;
+}
+
 /* The table has 256 slots; the X-macro fills the defined ones. */
 #if defined(__clang__)
 #pragma clang diagnostic push
@@ -696,6 +913,8 @@ int stp_run(struct stp_vm *vm, struct stp_run_ctx *rc)
 	char *fsbuf = frames ? (char *)(frames + vm->nframes) : NULL;
 	u32 depth = 0;			/* active function frames */
 	u32 hidx = rc->handler;		/* handler of the current frame */
+	u32 cpc = 0;			/* this frame's armed catch pc + 1 */
+	u8 creg = 0;			/* ... and its message register */
 	s64 *g = rc->globals;
 	void *env = rc->env;
 	struct stp_rec_error er;
@@ -887,6 +1106,10 @@ op_SCMP: {
 op_SLEN:
 	r[in.a] = slen[in.b];
 	NEXT();
+op_REMATCH:	/* verify.c: a < nregs, b < nsregs, imm < nregexes */
+	r[in.a] = regex_match(p, &p->regexes[in.imm],
+			      (const u8 *)SREG(in.b), slen[in.b]);
+	NEXT();
 op_CALLI:	/* verify.c: imm < STP_HLP__COUNT, INT result, context */
 	switch (in.imm) {
 	case STP_HLP_PID:
@@ -934,6 +1157,18 @@ op_CALLI:	/* verify.c: imm < STP_HLP__COUNT, INT result, context */
 		r[in.a] = (u64)v;
 		break;
 	}
+	case STP_HLP_ADDR:
+		r[in.a] = stp_env_addr(env);
+		break;
+	case STP_HLP_USER_MODE:
+		r[in.a] = (u64)stp_env_user_mode(env);
+		break;
+	case STP_HLP_USER_STRING_OK:
+		r[in.a] = user_string_ok(env, cap, r[in.b]);
+		break;
+	case STP_HLP_MM_ARG:
+		r[in.a] = stp_env_mm_arg(env, r[in.b] != 0);
+		break;
 	default:		/* a STR helper: verify.c refuses it */
 		goto op_BADOP;
 	}
@@ -949,12 +1184,27 @@ op_CALLS:	/* verify.c: imm < STP_HLP__COUNT, STR result, context */
 		u32 n = 0;
 
 		if (copy_string(env, user, SREG(in.a), cap, r[in.b], &n,
-				&addr))
+				&addr)) {
+			slen[in.a] = 0;	/* helpers.h: empty after a fault */
 			FAIL(user ? STP_RTE_USTRFAULT : STP_RTE_KSTRFAULT,
 			     addr);
+		}
 		slen[in.a] = n;
 		break;
 	}
+	case STP_HLP_SYMNAME:
+	case STP_HLP_SYMDATA:
+		slen[in.a] = min_u32(stp_env_symbol(env, r[in.b],
+						    in.imm == STP_HLP_SYMDATA,
+						    SREG(in.a), cap), cap);
+		break;
+	case STP_HLP_PEXECNAME:
+		slen[in.a] = min_u32(stp_env_pcomm(env, SREG(in.a), cap), cap);
+		break;
+	case STP_HLP_BACKTRACE:
+		slen[in.a] = min_u32(stp_env_backtrace(env, SREG(in.a), cap),
+				     cap);
+		break;
 	default:		/* an INT helper: verify.c refuses it */
 		goto op_BADOP;
 	}
@@ -995,6 +1245,9 @@ op_FCALLS: {	/* verify.c: imm is a function of this result kind, runs ok */
 	f->ret_ip = ip;
 	f->caller = hidx;
 	f->dst = in.a;
+	f->caller_catch = cpc;		/* a call starts disarmed */
+	f->caller_creg = creg;
+	cpc = 0;
 	depth++;
 	r = f->r;
 	slen = f->slen;
@@ -1027,6 +1280,8 @@ ret_pop: {
 	hidx = f->caller;
 	code = p->code + p->handlers[hidx].insn_off;
 	ip = f->ret_ip;
+	cpc = f->caller_catch;
+	creg = f->caller_creg;
 	if (depth) {
 		r = frames[depth - 1].r;
 		slen = frames[depth - 1].slen;
@@ -1069,7 +1324,16 @@ op_SREPL:	/* verify.c: a is none of b, c, c + 1 (OPND_SP) */
 			      SREG(in.c + 1), slen[in.c + 1], SREG(in.a), cap);
 	NEXT();
 op_STEXT:	/* verify.c: a != b */
-	slen[in.a] = text_str(SREG(in.b), slen[in.b], SREG(in.a), cap);
+	slen[in.a] = text_strn(SREG(in.b), slen[in.b], SREG(in.a), cap, 0,
+			       false);
+	NEXT();
+op_STEXTN:	/* verify.c: a != b; c, c + 1 < nregs (OPND_RP) */
+	slen[in.a] = text_strn(SREG(in.b), slen[in.b], SREG(in.a), cap,
+			       (s64)r[in.c], r[in.c + 1] != 0);
+	NEXT();
+op_STOK:
+	slen[in.a] = tokenize(vm, SREG(in.b), slen[in.b], SREG(in.c),
+			      slen[in.c], SREG(in.a), cap);
 	NEXT();
 op_SCHAR: {
 	s64 i = (s64)r[in.c];
@@ -1077,6 +1341,14 @@ op_SCHAR: {
 	r[in.a] = i >= 0 && i < (s64)slen[in.b] ? (u8)SREG(in.b)[i] : 0;
 	NEXT();
 }
+op_TRY:		/* verify.c: a < nsregs, target inside, after every covered insn */
+	slen[in.a] = 0;
+	cpc = (u32)(ip - code) + (u32)in.imm + 1;
+	creg = in.a;
+	NEXT();
+op_TRYEND:
+	cpc = 0;
+	NEXT();
 op_ERROR:
 	umsg = SREG(in.b);
 	umsg_len = slen[in.b];
@@ -1124,6 +1396,18 @@ op_STHIST:	/* verify.c: the statistic has a histogram */
 		FAIL(STP_RTE_EMPTY_AGG, 0);
 	emit_hist(rc, &p->stats[in.imm], (u32)in.imm, 0);
 	NEXT();
+op_STHISTS: {	/* verify.c: the statistic has a histogram */
+	struct hist_ctx hc = { sa, &p->stats[in.imm] };
+
+	if (!stats_ok)
+		goto op_BADOP;
+	stat_merge(sa, &p->stats[in.imm], 0, false, &sm);
+	if (sm.count <= 0)
+		FAIL(STP_RTE_EMPTY_AGG, 0);
+	slen[in.a] = stp_format_hist(&p->stats[in.imm], hist_ctx_bucket, &hc,
+				     SREG(in.a), cap);
+	NEXT();
+}
 op_STBKT:	/* verify.c: the statistic has a histogram */
 	if (!stats_ok)
 		goto op_BADOP;
@@ -1226,11 +1510,37 @@ op_MNEXT: {	/* verify.c: map id < nmaps, iterator < niters, runs match */
 	if (!rc->maps || !rc->iters)
 		goto op_BADOP;
 	m = rc->maps[id];
-	it = &rc->iters[((u32)in.imm >> 16) & 0xff];
+	/* verify.c: niters covers iter_frame per level, depth included */
+	it = &rc->iters[depth * p->iter_frame + (((u32)in.imm >> 16) & 0xff)];
 	if (in.op == STP_OP_MNEXT && it->map != id)
 		goto op_BADOP;	/* filled for another map (or never) */
+	if (in.op == STP_OP_MITER && (in.c & 0x70) && !stats_ok)
+		goto op_BADOP;	/* an extractor order needs the statistics */
 	if (!map_lock(m, p->limits[STP_LIM_MAXTRYLOCK], &fl))
 		goto skip;
+	if (in.op == STP_OP_MITER && (in.c & 0x70)) {
+		/*
+		 * verify.c: an extractor order is on a statistics array's
+		 * value column. Every entry's merged extractor once, then sort.
+		 */
+		const struct stp_stat_desc *d = &p->stats[p->maps[id].stat];
+		u32 x = (in.c >> 4) & 7;
+
+		stp_map_iter_fill(m, it, id, 0, (s64)(~0ull >> 1),
+				  p->iter_cap);
+		for (i = 0; i < it->count; i++) {	/* <= iter_cap */
+			struct stp_iter_ent *xe = &it->idx[i];
+
+			stat_merge(sa, d, xe->slot, false, &sm);
+			xe->key = x == STP_SORTX_SUM ? sm.sum :
+				  x == STP_SORTX_MIN ? sm.min :
+				  x == STP_SORTX_MAX ? sm.max :
+				  div64(sm.sum, sm.count);
+		}
+		stp_map_iter_sort(m, it, in.c, (s64)r[in.b]);
+		stp_env_map_unlock(&m->lock, fl);
+		NEXT();
+	}
 	if (in.op == STP_OP_MITER) {
 		stp_map_iter_fill(m, it, id, in.c, (s64)r[in.b], p->iter_cap);
 		stp_env_map_unlock(&m->lock, fl);
@@ -1343,6 +1653,46 @@ op_BADOP:
 	err = STP_RTE_BADOP;
 	addr = 0;
 fail:
+	if (err != STP_RTE_MAXACTION && err != STP_RTE_BADOP) {
+		/* The innermost frame with an armed catch (opcodes.h, TRY). */
+		u32 lvl = depth, c = cpc;
+		u8 cr = creg;
+
+		while (!c && lvl) {	/* at most depth <= MAXNESTING steps */
+			c = frames[lvl - 1].caller_catch;
+			cr = frames[lvl - 1].caller_creg;
+			lvl--;
+		}
+		if (c && !fuel) {
+			err = STP_RTE_MAXACTION;
+			addr = 0;
+		} else if (c) {
+			char *dsb = lvl ? fsbuf + (lvl - 1) * fsb : vm->sbuf;
+			u32 *dsl = lvl ? frames[lvl - 1].slen : vm->slen;
+
+			fuel--;
+			if (lvl < depth) {
+				struct stp_frame *f = &frames[lvl];
+
+				hidx = f->caller;
+				code = p->code + p->handlers[hidx].insn_off;
+				depth = lvl;
+			}
+			r = lvl ? frames[lvl - 1].r : vm->r;
+			slen = dsl;
+			sregs = dsb;
+			/* verify.c: cr < nsregs of the catching handler */
+			slen[cr] = catch_message(SREG(cr), cap, err, addr,
+						 umsg, umsg_len);
+			cpc = 0;
+			creg = 0;
+			umsg = NULL;
+			umsg_len = 0;
+			err = STP_RTE_NONE;
+			ip = code + (c - 1);
+			NEXT();
+		}
+	}
 	rc->error = err;
 	rc->error_pc = (u32)(ip - 1 - code);
 	rc->error_handler = hidx;

@@ -1,8 +1,12 @@
 //! The images of the guest's `hostile-images` case (see
-//! `src/bin/gen-hostile.rs`): valid programs made by hand, and hostile
-//! images, each a valid image with one thing broken, in the program (bad
-//! code, bad descriptors) or in the bytes (header, sections, limits), with
-//! the verifier error it must be refused with.
+//! `src/bin/gen-hostile.rs`): valid programs made by hand; hostile images,
+//! each a valid image with one thing broken, in the program (bad code, bad
+//! descriptors) or in the bytes (header, sections, limits), with the
+//! verifier error it must be refused with; and seeded mutations of valid
+//! images (`vm_spec::mutate`), each with the verdict of the Rust verifier
+//! (`vm_spec::verify`, which gives the C verifier's code and message):
+//! refused with that code and message, or accepted (then the guest runs
+//! it for a moment).
 use vm_spec::abi::{self, *};
 use vm_spec::image;
 use vm_spec::program::*;
@@ -264,12 +268,12 @@ pub fn errno_name(errno: i32) -> &'static str {
 /// One hostile image and how it must be refused.
 pub struct Hostile {
     /// File name stem.
-    pub name: &'static str,
+    pub name: String,
     /// The verifier error (`abi::STP_VERR_*`); its errno comes from
     /// `STP_VERIFY_ERRORS`.
     pub code: stp_verify_error,
     /// A piece of the LOAD log that names the problem.
-    pub fragment: &'static str,
+    pub fragment: String,
     /// The image bytes.
     pub image: Vec<u8>,
 }
@@ -404,6 +408,12 @@ pub fn hostile() -> Vec<Hostile> {
         STP_VERR_BAD_LIMIT,
         "power of two",
         patched(|img| set_limit(img, STP_LIM_RING_PAGES, 6)),
+    ));
+    v.push((
+        "overload-threshold-above-interval",
+        STP_VERR_BAD_LIMIT,
+        "is above STP_OVERLOAD_INTERVAL",
+        patched(|img| set_limit(img, STP_LIM_STP_OVERLOAD_THRESHOLD, 2_000_000_000)),
     ));
     v.push((
         "too-many-globals",
@@ -653,12 +663,436 @@ pub fn hostile() -> Vec<Hostile> {
         "ARG",
         prog_timer(|p| p.handlers[0].code[3] = i(STP_OP_CALLI, 2, 1, 0, STP_HLP_ARG as i32)),
     ));
+    more_attacks(&mut v);
     v.into_iter()
         .map(|(name, code, fragment, image)| Hostile {
-            name,
+            name: name.to_string(),
             code,
-            fragment,
+            fragment: fragment.to_string(),
             image,
         })
         .collect()
+}
+
+type Attack = (&'static str, stp_verify_error, &'static str, Vec<u8>);
+
+/// Patches 32-bit word `word` of entry `k` of section `s` (entries of
+/// `es` bytes).
+fn entry_patched(
+    mut img: Vec<u8>,
+    s: stp_section,
+    es: usize,
+    k: usize,
+    word: usize,
+    v: u32,
+) -> Vec<u8> {
+    let (off, _) = sec(&img, s);
+    put_u32(&mut img, off + k * es + 4 * word, v);
+    img
+}
+
+/// The timer program with statistic 0 (log histogram, variance) and 1
+/// (no histogram), and map 0 (`a[long]` of longs).
+fn tables_prog() -> Program {
+    let mut p = timer_prog();
+    p.stats = vec![
+        Stat {
+            name: "s".into(),
+            hist: Hist::Log,
+            variance: true,
+            shift: 0,
+            print_at_exit: false,
+            array: false,
+        },
+        Stat {
+            name: "t".into(),
+            hist: Hist::None,
+            variance: false,
+            shift: 0,
+            print_at_exit: false,
+            array: false,
+        },
+    ];
+    p.maps = vec![MapDecl {
+        name: "a".into(),
+        keys: vec![ArgKind::Int],
+        value: MapValue::Long,
+        capacity: 16,
+        ..Default::default()
+    }];
+    p
+}
+
+/// A timer program with a user function `f` (handler 2) of signature
+/// (nparams, nsparams, ret) and body `body`, called by `call`, inserted
+/// before the timer handler's code.
+fn with_function(call: Insn, sig: (u8, u8, stp_ret_kind), body: Vec<Insn>) -> Vec<u8> {
+    let mut p = timer_prog();
+    p.handlers[0].code.insert(0, call);
+    p.handlers[0].locs.push(SrcLoc::default());
+    p.handlers.push(handler(STP_CTX_FUNCTION, 3, 1, body));
+    p.funcs.push(FuncSig {
+        handler: 2,
+        name: "f".into(),
+        nparams: sig.0,
+        nsparams: sig.1,
+        ret: sig.2 as u8,
+    });
+    build(&p)
+}
+
+/// Attacks for the rest of the codes and for the arithmetic on sizes and
+/// offsets: overflowing section ends, huge counts, instructions seen
+/// through a misaligned CODE (the middle of an instruction), calls,
+/// returns, statistics, maps and regular expressions.
+fn more_attacks(v: &mut Vec<Attack>) {
+    let ret = i(STP_OP_RET, 0, 0, 0, 0);
+    let hs = std::mem::size_of::<stp_handler_desc>();
+    v.push((
+        "section-end-overflows",
+        STP_VERR_BAD_SECTION,
+        "outside",
+        patched(|img| set_sec(img, STP_SEC_CODE, 0xffff_fff8, 16)),
+    ));
+    v.push((
+        "section-size-huge",
+        STP_VERR_BAD_SECTION,
+        "outside",
+        patched(|img| {
+            let (off, _) = sec(img, STP_SEC_STRDATA);
+            set_sec(img, STP_SEC_STRDATA, off as u32, u32::MAX);
+        }),
+    ));
+    v.push((
+        "code-mid-instruction",
+        STP_VERR_BAD_SECTION,
+        "not 8-byte aligned",
+        patched(|img| {
+            let (off, size) = sec(img, STP_SEC_CODE);
+            set_sec(img, STP_SEC_CODE, off as u32 + 4, size as u32);
+        }),
+    ));
+    v.push((
+        "handler-count-huge",
+        STP_VERR_BAD_HANDLER,
+        "outside CODE",
+        entry_patched(build(&timer_prog()), STP_SEC_HANDLERS, hs, 0, 1, u32::MAX),
+    ));
+    v.push((
+        "handler-offset-wraps",
+        STP_VERR_BAD_HANDLER,
+        "outside CODE",
+        entry_patched(
+            build(&timer_prog()),
+            STP_SEC_HANDLERS,
+            hs,
+            1,
+            0,
+            u32::MAX - 1,
+        ),
+    ));
+    v.push((
+        "handlers-overlap",
+        STP_VERR_BAD_HANDLER,
+        "inside or before handler 0",
+        entry_patched(build(&timer_prog()), STP_SEC_HANDLERS, hs, 1, 0, 6),
+    ));
+    v.push((
+        "string-end-overflows",
+        STP_VERR_BAD_STRING,
+        "outside STRDATA",
+        entry_patched(
+            build(&kprobe_prog(STP_PROBE_KPROBE, "__x64_sys_getppid")),
+            STP_SEC_STRS,
+            8,
+            0,
+            0,
+            u32::MAX,
+        ),
+    ));
+    v.push((
+        "format-args-huge",
+        STP_VERR_BAD_FORMAT,
+        "arguments",
+        entry_patched(build(&timer_prog()), STP_SEC_FORMATS, 16, 0, 0, u32::MAX),
+    ));
+    v.push((
+        "jump-onto-itself-backward",
+        STP_VERR_BAD_JUMP,
+        "forward jump",
+        prog_timer(|p| p.handlers[0].code[5].imm = -1),
+    ));
+    v.push((
+        "jump-imm-min",
+        STP_VERR_BAD_JUMP,
+        "forward jump",
+        prog_timer(|p| p.handlers[0].code[5].imm = i32::MIN),
+    ));
+    v.push((
+        "loop-imm-min",
+        STP_VERR_BAD_JUMP,
+        "backward jump",
+        prog_timer(|p| p.handlers[0].code[6] = i(STP_OP_LOOP, 0, 0, 0, i32::MIN)),
+    ));
+    v.push((
+        "loop-into-dead-code",
+        STP_VERR_BAD_JUMP,
+        "which no forward path reaches",
+        prog_timer(|p| {
+            p.handlers[0].code = vec![
+                i(STP_OP_JMP, 0, 0, 0, 1),
+                i(STP_OP_NOP, 0, 0, 0, 0),
+                i(STP_OP_LOOP, 0, 0, 0, -2),
+                ret,
+            ]
+        }),
+    ));
+    v.push((
+        "helper-result-kind",
+        STP_VERR_BAD_HELPER,
+        "returns a string",
+        prog_kprobe(|p| p.handlers[0].code[1] = i(STP_OP_CALLI, 0, 0, 0, STP_HLP_EXECNAME as i32)),
+    ));
+    v.push((
+        "call-not-a-function",
+        STP_VERR_BAD_CALL,
+        "not a function",
+        prog_timer(|p| p.handlers[0].code[0] = i(STP_OP_FCALL, 0, 0, 0, 1)),
+    ));
+    v.push((
+        "call-result-kind",
+        STP_VERR_BAD_CALL,
+        "whose result kind is 1",
+        with_function(
+            i(STP_OP_FCALL, 0, 0, 0, 2),
+            (0, 0, STP_RET_LONG),
+            vec![i(STP_OP_LDI, 0, 0, 0, 1), i(STP_OP_RETI, 0, 0, 0, 0)],
+        ),
+    ));
+    v.push((
+        "call-arguments-unwritten",
+        STP_VERR_UNINIT_REGISTER,
+        "(function argument) read before it is written",
+        with_function(
+            i(STP_OP_FCALLI, 1, 2, 0, 2),
+            (1, 0, STP_RET_LONG),
+            vec![i(STP_OP_RETI, 0, 0, 0, 0)],
+        ),
+    ));
+    v.push((
+        "return-kind",
+        STP_VERR_BAD_RETURN,
+        "RETI in a handler that returns with RET",
+        prog_timer(|p| {
+            let last = p.handlers[1].code.len() - 1;
+            p.handlers[1].code[last] = i(STP_OP_RETI, 0, 0, 0, 0);
+        }),
+    ));
+    v.push((
+        "function-returns-nothing",
+        STP_VERR_BAD_RETURN,
+        "RET in a handler that returns with RETS",
+        with_function(i(STP_OP_NOP, 0, 0, 0, 0), (0, 0, STP_RET_STR), vec![ret]),
+    ));
+    v.push((
+        "maxnesting-frames-too-big",
+        STP_VERR_BAD_LIMIT,
+        "MAXNESTING 64 frames",
+        {
+            let mut img = with_function(i(STP_OP_NOP, 0, 0, 0, 0), (0, 0, STP_RET_NONE), vec![ret]);
+            set_limit(&mut img, STP_LIM_MAXNESTING, 64);
+            set_limit(&mut img, STP_LIM_MAXSTRINGLEN, 4096);
+            img
+        },
+    ));
+    let ss = std::mem::size_of::<stp_stat_desc>();
+    v.push((
+        "stat-bucket-count",
+        STP_VERR_BAD_STAT,
+        "histogram kind 1 with 7 buckets",
+        entry_patched(build(&tables_prog()), STP_SEC_STATS, ss, 0, 1, 7),
+    ));
+    v.push((
+        "stat-offset-overlaps",
+        STP_VERR_BAD_STAT,
+        "statistic 1 at offset 0",
+        entry_patched(build(&tables_prog()), STP_SEC_STATS, ss, 1, 5, 0),
+    ));
+    v.push((
+        "stat-offset-huge",
+        STP_VERR_BAD_STAT,
+        "statistic 1 at offset 4294967295",
+        entry_patched(build(&tables_prog()), STP_SEC_STATS, ss, 1, 5, u32::MAX),
+    ));
+    v.push((
+        "stat-histogram-missing",
+        STP_VERR_BAD_STAT,
+        "which has no histogram",
+        {
+            let mut p = tables_prog();
+            p.handlers[1].code[0] = i(STP_OP_STHIST, 0, 0, 0, 1);
+            build(&p)
+        },
+    ));
+    let ms = std::mem::size_of::<stp_map_desc>();
+    v.push(("map-no-keys", STP_VERR_BAD_MAP, "0 keys", {
+        let mut img = build(&tables_prog());
+        let (off, _) = sec(&img, STP_SEC_MAPS);
+        img[off] = 0;
+        img
+    }));
+    v.push((
+        "map-capacity-huge",
+        STP_VERR_BAD_MAP,
+        "capacity 4294967295",
+        entry_patched(build(&tables_prog()), STP_SEC_MAPS, ms, 0, 2, u32::MAX),
+    ));
+    v.push(("maps-too-big", STP_VERR_TOO_MANY, "maps take more than", {
+        let mut p = tables_prog();
+        p.limits[STP_LIM_MAXSTRINGLEN as usize] = 4096;
+        p.maps[0].keys = vec![ArgKind::Str; STP_MAX_MAP_KEYS as usize];
+        p.maps[0].capacity = STP_MAX_MAP_ENTRIES;
+        build(&p)
+    }));
+    v.push((
+        "map-value-kind",
+        STP_VERR_BAD_MAP,
+        "MGETS on map 0, whose values are of kind 0",
+        {
+            let mut p = tables_prog();
+            p.handlers[0].nsregs = 1;
+            p.handlers[0].code[3] = i(STP_OP_MGETS, 0, 0, 0, 0);
+            build(&p)
+        },
+    ));
+    v.push((
+        "map-index-out-of-range",
+        STP_VERR_BAD_INDEX,
+        "map index 1 out of range",
+        prog_timer(|p| {
+            *p = tables_prog();
+            p.handlers[0].code[3] = i(STP_OP_MGET, 2, 0, 0, 1);
+        }),
+    ));
+    v.push((
+        "regex-transition-out-of-range",
+        STP_VERR_BAD_REGEX,
+        "goes to state 3 of 3",
+        prog_kprobe(|p| {
+            p.regexes.push(RegexTable {
+                pattern: b"a".to_vec(),
+                classes: (0..=255u8).map(|b| u8::from(b == b'a')).collect(),
+                nclasses: 3,
+                start: 2,
+                trans: vec![0, 0, 0, 1, 1, 1, 2, 3, 0],
+            });
+            p.handlers[0].code[1] = i(STP_OP_REMATCH, 0, 0, 0, 0);
+        }),
+    ));
+    v.push((
+        "try-armed-differently",
+        STP_VERR_BAD_TRY,
+        "reached with different armed catches",
+        prog_timer(|p| {
+            let h = &mut p.handlers[0];
+            h.nregs = h.nregs.max(1);
+            h.nsregs = h.nsregs.max(1);
+            h.code = vec![
+                i(STP_OP_LDI, 0, 0, 0, 0),
+                i(STP_OP_JZ, 0, 0, 0, 1),
+                i(STP_OP_TRY, 0, 0, 0, 1),
+                i(STP_OP_NOP, 0, 0, 0, 0),
+                ret,
+            ];
+            h.locs = vec![Default::default(); h.code.len()];
+        }),
+    ));
+    v.push((
+        "try-catch-reads-body-register",
+        STP_VERR_UNINIT_REGISTER,
+        "r0 read before",
+        prog_timer(|p| {
+            let h = &mut p.handlers[0];
+            h.nregs = h.nregs.max(2);
+            h.nsregs = h.nsregs.max(1);
+            h.code = vec![
+                i(STP_OP_TRY, 0, 0, 0, 2),
+                i(STP_OP_LDI, 0, 0, 0, 1),
+                i(STP_OP_TRYEND, 0, 0, 0, 0),
+                i(STP_OP_MOV, 1, 0, 0, 0),
+                ret,
+            ];
+            h.locs = vec![Default::default(); h.code.len()];
+        }),
+    ));
+    v.push((
+        "regex-index-out-of-range",
+        STP_VERR_BAD_INDEX,
+        "regex index 0 out of range [0, 0)",
+        prog_kprobe(|p| p.handlers[0].code[1] = i(STP_OP_REMATCH, 0, 0, 0, 0)),
+    ));
+}
+
+/// One seeded mutation of a valid image and its verdict.
+pub struct Mutated {
+    /// File name stem (`mut-SEED-KIND`).
+    pub name: String,
+    /// The bytes.
+    pub image: Vec<u8>,
+    /// `Some((code, message))`: refused with this error and exactly this
+    /// LOAD log; `None`: accepted.
+    pub refusal: Option<(u32, String)>,
+}
+
+/// The valid images the mutations start from: the hand-made programs and
+/// generated ones (`vm_spec::gen`: maps, statistics, functions, strings).
+fn mutation_bases() -> Vec<Vec<u8>> {
+    let mut v: Vec<Vec<u8>> = valid_images()
+        .into_iter()
+        .filter(|(n, _)| *n != "valid-timer-huge" && *n != "valid-nosym")
+        .map(|(_, img)| img)
+        .collect();
+    for seed in 0..8 {
+        v.push(build(&vm_spec::gen::generate(seed).program));
+    }
+    v
+}
+
+/// `n` refused mutations and at most `accepted` accepted ones, seeded, so
+/// every run makes the same images.
+pub fn mutations(n: usize, accepted: usize) -> Vec<Mutated> {
+    let bases = mutation_bases();
+    let mut out = Vec::new();
+    let (mut nref, mut nacc) = (0, 0);
+    let mut seed = 0u64;
+    while nref < n || nacc < accepted {
+        let base = &bases[seed as usize % bases.len()];
+        let mut rng = vm_spec::gen::Rng::new(seed);
+        let m = vm_spec::mutate::mutate(base, &mut rng);
+        let name = format!("mut-{seed:04}-{}", m.kind);
+        seed += 1;
+        match vm_spec::verify::verify_image(&m.image) {
+            Err(e) if nref < n => {
+                nref += 1;
+                out.push(Mutated {
+                    name,
+                    image: m.image,
+                    refusal: Some((e.code, e.message)),
+                });
+            }
+            Ok(_) if nacc < accepted => {
+                nacc += 1;
+                out.push(Mutated {
+                    name,
+                    image: m.image,
+                    refusal: None,
+                });
+            }
+            _ => {}
+        }
+        if seed > 100_000 {
+            break;
+        }
+    }
+    out
 }

@@ -1,4 +1,7 @@
 //! Test support for stapvm: the hostile and valid images of the guest
 //! harness (`hostile`), shared by the `gen-hostile` binary and the
-//! user-space checks in `tests/hostile.rs`.
+//! user-space checks in `tests/hostile.rs`; the `runok-output` corpus's
+//! expectations and comparison (`runok`), shared by `runok-cases` and
+//! `compiler/tests/runok.rs`.
 pub mod hostile;
+pub mod runok;

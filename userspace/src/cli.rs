@@ -48,6 +48,9 @@ pub struct ScriptArgs {
     /// Suppress compiler warnings.
     #[arg(short = 'w')]
     pub no_warnings: bool,
+    /// Treat warnings as errors (stap -W).
+    #[arg(short = 'W')]
+    pub werror: bool,
     /// The script file (`-` reads standard input), then its arguments
     /// (`$1`, `@1`, ...). With -e every positional is an argument. Options
     /// may follow the script, as with stap; arguments starting with `-`
@@ -68,9 +71,17 @@ pub struct SessionArgs {
     /// Create this file once the probes are armed.
     #[arg(long = "ready-file", value_name = "PATH")]
     pub ready_file: Option<PathBuf>,
-    /// Write the script's output to FILE instead of standard output.
+    /// Write the script's output to FILE instead of standard output
+    /// (switch_file() goes on in FILE.1, FILE.2, ...).
     #[arg(short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Set target() to PID (stap -x).
+    #[arg(short = 'x', value_name = "PID", conflicts_with = "cmd")]
+    pub target_pid: Option<i64>,
+    /// Run CMD once the probes are armed, set target() to its PID and end
+    /// the session when it exits (stap -c).
+    #[arg(short = 'c', value_name = "CMD")]
+    pub cmd: Option<String>,
 }
 
 /// `stapvm compile`.
@@ -186,6 +197,21 @@ mod tests {
         assert_eq!(r.session.timeout, Some(5));
         assert_eq!(r.script.defines, vec!["MAXACTION=5"]);
         assert_eq!(r.script.positional, vec!["x.stp", "a", "-3", "-b"]);
+    }
+
+    #[test]
+    fn run_takes_x_or_c() {
+        let cli = Cli::try_parse_from(["stapvm", "run", "x.stp", "-c", "ls -l /"]).unwrap();
+        let Command::Run(r) = cli.command else {
+            panic!("not run")
+        };
+        assert_eq!(r.session.cmd.as_deref(), Some("ls -l /"));
+        let cli = Cli::try_parse_from(["stapvm", "load", "x.stpb", "-x", "42"]).unwrap();
+        let Command::Load(l) = cli.command else {
+            panic!("not load")
+        };
+        assert_eq!(l.session.target_pid, Some(42));
+        assert!(Cli::try_parse_from(["stapvm", "run", "x.stp", "-x", "1", "-c", "ls"]).is_err());
     }
 
     #[test]

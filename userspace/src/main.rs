@@ -6,11 +6,13 @@ mod cli;
 mod device;
 mod kallsyms;
 mod list;
+mod outfile;
 mod output;
 mod resolve;
 mod ring;
 mod script;
 mod session;
+mod target;
 mod targetvars;
 
 use clap::Parser;
@@ -82,7 +84,12 @@ fn read_program(path: &Path) -> Result<Program, Error> {
 
 fn cmd_compile(a: &cli::CompileArgs) -> Result<u8, Error> {
     let src = script::read_source(&a.script)?;
-    let prog = script::compile(&src, &a.script.defines, a.script.no_warnings)?;
+    let prog = script::compile(
+        &src,
+        &a.script.defines,
+        a.script.no_warnings,
+        a.script.werror,
+    )?;
     let out = a
         .output
         .clone()
@@ -98,7 +105,12 @@ fn cmd_compile(a: &cli::CompileArgs) -> Result<u8, Error> {
 fn cmd_run(a: &cli::RunArgs) -> Result<u8, Error> {
     let t0 = Instant::now();
     let src = script::read_source(&a.script)?;
-    let prog = script::compile(&src, &a.script.defines, a.script.no_warnings)?;
+    let prog = script::compile(
+        &src,
+        &a.script.defines,
+        a.script.no_warnings,
+        a.script.werror,
+    )?;
     let status = session::run(&prog, &a.session, Some(t0.elapsed()))?;
     if status != 0 {
         // stap's closing line when the run pass fails (staprun, like
@@ -116,7 +128,13 @@ fn cmd_load(a: &cli::LoadArgs) -> Result<u8, Error> {
 
 fn cmd_check(a: &cli::CheckArgs) -> Result<u8, Error> {
     let src = script::read_source(&a.script)?;
-    script::check(&src, &a.script.defines, a.parse_only, a.script.no_warnings)?;
+    script::check(
+        &src,
+        &a.script.defines,
+        a.parse_only,
+        a.script.no_warnings,
+        a.script.werror,
+    )?;
     Ok(0)
 }
 

@@ -24,6 +24,8 @@ pub enum Rendered {
     Message(String),
     /// `exit()` ran.
     Exit,
+    /// `switch_file()` ran (`Program::switch_file_format`).
+    SwitchFile,
 }
 
 /// stap's keywords (parse.cxx), for naming a token in error messages.
@@ -103,6 +105,9 @@ impl<'p> Renderer<'p> {
     /// source locations; when the location names no token the handler's
     /// probe point stands in for it.
     pub fn error_message(&self, code: u16, handler: u32, pc: u32, addr: u64) -> String {
+        if u32::from(code) == abi::STP_RTE_OVERLOAD {
+            return overload_message(self.prog, addr);
+        }
         let msg = match RUNTIME_ERRORS.get(usize::from(code)) {
             Some(e) => e.msg.replace("%llx", &format!("{addr:x}")),
             None => format!("unknown run-time error {code}"),
@@ -126,6 +131,11 @@ impl<'p> Renderer<'p> {
     /// Renders one record (header included).
     pub fn render(&self, rec: &[u8]) -> Rendered {
         match records::parse(rec, &self.prog.formats) {
+            Ok(Record::Printf { fmt, .. })
+                if self.prog.switch_file_format == Some(u32::from(fmt)) =>
+            {
+                Rendered::SwitchFile
+            }
             Ok(Record::Printf { fmt, args, .. }) => {
                 let text = &self.prog.formats[usize::from(fmt)].text;
                 let fargs: Vec<FmtArg> = args.iter().map(|a| a.as_fmt_arg()).collect();
@@ -169,6 +179,25 @@ pub fn globals_text(prog: &Program, values: &[i64]) -> String {
     out
 }
 
+/// The map holding string global `name` (`GlobalType::Str`: a one-entry
+/// map of the same name with a string value).
+pub fn string_global_map(prog: &Program, name: &str) -> Option<usize> {
+    prog.maps
+        .iter()
+        .position(|m| m.name == name && m.value == vm_spec::program::MapValue::Str)
+}
+
+/// The line stap prints at exit for string global `name` whose map holds
+/// `entries` (none: never written, or deleted): `name="value"`, the value
+/// escaped as `%#s` does.
+pub fn string_global_text(name: &str, entries: &[vm_spec::maps::MapEntry]) -> String {
+    let value = match entries.first().map(|e| &e.value) {
+        Some(vm_spec::maps::Val::Str(s)) => s.as_slice(),
+        _ => b"",
+    };
+    format!("{name}={}\n", vm_spec::maps::quoted(value))
+}
+
 /// The value of limit `lim` (`abi::STP_LIM_*`) in `prog`, or its default.
 pub fn limit(prog: &Program, lim: u32) -> u32 {
     let i = lim as usize;
@@ -177,6 +206,17 @@ pub fn limit(prog: &Program, lim: u32) -> u32 {
         .copied()
         .or_else(|| vm_spec::limits::LIMITS.get(i).map(|l| l.default))
         .unwrap_or(0)
+}
+
+/// stap's overload message (its epilogue's `_stp_error`, no location):
+/// `sum` handler nanoseconds on one CPU within `STP_OVERLOAD_INTERVAL`,
+/// called cycles as stap does.
+pub fn overload_message(prog: &Program, sum: u64) -> String {
+    format!(
+        "ERROR: probe overhead ({sum} cycles) exceeded threshold ({} cycles) in last {} cycles",
+        limit(prog, abi::STP_LIM_STP_OVERLOAD_THRESHOLD),
+        limit(prog, abi::STP_LIM_STP_OVERLOAD_INTERVAL)
+    )
 }
 
 /// The module put the session in the error state: more than MAXERRORS
@@ -189,8 +229,19 @@ pub fn aborted(st: &abi::stp_status) -> bool {
 /// The closing messages (stderr lines) for a session's final status.
 pub fn summary(prog: &Program, st: &abi::stp_status) -> Vec<String> {
     let mut out = Vec::new();
-    // An error abort that the errors do not explain came from MAXSKIPPED.
-    if aborted(st) && st.errors <= u64::from(limit(prog, abi::STP_LIM_MAXERRORS)) {
+    if st.exit_requested == abi::STP_EXIT_DEADMAN {
+        out.push(format!(
+            "ERROR: no consumer read the output for {} s: the module disarmed every probe (deadman)",
+            abi::STP_DEADMAN_NS / 1_000_000_000
+        ));
+    }
+    // An error abort that the errors do not explain came from MAXSKIPPED
+    // (the overload breaker and the deadman have their own messages).
+    if aborted(st)
+        && st.exit_requested != abi::STP_EXIT_OVERLOAD
+        && st.exit_requested != abi::STP_EXIT_DEADMAN
+        && st.errors <= u64::from(limit(prog, abi::STP_LIM_MAXERRORS))
+    {
         out.push(
             "ERROR: Skipped too many probes, check MAXSKIPPED or try again with stap -t for more details."
                 .to_string(),
@@ -238,7 +289,13 @@ pub struct Printer<'p, W: Write, E: Write> {
     pub exits: u64,
     /// Output write failed (e.g. EPIPE): further output is discarded.
     pub out_failed: Option<io::Error>,
+    /// What `switch_file()` does to the output (after a flush); nothing
+    /// when unset.
+    pub switch_file: Option<SwitchHook<W>>,
 }
+
+/// `Printer::switch_file`.
+pub type SwitchHook<W> = Box<dyn FnMut(&mut W) -> io::Result<()>>;
 
 impl<'p, W: Write, E: Write> Printer<'p, W, E> {
     /// A printer for `prog`'s records.
@@ -249,6 +306,7 @@ impl<'p, W: Write, E: Write> Printer<'p, W, E> {
             err,
             exits: 0,
             out_failed: None,
+            switch_file: None,
         }
     }
 
@@ -293,6 +351,14 @@ impl<'p, W: Write, E: Write> Printer<'p, W, E> {
                 Rendered::Exit => {
                     exit = true;
                     self.exits += 1;
+                }
+                Rendered::SwitchFile => {
+                    self.flush();
+                    if let (None, Some(hook)) = (&self.out_failed, self.switch_file.as_mut()) {
+                        if let Err(e) = hook(&mut self.out) {
+                            self.out_failed = Some(e);
+                        }
+                    }
                 }
             }
         }
@@ -427,6 +493,29 @@ mod tests {
     }
 
     #[test]
+    fn string_globals_at_exit() {
+        use vm_spec::maps::{MapEntry, Val};
+        use vm_spec::program::{ArgKind, MapDecl, MapValue};
+        let mut p = prog();
+        p.maps.push(MapDecl {
+            name: "msg".into(),
+            keys: vec![ArgKind::Int],
+            value: MapValue::Str,
+            capacity: 1,
+            ..Default::default()
+        });
+        assert_eq!(string_global_map(&p, "msg"), Some(0));
+        assert_eq!(string_global_map(&p, "n"), None);
+        let e = MapEntry {
+            seq: 1,
+            keys: vec![Val::Int(0)],
+            value: Val::Str(b"a\"b\n".to_vec()),
+        };
+        assert_eq!(string_global_text("msg", &[e]), "msg=\"a\\\"b\\n\"\n");
+        assert_eq!(string_global_text("msg", &[]), "msg=\"\"\n");
+    }
+
+    #[test]
     fn globals_and_summary() {
         let p = prog();
         assert_eq!(globals_text(&p, &[7, 9]), "n=7\n");
@@ -464,6 +553,38 @@ mod tests {
         assert!(!summary(&p, &st)[0].starts_with("ERROR"));
         st.state = abi::STP_STATE_ERROR;
         assert!(summary(&p, &st)[0].starts_with("ERROR: Skipped too many probes"));
+        assert_eq!(exit_status(&st), 1);
+    }
+
+    #[test]
+    fn overload_and_deadman_have_their_own_messages() {
+        let mut p = prog();
+        p.limits[abi::STP_LIM_STP_OVERLOAD_THRESHOLD as usize] = 200_000_000;
+        let r = Renderer::new(&p);
+        // No location: stap's _stp_error in the probe epilogue.
+        assert_eq!(
+            r.error_message(abi::STP_RTE_OVERLOAD as u16, 0, 0, 612_345_678),
+            "ERROR: probe overhead (612345678 cycles) exceeded threshold \
+             (200000000 cycles) in last 1000000000 cycles"
+        );
+        let mut st = abi::stp_status {
+            state: abi::STP_STATE_ERROR,
+            exit_requested: abi::STP_EXIT_OVERLOAD,
+            errors: 1,
+            ..Default::default()
+        };
+        p.limits[abi::STP_LIM_MAXERRORS as usize] = 5;
+        // Errors within MAXERRORS, yet no MAXSKIPPED message.
+        assert_eq!(
+            summary(&p, &st),
+            vec!["WARNING: Number of errors: 1, skipped probes: 0"]
+        );
+        assert_eq!(exit_status(&st), 1);
+        st.exit_requested = abi::STP_EXIT_DEADMAN;
+        st.errors = 0;
+        let s = summary(&p, &st);
+        assert_eq!(s.len(), 1, "{s:?}");
+        assert!(s[0].starts_with("ERROR: no consumer read the output for 10 s"));
         assert_eq!(exit_status(&st), 1);
     }
 

@@ -125,10 +125,34 @@ fn failure(src: &Source, f: &compiler::Failed) -> Error {
     ))
 }
 
-/// Compiles a script. Warnings are printed to stderr unless `quiet`;
-/// errors are printed as rendered and summarised in the returned error.
-pub fn compile(src: &Source, defines: &[String], quiet: bool) -> Result<Program, Error> {
-    match compiler::compile(&src.name, &src.text, &options(src, defines)) {
+/// The compiler's target: the defaults, with stap's `-W` (`werror`) and,
+/// for `check`, the kernel's functions from /proc/kallsyms when it is
+/// readable (stap -p2 resolves probe points against the kernel too).
+pub fn target(werror: bool, kernel_symbols: bool) -> compiler::Target {
+    let syms = kernel_symbols
+        .then(|| std::fs::read_to_string("/proc/kallsyms").ok())
+        .flatten()
+        .filter(|t| !t.is_empty())
+        .map(|t| std::sync::Arc::new(compiler::symbols::KernelSymbols::from_kallsyms(&t)));
+    compiler::Target {
+        werror,
+        kernel_symbols: syms,
+        ..compiler::Target::default()
+    }
+}
+
+/// Compiles a script. Warnings are printed to stderr unless `quiet` (with
+/// `werror` they are errors); errors are printed as rendered and
+/// summarised in the returned error.
+pub fn compile(
+    src: &Source,
+    defines: &[String],
+    quiet: bool,
+    werror: bool,
+) -> Result<Program, Error> {
+    // -w drops the warnings before -W could count them, as in stap.
+    let t = target(werror && !quiet, false);
+    match compiler::compile_for(&src.name, &src.text, &options(src, defines), &t) {
         Ok(c) => {
             print_warnings(&c.warnings, quiet);
             Ok(c.program)
@@ -137,15 +161,23 @@ pub fn compile(src: &Source, defines: &[String], quiet: bool) -> Result<Program,
     }
 }
 
-/// Checks a script: parse and semantic analysis (stap -p2), or parsing
+/// Checks a script: parse and semantic analysis (stap -p2, function probe
+/// points resolved against /proc/kallsyms when it is readable), or parsing
 /// alone with `parse_only` (stap -p1, `compiler::parse_only`, whose failure
 /// text ends with stap's pass-1 summary). Diagnostics go to stderr.
-pub fn check(src: &Source, defines: &[String], parse_only: bool, quiet: bool) -> Result<(), Error> {
+pub fn check(
+    src: &Source,
+    defines: &[String],
+    parse_only: bool,
+    quiet: bool,
+    werror: bool,
+) -> Result<(), Error> {
     let opts = options(src, defines);
     if parse_only {
         return compiler::parse_only(&src.name, &src.text, &opts).map_err(|f| failure(src, &f));
     }
-    match compiler::check(&src.name, &src.text, &opts) {
+    let t = target(werror && !quiet, true);
+    match compiler::check_for(&src.name, &src.text, &opts, &t) {
         Ok(warnings) => {
             print_warnings(&warnings, quiet);
             Ok(())
@@ -171,6 +203,7 @@ mod tests {
             expr: expr.map(String::from),
             defines: vec![],
             no_warnings: false,
+            werror: false,
             positional: pos.iter().map(|s| s.to_string()).collect(),
         }
     }

@@ -11,6 +11,7 @@
 //! everything.
 use crate::cli::SessionArgs;
 use crate::device::{Device, OpenError, Session, StartError};
+use crate::outfile::OutFile;
 use crate::output::{self, Printer};
 use crate::resolve;
 use crate::ring::{Batch, Consumer, MappedRing, RingError, RingMemory};
@@ -88,6 +89,9 @@ pub enum Error {
     /// Installing the signal handlers failed.
     #[error("cannot install signal handlers: {0}")]
     Signals(io::Error),
+    /// The -c command could not be started.
+    #[error(transparent)]
+    Target(#[from] crate::target::Error),
 }
 
 /// `ENOENT (No such file or directory)` for an OS error.
@@ -311,6 +315,8 @@ pub enum StopReason {
     Timeout,
     /// Writing the output failed (e.g. a closed pipe).
     OutputClosed,
+    /// The `-c` command exited.
+    Command,
 }
 
 /// How to drive a session once it is loaded and mapped.
@@ -323,6 +329,9 @@ pub struct Drive<'a> {
     pub timeout: Option<Duration>,
     /// Created once the probes are armed.
     pub ready_file: Option<&'a Path>,
+    /// The `-c` command: released once the probes are armed; its exit
+    /// ends the session.
+    pub child: Option<&'a crate::target::TargetChild>,
 }
 
 /// The outcome of a session.
@@ -364,6 +373,9 @@ pub fn drive<C: Control, M: RingMemory, W: Write, E: Write>(
             pr.message(&format!("WARNING: cannot create {}: {err}", path.display()));
         }
     }
+    if let Some(c) = how.child {
+        c.release();
+    }
     let deadline = how.timeout.map(|t| started + t);
     let loop_result = event_loop(ctl, rings, pr, how, deadline);
 
@@ -393,7 +405,16 @@ pub fn drive<C: Control, M: RingMemory, W: Write, E: Write>(
             Vec::new()
         };
         for (i, g) in prog.globals.iter().enumerate() {
-            if g.print_at_exit {
+            let str_map = match g.ty {
+                vm_spec::program::GlobalType::Str => output::string_global_map(prog, &g.name),
+                vm_spec::program::GlobalType::Long => None,
+            };
+            if let (true, Some(mi)) = (g.print_at_exit, str_map) {
+                let entries = ctl
+                    .map_entries(mi, &prog.maps[mi])
+                    .map_err(ioctl_err("STP_IOC_MAP_READ"))?;
+                pr.output(output::string_global_text(&g.name, &entries).as_bytes());
+            } else if g.print_at_exit {
                 let v = values.get(i).copied().unwrap_or(0);
                 pr.output(format!("{}={v}\n", g.name).as_bytes());
             } else if let Some((mi, m)) = prog
@@ -485,6 +506,10 @@ fn event_loop<C: Control, M: RingMemory, W: Write, E: Write>(
         if exit {
             return Ok(StopReason::Exit);
         }
+        if how.child.is_some_and(|c| c.exited()) {
+            // Whatever its last system calls produced is drained after STOP.
+            return Ok(StopReason::Command);
+        }
         let st = ctl.status().map_err(ioctl_err("STP_IOC_STATUS"))?;
         if st.exit_requested != 0 {
             return Ok(StopReason::Exit);
@@ -513,6 +538,15 @@ pub fn run(
     }
     let mut resolved = resolved;
     crate::targetvars::apply(&mut resolved.program, &resolved.symbols)?;
+    // -c: the command is forked now (held before exec) so that target()
+    // is known when the image is built.
+    let child = match &opts.cmd {
+        Some(cmd) => Some(crate::target::TargetChild::spawn(cmd)?),
+        None => None,
+    };
+    if let Some(pid) = child.as_ref().map(|c| i64::from(c.pid)).or(opts.target_pid) {
+        crate::target::patch(&mut resolved.program, pid);
+    }
     let prog = &resolved.program;
     let t_resolved = Instant::now();
     let image = vm_spec::image::build(prog, &resolved.symbols)?;
@@ -522,20 +556,25 @@ pub fn run(
     let mut rings = map_rings(&session, &info)?;
     let t_loaded = Instant::now();
 
-    let out: Box<dyn Write> = match &opts.output {
-        Some(path) => Box::new(File::create(path).map_err(|err| Error::Create {
+    let out = match &opts.output {
+        Some(path) => OutFile::create(path).map_err(|err| Error::Create {
             path: path.display().to_string(),
             err,
-        })?),
-        None => Box::new(io::stdout()),
+        })?,
+        None => OutFile::stdout(),
     };
     let mut pr = Printer::new(prog, BufWriter::with_capacity(1 << 16, out), io::stderr());
+    pr.switch_file = Some(Box::new(|w: &mut BufWriter<OutFile>| {
+        w.flush()?;
+        w.get_mut().switch()
+    }));
     let signals = SignalPipe::install().map_err(Error::Signals)?;
     let how = Drive {
         stop: &STOP_REQUESTED,
         wake_fd: signals.rd.as_raw_fd(),
         timeout: opts.timeout.map(Duration::from_secs),
         ready_file: opts.ready_file.as_deref(),
+        child: child.as_ref(),
     };
     if verbose {
         let mut line = String::from("stapvm:");
@@ -561,10 +600,15 @@ pub fn run(
             ms(out.started - t_loaded),
             ms(out.started.elapsed()),
             match out.reason {
-                StopReason::Exit => "exit()",
+                StopReason::Exit => match st.exit_requested {
+                    abi::STP_EXIT_OVERLOAD => "the overload breaker",
+                    abi::STP_EXIT_DEADMAN => "the deadman",
+                    _ => "exit()",
+                },
                 StopReason::Signal => "signal",
                 StopReason::Timeout => "-T timeout",
                 StopReason::OutputClosed => "closed output",
+                StopReason::Command => "-c command exit",
             },
             st.hits,
             st.skipped,
@@ -747,6 +791,7 @@ mod tests {
             wake_fd: -1,
             timeout: Some(Duration::from_secs(5)),
             ready_file: None,
+            child: None,
         }
     }
 
@@ -790,6 +835,23 @@ mod tests {
              WARNING: Number of errors: 1, skipped probes: 0\n"
         );
         assert_eq!(*ctl.calls.borrow(), vec!["start", "stop"]);
+    }
+
+    #[test]
+    fn command_exit_ends_the_session() {
+        let ring = FakeRing::new(4096);
+        let ctl = FakeControl::new(&ring);
+        let stop = AtomicBool::new(false);
+        let child = crate::target::TargetChild::spawn("true").unwrap();
+        let h = Drive {
+            timeout: Some(Duration::from_secs(20)),
+            child: Some(&child),
+            ..how(&stop)
+        };
+        let t = Instant::now();
+        let o = run_fake(&ctl, &ring, &h).result.unwrap();
+        assert_eq!(o.reason, StopReason::Command);
+        assert!(t.elapsed() < Duration::from_secs(10));
     }
 
     #[test]

@@ -95,6 +95,12 @@ struct stp_host_env {
 	u32 comm_len;
 	u32 nmem;
 	const struct stp_host_mem *mem;
+	u64 ip;			/* ADDR */
+	s64 user_mode;		/* USER_MODE */
+	const char *pcomm;	/* PEXECNAME */
+	u32 pcomm_len;
+	u32 nstack;		/* BACKTRACE: frames at stack */
+	const u64 *stack;
 };
 
 #define STP_HOST_ENV(env) ((struct stp_host_env *)(env))
@@ -122,6 +128,8 @@ static inline s64 stp_env_uid(void *env) { return STP_HOST_ENV(env)->uid; }
 static inline s64 stp_env_euid(void *env) { return STP_HOST_ENV(env)->euid; }
 static inline s64 stp_env_gid(void *env) { return STP_HOST_ENV(env)->gid; }
 static inline s64 stp_env_cpu(void *env) { return STP_HOST_ENV(env)->cpu; }
+/* No mm in the host environment: MM_ARG is always 0 (helpers.h). */
+static inline u64 stp_env_mm_arg(void *env, bool end) { return 0; }
 static inline s64 stp_env_jiffies(void *env)
 {
 	return STP_HOST_ENV(env)->jiffies;
@@ -134,6 +142,65 @@ static inline s64 stp_env_retval(void *env)
 static inline s64 stp_env_arg(void *env, u32 n)
 {
 	return n < 6 ? STP_HOST_ENV(env)->args[n] : 0;
+}
+
+#include <stdio.h>
+#include "stapvm/abi.h"	/* STP_MAX_BACKTRACE */
+
+static inline u64 stp_env_addr(void *env) { return STP_HOST_ENV(env)->ip; }
+
+static inline s64 stp_env_user_mode(void *env)
+{
+	return STP_HOST_ENV(env)->user_mode != 0;
+}
+
+/* No symbols in user space: SYMNAME and SYMDATA give 0x<hex>. */
+static inline u32 stp_env_symbol(void *env, u64 addr, bool data, char *buf,
+				 u32 max)
+{
+	char one[24];
+	u32 n = (u32)snprintf(one, sizeof(one), "0x%llx",
+			      (unsigned long long)addr);
+
+	if (n > max)
+		n = max;
+	memcpy(buf, one, n);
+	return n;
+}
+
+static inline u32 stp_env_pcomm(void *env, char *buf, u32 max)
+{
+	struct stp_host_env *e = STP_HOST_ENV(env);
+	u32 n = e->pcomm_len < max ? e->pcomm_len : max;
+	const char *nul;
+
+	if (!e->pcomm)
+		return 0;
+	nul = memchr(e->pcomm, 0, n);
+	if (nul)
+		n = (u32)(nul - e->pcomm);
+	memcpy(buf, e->pcomm, n);
+	return n;
+}
+
+/* BACKTRACE of the frames the test gives, as the kernel formats them. */
+static inline u32 stp_env_backtrace(void *env, char *buf, u32 max)
+{
+	struct stp_host_env *e = STP_HOST_ENV(env);
+	u32 i, len = 0;
+
+	for (i = 0; i < e->nstack && i < STP_MAX_BACKTRACE; i++) {
+		char one[24];
+		u32 m = (u32)snprintf(one, sizeof(one), "%s0x%llx",
+				      len ? " " : "",
+				      (unsigned long long)e->stack[i]);
+
+		if (len + m > max)
+			break;
+		memcpy(buf + len, one, m);
+		len += m;
+	}
+	return len;
 }
 
 static inline u32 stp_env_comm(void *env, char *buf, u32 max)

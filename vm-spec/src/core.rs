@@ -276,6 +276,14 @@ pub struct HostEnv {
     /// page-granular as in a real address space: every 4 KiB page touched
     /// by a range is readable, zero where no range gives bytes.
     pub memory: Vec<(u64, Vec<u8>)>,
+    /// `addr()`: the probed or interrupted instruction pointer.
+    pub ip: u64,
+    /// `user_mode()`.
+    pub user_mode: bool,
+    /// `pexecname()` (cut as `execname`).
+    pub pexecname: String,
+    /// `backtrace()`: the kernel stack, innermost frame first.
+    pub stack: Vec<u64>,
 }
 
 /// A user-space ring with the kernel's producer code (ring.c) and a
@@ -459,6 +467,8 @@ pub struct HostSession {
     vm: Box<ffi::stp_vm>,
     /// The string registers' bytes; `vm.sbuf` points here.
     _sbuf: Vec<u8>,
+    /// STOK's tokenizer copy (`MAXSTRINGLEN` bytes); `vm.tok` points here.
+    _tok: Vec<u8>,
     /// Function frames (`vm.frames` points here; empty without functions).
     _frames: Vec<u64>,
     /// Statistics of every simulated CPU: `stat_cpus` copies of
@@ -575,6 +585,7 @@ impl HostSession {
         let cap = p.limits[abi::STP_LIM_MAXSTRINGLEN as usize];
         let ring_pages = u64::from(p.limits[abi::STP_LIM_RING_PAGES as usize]);
         let mut sbuf = vec![0u8; (abi::STP_MAX_SREGS as usize) * (cap as usize + 1)];
+        let mut tok = vec![0u8; cap as usize];
         // As the kernel glue does: MAXNESTING frames, only with functions.
         let nframes = if p.nfuncs > 0 {
             p.limits[abi::STP_LIM_MAXNESTING as usize]
@@ -594,6 +605,9 @@ impl HostSession {
             },
             nframes,
             pad: 0,
+            tok: tok.as_mut_ptr().cast(),
+            tok_pos: 0,
+            tok_len: 0,
         });
         let stat_stride = (u64::from(p.stat_bytes) + 7) & !7;
         let (maps, iters) = host_maps(p, cap);
@@ -608,6 +622,7 @@ impl HostSession {
             formats,
             vm,
             _sbuf: sbuf,
+            _tok: tok,
             _frames: frames,
             ring: HostRing::new(ring_pages * PAGE),
             clock: 1,
@@ -690,6 +705,12 @@ impl HostSession {
             comm_len: u32::try_from(env.execname.len()).unwrap_or(u32::MAX),
             nmem: u32::try_from(mems.len()).unwrap_or(0),
             mem: mems.as_ptr(),
+            ip: env.ip,
+            user_mode: i64::from(env.user_mode),
+            pcomm: env.pexecname.as_ptr().cast(),
+            pcomm_len: u32::try_from(env.pexecname.len()).unwrap_or(u32::MAX),
+            nstack: u32::try_from(env.stack.len()).unwrap_or(u32::MAX),
+            stack: env.stack.as_ptr(),
         };
         let mut ring = self.ring.raw();
         // Each map's storage, set up by stp_map_init in `new`.

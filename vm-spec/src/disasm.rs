@@ -100,7 +100,18 @@ fn reg_operand(kind: Operand, v: u8) -> Option<String> {
         Operand::SN | Operand::SNW => Some(format!("s{v}..")),
         Operand::SORT => Some(match (v & 15, v & 0x80 != 0) {
             (0, _) => "unsorted".to_string(),
-            (15, d) => format!("value{}", if d { "-" } else { "+" }),
+            (15, d) => {
+                // An extractor order of a statistics array (opcodes.h SORT).
+                let x = match u32::from(v >> 4) & 7 {
+                    abi::STP_SORTX_COUNT => "",
+                    abi::STP_SORTX_SUM => " @sum",
+                    abi::STP_SORTX_MIN => " @min",
+                    abi::STP_SORTX_MAX => " @max",
+                    abi::STP_SORTX_AVG => " @avg",
+                    _ => " @?",
+                };
+                format!("value{x}{}", if d { "-" } else { "+" })
+            }
             (c, d) => format!("key{}{}", c - 1, if d { "-" } else { "+" }),
         }),
         Operand::RP => Some(format!("r{v}:r{}", u32::from(v) + 1)),
@@ -130,6 +141,7 @@ fn imm_operand(kind: Operand, insn: &Insn, prog: &Program, pc: usize) -> Option<
         },
         Operand::STAT => table_ref("stat", imm, &prog.stats, |st| st.name.clone()),
         Operand::MAP => table_ref("map", imm, &prog.maps, |m| m.name.clone()),
+        Operand::RX => table_ref("rx", imm, &prog.regexes, |r| quote(&r.pattern)),
         Operand::MOP | Operand::MIT | Operand::MSX => {
             let id = imm & 0xffff;
             let x = (imm >> 16) & 0xff;
@@ -201,6 +213,48 @@ pub fn insn(insn: &Insn, prog: &Program, pc: usize) -> String {
     ops.extend(bad);
     let line = format!("{:<w$} {}", info.name, ops.join(", "), w = NAME_WIDTH);
     line.trim_end().to_string()
+}
+
+/// One instruction in the compact form the compiler's lowering tests
+/// compare against (no program needed, no annotations): `LDI r0, 5`,
+/// `JZ r1, ->7`, `PRINTF r0, s0, fmt0`, `CALLI r1, r0, PID`. Register
+/// operands read or written singly or as a run print as `rN`/`sN` (the
+/// other register kinds are left out), then the immediate: a number, a
+/// jump's absolute target, `kN`, `strN`, `gN`, `fmtN` or the helper's name
+/// (other immediate kinds are left out).
+pub fn compact(insn: &Insn, pc: usize) -> String {
+    let Some(info) = OPCODES.get(usize::from(insn.op)) else {
+        return format!("op{}", insn.op);
+    };
+    let mut ops = Vec::new();
+    for (kind, v) in [(info.a, insn.a), (info.b, insn.b), (info.c, insn.c)] {
+        match kind {
+            Operand::RW | Operand::RR | Operand::RN => ops.push(format!("r{v}")),
+            Operand::SW | Operand::SR | Operand::SN => ops.push(format!("s{v}")),
+            _ => {}
+        }
+    }
+    let imm = insn.imm;
+    match info.imm {
+        Operand::IMM => ops.push(imm.to_string()),
+        Operand::JF | Operand::JB => ops.push(format!("->{}", jump_target(pc, imm))),
+        Operand::K => ops.push(format!("k{imm}")),
+        Operand::STR => ops.push(format!("str{imm}")),
+        Operand::GLB => ops.push(format!("g{imm}")),
+        Operand::FMT => ops.push(format!("fmt{imm}")),
+        Operand::HLP => ops.push(
+            usize::try_from(imm)
+                .ok()
+                .and_then(|i| HELPERS.get(i))
+                .map_or_else(|| format!("hlp{imm}"), |h| h.name.to_string()),
+        ),
+        _ => {}
+    }
+    if ops.is_empty() {
+        info.name.to_string()
+    } else {
+        format!("{} {}", info.name, ops.join(", "))
+    }
 }
 
 /// Describes a probe target (`-`, `vfs_read+0x10`, `first of a, b`).

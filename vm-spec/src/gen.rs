@@ -29,7 +29,7 @@ use crate::abi;
 use crate::core::HostEnv;
 use crate::program::{
     default_limits, ArgKind, Format, FuncSig, Global, GlobalType, Handler, Hist, Insn, MapDecl,
-    MapValue, Probe, ProbeTarget, Program, SrcLoc, Stat,
+    MapValue, Probe, ProbeTarget, Program, RegexTable, SrcLoc, Stat,
 };
 use crate::tables::{HelperArg, HelperRes, HELPERS};
 
@@ -125,8 +125,9 @@ const INTERESTING: [i64; 14] = [
 ];
 
 /// Strings for the edge cases of STOL (signs, prefixes, overflow, bases),
-/// STEXT (escapes, control and high bytes) and SFIND/SREPL.
-const SPECIAL_STRINGS: [&str; 24] = [
+/// STEXT/STEXTN (escapes, control and high bytes, UTF-8), STOK
+/// (delimiters, empty tokens) and SFIND/SREPL.
+const SPECIAL_STRINGS: [&str; 27] = [
     "0x1f",
     "-0x1F",
     "0X",
@@ -151,6 +152,9 @@ const SPECIAL_STRINGS: [&str; 24] = [
     "a",
     "%d%s",
     "abcabcab",
+    "1,,2,3, ,4,",
+    "\u{20ac}\u{1f600}\u{7ff}x\u{ffff}",
+    ", ",
 ];
 
 /// A format text for the argument kinds `args`: literal text and
@@ -261,6 +265,13 @@ fn gen_env(rng: &mut Rng) -> (HostEnv, Vec<u64>) {
         args: [v(rng), v(rng), v(rng), v(rng), v(rng), v(rng)],
         wall_ns: rng.next_u64(),
         memory: Vec::new(),
+        ip: rng.next_u64(),
+        user_mode: rng.chance(1, 2),
+        pexecname: names[rng.below(names.len() as u64) as usize].to_string(),
+        // Up to past STP_MAX_BACKTRACE frames of any width.
+        stack: (0..rng.below(24))
+            .map(|_| rng.next_u64() >> rng.below(64))
+            .collect(),
     };
     let mut addrs = vec![UNMAPPED, 0, 8, u64::MAX, u64::MAX - 7];
     if rng.chance(7, 8) {
@@ -373,6 +384,9 @@ struct HGen<'a> {
     num_strs: &'a [i32],
     /// Iterators of the enclosing foreach loops (bit i: iterator i).
     iters_active: u32,
+    /// Inside a try body: no nested try (its TRYEND would disarm the
+    /// outer catch under a LOOP of the outer body).
+    in_try: bool,
 }
 
 impl HGen<'_> {
@@ -831,7 +845,8 @@ impl HGen<'_> {
         self.rng.pick(&v)
     }
 
-    /// The string builtins: SSUB, SFIND, STOL, SREPL, STEXT, SCHAR and
+    /// The string builtins: SSUB, SFIND, STOL, SREPL, STEXT, STEXTN, STOK,
+    /// SCHAR and
     /// (rarely) ERROR, with their edge cases loaded on purpose.
     fn stmt_strop(&mut self, out: &mut Vec<Insn>, d: &mut Defs) -> Option<()> {
         if self.nsregs == 0 {
@@ -935,10 +950,46 @@ impl HGen<'_> {
                     return None;
                 }
                 let b = self.ssrc(out, d)?;
-                let free: Vec<u8> = (0..self.nsregs).filter(|&x| x != b).collect();
-                let a = self.rng.pick(&free)?;
-                out.push(ins(abi::STP_OP_STEXT, a, b, 0, 0));
-                d.s |= 1u32 << a;
+                match self.rng.below(3) {
+                    0 => {
+                        let free: Vec<u8> = (0..self.nsregs).filter(|&x| x != b).collect();
+                        let a = self.rng.pick(&free)?;
+                        out.push(ins(abi::STP_OP_STEXT, a, b, 0, 0));
+                        d.s |= 1u32 << a;
+                    }
+                    1 => {
+                        // STEXTN a, b, (len, quoted): a is not b.
+                        if self.nregs < 2 {
+                            return None;
+                        }
+                        let c = self.rng.below(u64::from(self.nregs) - 1) as u8;
+                        self.load_choice(out, d, c, &[0, 1, 3, 4, 5, 6, 10, 12, 15, -1, 4096]);
+                        self.load_choice(out, d, c + 1, &[0, 1, 2, -1]);
+                        if !self.dead && d.r & (3u64 << c) != 3u64 << c {
+                            return None;
+                        }
+                        let free: Vec<u8> = (0..self.nsregs).filter(|&x| x != b).collect();
+                        let a = self.rng.pick(&free)?;
+                        out.push(ins(abi::STP_OP_STEXTN, a, b, c, 0));
+                        d.s |= 1u32 << a;
+                    }
+                    _ => {
+                        // STOK a, input b, delimiters c (any may alias).
+                        let c = self.ssrc(out, d)?;
+                        let a = self.sdst()?;
+                        out.push(ins(abi::STP_OP_STOK, a, b, c, 0));
+                        d.s |= 1u32 << a;
+                    }
+                }
+            }
+            10 | 11 if !self.prog.regexes.is_empty() && self.rng.chance(1, 3) => {
+                // REMATCH a, b, regex (a random DFA table, see generate).
+                let b = self.ssrc(out, d)?;
+                let a = self.dst()?;
+                let k = self.rng.below(self.prog.regexes.len() as u64) as i32;
+                out.push(ins(abi::STP_OP_REMATCH, a, b, 0, k));
+                d.r |= 1u64 << a;
+                self.observe(out, a);
             }
             10 | 11 => {
                 let b = self.ssrc(out, d)?;
@@ -1143,6 +1194,39 @@ impl HGen<'_> {
         Some(())
     }
 
+    /// `TRY m, handler; body; TRYEND; JMP over; handler: catch body`
+    /// (stap's try/catch): an error in the body or in a function it
+    /// calls goes on at the handler with its message in s[m].
+    fn stmt_try(&mut self, out: &mut Vec<Insn>, d: &mut Defs, budget: u32) -> Option<()> {
+        if self.in_try {
+            return None;
+        }
+        let m = self.sdst()?;
+        let mut db = *d;
+        db.s |= 1u32 << m;
+        self.in_try = true;
+        let body = self.block(&mut db, budget / 2);
+        self.in_try = false;
+        let mut dc = *d;
+        dc.s |= 1u32 << m;
+        let mut handler = Vec::new();
+        if self.rng.chance(1, 2) {
+            let a = self.dst()?;
+            handler.push(ins(abi::STP_OP_SLEN, a, m, 0, 0));
+            dc.r |= 1u64 << a;
+            self.observe(&mut handler, a);
+        }
+        handler.extend(self.block(&mut dc, budget / 2));
+        out.push(ins(abi::STP_OP_TRY, m, 0, 0, body.len() as i32 + 2));
+        out.extend(body);
+        out.push(ins(abi::STP_OP_TRYEND, 0, 0, 0, 0));
+        out.push(ins(abi::STP_OP_JMP, 0, 0, 0, handler.len() as i32));
+        out.extend(handler);
+        d.r |= db.r & dc.r;
+        d.s |= db.s & dc.s;
+        Some(())
+    }
+
     /// `L: body; LOOP L`: only MAXACTION ends it. What follows is dead
     /// unless an enclosing jump lands after it.
     fn stmt_forever(&mut self, out: &mut Vec<Insn>, d: &mut Defs, budget: u32) -> Option<()> {
@@ -1199,6 +1283,7 @@ impl HGen<'_> {
                 self.nested(|g| g.stmt_forever(out, d, budget / 3))
             }
             96 if nest => self.nested(|g| g.stmt_dead(out, budget / 3)),
+            98 | 99 if nest => self.nested(|g| g.stmt_try(out, d, budget / 2)),
             97 if self.depth > 0 && self.rng.chance(1, 2) => self.stmt_return(out, d),
             _ => {
                 out.push(ins(abi::STP_OP_NOP, 0, 0, 0, 0));
@@ -1266,7 +1351,14 @@ impl HGen<'_> {
                 d.r |= 1u64 << a;
                 self.observe(out, a);
             }
-            10 if has_hist => out.push(ins(abi::STP_OP_STHIST, 0, 0, 0, imm)),
+            10 if has_hist => match self.sdst() {
+                // STHISTS: the drawing as a string (sprint(@hist_log(s))).
+                Some(a) if self.rng.chance(1, 3) => {
+                    out.push(ins(abi::STP_OP_STHISTS, a, 0, 0, imm));
+                    d.s |= 1u32 << a;
+                }
+                _ => out.push(ins(abi::STP_OP_STHIST, 0, 0, 0, imm)),
+            },
             _ if has_hist => {
                 let nb = i64::from(st.hist.nbuckets());
                 let b = self.dst()?;
@@ -1514,6 +1606,16 @@ impl HGen<'_> {
         let n = self.prog.maps.len() as u64;
         if n == 0 {
             return None;
+        }
+        // A function's foreach gives every frame level its iterators
+        // (opcodes.h): keep the verifier's STP_MAX_ITER_BYTES.
+        if self.ctx == abi::STP_CTX_FUNCTION {
+            let levels = 1 + u64::from(self.prog.limits[abi::STP_LIM_MAXNESTING as usize]);
+            let cap = self.prog.maps.iter().map(|m| m.capacity).max().unwrap_or(0);
+            let per = 32 + 16 * u64::from(cap);
+            if levels * u64::from(abi::STP_MAX_ITERS) * per > u64::from(abi::STP_MAX_ITER_BYTES) {
+                return None;
+            }
         }
         let id = self.rng.below(n) as usize;
         let m = self.prog.maps[id].clone();
@@ -1818,6 +1920,46 @@ pub fn generate(seed: u64) -> Case {
         });
     }
 
+    // Regular expressions (0 to 3): random DFA tables, any shape the
+    // verifier accepts (REMATCH walks a table whatever it recognises):
+    // few or all 257 columns, classes that keep the strings' bytes apart
+    // or not, rows that fall into the final states 0 / 1 early or late.
+    for _ in 0..rng.below(4) {
+        let nclasses = match rng.below(4) {
+            0 => 257,
+            1 => 2,
+            _ => 2 + rng.below(8) as u32,
+        };
+        let most = if rng.chance(1, 8) { 300 } else { 12 };
+        let nstates = 2 + rng.below(most) as usize;
+        let bias = rng.below(4);
+        let classes = (0..256)
+            .map(|b| {
+                if nclasses == 257 {
+                    b as u8
+                } else {
+                    rng.below(u64::from(nclasses) - 1) as u8
+                }
+            })
+            .collect();
+        let trans = (0..nstates * nclasses as usize)
+            .map(|_| {
+                if rng.below(8) < bias {
+                    rng.below(2) as u16
+                } else {
+                    rng.below(nstates as u64) as u16
+                }
+            })
+            .collect();
+        prog.regexes.push(RegexTable {
+            pattern: format!("rx{}", prog.regexes.len()).into_bytes(),
+            classes,
+            nclasses,
+            start: rng.below(nstates as u64) as u32,
+            trans,
+        });
+    }
+
     let nh = 1 + rng.below(4) as usize;
     // User functions, after the probe handlers: random signatures, some
     // recursing on their first parameter.
@@ -1914,6 +2056,7 @@ pub fn generate(seed: u64) -> Case {
             maxnest,
             num_strs: &num_strs,
             iters_active: 0,
+            in_try: false,
         };
         // A function's parameters are written at its entry.
         let mut d = match func.and_then(|k| prog.funcs.get(k)) {

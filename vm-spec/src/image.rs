@@ -235,6 +235,28 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
         );
     }
 
+    // REGEXES and REGEXDATA: each table's rows back to back.
+    for rx in &prog.regexes {
+        let at = to_u32(
+            sections[abi::STP_SEC_REGEXDATA as usize].len() / 2,
+            "regex data",
+        )?;
+        let rd = &mut sections[abi::STP_SEC_REGEXDATA as usize];
+        for t in &rx.trans {
+            rd.extend_from_slice(&t.to_le_bytes());
+        }
+        let rs = &mut sections[abi::STP_SEC_REGEXES as usize];
+        push_u32(rs, to_u32(rx.nstates(), "regex")?);
+        push_u32(rs, rx.nclasses);
+        push_u32(rs, rx.start);
+        push_u32(rs, at);
+        let mut classes = [0u8; 256];
+        for (c, k) in classes.iter_mut().zip(&rx.classes) {
+            *c = *k;
+        }
+        rs.extend_from_slice(&classes);
+    }
+
     // Lay out: header, then each section 8-aligned.
     let hdr_size = size_of::<abi::stp_image_hdr>();
     let mut out = vec![0u8; hdr_size];

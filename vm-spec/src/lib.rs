@@ -6,7 +6,9 @@
 //! records (`records`), and the differential-testing kit: a reference
 //! interpreter in Rust (`refvm`, with its own printf in `fmt`), a
 //! generator of random verified programs (`gen`) and the comparison of
-//! both VMs (`diff`).
+//! both VMs (`diff`). `verify` is the Rust verifier: the rules of the C
+//! verifier (kmod/core/verify.c) with the same codes and messages;
+//! `mutate` breaks valid images for the verifiers' tests.
 pub mod abi;
 pub mod container;
 pub mod core;
@@ -18,7 +20,9 @@ pub mod hist;
 pub mod image;
 pub mod limits;
 pub mod maps;
+pub mod mutate;
 pub mod program;
 pub mod records;
 pub mod refvm;
 pub mod tables;
+pub mod verify;

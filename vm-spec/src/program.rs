@@ -150,6 +150,10 @@ pub struct Format {
 pub enum GlobalType {
     /// A 64-bit integer scalar.
     Long,
+    /// A string scalar: its value lives in the one-entry map of the same
+    /// name (key 0), whose lock keeps readers on other CPUs from seeing a
+    /// torn string (docs/design.md §7); its integer slot is unused.
+    Str,
 }
 
 /// One global variable.
@@ -317,6 +321,70 @@ pub struct Program {
     /// Target variables (`$name->a->b`): constants the loader fills in from
     /// the running kernel's BTF before `image::build` (CO-RE style).
     pub target_vars: Vec<TargetVar>,
+    /// Regular expressions (`=~`), indexed by REMATCH's RX operand.
+    #[serde(default)]
+    pub regexes: Vec<RegexTable>,
+    /// The constant (index into `konsts`, 0 in the file) that holds
+    /// `target()`: `load`/`run` patch in the PID of `-x PID` or of the
+    /// `-c CMD` process (stap's `_stp_target`), else it stays 0.
+    #[serde(default)]
+    pub target_konst: Option<u32>,
+    /// The format whose PRINTF record means `switch_file()`: user space
+    /// moves the `-o FILE` output to the next file instead of printing.
+    #[serde(default)]
+    pub switch_file_format: Option<u32>,
+}
+
+/// One compiled regular expression: the DFA table the VM walks
+/// (abi.h: `struct stp_regex_desc`, opcodes.h: REMATCH). State 0 rejects,
+/// state 1 accepts; row `s` of `trans` holds `nclasses` next states, one
+/// per byte class, the last column being the end of the string.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct RegexTable {
+    /// The pattern as written (decoded), for disassembly and messages.
+    pub pattern: Vec<u8>,
+    /// The byte class of each byte (256 entries, each < `nclasses - 1`).
+    pub classes: Vec<u8>,
+    /// Columns of a row: the byte classes plus the end-of-string column.
+    pub nclasses: u32,
+    /// The start state.
+    pub start: u32,
+    /// `nstates() * nclasses` next states, row by row.
+    pub trans: Vec<u16>,
+}
+
+impl RegexTable {
+    /// Rows of the table (the two final states included).
+    pub fn nstates(&self) -> usize {
+        if self.nclasses == 0 {
+            0
+        } else {
+            self.trans.len() / self.nclasses as usize
+        }
+    }
+
+    /// Walks the table over `s` as REMATCH does: true when state 1 is
+    /// reached (out-of-range entries, which the verifier refuses, reject).
+    pub fn is_match(&self, s: &[u8]) -> bool {
+        let n = self.nclasses as usize;
+        let step = |st: usize, col: usize| -> usize {
+            self.trans.get(st * n + col).map_or(0, |&x| usize::from(x))
+        };
+        let mut st = self.start as usize;
+        for &b in s {
+            if st < 2 {
+                break;
+            }
+            st = step(
+                st,
+                usize::from(self.classes.get(usize::from(b)).copied().unwrap_or(0)),
+            );
+        }
+        if st >= 2 {
+            st = step(st, n.saturating_sub(1));
+        }
+        st == 1
+    }
 }
 
 /// Where a target variable's parameter comes from.

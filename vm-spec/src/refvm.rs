@@ -27,7 +27,8 @@
 //! only the parameters; RET/RETI/RETS pop it and write the caller's result
 //! register; an error inside a function names the function's handler.
 //! Strings: SPRINTF through this crate's own printf ([`crate::fmt`], not
-//! the C formatter), SSUB, SFIND, STOL, SREPL, STEXT, SCHAR and ERROR
+//! the C formatter), SSUB, SFIND, STOL, SREPL, STEXT, STEXTN, STOK, SCHAR
+//! and ERROR
 //! (whose record carries the message) as opcodes.h describes them.
 //!
 //! Dispatch matches on the `abi::STP_OP_*` and `abi::STP_HLP_*` constants,
@@ -116,6 +117,46 @@ pub struct RefProgram {
     limits: Vec<u32>,
     stats: Vec<RefStat>,
     maps: Vec<RefMapDesc>,
+    regexes: Vec<RefRegex>,
+}
+
+/// One regular expression's DFA (`struct stp_regex_desc` and its rows of
+/// REGEXDATA), as opcodes.h describes REMATCH's walk.
+#[derive(Debug, Clone)]
+struct RefRegex {
+    nclasses: usize,
+    start: usize,
+    classes: Vec<u8>,
+    /// The rows, `nstates * nclasses` entries.
+    trans: Vec<u16>,
+}
+
+impl RefRegex {
+    /// REMATCH: 1 when the walk over `s` ends in state 1; an index the
+    /// verifier should have refused is a hole.
+    fn matches(&self, s: &[u8]) -> Result<u64, String> {
+        let n = self.nclasses;
+        let step = |st: usize, col: usize| -> Result<usize, String> {
+            if col >= n {
+                return Err(format!("class {col} of {n} columns"));
+            }
+            self.trans
+                .get(st * n + col)
+                .map(|&x| usize::from(x))
+                .ok_or_else(|| format!("state {st} outside the table"))
+        };
+        let mut st = self.start;
+        for &b in s {
+            if st < 2 {
+                break;
+            }
+            st = step(st, usize::from(self.classes[usize::from(b)]))?;
+        }
+        if st >= 2 {
+            st = step(st, n - 1)?;
+        }
+        Ok(u64::from(st == 1))
+    }
 }
 
 fn le_u16(b: &[u8], off: usize) -> Result<u16, RefError> {
@@ -278,8 +319,37 @@ impl RefProgram {
                 capacity: le_u32(e, offset_of!(abi::stp_map_desc, capacity))?,
             });
         }
+        let rsz = size_of::<abi::stp_regex_desc>();
+        let (rbytes, nr) = section(img, abi::STP_SEC_REGEXES, rsz)?;
+        let (rdata, _) = section(img, abi::STP_SEC_REGEXDATA, 2)?;
+        let mut regexes = Vec::with_capacity(nr);
+        for k in 0..nr {
+            let e = &rbytes[k * rsz..(k + 1) * rsz];
+            let nstates = le_u32(e, offset_of!(abi::stp_regex_desc, nstates))? as usize;
+            let nclasses = le_u32(e, offset_of!(abi::stp_regex_desc, nclasses))? as usize;
+            let at = le_u32(e, offset_of!(abi::stp_regex_desc, trans))? as usize;
+            let co = offset_of!(abi::stp_regex_desc, classes);
+            let trans = nstates
+                .checked_mul(nclasses)
+                .and_then(|cells| Some((at.checked_mul(2)?, cells.checked_mul(2)?)))
+                .and_then(|(lo, len)| rdata.get(lo..lo.checked_add(len)?))
+                .ok_or(RefError::BadImage("regex table outside REGEXDATA"))?
+                .chunks_exact(2)
+                .map(|c| u16::from_le_bytes([c[0], c[1]]))
+                .collect();
+            regexes.push(RefRegex {
+                nclasses,
+                start: le_u32(e, offset_of!(abi::stp_regex_desc, start))? as usize,
+                classes: e
+                    .get(co..co + 256)
+                    .ok_or(RefError::BadImage("regex classes past the end"))?
+                    .to_vec(),
+                trans,
+            });
+        }
         let _ = le_u16(img, offset_of!(abi::stp_image_hdr, version))?;
         Ok(RefProgram {
+            regexes,
             stats,
             maps,
             handlers,
@@ -481,9 +551,29 @@ struct Frame {
     s_set: u32,
     op: u32,
     dst: u8,
+    /// The caller's armed catch (TRY): target pc and message register.
+    catch: Option<(usize, u8)>,
 }
 
 type Step<T> = Result<T, Stop>;
+
+/// The message a catch receives (opcodes.h, TRY): stap's text of `code`
+/// with `%llx` / `%llu` replaced by `addr`, or error(msg)'s text; at most
+/// `cap` bytes.
+fn catch_message(code: u32, addr: u64, msg: &[u8], cap: u32) -> Vec<u8> {
+    let mut v = if code == abi::STP_RTE_USER {
+        msg.to_vec()
+    } else {
+        crate::tables::RUNTIME_ERRORS
+            .get(code as usize)
+            .map_or("", |e| e.msg)
+            .replace("%llx", &format!("{addr:x}"))
+            .replace("%llu", &format!("{addr}"))
+            .into_bytes()
+    };
+    v.truncate(cap as usize);
+    v
+}
 
 /// The registers of one run. They start unwritten: the verifier promises
 /// that nothing is read before it is written, and this checks it.
@@ -503,6 +593,8 @@ struct Machine<'a> {
     s: Vec<Vec<u8>>,
     s_set: u32,
     exit: bool,
+    /// This frame's armed catch (TRY): target pc and message register.
+    catch: Option<(usize, u8)>,
     /// The callers of the current function, innermost last.
     frames: Vec<Frame>,
     /// Function frames a run may have active (MAXNESTING when the program
@@ -662,6 +754,17 @@ impl Machine<'_> {
             abi::STP_HLP_LOCAL_CLOCK_NS => self.tick(),
             abi::STP_HLP_JIFFIES => e.jiffies as u64,
             abi::STP_HLP_RETVAL => e.retval as u64,
+            abi::STP_HLP_ADDR => e.ip,
+            abi::STP_HLP_USER_MODE => u64::from(e.user_mode),
+            abi::STP_HLP_USER_STRING_OK => {
+                let addr = self.rd(insn.b)?;
+                u64::from(self.copy_string(addr).is_ok())
+            }
+            abi::STP_HLP_MM_ARG => {
+                // No mm in the user-space environment (helpers.h).
+                self.rd(insn.b)?;
+                0
+            }
             abi::STP_HLP_ARG => {
                 let n = self.rd(insn.b)?;
                 usize::try_from(n)
@@ -697,6 +800,32 @@ impl Machine<'_> {
                 v.truncate(self.cap as usize);
                 if let Some(nul) = v.iter().position(|&b| b == 0) {
                     v.truncate(nul);
+                }
+                Ok(v)
+            }
+            abi::STP_HLP_PEXECNAME => {
+                let mut v = self.env.pexecname.as_bytes().to_vec();
+                v.truncate(self.cap as usize);
+                if let Some(nul) = v.iter().position(|&b| b == 0) {
+                    v.truncate(nul);
+                }
+                Ok(v)
+            }
+            abi::STP_HLP_SYMNAME | abi::STP_HLP_SYMDATA => {
+                // No symbols in user space: the hex form (helpers.h).
+                let mut v = format!("{:#x}", self.rd(insn.b)?).into_bytes();
+                v.truncate(self.cap as usize);
+                Ok(v)
+            }
+            abi::STP_HLP_BACKTRACE => {
+                // Whole frames only, at most STP_MAX_BACKTRACE (helpers.h).
+                let mut v = Vec::new();
+                for f in self.env.stack.iter().take(abi::STP_MAX_BACKTRACE as usize) {
+                    let one = format!("{}{f:#x}", if v.is_empty() { "" } else { " " });
+                    if v.len() + one.len() > self.cap as usize {
+                        break;
+                    }
+                    v.extend_from_slice(one.as_bytes());
                 }
                 Ok(v)
             }
@@ -885,10 +1014,17 @@ impl Machine<'_> {
                 let v = self.call_int(&insn)?;
                 self.wr(a, v)?;
             }
-            abi::STP_OP_CALLS => {
-                let v = self.call_str(&insn)?;
-                self.swr(a, v)?;
-            }
+            abi::STP_OP_CALLS => match self.call_str(&insn) {
+                Ok(v) => self.swr(a, v)?,
+                Err(Stop::Fault(code, addr))
+                    if code == abi::STP_RTE_USTRFAULT || code == abi::STP_RTE_KSTRFAULT =>
+                {
+                    // A failed string copy leaves s[a] empty (helpers.h).
+                    self.swr(a, Vec::new())?;
+                    return Err(Stop::Fault(code, addr));
+                }
+                Err(e) => return Err(e),
+            },
             abi::STP_OP_PRINTF => self.printf(&insn)?,
             abi::STP_OP_EXIT => {
                 // exit() does not end the handler.
@@ -948,7 +1084,18 @@ impl Machine<'_> {
                 self.swr(a, v)?;
             }
             abi::STP_OP_STEXT => {
-                let v = text_str(self.srd(b)?, self.cap as usize);
+                let v = text_strn(self.srd(b)?, self.cap as usize, 0, false);
+                self.swr(a, v)?;
+            }
+            abi::STP_OP_STEXTN => {
+                let (len, quoted) = (self.rd(c)? as i64, self.rd(c.wrapping_add(1))? != 0);
+                let v = text_strn(self.srd(b)?, self.cap as usize, len, quoted);
+                self.swr(a, v)?;
+            }
+            abi::STP_OP_STOK => {
+                let input = self.srd(b)?.to_vec();
+                let delim = self.srd(c)?.to_vec();
+                let v = tokenize(&mut self.aggs.tok, &input, &delim);
                 self.swr(a, v)?;
             }
             abi::STP_OP_SCHAR => {
@@ -961,6 +1108,21 @@ impl Machine<'_> {
                 self.wr(a, v)?;
             }
             abi::STP_OP_ERROR => return Err(Stop::User(self.srd(b)?.to_vec())),
+            abi::STP_OP_TRY => {
+                let off =
+                    usize::try_from(insn.imm).map_err(|_| Stop::Hole("TRY backwards".into()))?;
+                self.swr(a, Vec::new())?;
+                self.catch = Some((pc + 1 + off, a));
+            }
+            abi::STP_OP_TRYEND => self.catch = None,
+            abi::STP_OP_REMATCH => {
+                let rx = usize::try_from(insn.imm)
+                    .ok()
+                    .and_then(|k| self.prog.regexes.get(k))
+                    .ok_or_else(|| Stop::Hole(format!("regex {} out of range", insn.imm)))?;
+                let v = rx.matches(self.srd(b)?).map_err(Stop::Hole)?;
+                self.wr(a, v)?;
+            }
             abi::STP_OP_STADD
             | abi::STP_OP_STCOUNT
             | abi::STP_OP_STSUM
@@ -969,6 +1131,7 @@ impl Machine<'_> {
             | abi::STP_OP_STAVG
             | abi::STP_OP_STVAR
             | abi::STP_OP_STHIST
+            | abi::STP_OP_STHISTS
             | abi::STP_OP_STBKT => self.stat_op(&insn)?,
             abi::STP_OP_MGET
             | abi::STP_OP_MGETS
@@ -982,6 +1145,47 @@ impl Machine<'_> {
             _ => return Err(Stop::Fault(abi::STP_RTE_BADOP, 0)),
         }
         Ok(Some(pc + 1))
+    }
+
+    /// A run-time error under an armed catch (opcodes.h, TRY): drops the
+    /// frames above the innermost one with an armed catch, disarms it,
+    /// charges one unit of fuel, writes the message and returns the pc to
+    /// go on at; `None` when nothing catches it (MAXACTION and BADOP never
+    /// are); MAXACTION when no fuel is left to catch with.
+    fn catch(&mut self, code: u32, addr: u64, msg: &[u8], fuel: &mut u64) -> Step<Option<usize>> {
+        if code == abi::STP_RTE_MAXACTION || code == abi::STP_RTE_BADOP {
+            return Ok(None);
+        }
+        if self.catch.is_none() && self.frames.iter().all(|f| f.catch.is_none()) {
+            return Ok(None);
+        }
+        if *fuel == 0 {
+            return Err(Stop::Fault(abi::STP_RTE_MAXACTION, 0));
+        }
+        *fuel -= 1;
+        let text = catch_message(code, addr, msg, self.cap);
+        while self.catch.is_none() {
+            let f = self
+                .frames
+                .pop()
+                .ok_or_else(|| Stop::Hole("catch frame".into()))?;
+            self.h = self
+                .prog
+                .handlers
+                .get(f.handler as usize)
+                .ok_or_else(|| Stop::Hole("caller".into()))?;
+            self.handler = f.handler;
+            self.r = f.r;
+            self.r_set = f.r_set;
+            self.s = f.s;
+            self.s_set = f.s_set;
+            self.catch = f.catch;
+        }
+        let Some((t, reg)) = self.catch.take() else {
+            return Err(Stop::Hole("catch".into()));
+        };
+        self.swr(reg, text)?;
+        Ok(Some(t))
     }
 
     /// FCALL* at `pc`: one unit of fuel (MAXACTION when none is left),
@@ -1035,6 +1239,7 @@ impl Machine<'_> {
             s_set: std::mem::replace(&mut self.s_set, s_set),
             op,
             dst: insn.a,
+            catch: self.catch.take(),
         });
         self.handler = idx;
         self.h = f;
@@ -1070,6 +1275,7 @@ impl Machine<'_> {
         self.r_set = f.r_set;
         self.s = f.s;
         self.s_set = f.s_set;
+        self.catch = f.catch;
         match v {
             Some(Ret::Long(x)) => self.wr(f.dst, x)?,
             Some(Ret::Str(x)) => self.swr(f.dst, x)?,
@@ -1139,7 +1345,7 @@ impl Machine<'_> {
             return Ok(());
         }
         if (op == abi::STP_OP_STVAR && !d.variance)
-            || ((op == abi::STP_OP_STHIST || op == abi::STP_OP_STBKT)
+            || ((op == abi::STP_OP_STHIST || op == abi::STP_OP_STHISTS || op == abi::STP_OP_STBKT)
                 && d.hist == abi::STP_HIST_NONE)
         {
             return Err(Stop::Hole(format!(
@@ -1175,6 +1381,26 @@ impl Machine<'_> {
                 }
                 self.emit(abi::STP_REC_HIST, k as u16, &payload);
                 return Ok(());
+            }
+            abi::STP_OP_STHISTS => {
+                // Drawn by this crate's hist.rs (what user space prints
+                // for STHIST's record), not by the C formatter.
+                let kind = match d.hist {
+                    abi::STP_HIST_LOG => crate::program::Hist::Log,
+                    abi::STP_HIST_LINEAR => crate::program::Hist::Linear {
+                        start: d.start,
+                        stop: d.stop,
+                        interval: d.interval,
+                    },
+                    _ => crate::program::Hist::None,
+                };
+                let h = crate::hist::Histogram {
+                    kind,
+                    buckets: (0..d.nbuckets as usize).map(bucket).collect(),
+                };
+                let mut text = h.draw().into_bytes();
+                text.truncate(self.cap as usize);
+                return self.swr(insn.a, text);
             }
             _ => {
                 // STBKT: the index as unsigned (a negative one is huge).
@@ -1313,12 +1539,23 @@ impl Machine<'_> {
     fn iter_op(&mut self, insn: &Insn) -> Step<()> {
         let (id, d) = self.map_desc(insn.imm)?;
         let it = ((insn.imm as u32 >> 16) & 0xff) as usize;
-        if it >= self.aggs.iters.len() {
+        if it >= abi::STP_MAX_ITERS as usize {
             return Err(Stop::Hole(format!("iterator {it}")));
+        }
+        // Each function frame has its own iterators (opcodes.h), so a
+        // function's foreach never touches its callers'.
+        let it = self.frames.len() * abi::STP_MAX_ITERS as usize + it;
+        if it >= self.aggs.iters.len() {
+            self.aggs.iters.resize(it + 1, RefIter::default());
         }
         if u32::from(insn.op) == abi::STP_OP_MITER {
             let limit = self.rd(insn.b)? as i64;
             let sort = u32::from(insn.c);
+            if sort & 0x70 != 0 {
+                // Extractor orders exist only on statistics arrays, which
+                // this VM does not model (differential.rs NOT_YET).
+                return Err(Stop::Hole("MITER extractor order".into()));
+            }
             let m = &self.aggs.maps[id];
             let mut ents: Vec<(u64, &[Val], &Val)> = m
                 .by_seq
@@ -1467,31 +1704,115 @@ fn replace(s: &[u8], from: &[u8], to: &[u8], cap: usize) -> Vec<u8> {
     out
 }
 
-/// STEXT (opcodes.h): stap's text_str, stopping before an escape that
-/// would pass `cap` bytes.
-fn text_str(s: &[u8], cap: usize) -> Vec<u8> {
+/// One character of STEXTN's input: a code point of a valid 2..4-byte
+/// UTF-8 sequence and its length, or the first byte and 1.
+fn utf8_char(s: &[u8]) -> (u32, usize) {
+    let b = s[0];
+    let (n, lead) = match b {
+        _ if b & 0xe0 == 0xc0 => (2, b & 0x1f),
+        _ if b & 0xf0 == 0xe0 => (3, b & 0x0f),
+        _ if b & 0xf8 == 0xf0 => (4, b & 0x07),
+        _ => return (u32::from(b), 1),
+    };
+    if s.len() < n || s[1..n].iter().any(|&x| x & 0xc0 != 0x80) {
+        return (u32::from(b), 1);
+    }
+    let c = s[1..n]
+        .iter()
+        .fold(u32::from(lead), |c, &x| (c << 6) | u32::from(x & 0x3f));
+    let least = [0, 0, 0x80, 0x800, 0x10000][n];
+    if c < least || (0xd800..=0xdfff).contains(&c) || c > 0x10ffff {
+        return (u32::from(b), 1);
+    }
+    (c, n)
+}
+
+/// STEXTN (opcodes.h): stap's `_stp_text_str` of `s` with the output
+/// budget `len` (when in `[1, cap]`, else `cap`), in quotes when `quoted`.
+fn text_strn(s: &[u8], cap: usize, len: i64, quoted: bool) -> Vec<u8> {
+    let mut budget: i64 = if len >= 1 && len <= cap as i64 {
+        len
+    } else {
+        cap as i64
+    };
     let mut out = Vec::new();
-    for &c in s {
-        let e: Vec<u8> = match c {
-            0x07 => b"\\a".to_vec(),
-            0x08 => b"\\b".to_vec(),
-            0x0c => b"\\f".to_vec(),
-            b'\n' => b"\\n".to_vec(),
-            b'\r' => b"\\r".to_vec(),
-            b'\t' => b"\\t".to_vec(),
-            0x0b => b"\\v".to_vec(),
-            b'"' => b"\\\"".to_vec(),
-            b'\'' => b"\\'".to_vec(),
-            b'\\' => b"\\\\".to_vec(),
-            0x20..=0x7e => vec![c],
-            _ => format!("\\{:03o}", c).into_bytes(),
+    if quoted {
+        budget = budget.max(5) - 2;
+        out.push(b'"');
+    }
+    // The first escape that the "..." of a quoted cut could split.
+    let mut first_esc: Option<(usize, usize)> = None;
+    let mut i = 0;
+    let mut last = 0u32;
+    while i < s.len() {
+        let (c, n) = utf8_char(&s[i..]);
+        last = c;
+        if budget <= 0 {
+            break;
+        }
+        i += n;
+        let e: Vec<u8> = if n > 1 {
+            if c <= 0xffff {
+                format!("\\u{c:04X}").into_bytes()
+            } else {
+                format!("\\U{c:08X}").into_bytes()
+            }
+        } else {
+            match c {
+                0x07 => b"\\a".to_vec(),
+                0x08 => b"\\b".to_vec(),
+                0x0c => b"\\f".to_vec(),
+                0x0a => b"\\n".to_vec(),
+                0x0d => b"\\r".to_vec(),
+                0x09 => b"\\t".to_vec(),
+                0x0b => b"\\v".to_vec(),
+                0x22 => b"\\\"".to_vec(),
+                0x5c => b"\\\\".to_vec(),
+                0x20..=0x7e => vec![c as u8],
+                _ => format!("\\{c:03o}").into_bytes(),
+            }
         };
-        if out.len() + e.len() > cap {
+        let num = e.len() as i64;
+        if num > 1 && first_esc.is_none() && budget - 3 < num {
+            first_esc = Some((out.len(), e.len()));
+        }
+        if budget < num {
             break;
         }
         out.extend_from_slice(&e);
+        budget -= num;
+    }
+    if quoted {
+        if last != 0 && i < s.len() {
+            let cut = (out.len() as i64 + budget - 3).max(0) as usize;
+            let at = match first_esc {
+                Some((e, n)) if e < cut && cut < e + n => e,
+                _ => cut,
+            };
+            out.truncate(at);
+            out.extend_from_slice(b"\"...");
+        } else {
+            out.push(b'"');
+        }
     }
     out
+}
+
+/// STOK (opcodes.h): stap's `tokenize` on the session's tokenizer.
+fn tokenize(tok: &mut (Vec<u8>, Option<usize>), input: &[u8], delim: &[u8]) -> Vec<u8> {
+    if !input.is_empty() {
+        *tok = (input.to_vec(), Some(0));
+    }
+    while let Some(start) = tok.1 {
+        let rest = tok.0.get(start..).unwrap_or_default();
+        let n = rest.iter().position(|b| delim.contains(b));
+        tok.1 = n.map(|n| start + n + 1);
+        let token = &rest[..n.unwrap_or(rest.len())];
+        if !token.is_empty() {
+            return token.to_vec();
+        }
+    }
+    Vec::new()
 }
 
 // ---------------------------------------------------------------------
@@ -1717,15 +2038,21 @@ struct RefIter {
     count: usize,
 }
 
-/// Statistics, maps and iterators of a session. Iterators are one set for
-/// the session, as `HostSession` has them (the kernel has one per CPU;
-/// MNEXT only follows a MITER of the same run, so that cannot differ).
+/// Statistics, maps and iterators of a session. Iterators are one set per
+/// frame level for the session (`STP_MAX_ITERS` per level, the level's
+/// first at `depth * STP_MAX_ITERS`), as `HostSession` has them (the
+/// kernel has one per CPU; MNEXT only follows a MITER of the same frame,
+/// so that cannot differ).
 #[derive(Debug, Clone, Default)]
 struct Aggs {
     /// `[cpu][statistic]`.
     stats: Vec<Vec<StatCpu>>,
     maps: Vec<RefMap>,
     iters: Vec<RefIter>,
+    /// STOK's tokenizer (the session's one CPU, as `HostSession`): its
+    /// copy of the input and where the next token starts (`None`: no token
+    /// left).
+    tok: (Vec<u8>, Option<usize>),
 }
 
 /// Compares column `sort & 15` of two entries as map.c's `ent_cmp`:
@@ -1784,6 +2111,7 @@ impl RefSession {
                 stats: vec![vec![StatCpu::default(); prog.stats.len()]],
                 maps: vec![RefMap::default(); prog.maps.len()],
                 iters: vec![RefIter::default(); abi::STP_MAX_ITERS as usize],
+                tok: (Vec::new(), None),
             },
             ncpus: 1,
             prog,
@@ -1857,6 +2185,7 @@ impl RefSession {
             s: vec![Vec::new(); abi::STP_MAX_SREGS as usize],
             s_set: 0,
             exit: false,
+            catch: None,
             frames: Vec::new(),
             maxdepth: if self
                 .prog
@@ -1885,9 +2214,32 @@ impl RefSession {
                         what,
                     }
                 }
-                Err(Stop::Fault(code, addr)) => break m.fail(pc, code, addr, &[]),
+                Err(Stop::Fault(code, addr)) => match m.catch(code, addr, &[], &mut fuel) {
+                    Ok(Some(t)) => pc = t,
+                    Ok(None) => break m.fail(pc, code, addr, &[]),
+                    Err(Stop::Fault(c, a)) => break m.fail(pc, c, a, &[]),
+                    Err(Stop::User(_)) | Err(Stop::Hole(_)) => {
+                        break Outcome::VerifierHole {
+                            handler: m.handler,
+                            pc: pc as u32,
+                            what: "catch".into(),
+                        }
+                    }
+                },
                 Err(Stop::User(msg)) => {
-                    break m.fail(pc, abi::STP_RTE_USER, msg.len() as u64, &msg)
+                    let len = msg.len() as u64;
+                    match m.catch(abi::STP_RTE_USER, len, &msg, &mut fuel) {
+                        Ok(Some(t)) => pc = t,
+                        Ok(None) => break m.fail(pc, abi::STP_RTE_USER, len, &msg),
+                        Err(Stop::Fault(c, a)) => break m.fail(pc, c, a, &[]),
+                        Err(Stop::User(_)) | Err(Stop::Hole(_)) => {
+                            break Outcome::VerifierHole {
+                                handler: m.handler,
+                                pc: pc as u32,
+                                what: "catch".into(),
+                            }
+                        }
+                    }
                 }
             }
         };

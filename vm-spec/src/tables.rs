@@ -61,6 +61,8 @@ pub enum Operand {
     /// Map id (bits 0..15) and a scalar extractor opcode (bits 16..23) of
     /// a statistics array (MSTX).
     MSX,
+    /// Index into the REGEXES section (regular expressions, REMATCH).
+    RX,
 }
 
 /// One row of `STP_OPCODES`.

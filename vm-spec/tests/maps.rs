@@ -9,14 +9,6 @@ use vm_spec::core::{verify_image, HostEnv, HostSession};
 use vm_spec::maps::Val;
 use vm_spec::program::*;
 
-const RET: Insn = Insn {
-    op: STP_OP_RET as u8,
-    a: 0,
-    b: 0,
-    c: 0,
-    imm: 0,
-};
-
 /// A map of `keys` (true = string) and long or string values.
 fn map(keys: &[bool], value: MapValue, capacity: u32, wrap: bool) -> MapDecl {
     MapDecl {
@@ -41,8 +33,11 @@ fn prog(maps: Vec<MapDecl>, nregs: u8, nsregs: u8, code: Vec<Insn>) -> Program {
     p
 }
 
+/// The verdict of the C verifier, which the Rust one must share.
 fn verr(p: &Program) -> String {
-    match verify_image(&build(p)) {
+    let img = build(p);
+    assert_eq!(verify_image(&img), vm_spec::verify::verify_image(&img));
+    match verify_image(&img) {
         Ok(_) => "OK".into(),
         Err(e) => format!("{} {}", e.name, e.message),
     }

@@ -9,14 +9,6 @@ use vm_spec::hist::bucket_of;
 use vm_spec::program::*;
 use vm_spec::records::Record;
 
-const RET: Insn = Insn {
-    op: STP_OP_RET as u8,
-    a: 0,
-    b: 0,
-    c: 0,
-    imm: 0,
-};
-
 /// Handler 0 adds r0 (global 0) to statistic 0; handler 1 reads every
 /// extractor into globals 1..=7; handler 2 emits the histogram; handler 3
 /// reads bucket (global 0) into global 1.

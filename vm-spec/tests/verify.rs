@@ -1,21 +1,18 @@
-//! The C verifier (via `vm_spec::core::verify_image`): a table of images,
-//! each refused for one reason with its own `STP_VERR_*` code, in the
-//! manner of the eBPF selftests' verifier cases; plus a check that every
-//! code of `STP_VERIFY_ERRORS` has a case, and accepted programs.
+//! The two verifiers: the C one (via `vm_spec::core::verify_image`, the
+//! code stapvm.ko runs on LOAD) and the Rust one (`vm_spec::verify`, run
+//! by the compiler). A table of images, each refused for one reason with
+//! its own `STP_VERR_*` code, in the manner of the eBPF selftests' verifier
+//! cases, checked against both; a check that every code of
+//! `STP_VERIFY_ERRORS` has a case; accepted programs; and the agreement of
+//! both (verdict, code, place, message) on generated programs and on
+//! seeded mutations of their images.
 mod common;
 use common::*;
 use vm_spec::abi::*;
-use vm_spec::core::{host_fail_next_allocs, verify_image};
+use vm_spec::core::{host_fail_next_allocs, verify_image, VerifiedInfo, VerifyError};
 use vm_spec::program::*;
 use vm_spec::tables::VERIFY_ERRORS;
-
-const RET: Insn = Insn {
-    op: STP_OP_RET as u8,
-    a: 0,
-    b: 0,
-    c: 0,
-    imm: 0,
-};
+use vm_spec::verify as rust;
 
 fn ok_image() -> Vec<u8> {
     build(&begin(1, 0, vec![i(STP_OP_LDI, 0, 0, 0, 1), RET]))
@@ -162,6 +159,18 @@ fn cases() -> Vec<Case> {
             "MAXSTRINGLEN = 5000",
         ),
         case(
+            "overload threshold above its interval",
+            patched(|m| {
+                put32(
+                    m,
+                    OFF_LIMITS + 4 * STP_LIM_STP_OVERLOAD_THRESHOLD as usize,
+                    2_000_000_000,
+                )
+            }),
+            "BAD_LIMIT",
+            "STP_OVERLOAD_THRESHOLD = 2000000000 is above STP_OVERLOAD_INTERVAL = 1000000000",
+        ),
+        case(
             "ring pages not a power of two",
             patched(|m| put32(m, OFF_LIMITS + 4 * STP_LIM_RING_PAGES as usize, 6)),
             "BAD_LIMIT",
@@ -259,7 +268,7 @@ fn cases() -> Vec<Case> {
             "unknown probe flag",
             {
                 let mut p = begin(0, 0, vec![RET]);
-                p.probes[0].flags = 2;
+                p.probes[0].flags = (STP_PROBE_F__ALL + 1) as u8;
                 build(&p)
             },
             "BAD_PROBE",
@@ -458,6 +467,80 @@ fn cases() -> Vec<Case> {
             "s0 read before",
         ),
         case(
+            "try/catch: the catch reads its message and what both paths write",
+            begin_code(
+                1,
+                1,
+                vec![
+                    i(STP_OP_TRY, 0, 0, 0, 3),
+                    i(STP_OP_LDI, 0, 0, 0, 1),
+                    i(STP_OP_TRYEND, 0, 0, 0, 0),
+                    i(STP_OP_JMP, 0, 0, 0, 1),
+                    i(STP_OP_SLEN, 0, 0, 0, 0),
+                    RET,
+                ],
+            ),
+            "OK",
+            "",
+        ),
+        case(
+            "catch target reads a register only the try body writes",
+            begin_code(
+                2,
+                1,
+                vec![
+                    i(STP_OP_TRY, 0, 0, 0, 2),
+                    i(STP_OP_LDI, 0, 0, 0, 1),
+                    i(STP_OP_TRYEND, 0, 0, 0, 0),
+                    i(STP_OP_MOV, 1, 0, 0, 0),
+                    RET,
+                ],
+            ),
+            "UNINIT_REGISTER",
+            "insn 3 (handler 0 pc 3): r0 read before",
+        ),
+        case(
+            "two paths with different armed catches",
+            begin_code(
+                1,
+                1,
+                vec![
+                    i(STP_OP_LDI, 0, 0, 0, 0),
+                    i(STP_OP_JZ, 0, 0, 0, 1),
+                    i(STP_OP_TRY, 0, 0, 0, 1),
+                    i(STP_OP_NOP, 0, 0, 0, 0),
+                    RET,
+                ],
+            ),
+            "BAD_TRY",
+            "insn 3 (handler 0 pc 3): reached with different armed catches",
+        ),
+        case(
+            "loop back under another armed catch",
+            begin_code(
+                0,
+                1,
+                vec![
+                    i(STP_OP_NOP, 0, 0, 0, 0),
+                    i(STP_OP_TRY, 0, 0, 0, 1),
+                    i(STP_OP_LOOP, 0, 0, 0, -2),
+                    RET,
+                ],
+            ),
+            "BAD_TRY",
+            "loop back to pc 1 with another armed catch",
+        ),
+        case(
+            "instruction at or after its armed catch target",
+            begin_code(
+                0,
+                1,
+                vec![i(STP_OP_TRY, 0, 0, 0, 0), i(STP_OP_NOP, 0, 0, 0, 0), RET],
+            ),
+            "BAD_TRY",
+            "armed catch at pc 1 is not after it",
+        ),
+        case(
             "join of a jump and a fallthrough",
             begin_code(
                 2,
@@ -616,7 +699,169 @@ fn cases() -> Vec<Case> {
     v.extend(function_and_string_cases());
     v.extend(stat_cases());
     v.extend(stat_array_cases());
+    v.extend(regex_cases());
+    v.extend(memory_cap_cases());
     v
+}
+
+/// A begin handler with map 0 of `keys` (true: a string key) and
+/// `capacity` entries, running `code` with 2 integer registers.
+fn big_map(keys: &[bool], capacity: u32, code: Vec<Insn>) -> Program {
+    let mut p = begin(2, 0, code);
+    p.maps.push(MapDecl {
+        name: "a".into(),
+        keys: keys
+            .iter()
+            .map(|&s| if s { ArgKind::Str } else { ArgKind::Int })
+            .collect(),
+        value: MapValue::Long,
+        capacity,
+        ..Default::default()
+    });
+    p
+}
+
+/// The per-session memory caps: maps, iterators.
+fn memory_cap_cases() -> Vec<Case> {
+    let miter = |it: i32| {
+        vec![
+            i(STP_OP_LDI, 0, 0, 0, 0),
+            i(STP_OP_MITER, 0, 0, 0, it << 16),
+            RET,
+        ]
+    };
+    let mut huge = big_map(&[true; 9], STP_MAX_MAP_ENTRIES, vec![RET]);
+    huge.limits[STP_LIM_MAXSTRINGLEN as usize] = 4096;
+    vec![
+        case(
+            "iterators within STP_MAX_ITER_BYTES",
+            build(&big_map(&[false], 1024, miter(7))),
+            "OK",
+            "",
+        ),
+        case(
+            "iterators past STP_MAX_ITER_BYTES",
+            build(&big_map(&[false], STP_MAX_MAP_ENTRIES, miter(7))),
+            "TOO_MANY",
+            "8 iterators over maps of 1048576 entries",
+        ),
+        case(
+            "maps past STP_MAX_MAP_BYTES",
+            build(&huge),
+            "TOO_MANY",
+            "maps take more than 536870912 bytes (at map 0)",
+        ),
+    ]
+}
+
+/// A begin handler matching s0 ("abc") against regex 0: a DFA of 3 states
+/// (reject, accept, start) over 2 byte classes and the end column; `f`
+/// may break the table.
+fn regex_prog(f: impl FnOnce(&mut RegexTable)) -> Program {
+    let mut rx = RegexTable {
+        pattern: b"a".to_vec(),
+        classes: (0..=255u8).map(|b| u8::from(b == b'a')).collect(),
+        nclasses: 3,
+        start: 2,
+        trans: vec![0, 0, 0, 1, 1, 1, 2, 1, 0],
+    };
+    f(&mut rx);
+    let mut p = begin(
+        1,
+        1,
+        vec![
+            i(STP_OP_SLDK, 0, 0, 0, 0),
+            i(STP_OP_REMATCH, 0, 0, 0, 0),
+            RET,
+        ],
+    );
+    p.strings.push(b"abc".to_vec());
+    p.regexes.push(rx);
+    p
+}
+
+/// Patches 32-bit word `word` of regex descriptor `k`.
+fn regex_patched(p: &Program, k: usize, word: usize, v: u32) -> Vec<u8> {
+    let mut img = build(p);
+    let (off, _) = section(&img, STP_SEC_REGEXES);
+    let es = std::mem::size_of::<stp_regex_desc>();
+    put32(&mut img, off + k * es + 4 * word, v);
+    img
+}
+
+fn regex_cases() -> Vec<Case> {
+    let ok = regex_prog(|_| {});
+    vec![
+        case("regex ok", build(&ok), "OK", ""),
+        case(
+            "regex of one state",
+            build(&regex_prog(|rx| rx.trans.truncate(3))),
+            "BAD_REGEX",
+            "1 states of 3 classes",
+        ),
+        case(
+            "regex of too many states",
+            regex_patched(&ok, 0, 0, STP_MAX_REGEX_STATES + 1),
+            "BAD_REGEX",
+            "outside [2, 4096]",
+        ),
+        case(
+            "regex of 258 classes",
+            regex_patched(&ok, 0, 1, 258),
+            "BAD_REGEX",
+            "258 classes",
+        ),
+        case(
+            "regex start state out of range",
+            build(&regex_prog(|rx| rx.start = 3)),
+            "BAD_REGEX",
+            "start state 3 of 3",
+        ),
+        case(
+            "regex table past REGEXDATA",
+            regex_patched(&ok, 0, 3, 1),
+            "BAD_REGEX",
+            "outside REGEXDATA",
+        ),
+        case(
+            "regex table offset overflows",
+            regex_patched(&ok, 0, 3, u32::MAX),
+            "BAD_REGEX",
+            "outside REGEXDATA",
+        ),
+        case(
+            "regex byte in the end column",
+            build(&regex_prog(|rx| rx.classes[7] = 2)),
+            "BAD_REGEX",
+            "byte 7 in class 2 of 2",
+        ),
+        case(
+            "regex transition out of range",
+            build(&regex_prog(|rx| rx.trans[7] = 3)),
+            "BAD_REGEX",
+            "entry 7 goes to state 3 of 3",
+        ),
+        case(
+            "regex index out of range",
+            {
+                let mut p = ok.clone();
+                p.handlers[0].code[1].imm = 1;
+                build(&p)
+            },
+            "BAD_INDEX",
+            "regex index 1 out of range [0, 1)",
+        ),
+        case(
+            "regex subject not written",
+            {
+                let mut p = ok.clone();
+                p.handlers[0].code[0] = i(STP_OP_NOP, 0, 0, 0, 0);
+                build(&p)
+            },
+            "UNINIT_REGISTER",
+            "s0 read before",
+        ),
+    ]
 }
 
 /// A begin handler calling function `f` (added by `add`) with `code`.
@@ -1223,7 +1468,7 @@ fn stat_cases() -> Vec<Case> {
 #[test]
 fn each_case_is_refused_with_its_code() {
     for c in cases() {
-        let got = verify_image(&c.image);
+        let got = both(&c.image);
         match (c.code, got) {
             ("OK", Ok(_)) => {}
             ("OK", Err(e)) => panic!("{}: refused: {e}", c.name),
@@ -1244,6 +1489,15 @@ fn each_case_is_refused_with_its_code() {
     }
 }
 
+/// The verdict of both verifiers, which must be the same: accepted with
+/// the same counts, or refused with the same code, place and message.
+fn both(img: &[u8]) -> Result<VerifiedInfo, VerifyError> {
+    let c = verify_image(img);
+    let r = rust::verify_image(img);
+    assert_eq!(c, r, "C (left) and Rust (right) verifiers disagree");
+    c
+}
+
 #[test]
 fn no_memory_is_reported() {
     host_fail_next_allocs(1);
@@ -1251,6 +1505,64 @@ fn no_memory_is_reported() {
     host_fail_next_allocs(0);
     assert_eq!(e.name, "NO_MEMORY");
     assert!(verify_image(&ok_image()).is_ok());
+    rust::fail_next_allocs(1);
+    let r = rust::verify_image(&ok_image()).unwrap_err();
+    rust::fail_next_allocs(0);
+    assert_eq!(r, e);
+    assert!(rust::verify_image(&ok_image()).is_ok());
+}
+
+/// Images of generated programs (`vm_spec::gen`: maps, statistics,
+/// functions, strings, every probe kind) and mutations of each.
+fn generated_and_mutated(seeds: std::ops::Range<u64>, per: usize) -> Vec<(String, Vec<u8>)> {
+    let mut v = Vec::new();
+    for seed in seeds {
+        let img = build(&vm_spec::gen::generate(seed).program);
+        let mut rng = vm_spec::gen::Rng::new(seed ^ 0x5eed);
+        for n in 0..per {
+            let m = vm_spec::mutate::mutate(&img, &mut rng);
+            v.push((format!("seed {seed} mutation {n} ({})", m.kind), m.image));
+        }
+        v.push((format!("seed {seed}"), img));
+    }
+    v
+}
+
+#[test]
+fn both_verifiers_agree_on_generated_and_mutated_images() {
+    let mut refused = std::collections::BTreeMap::<&str, usize>::new();
+    let mut accepted = 0;
+    // STAPVM_VERIFY_SEEDS=N runs a longer stream (default 300 seeds).
+    let seeds = std::env::var("STAPVM_VERIFY_SEEDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(300u64);
+    for (name, img) in generated_and_mutated(0..seeds, 20) {
+        let c = verify_image(&img);
+        let r = rust::verify_image(&img);
+        assert_eq!(c, r, "{name}: C (left) and Rust (right) disagree");
+        match c {
+            Ok(_) => accepted += 1,
+            Err(e) => *refused.entry(e.name).or_default() += 1,
+        }
+    }
+    eprintln!("{accepted} accepted, refused: {refused:?}");
+    // The stream reaches the deep checks, not just the header's.
+    assert!(accepted >= 300, "{accepted} accepted");
+    for code in [
+        "BAD_SECTION",
+        "BAD_HANDLER",
+        "BAD_JUMP",
+        "BAD_OPCODE",
+        "BAD_REGISTER",
+        "UNINIT_REGISTER",
+        "BAD_INDEX",
+    ] {
+        assert!(
+            refused.contains_key(code),
+            "no mutation refused with {code}: {refused:?}"
+        );
+    }
 }
 
 #[test]
@@ -1273,7 +1585,7 @@ fn where_points_at_the_instruction() {
             vec![i(STP_OP_NOP, 0, 0, 0, 0), i(STP_OP_MOV, 0, 0, 0, 0), RET],
         ),
     ]);
-    let e = verify_image(&build(&p)).unwrap_err();
+    let e = both(&build(&p)).unwrap_err();
     assert_eq!(e.name, "UNINIT_REGISTER");
     assert_eq!(e.at, 2);
     assert!(
@@ -1327,7 +1639,7 @@ fn accepts_well_formed_programs() {
         args: vec![ArgKind::Int, ArgKind::Str],
     });
     p.probes[0].flags = STP_PROBE_F_OPTIONAL as u8;
-    let info = verify_image(&build(&p)).unwrap();
+    let info = both(&build(&p)).unwrap();
     assert_eq!(info.nhandlers, 5);
     assert_eq!(info.nprobes, 5);
     assert_eq!(info.nformats, 1);
@@ -1335,7 +1647,7 @@ fn accepts_well_formed_programs() {
     // Unreachable code may read anything: after RET, JMP and LOOP only
     // what jumps in reaches an instruction.
     let img = begin_code(2, 0, vec![RET, i(STP_OP_MOV, 0, 1, 0, 0), RET]);
-    assert!(verify_image(&img).is_ok());
+    assert!(both(&img).is_ok());
     let img = begin_code(
         2,
         0,
@@ -1348,7 +1660,7 @@ fn accepts_well_formed_programs() {
             RET,
         ],
     );
-    assert!(verify_image(&img).is_ok());
+    assert!(both(&img).is_ok());
 }
 
 #[test]
@@ -1364,6 +1676,6 @@ fn random_mutations_never_crash() {
             let pos = (x % m.len() as u64) as usize;
             m[pos] = (x >> 32) as u8;
         }
-        let _ = verify_image(&m);
+        let _ = both(&m);
     }
 }

@@ -7,14 +7,6 @@ use vm_spec::core::{HostEnv, HostSession, RuntimeError};
 use vm_spec::program::*;
 use vm_spec::records::{OwnedArg, Record};
 
-const RET: Insn = Insn {
-    op: STP_OP_RET as u8,
-    a: 0,
-    b: 0,
-    c: 0,
-    imm: 0,
-};
-
 fn with_globals(mut p: Program, n: usize) -> Program {
     p.globals = (0..n)
         .map(|k| Global {
@@ -559,7 +551,10 @@ fn memory_helpers_read_and_fault() {
     assert!(o.is_empty());
     let e = r.unwrap_err();
     assert_eq!((e.name, e.addr, e.pc), ("USTRFAULT", 0x10, 1));
-    assert_eq!(e.message, "user string copy fault at 0x10");
+    assert_eq!(
+        e.message,
+        "user string copy fault -14 at 0x10 [man error::fault]"
+    );
     let e = out(STP_HLP_KERNEL_STRING, base + 0x3000 - 3).1.unwrap_err();
     assert_eq!((e.name, e.addr), ("KSTRFAULT", base + 0x3000));
     let e = out(STP_HLP_KERNEL_LONG, 0xdead0000).1.unwrap_err();

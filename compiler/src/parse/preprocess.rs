@@ -38,6 +38,12 @@ pub struct Target {
     pub guru: bool,
     /// `CONFIG_*` values; options not listed are unset (`""`).
     pub kernel_config: Vec<(String, String)>,
+    /// stap `-W`: warnings are errors (pass 2 fails when there is one).
+    pub werror: bool,
+    /// The kernel's functions: when set, pass 2 refuses a function probe
+    /// point that matches none (`crate::symbols`; `stapvm check` reads
+    /// /proc/kallsyms).
+    pub kernel_symbols: Option<std::sync::Arc<crate::symbols::KernelSymbols>>,
 }
 
 impl Default for Target {
@@ -53,6 +59,8 @@ impl Default for Target {
             privilege: "stapusr".into(),
             guru: false,
             kernel_config: Vec::new(),
+            werror: false,
+            kernel_symbols: None,
         }
     }
 }
@@ -128,6 +136,9 @@ struct Pp<'a> {
     work: usize,
     target: &'a Target,
     warnings: Vec<Diagnostic>,
+    /// The tapset macro library (`LIBRARY`), used when the script does not
+    /// define a macro of that name.
+    lib: HashMap<String, Rc<Macro>>,
 }
 
 fn is_op(t: Option<&Token>, s: &str) -> bool {
@@ -181,7 +192,8 @@ impl<'a> Pp<'a> {
                     .acts
                     .last()
                     .and_then(|a| a.params.get(name).cloned())
-                    .or_else(|| self.defs.get(name).cloned());
+                    .or_else(|| self.defs.get(name).cloned())
+                    .or_else(|| self.lib.get(name).cloned());
                 let Some(decl) = decl else {
                     return Ok(Some(t));
                 };
@@ -439,6 +451,27 @@ impl<'a> Pp<'a> {
     }
 }
 
+/// The tapset macro library (stap's `*.stpm`): `@prints` and friends.
+const LIBRARY: &str = include_str!("tapset.stpm");
+
+/// The macros of `LIBRARY`, defined as a script's would be.
+fn library_macros(target: &Target) -> HashMap<String, Rc<Macro>> {
+    let tokens = super::lexer::lex(LIBRARY, &[]);
+    let mut pp = Pp {
+        input: &tokens,
+        pos: 0,
+        acts: Vec::new(),
+        defs: HashMap::new(),
+        state: Vec::new(),
+        work: 0,
+        target,
+        warnings: Vec::new(),
+        lib: HashMap::new(),
+    };
+    while let Ok(Some(_)) = pp.scan_pp() {}
+    pp.defs
+}
+
 /// Runs the preprocessor over `tokens`: the tokens for the parser and the
 /// warnings, or the first error.
 pub fn preprocess(
@@ -454,6 +487,7 @@ pub fn preprocess(
         work: 0,
         target,
         warnings: Vec::new(),
+        lib: library_macros(target),
     };
     let mut out = Vec::new();
     loop {

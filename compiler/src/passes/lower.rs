@@ -25,6 +25,13 @@ use std::collections::HashMap;
 use vm_spec::abi;
 use vm_spec::program::*;
 
+#[path = "strglobals.rs"]
+mod strglobals;
+#[path = "tapset.rs"]
+mod tapset;
+#[path = "trycatch.rs"]
+mod trycatch;
+
 /// The program's tables, shared by all handlers.
 struct Tables {
     konsts: Vec<i64>,
@@ -35,6 +42,13 @@ struct Tables {
     maxstr: usize,
     /// Target variables, their `handler` set once the handler is placed.
     target_vars: Vec<TargetVar>,
+    /// Regular expressions (REMATCH's RX operand), one per pattern.
+    regexes: Vec<RegexTable>,
+    /// `Program::target_konst`, made by the first `target()`.
+    target_konst: Option<i32>,
+    /// `Program::switch_file_format`, made by the first `switch_file()`
+    /// (never shared with a printf of the same text).
+    switch_fmt: Option<i32>,
 }
 
 impl Tables {
@@ -68,16 +82,58 @@ impl Tables {
         i
     }
 
+    /// The DFA of a regex literal (`resolve` already refused a pattern
+    /// that does not compile).
+    fn regex(&mut self, pattern: &[u8]) -> Result<i32, String> {
+        if let Some(i) = self.regexes.iter().position(|r| r.pattern == pattern) {
+            return Ok(i as i32);
+        }
+        let t = crate::regex::compile(pattern).map_err(|e| e.to_string())?;
+        self.regexes.push(t);
+        Ok((self.regexes.len() - 1) as i32)
+    }
+
     fn format(&mut self, text: &str, args: Vec<ArgKind>) -> i32 {
         let f = Format {
             text: text.to_string(),
             args,
         };
-        if let Some(i) = self.formats.iter().position(|x| *x == f) {
+        let special = self.switch_fmt.map(|i| i as usize);
+        if let Some(i) =
+            (0..self.formats.len()).find(|&i| self.formats[i] == f && Some(i) != special)
+        {
             return i as i32;
         }
         self.formats.push(f);
         (self.formats.len() - 1) as i32
+    }
+
+    /// The constant `target()` reads (the loader patches it).
+    fn target_konst(&mut self) -> i32 {
+        match self.target_konst {
+            Some(k) => k,
+            None => {
+                let k = self.reloc_konst();
+                self.target_konst = Some(k);
+                k
+            }
+        }
+    }
+
+    /// The format of `switch_file()`'s PRINTF record.
+    fn switch_format(&mut self) -> i32 {
+        match self.switch_fmt {
+            Some(f) => f,
+            None => {
+                self.formats.push(Format {
+                    text: String::new(),
+                    args: Vec::new(),
+                });
+                let f = (self.formats.len() - 1) as i32;
+                self.switch_fmt = Some(f);
+                f
+            }
+        }
     }
 }
 
@@ -113,6 +169,8 @@ struct Gen<'a> {
     ret: Option<Ty>,
     /// foreach loops open around the code being lowered (iterator ids).
     iter_depth: u8,
+    /// try statements open around the code being lowered, innermost last.
+    tries: Vec<trycatch::TryCtx>,
 }
 
 const NREGS: u8 = abi::STP_MAX_REGS as u8;
@@ -291,6 +349,7 @@ impl Gen<'_> {
                     let map = self.map_id(g);
                     self.emit(STP_OP_MCLEAR, 0, 0, 0, map);
                 }
+                Ref::Global(g) if self.sglobal_delete(g) => {}
                 Ref::Global(g) => {
                     let t = self.alloc_r();
                     self.load_int(t, 0);
@@ -319,6 +378,9 @@ impl Gen<'_> {
     /// iterator `depth` (the nesting level), then MNEXT, JZ, body, LOOP.
     fn foreach(&mut self, f: &Foreach, span: Span) {
         use abi::*;
+        if matches!(f.array.kind, ExprKind::Stat { .. }) {
+            return self.foreach_hist(f, span);
+        }
         let Some(g) = self.array_of(&f.array) else {
             self.fail("internal error: foreach over a non-array");
             return;
@@ -334,18 +396,42 @@ impl Gen<'_> {
         self.iter_depth += 1;
         let mark = (self.next_r, self.next_s);
         let mit = map | (i32::from(depth) << 16);
+        let kinds: Vec<Ty> = self.types.keys.get(g).cloned().unwrap_or_default();
+        // A slice's fixed keys, evaluated once, before the limit (stap's
+        // order): (key column, register, is_str).
+        let mut fixed = Vec::new();
+        for (i, k) in f.slice.iter().flatten().enumerate() {
+            let Some(k) = k else { continue };
+            if kinds.get(i) == Some(&Ty::Str) {
+                let s = self.alloc_s();
+                self.str_into(k, s);
+                fixed.push((i, s, true));
+            } else {
+                let r = self.alloc_r();
+                self.int_into(k, r);
+                fixed.push((i, r, false));
+            }
+        }
         let rl = self.alloc_r();
         match &f.limit {
             Some(l) => self.int_into(l, rl),
             None => self.load_int(rl, i64::from(i32::MAX)),
         }
+        // A statistics array sorted by an extractor (`a @sum-`): opcodes.h
+        // SORT bits 4..6; @count is the stored value.
+        let sortx = match f.stat.as_ref().map(|(op, _)| op.as_str()) {
+            Some("@sum") => abi::STP_SORTX_SUM,
+            Some("@min") => abi::STP_SORTX_MIN,
+            Some("@max") => abi::STP_SORTX_MAX,
+            Some("@avg") => abi::STP_SORTX_AVG,
+            _ => abi::STP_SORTX_COUNT,
+        } as u8;
         let sort = match f.sort {
             None => 0u8,
-            Some((SortBy::Value, asc)) => 15 | if asc { 0 } else { 0x80 },
+            Some((SortBy::Value, asc)) => 15 | (sortx << 4) | if asc { 0 } else { 0x80 },
             Some((SortBy::Key(i), asc)) => (i as u8 + 1) | if asc { 0 } else { 0x80 },
         };
         self.emit(STP_OP_MITER, 0, rl, sort, mit);
-        let kinds: Vec<Ty> = self.types.keys.get(g).cloned().unwrap_or_default();
         let nstr = kinds.iter().filter(|t| **t == Ty::Str).count();
         let nlong = kinds.len() - nstr;
         let rb = self.next_r;
@@ -362,12 +448,7 @@ impl Gen<'_> {
         let top = self.pc();
         self.emit(STP_OP_MNEXT, flag, rb, sc, mit);
         let exit = self.jump(STP_OP_JZ, flag);
-        let locals = self
-            .res
-            .probes
-            .get(self.probe)
-            .map(|p| p.locals.clone())
-            .unwrap_or_default();
+        let locals = self.res.body_locals(self.probe).to_vec();
         let local = |name: &str| locals.iter().position(|(n, _)| n == name);
         let (mut li, mut si) = (rb, sc);
         for (i, (name, _)) in f.keys.iter().enumerate() {
@@ -392,7 +473,25 @@ impl Gen<'_> {
                 self.emit(STP_OP_MGET, x, rb, sc, map);
             }
         }
-        self.loops.push(LoopJumps::default());
+        // A slice: entries whose fixed keys differ are passed over.
+        let mut skips = Vec::new();
+        for &(i, reg, is_str) in &fixed {
+            let col = kinds[..i]
+                .iter()
+                .filter(|t| (**t == Ty::Str) == is_str)
+                .count() as u8;
+            let t = self.alloc_r();
+            if is_str {
+                self.emit(STP_OP_SCMP, t, sc + col, reg, 0);
+            } else {
+                self.emit(STP_OP_NE, t, rb + col, reg, 0);
+            }
+            skips.push(self.jump(STP_OP_JNZ, t));
+        }
+        self.loops.push(LoopJumps {
+            continues: skips,
+            ..LoopJumps::default()
+        });
         self.stmt(&f.body);
         let jumps = self.loops.pop().unwrap_or_default();
         self.patch_here(&jumps.continues);
@@ -586,6 +685,9 @@ impl Gen<'_> {
                 let map = self.map_id(g);
                 self.emit(STP_OP_MGET, dst, rb, sc, map);
             }
+            ExprKind::Index { base, keys } if matches!(base.kind, ExprKind::Stat { .. }) => {
+                self.hist_bucket(base, keys, dst)
+            }
             ExprKind::In { keys, array } => match self.array_of(array) {
                 Some(g) => {
                     let (rb, sc) = self.key_runs(g, keys);
@@ -612,6 +714,18 @@ impl Gen<'_> {
                 let ra = self.int(a);
                 let rb = self.int(b);
                 self.emit(binop(*op), dst, ra, rb, 0);
+            }
+            ExprKind::Regex { negate, lhs, re } => {
+                let s = self.str(lhs);
+                match self.tabs.regex(re) {
+                    Ok(k) => {
+                        self.emit(STP_OP_REMATCH, dst, s, 0, k);
+                        if *negate {
+                            self.emit(STP_OP_LNOT, dst, dst, 0, 0);
+                        }
+                    }
+                    Err(msg) => self.fail(&msg),
+                }
             }
             ExprKind::Cmp(op, a, b) => {
                 let opc = match op {
@@ -799,12 +913,44 @@ impl Gen<'_> {
                     self.load_int(d, 0);
                 }
             }
+            Builtin::PrintChar
+            | Builtin::Endian { .. }
+            | Builtin::TextStrn
+            | Builtin::StringQuoted
+            | Builtin::Tokenize => self.call_tapset(b, args, dst, sdst),
+            Builtin::Pp => {
+                // One handler may serve several points of a probe: pp()
+                // is their display when they all have the same one.
+                let shown: Vec<&str> = self
+                    .res
+                    .probes
+                    .get(self.probe)
+                    .map(|p| p.points.iter().map(|x| x.display.as_str()).collect())
+                    .unwrap_or_default();
+                match shown.first() {
+                    Some(first) if shown.iter().all(|x| x == first) => {
+                        let k = self.tabs.string(first.as_bytes());
+                        let d = sdst.unwrap_or_else(|| self.alloc_s());
+                        self.emit(STP_OP_SLDK, d, 0, 0, k);
+                    }
+                    Some(_) => self.fail("not supported yet: pp() in a probe with several points"),
+                    None => self.fail("not supported yet: pp() in a function"),
+                }
+            }
             Builtin::Helper { id, arg } => {
                 let ra = match (arg, args.first()) {
                     (true, Some(a)) => self.int(a),
                     _ => 0,
                 };
+                let faults = id == abi::STP_HLP_KERNEL_STRING || id == abi::STP_HLP_USER_STRING;
                 match (dst, sdst) {
+                    // Under a try, a failed copy must leave the variable
+                    // as it was (stap), not empty (the VM): a temporary.
+                    (_, Some(s)) if faults && !self.tries.is_empty() => {
+                        let t = self.alloc_s();
+                        self.emit(STP_OP_CALLS, t, ra, 0, id as i32);
+                        self.emit(STP_OP_SMOV, s, t, 0, 0)
+                    }
                     (_, Some(s)) => self.emit(STP_OP_CALLS, s, ra, 0, id as i32),
                     (Some(d), _) => self.emit(STP_OP_CALLI, d, ra, 0, id as i32),
                     (None, None) => {
@@ -834,6 +980,18 @@ impl Gen<'_> {
                     self.load_int(d, 0);
                 }
             }
+            Builtin::Target => {
+                let k = self.tabs.target_konst();
+                let d = dst.unwrap_or_else(|| self.alloc_r());
+                self.emit(STP_OP_LDK, d, 0, 0, k);
+            }
+            Builtin::SwitchFile => {
+                let f = self.tabs.switch_format();
+                self.emit(STP_OP_PRINTF, 0, 0, 0, f);
+                if let Some(d) = dst {
+                    self.load_int(d, 0);
+                }
+            }
         }
     }
 
@@ -852,9 +1010,13 @@ impl Gen<'_> {
             }
         }
         if is_str {
-            let Ref::Local(l) = target else {
-                self.fail("not supported yet: string globals");
-                return 0;
+            let l = match target {
+                Ref::Local(l) => l,
+                Ref::Global(g) => return self.sglobal_assign(g, *op, rhs),
+                _ => {
+                    self.fail("internal error: bad string assignment");
+                    return 0;
+                }
             };
             let x = self.local(l);
             let v = self.str(rhs);
@@ -1002,7 +1164,8 @@ impl Gen<'_> {
                     let x = self.local(l);
                     self.emit(STP_OP_SMOV, dst, x, 0, 0);
                 }
-                _ => self.fail("not supported yet: string globals"),
+                Ref::Global(g) => self.sglobal_load(g, dst),
+                _ => self.fail("internal error: bad string variable"),
             },
             ExprKind::Concat(a, b) => {
                 let sa = self.str(a);
@@ -1157,6 +1320,14 @@ impl Gen<'_> {
 
     /// `sprint`, `sprintf` ... into string register `dst`.
     fn sprint(&mut self, e: &Expr, dst: u8) {
+        if let ExprKind::Format { args, .. } = &e.kind {
+            if args
+                .iter()
+                .any(|a| matches!(&a.kind, ExprKind::Stat { op, .. } if op.starts_with("@hist")))
+            {
+                return self.sprint_hist(e, dst);
+            }
+        }
         let (ExprKind::Format { args, .. }, Some((text, kinds, _))) = (&e.kind, self.format_of(e))
         else {
             return;
@@ -1351,7 +1522,7 @@ impl Gen<'_> {
             StmtKind::Null | StmtKind::Unsupported(_) => {}
             StmtKind::Foreach(f) => self.foreach(f, s.span),
             StmtKind::Delete(e) => self.delete(e),
-            StmtKind::Try { .. } => self.fail("internal error: statement not lowered"),
+            StmtKind::Try { body, var, handler } => self.try_stmt(body, var.as_ref(), handler),
             StmtKind::Return(e) => self.ret_stmt(e.as_ref()),
             StmtKind::Block(b) => b.iter().for_each(|s| self.stmt(s)),
             StmtKind::Expr(e) => self.effect(e),
@@ -1399,6 +1570,7 @@ impl Gen<'_> {
                 self.patch_here(&jumps.breaks);
             }
             StmtKind::Break | StmtKind::Continue => {
+                self.restore_for_jump();
                 let j = self.jump(STP_OP_JMP, 0);
                 let brk = matches!(s.kind, StmtKind::Break);
                 match self.loops.last_mut() {
@@ -1561,6 +1733,7 @@ fn handler(
         func_handlers: cx.func_handlers,
         ret,
         iter_depth: 0,
+        tries: Vec::new(),
     };
     let saved = g.enter(span);
     // Parameters arrive in r[0..) and s[0..) in order per file; the other
@@ -1800,6 +1973,9 @@ pub fn run(
         formats: Vec::new(),
         maxstr,
         target_vars: Vec::new(),
+        regexes: Vec::new(),
+        target_konst: None,
+        switch_fmt: None,
     };
     let mut prog = Program {
         limits: limits.to_vec(),
@@ -1809,7 +1985,11 @@ pub fn run(
         let is_stat = res.stats.iter().any(|s| s.global == i);
         prog.globals.push(Global {
             name: g.name.clone(),
-            ty: GlobalType::Long,
+            ty: if strglobals::is_string_scalar(res, types, i) {
+                GlobalType::Str
+            } else {
+                GlobalType::Long
+            },
             print_at_exit: g.written && !g.used && !is_stat && !g.array,
         });
     }
@@ -1849,6 +2029,14 @@ pub fn run(
                     .collect()
             })
             .unwrap_or_default();
+        // An array used only where the types pass does not look (a function
+        // never called) has no inferred key; no instruction names it, so one
+        // long key stands in (a map has 1 to 9 keys: verify.c BAD_MAP).
+        let keys = if Vec::is_empty(&keys) {
+            vec![ArgKind::Int]
+        } else {
+            keys
+        };
         let stat = res.stats.iter().position(|s| s.global == i && s.array);
         prog.maps.push(MapDecl {
             name: g.name.clone(),
@@ -1869,6 +2057,7 @@ pub fn run(
             stat: stat.unwrap_or(0) as u32,
         });
     }
+    prog.maps.extend(strglobals::decls(res, types));
     for st in &res.stats {
         let g = &res.globals[st.global];
         prog.stats.push(Stat {
@@ -1892,7 +2081,20 @@ pub fn run(
             _ => None,
         })
         .collect();
-    if !inits.is_empty() {
+    // String initialisers (of string scalars): (map, string index, span).
+    let str_inits: Vec<(i32, i32, Span)> = res
+        .globals
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| strglobals::is_string_scalar(res, types, *i))
+        .filter_map(|(i, g)| match &g.init {
+            Some(Literal::Str(v, span)) if !v.is_empty() => {
+                Some((strglobals::map_id(res, types, i), tabs.string(v), *span))
+            }
+            _ => None,
+        })
+        .collect();
+    if !inits.is_empty() || !str_inits.is_empty() {
         let mut code = Vec::new();
         let mut locs = Vec::new();
         for (i, v, span) in &inits {
@@ -1907,6 +2109,11 @@ pub fn run(
             }
             code.push(Insn::new(abi::STP_OP_STG, 0, 0, 0, *i as i32));
             locs.extend([loc, loc]);
+        }
+        for (map, text, span) in &str_inits {
+            let (line, col) = lines.line_col(span.lo);
+            code.extend(strglobals::init_code(*map, *text));
+            locs.extend([SrcLoc { line, col }; 3]);
         }
         code.push(Insn::new(abi::STP_OP_RET, 0, 0, 0, 0));
         locs.push(locs.last().copied().unwrap_or_default());
@@ -2063,5 +2270,8 @@ pub fn run(
     prog.strings = tabs.strings;
     prog.formats = tabs.formats;
     prog.target_vars = tabs.target_vars;
+    prog.regexes = tabs.regexes;
+    prog.target_konst = tabs.target_konst.map(|k| k as u32);
+    prog.switch_file_format = tabs.switch_fmt.map(|f| f as u32);
     Ok(prog)
 }

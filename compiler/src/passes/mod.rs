@@ -4,5 +4,6 @@
 //! from the previous pass's result to its own, reporting into `diag::Diags`.
 pub mod expand;
 pub mod lower;
+pub mod prometheus;
 pub mod resolve;
 pub mod types;

@@ -69,6 +69,31 @@ pub enum Builtin {
     Stringat,
     /// `error(msg)`.
     Error,
+    /// `print_char(c)`.
+    PrintChar,
+    /// `big_endian2/4/8(v)`, `little_endian2/4/8(v)`: `v`'s low `bytes`
+    /// bytes in that byte order, read as an unsigned number (x86-64 is
+    /// little-endian, so `big` swaps them).
+    Endian {
+        /// 2, 4 or 8.
+        bytes: u8,
+        /// Big-endian (swap).
+        big: bool,
+    },
+    /// `text_strn(s, len, quoted)`.
+    TextStrn,
+    /// `string_quoted(s)`.
+    StringQuoted,
+    /// `target()`: the PID of stap's `-x PID` / `-c CMD`, else 0 (a
+    /// constant the loader patches: `Program::target_konst`).
+    Target,
+    /// `switch_file()`: the `-o FILE` output moves on to the next file
+    /// (`Program::switch_file_format`).
+    SwitchFile,
+    /// `tokenize(input, delim)` and `tokenize(delim)`.
+    Tokenize,
+    /// `pp()`: the probe point as written (a constant of the handler).
+    Pp,
 }
 
 impl Builtin {
@@ -77,7 +102,11 @@ impl Builtin {
     pub fn string_args(self) -> Option<&'static [bool]> {
         use Builtin::*;
         Some(match self {
-            Strlen | TextStr | Error => &[true],
+            Strlen | TextStr | Error | StringQuoted => &[true],
+            PrintChar | Endian { .. } => &[false],
+            TextStrn => &[true, false, false],
+            Tokenize => &[true, true],
+            Pp | Target | SwitchFile => &[],
             Substr => &[true, false, false],
             Isinstr | Strpos => &[true, true],
             Strtol | Stringat => &[true, false],
@@ -181,6 +210,20 @@ pub struct Resolved {
     pub target_vars: HashMap<ExprId, (TargetSite, Vec<String>)>,
 }
 
+impl Resolved {
+    /// The locals of body `i`: probe `i`, or function `i - probes.len()`
+    /// (the numbering `types` and `lower` use for bodies).
+    pub fn body_locals(&self, i: usize) -> &[(String, Span)] {
+        match self.probes.get(i) {
+            Some(p) => &p.locals,
+            None => self
+                .funcs
+                .get(i - self.probes.len())
+                .map_or(&[], |f| f.locals.as_slice()),
+        }
+    }
+}
+
 /// The message of the `syscall.open` warning.
 pub const SYSCALL_OPEN_WARNING: &str = "syscall.open only sees open(2); glibc's open() calls \
 openat(2), so most programs call openat: probe syscall.open, syscall.openat to see both";
@@ -188,28 +231,25 @@ openat(2), so most programs call openat: probe syscall.open, syscall.openat to s
 /// Tapset functions people use that are not built in yet: calling one says
 /// so rather than "unresolved function".
 const KNOWN_LATER: &[&str] = &[
+    // Regex subexpressions (`=~` itself is supported: compiler/src/regex.rs).
+    "matched",
+    "matched_str",
+    "ngroups",
     "abort",
     "assert",
     "log",
     "warn",
-    "pexecname",
     "egid",
-    "target",
     "HZ",
     "get_cycles",
     "local_clock_us",
     "cpu_clock_ns",
     "ktime_get_ns",
-    "text_strn",
-    "string_quoted",
-    "tokenize",
     "isdigit",
     "ctime",
     "errno_str",
     "randint",
     "pp",
-    "ppfunc",
-    "probefunc",
     "probe_type",
     "kernel_string_n",
     "kernel_int",
@@ -232,15 +272,9 @@ const KNOWN_LATER: &[&str] = &[
     "returnval",
     "returnstr",
     "register",
-    "backtrace",
-    "print_backtrace",
-    "symname",
-    "symdata",
     "task_current",
-    "cmdline_str",
     "thread_indent",
     "indent",
-    "print_char",
     "ansi_clear_screen",
     "ansi_set_color",
     "ansi_reset_color",
@@ -293,6 +327,16 @@ fn builtin(name: &str) -> Option<(Builtin, usize)> {
         "kernel_string" => (ha(abi::STP_HLP_KERNEL_STRING), 1),
         "user_string" => (ha(abi::STP_HLP_USER_STRING), 1),
         "kernel_long" => (ha(abi::STP_HLP_KERNEL_LONG), 1),
+        "addr" => (h(abi::STP_HLP_ADDR), 0),
+        "user_mode" => (h(abi::STP_HLP_USER_MODE), 0),
+        "symname" => (ha(abi::STP_HLP_SYMNAME), 1),
+        "symdata" => (ha(abi::STP_HLP_SYMDATA), 1),
+        "pexecname" => (h(abi::STP_HLP_PEXECNAME), 0),
+        "backtrace" => (h(abi::STP_HLP_BACKTRACE), 0),
+        // The built-in tapset's raw argument slot (compiler/src/tapset/).
+        "__stp_arg" => (ha(abi::STP_HLP_ARG), 1),
+        "__user_string_ok" => (ha(abi::STP_HLP_USER_STRING_OK), 1),
+        "__mm_arg" => (ha(abi::STP_HLP_MM_ARG), 1),
         "strlen" => (Strlen, 1),
         "exit" => (Exit, 0),
         "substr" => (Substr, 3),
@@ -303,6 +347,21 @@ fn builtin(name: &str) -> Option<(Builtin, usize)> {
         "text_str" => (TextStr, 1),
         "stringat" => (Stringat, 2),
         "error" => (Error, 1),
+        "print_char" => (PrintChar, 1),
+        "text_strn" => (TextStrn, 3),
+        "string_quoted" => (StringQuoted, 1),
+        "tokenize" => (Tokenize, 2),
+        "pp" => (Pp, 0),
+        "target" => (Target, 0),
+        "switch_file" => (SwitchFile, 0),
+        "big_endian2" | "big_endian4" | "big_endian8" | "little_endian2" | "little_endian4"
+        | "little_endian8" => (
+            Endian {
+                bytes: name.as_bytes()[name.len() - 1] - b'0',
+                big: name.starts_with("big"),
+            },
+            1,
+        ),
         _ => return None,
     })
 }
@@ -409,6 +468,23 @@ impl Resolver<'_> {
         self.err(Diagnostic::unsupported(feature, span));
     }
 
+    /// `timer.profile`, `timer.profile.tick`, `perf.sw.cpu_clock` (every
+    /// `period_ns` of CPU time; 0: every tick): a timer flagged
+    /// `STP_PROBE_F_PROFILE` (abi.h), one per CPU, with the interrupted
+    /// registers for `addr()` and `user_mode()`. `c` are the components
+    /// that take no argument.
+    fn profile_point(&mut self, mut p: Point, c: &[Component], period_ns: u64) -> Option<Point> {
+        if let Some(a) = c.iter().find(|x| x.arg.is_some()) {
+            self.err(Diagnostic::semantic("probe point mismatch", a.span));
+            return None;
+        }
+        p.kind = abi::STP_PROBE_TIMER as u8;
+        p.ctx = abi::STP_CTX_TIMER as u8;
+        p.period_ns = period_ns;
+        p.flags |= abi::STP_PROBE_F_PROFILE as u8;
+        Some(p)
+    }
+
     /// Resolves one probe point; `None` after reporting an error, or for
     /// `never`.
     fn point(&mut self, pp: &ProbePoint) -> Option<Point> {
@@ -508,10 +584,7 @@ impl Resolver<'_> {
                         self.unsupported("timer.jiffies", unit_c.span);
                         return None;
                     }
-                    "profile" => {
-                        self.unsupported("timer.profile", unit_c.span);
-                        return None;
-                    }
+                    "profile" => return self.profile_point(p, c, 0),
                     _ => return mismatch(self, unit_c),
                 };
                 let Some(n) = lit_num(unit_c) else {
@@ -637,8 +710,17 @@ impl Resolver<'_> {
                 self.unsupported(&format!("{}.{} probes", names[0], names[1]), span);
                 None
             }
+            ["timer", "profile", "tick"] => self.profile_point(p, c, 0),
+            ["perf", "sw", "cpu_clock"] => self.profile_point(p, c, 1_000_000),
+            ["perf", "sw", "cpu_clock", "sample"] => match lit_num(&c[3]) {
+                Some(n) if (100_000..=1_000_000_000).contains(&n) => {
+                    self.profile_point(p, &c[..3], n as u64)
+                }
+                _ => bad_arg(self, &c[3]),
+            },
             ["perf" | "procfs" | "netfilter" | "java" | "python2" | "python3" | "input"
-            | "syscall_any" | "nd_syscall_any" | "tp_syscall" | "debuginfod" | "lsm", ..] => {
+            | "syscall_any" | "nd_syscall_any" | "tp_syscall" | "debuginfod" | "lsm"
+            | "prometheus", ..] => {
                 self.unsupported(&format!("{} probes", names[0]), span);
                 None
             }
@@ -871,7 +953,9 @@ impl Resolver<'_> {
                     return;
                 }
                 match builtin(name) {
-                    Some((b, arity)) if arity == args.len() => {
+                    Some((b, arity))
+                        if arity == args.len() || (b == Builtin::Tokenize && args.len() == 1) =>
+                    {
                         if let Builtin::Helper { id, .. } = b {
                             self.check_ctx(id, &format!("{name}()"), e.span);
                         }
@@ -980,9 +1064,13 @@ impl Resolver<'_> {
                     }
                 }
             }
-            ExprKind::Regex { lhs, .. } => {
+            ExprKind::Regex { lhs, re, .. } => {
                 self.expr(lhs, true);
-                self.unsupported("regular expressions", e.span);
+                // stap compiles the DFA in pass 2: a bad pattern is a
+                // semantic error at the operator.
+                if let Err(err) = crate::regex::compile(re) {
+                    self.err(Diagnostic::semantic(err.to_string(), e.span));
+                }
             }
             ExprKind::Ushr(a, b) => {
                 self.exprs([&**a, &**b]);
@@ -1309,13 +1397,20 @@ impl Resolver<'_> {
 
     /// `foreach ([v =] [k...] in a [+|-] [limit n]) body`.
     fn foreach(&mut self, f: &Foreach, span: Span) {
-        if self.in_func {
-            self.unsupported("foreach in a function", span);
-            return;
+        if matches!(&f.array.kind, ExprKind::Stat { op, .. } if op.starts_with("@hist")) {
+            return self.foreach_hist(f);
         }
-        if f.slice.is_some() {
-            self.unsupported("foreach over an array slice", span);
-            return;
+        if let Some(slice) = &f.slice {
+            // `foreach ([a, b] in arr[1, *])`: the fixed keys are walked
+            // here; lowering filters on them (passes/lower.rs `foreach`).
+            if slice.len() != f.keys.len() {
+                self.err(Diagnostic::semantic(
+                    format!("inconsistent arity ({} vs {})", slice.len(), f.keys.len()),
+                    f.array.span,
+                ));
+                return;
+            }
+            self.exprs(slice.iter().flatten());
         }
 
         let nkeys: Vec<Option<Expr>> = f
@@ -1360,6 +1455,42 @@ impl Resolver<'_> {
         self.stmt(&f.body);
         self.loops -= 1;
         self.iterating.pop();
+    }
+
+    /// `foreach (b in @hist_log(s) [limit n])`: `b` runs over the bucket
+    /// indexes of a scalar statistic's histogram.
+    fn foreach_hist(&mut self, f: &Foreach) {
+        self.expr(&f.array, true);
+        let ok = matches!(&f.array.kind, ExprKind::Stat { args, .. }
+            if args.first().is_some_and(|a| matches!(a.kind, ExprKind::Var(_))));
+        if !ok || f.keys.len() != 1 || f.value.is_some() || f.slice.is_some() {
+            self.unsupported("foreach over this histogram form", f.array.span);
+            return;
+        }
+        if matches!(f.sort, Some((SortBy::Value, _)) | Some((_, false))) {
+            self.unsupported(
+                "foreach over a histogram sorted by count or descending",
+                f.array.span,
+            );
+            return;
+        }
+        if let Some(l) = &f.limit {
+            self.expr(l, true);
+        }
+        let (name, sp) = &f.keys[0];
+        if let Ref::Local(l) = self.var(name, *sp) {
+            if let Some(a) = self.assigned.get_mut(l) {
+                *a = true;
+            }
+        } else {
+            self.err(Diagnostic::semantic(
+                format!("foreach variable '{name}' must be a local"),
+                *sp,
+            ));
+        }
+        self.loops += 1;
+        self.stmt(&f.body);
+        self.loops -= 1;
     }
 
     /// `delete x`: an element, a whole array, or a scalar.
@@ -1456,7 +1587,20 @@ impl Resolver<'_> {
                     self.expr(e, true);
                 }
             }
-            StmtKind::Try { .. } => self.unsupported("try/catch", s.span),
+            StmtKind::Try { body, var, handler } => {
+                self.stmt(body);
+                if let Some((name, sp)) = var {
+                    match self.var(name, *sp) {
+                        Ref::Local(l) => {
+                            if let Some(a) = self.assigned.get_mut(l) {
+                                *a = true;
+                            }
+                        }
+                        _ => self.unsupported("a global as the catch variable", *sp),
+                    }
+                }
+                self.stmt(handler);
+            }
         }
     }
 }
@@ -1492,9 +1636,6 @@ pub fn run(script: &Script, diags: &mut Diags) -> Resolved {
             Item::Global(g) => {
                 if let Some(p) = g.private {
                     r.unsupported("private", p);
-                }
-                if let Some(Literal::Str(_, span)) = &g.init {
-                    r.unsupported("string globals", *span);
                 }
                 r.globals.push(GlobalInfo {
                     name: g.name.clone(),
@@ -1682,7 +1823,7 @@ pub fn run(script: &Script, diags: &mut Diags) -> Resolved {
                 format!("sort by {op} of an array that is not a statistic"),
                 span,
             ));
-        } else if op != "@count" {
+        } else if !["@count", "@sum", "@min", "@max", "@avg"].contains(&op.as_str()) {
             r.diags.push(Diagnostic::unsupported(
                 &format!("foreach sorted by {op}"),
                 span,

@@ -221,6 +221,21 @@ impl Typer<'_> {
 
     /// A foreach loop: keys and value tied to the array's.
     fn foreach(&mut self, f: &Foreach) {
+        if matches!(&f.array.kind, ExprKind::Stat { op, .. } if op.starts_with("@hist")) {
+            // Bucket indexes of a histogram (resolve.rs foreach_hist).
+            self.expr(&f.array, Ty::Unknown);
+            let locals = self.res.body_locals(self.probe).to_vec();
+            for (name, sp) in &f.keys {
+                if let Some(l) = locals.iter().position(|(n, _)| n == name) {
+                    self.set_var(Var::Local(self.probe, l), Ty::Long, *sp);
+                }
+            }
+            if let Some(l) = &f.limit {
+                self.want(l, Ty::Long);
+            }
+            self.stmt(&f.body);
+            return;
+        }
         let Some(g) = self.array_of(&f.array) else {
             return;
         };
@@ -236,12 +251,7 @@ impl Typer<'_> {
                 f.array.span,
             ));
         }
-        let locals = self
-            .res
-            .probes
-            .get(self.probe)
-            .map(|p| p.locals.clone())
-            .unwrap_or_default();
+        let locals = self.res.body_locals(self.probe).to_vec();
         let local = |name: &str| locals.iter().position(|(n, _)| n == name);
         for (i, (name, sp)) in f.keys.iter().enumerate() {
             if let (Some(l), true) = (local(name), i < self.t.keys[g].len()) {
@@ -251,6 +261,22 @@ impl Typer<'_> {
         if let Some((name, sp)) = &f.value {
             if let Some(l) = local(name) {
                 self.tie(Var::Local(self.probe, l), Var::Global(g), *sp);
+            }
+        }
+        // The fixed keys of a slice (`arr[1, *]`) have the key's type.
+        for (i, k) in f.slice.iter().flatten().enumerate() {
+            let Some(k) = k else { continue };
+            let v = Var::Key(g, i);
+            match self.var_ty(v) {
+                Ty::Unknown => {
+                    let t = self.expr(k, Ty::Unknown);
+                    if matches!(t, Ty::Long | Ty::Str) {
+                        self.set_var(v, t, k.span);
+                    }
+                }
+                kt => {
+                    self.want(k, kt);
+                }
             }
         }
         if let Some(l) = &f.limit {
@@ -397,6 +423,10 @@ impl Typer<'_> {
                         }
                         Ty::Long
                     }
+                    // stap's exit() has no declared type: like a user
+                    // function's, it takes the type its context wants
+                    // (`c && exit()` is long, value 0).
+                    Builtin::Exit if hint == Ty::Long => Ty::Long,
                     Builtin::Exit => Ty::Void,
                     b => {
                         let kinds = b.string_args().unwrap_or_default();
@@ -404,8 +434,15 @@ impl Typer<'_> {
                             self.want(a, if *is_str { Ty::Str } else { Ty::Long });
                         }
                         match b {
-                            Builtin::Substr | Builtin::StrReplace | Builtin::TextStr => Ty::Str,
-                            Builtin::Error => Ty::Void,
+                            Builtin::Substr
+                            | Builtin::StrReplace
+                            | Builtin::TextStr
+                            | Builtin::TextStrn
+                            | Builtin::StringQuoted
+                            | Builtin::Tokenize
+                            | Builtin::Pp => Ty::Str,
+                            Builtin::Error if hint == Ty::Long => Ty::Long,
+                            Builtin::Error | Builtin::PrintChar | Builtin::SwitchFile => Ty::Void,
                             _ => Ty::Long,
                         }
                     }
@@ -492,6 +529,10 @@ impl Typer<'_> {
                 self.want(a, Ty::Str);
                 self.want(b, Ty::Str);
                 Ty::Str
+            }
+            ExprKind::Regex { lhs, .. } => {
+                self.want(lhs, Ty::Str);
+                Ty::Long
             }
             ExprKind::Ternary(c, a, b) => {
                 self.want(c, Ty::Long);
@@ -580,6 +621,14 @@ impl Typer<'_> {
                 }
                 Ty::Long
             }
+            // `@hist_log(s)[i]`: one bucket's count.
+            ExprKind::Index { base, keys } if matches!(base.kind, ExprKind::Stat { .. }) => {
+                self.expr(base, Ty::Unknown);
+                for k in keys.iter().flatten() {
+                    self.want(k, Ty::Long);
+                }
+                Ty::Long
+            }
             // A histogram is only printed (print/println take it as is).
             ExprKind::Stat { op, args } if op.starts_with("@hist") => {
                 if let Some(a) = args.first() {
@@ -639,6 +688,16 @@ impl Typer<'_> {
                 self.stmt(body);
             }
             StmtKind::Foreach(f) => self.foreach(f),
+            StmtKind::Try { body, var, handler } => {
+                self.stmt(body);
+                if let Some((name, sp)) = var {
+                    let locals = self.res.body_locals(self.probe);
+                    if let Some(l) = locals.iter().position(|(n, _)| n == name) {
+                        self.set_var(Var::Local(self.probe, l), Ty::Str, *sp);
+                    }
+                }
+                self.stmt(handler);
+            }
             StmtKind::Delete(e) => {
                 if let ExprKind::Index { base, keys } = &e.kind {
                     if let Some(g) = self.array_of(base) {
@@ -790,21 +849,15 @@ pub fn run(script: &Script, res: &Resolved, diags: &mut Diags) -> Types {
             }
             continue;
         }
-        match ty.t.globals[g] {
-            Ty::Str if !matches!(info.init, Some(Literal::Str(..))) => {
-                diags.push(Diagnostic::unsupported("string globals", info.span))
+        if ty.t.globals[g] == Ty::Unknown {
+            // Referenced but never given a type; unreferenced ones are
+            // elided with a warning by `resolve`.
+            let referenced =
+                res.refs.contains(&Ref::Global(g)) && !res.stats.iter().any(|s| s.global == g);
+            if referenced {
+                diags.push(Diagnostic::semantic("unresolved type ", info.span));
             }
-            Ty::Unknown => {
-                // Referenced but never given a type; unreferenced ones are
-                // elided with a warning by `resolve`.
-                let referenced =
-                    res.refs.contains(&Ref::Global(g)) && !res.stats.iter().any(|s| s.global == g);
-                if referenced {
-                    diags.push(Diagnostic::semantic("unresolved type ", info.span));
-                }
-                ty.t.globals[g] = Ty::Long;
-            }
-            _ => {}
+            ty.t.globals[g] = Ty::Long;
         }
     }
     ty.t

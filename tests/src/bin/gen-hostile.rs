@@ -7,6 +7,11 @@
 //! name the LOAD ioctl must fail with (from `STP_VERIFY_ERRORS`) and a
 //! piece of the log message that names the problem.
 //!
+//! Then seeded mutations of valid images (`stapvm_tests::hostile::
+//! mutations`): a refused one's `.expect` holds its errno name and the
+//! whole message the verifier gives; an accepted one's says `run` (the
+//! guest loads it, starts it, stops it and closes it).
+//!
 //! It also writes the valid images of the guest's ioctl cases
 //! (`stapvm_tests::hostile::valid_images`: a timer, a kprobe, a kretprobe,
 //! a kprobe on a symbol no kernel has, a timer that never fires during a
@@ -18,8 +23,12 @@ use std::fs;
 use std::path::Path;
 use std::process::ExitCode;
 
-use stapvm_tests::hostile::{errno_name, hostile, valid_images};
+use stapvm_tests::hostile::{errno_name, hostile, mutations, valid_images};
 use vm_spec::tables::VERIFY_ERRORS;
+
+/// Refused and accepted mutations written for the guest.
+const REFUSED_MUTATIONS: usize = 240;
+const ACCEPTED_MUTATIONS: usize = 40;
 
 fn write(dir: &Path, name: &str, img: &[u8], expect: &str) -> std::io::Result<()> {
     fs::write(dir.join(format!("{name}.img")), img)?;
@@ -32,7 +41,7 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     };
     let dir = Path::new(&out);
-    let run = || -> std::io::Result<(usize, usize)> {
+    let run = || -> std::io::Result<(usize, usize, usize)> {
         fs::create_dir_all(dir)?;
         let valid = valid_images();
         for (name, img) in &valid {
@@ -42,13 +51,24 @@ fn main() -> ExitCode {
         for h in &hostile {
             let info = &VERIFY_ERRORS[h.code as usize];
             let expect = format!("{}\n{}\n", errno_name(info.errno), h.fragment);
-            write(dir, h.name, &h.image, &expect)?;
+            write(dir, &h.name, &h.image, &expect)?;
         }
-        Ok((hostile.len(), valid.len()))
+        let muts = mutations(REFUSED_MUTATIONS, ACCEPTED_MUTATIONS);
+        for m in &muts {
+            let expect = match &m.refusal {
+                Some((code, msg)) => {
+                    let info = &VERIFY_ERRORS[*code as usize];
+                    format!("{}\n{msg}\n", errno_name(info.errno))
+                }
+                None => "run\n".to_string(),
+            };
+            write(dir, &m.name, &m.image, &expect)?;
+        }
+        Ok((hostile.len(), muts.len(), valid.len()))
     };
     match run() {
-        Ok((n, nvalid)) => {
-            println!("gen-hostile: {n} hostile and {nvalid} valid images in {out}");
+        Ok((n, nmut, nvalid)) => {
+            println!("gen-hostile: {n} hostile, {nmut} mutated and {nvalid} valid images in {out}");
             ExitCode::SUCCESS
         }
         Err(e) => {

@@ -87,11 +87,25 @@ struct stp_insn {
 #define STP_MAX_MAP_BYTES	(512u << 20)
 #define STP_MAX_ITERS		8u
 #define STP_MAX_ITER_BYTES	(16u << 20)
+/*
+ * Regular expressions (the REGEXES and REGEXDATA sections, struct
+ * stp_regex_desc): at most STP_MAX_REGEXES DFAs of at most
+ * STP_MAX_REGEX_STATES states each (the two final states included).
+ */
+#define STP_MAX_REGEXES		1024u
+#define STP_MAX_REGEX_STATES	4096u
 
 /*
  * Session limits with SystemTap's names: name, default, minimum, maximum.
  * The image carries the values the script asked for (-D NAME=V); the module
  * refuses values outside [minimum, maximum].
+ *
+ * The overload breaker (stap's runtime_defines.h): per CPU, handler time
+ * in nanoseconds summed over the hits that end within an interval of
+ * STP_OVERLOAD_INTERVAL ns; more than STP_OVERLOAD_THRESHOLD is the run-
+ * time error STP_RTE_OVERLOAD and the error state. The module also refuses
+ * a threshold above the interval (the breaker could never trip: turn it
+ * off with STP_NO_OVERLOAD = 1 instead, stap's -DSTP_NO_OVERLOAD).
  */
 #define STP_LIMITS(X)						\
 	X(MAXACTION,     10000,  1, 100000000)			\
@@ -101,7 +115,10 @@ struct stp_insn {
 	X(MAXSKIPPED,    100,    0, 1000000000)			\
 	X(MAXNESTING,    10,     1, 64)				\
 	X(MAXTRYLOCK,    100,    1, 100000)			\
-	X(RING_PAGES,    64,     4, 4096)
+	X(RING_PAGES,    64,     4, 4096)			\
+	X(STP_OVERLOAD_THRESHOLD, 500000000,  1000000, 4000000000) \
+	X(STP_OVERLOAD_INTERVAL,  1000000000, 10000000, 4000000000) \
+	X(STP_NO_OVERLOAD, 0,    0, 1)
 
 /* Index of each limit in struct stp_image_hdr.limits[]. */
 enum stp_limit {
@@ -115,7 +132,7 @@ enum stp_limit {
 /* The program image (LOAD ioctl payload)                              */
 
 #define STP_IMAGE_MAGIC		0x49505453u	/* "STPI" */
-#define STP_IMAGE_VERSION	3u	/* 2: functions, format texts; 3: STATS */
+#define STP_IMAGE_VERSION	4u	/* 2: functions, format texts; 3: STATS; 4: REGEXES */
 
 /*
  * Sections of an image, each an array of fixed-size entries. A section's
@@ -131,7 +148,9 @@ enum stp_limit {
 	X(STRDATA,  __u8)					\
 	X(FORMATS,  struct stp_format_desc)				\
 	X(STATS,    struct stp_stat_desc)				\
-	X(MAPS,     struct stp_map_desc)
+	X(MAPS,     struct stp_map_desc)				\
+	X(REGEXES,  struct stp_regex_desc)				\
+	X(REGEXDATA, __u16)
 
 /* Section index in struct stp_image_hdr.sec[]. */
 enum stp_section {
@@ -233,9 +252,20 @@ enum stp_probe_kind {
 	STP_PROBE__COUNT
 };
 
-/* Probe flags. */
+/*
+ * Probe flags. STP_PROBE_F_PROFILE, only on STP_PROBE_TIMER
+ * (timer.profile, perf.sw.cpu_clock): one perf cpu-clock event per online
+ * CPU instead of one hrtimer, firing every period_ns of CPU time, or
+ * every kernel tick (TICK_NSEC) when period_ns is 0 (allowed only with
+ * this flag); hardirq context; the hit gets the interrupted context's
+ * registers (ADDR, USER_MODE).
+ */
 #define STP_PROBE_F_OPTIONAL	0x1u	/* '?': failure to arm is not an error */
-#define STP_PROBE_F__ALL	0x1u
+#define STP_PROBE_F_PROFILE	0x2u	/* timer.profile: per CPU, every tick */
+#define STP_PROBE_F__ALL	0x3u
+
+/* Frames of BACKTRACE (helpers.h), stap's MAXBACKTRACE. */
+#define STP_MAX_BACKTRACE	20u
 
 /* One probe point, bound to one handler. */
 struct stp_probe_desc {
@@ -249,7 +279,8 @@ struct stp_probe_desc {
 	__u32 offset;		/* byte offset into the symbol; kprobes only */
 	__u32 maxactive;	/* kretprobes; 0 = kernel default */
 	__u32 reserved2;	/* must be 0 */
-	__u64 period_ns;	/* timers only; in [STP_MIN_TIMER_NS, STP_MAX_TIMER_NS] */
+	__u64 period_ns;	/* timers only; in [STP_MIN_TIMER_NS, STP_MAX_TIMER_NS],
+				 * or 0 with STP_PROBE_F_PROFILE (every tick) */
 };
 
 /*
@@ -369,6 +400,29 @@ struct stp_map_desc {
 	__u32 stat;		/* STAT: index into STATS, else 0 */
 };
 
+/*
+ * One regular expression (`s =~ "re"`), compiled by the compiler into a
+ * DFA (compiler/src/regex.rs) that REMATCH walks, one step per byte of the
+ * string, so at most MAXSTRINGLEN steps. Its table is nstates rows of
+ * nclasses __u16 entries in REGEXDATA, starting at entry `trans`: row s,
+ * column k is the state after reading a byte of class k in state s; the
+ * last column (nclasses - 1) is the end of the string. classes[b] is the
+ * class of byte b. State 0 rejects and state 1 accepts: the walk stops as
+ * soon as it reaches either (their rows are never read); after the last
+ * byte, a state >= 2 takes the end-of-string column once. The result is 1
+ * when the walk ends in state 1. The verifier requires 2 <= nstates <=
+ * STP_MAX_REGEX_STATES, 2 <= nclasses <= 257, every classes[b] <
+ * nclasses - 1, start and every entry < nstates, and the table inside
+ * REGEXDATA.
+ */
+struct stp_regex_desc {
+	__u32 nstates;		/* rows, the two final states included */
+	__u32 nclasses;		/* columns: byte classes + end of string */
+	__u32 start;		/* the start state */
+	__u32 trans;		/* first entry, index into REGEXDATA */
+	__u8 classes[256];	/* byte -> class */
+};
+
 /* ------------------------------------------------------------------ */
 /* Verifier errors                                                     */
 
@@ -406,7 +460,9 @@ struct stp_map_desc {
 	X(BAD_CALL,        EINVAL,   "call target not a function, or arguments or result kind do not match") \
 	X(BAD_RETURN,      EINVAL,   "return instruction does not match the handler's result kind") \
 	X(BAD_STAT,        EINVAL,   "bad statistic descriptor, or a statistic without what the instruction needs") \
-	X(BAD_MAP,         EINVAL,   "bad map descriptor, or a map instruction whose keys or value do not match the map")
+	X(BAD_MAP,         EINVAL,   "bad map descriptor, or a map instruction whose keys or value do not match the map") \
+	X(BAD_REGEX,       EINVAL,   "bad regular expression table") \
+	X(BAD_TRY,         EINVAL,   "catch target not after every instruction it covers, or armed differently on two paths")
 
 /* Verifier error codes: STP_VERR_OK == 0. */
 enum stp_verify_error {
@@ -423,21 +479,28 @@ enum stp_verify_error {
  * Errors that end one handler at run time: name, stap's message (user
  * space appends " near <probe point> at file:line:col"). Counted against
  * MAXERRORS.
+ *
+ * OVERLOAD is not the VM's: the module writes it after the hit that
+ * tripped the overload breaker (STP_OVERLOAD_THRESHOLD), with addr = the
+ * handler nanoseconds summed on that CPU, counts it as an error and puts
+ * the session in the error state whatever MAXERRORS says (stap's "cycles"
+ * are nanoseconds here); user space prints it without a location.
  */
 #define STP_RUNTIME_ERRORS(X)						\
 	X(NONE,        "no error")					\
 	X(DIVZERO,     "division by 0")					\
 	X(MAXACTION,   "MAXACTION exceeded")				\
 	X(KFAULT,      "kernel read fault at 0x%llx")			\
-	X(KSTRFAULT,   "kernel string copy fault at 0x%llx")		\
-	X(USTRFAULT,   "user string copy fault at 0x%llx")		\
+	X(KSTRFAULT,   "kernel string copy fault at 0x%llx [man error::fault]")		\
+	X(USTRFAULT,   "user string copy fault -14 at 0x%llx [man error::fault]")		\
 	X(BADOP,       "invalid instruction (verifier bug)")		\
 	X(MAXNESTING,  "MAXNESTING exceeded")				\
 	X(USER,        "%s")						\
 	X(EMPTY_AGG,   "empty aggregate")				\
 	X(HIST_INDEX,  "histogram index out of range")			\
 	X(ARRAY_OVERFLOW, "Array overflow, check MAXMAPENTRIES")		\
-	X(ARRAY_SIZE,  "Array overflow, check size limit (%llu)")
+	X(ARRAY_SIZE,  "Array overflow, check size limit (%llu)")	\
+	X(OVERLOAD,    "probe overhead (%llu cycles) exceeded threshold (%llu cycles) in last %llu cycles")
 
 /* Run-time error codes: STP_RTE_NONE == 0. */
 enum stp_runtime_error {
@@ -505,7 +568,8 @@ struct stp_session_info {
  * Session states.
  *
  * STP_STATE_ERROR is SystemTap's error state: run-time errors exceeded
- * MAXERRORS, or nested (skipped) hits exceeded MAXSKIPPED. From the hit
+ * MAXERRORS, nested (skipped) hits exceeded MAXSKIPPED, the overload
+ * breaker tripped, or the deadman disarmed the probes. From the hit
  * that tripped the breaker on, no handler runs; STOP disarms and runs no
  * end handler (stap runs its `error` probes there instead; there are none
  * yet). An error in an end handler that trips the breaker skips the end
@@ -516,21 +580,36 @@ enum stp_session_state {
 	STP_STATE_LOADED,	/* verified, nothing armed */
 	STP_STATE_RUNNING,	/* begin ran, probes armed */
 	STP_STATE_STOPPED,	/* probes disarmed, end ran */
-	STP_STATE_ERROR,	/* MAXERRORS/MAXSKIPPED exceeded; end skipped */
+	STP_STATE_ERROR,	/* a breaker tripped; end skipped */
 };
 
 /*
  * STATUS, on a session: counters, summed over CPUs.
  *
  * exit_requested is set by exit() or by a breaker (then state is
- * STP_STATE_ERROR too). Once it is set, poll() on the session reports
+ * STP_STATE_ERROR too), to the first reason that asked (enum
+ * stp_exit_reason). Once it is set, poll() on the session reports
  * EPOLLIN until STOP, records or not (level-triggered: a loader that polls
  * without issuing STOP spins); after STOP, EPOLLIN means unconsumed
  * records only.
  */
+enum stp_exit_reason {
+	STP_EXIT_NONE,		/* running */
+	STP_EXIT_REQUESTED,	/* exit(), MAXERRORS or MAXSKIPPED */
+	STP_EXIT_OVERLOAD,	/* the overload breaker (error state) */
+	/*
+	 * The deadman (error state): records waited in a ring and no ring's
+	 * consumer_pos moved for STP_DEADMAN_NS; the module disarmed every
+	 * probe by itself. STOP then runs the error probes.
+	 */
+	STP_EXIT_DEADMAN,
+};
+
+#define STP_DEADMAN_NS		10000000000ull	/* 10 s */
+
 struct stp_status {
 	__u32 state;		/* enum stp_session_state */
-	__u32 exit_requested;	/* exit() ran or a breaker tripped */
+	__u32 exit_requested;	/* enum stp_exit_reason */
 	__u64 hits;		/* handler runs */
 	__u64 errors;		/* run-time errors */
 	__u64 skipped;		/* nested hits, kprobe/kretprobe misses */

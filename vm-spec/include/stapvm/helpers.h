@@ -31,8 +31,33 @@
  *    MAXSTRINGLEN - 1 bytes, whichever comes first, so bytes after the
  *    NUL on the same page are read and bytes on the next page are not. A chunk that
  *    faults gives STP_RTE_KSTRFAULT / STP_RTE_USTRFAULT with the address
- *    of that chunk (not of the string). Addresses wrap at 2^64.
- *  - EXECNAME is comm cut at MAXSTRINGLEN - 1 bytes, then at its first NUL.
+ *    of that chunk (not of the string), and leaves s[a] empty (what a
+ *    catch sees, opcodes.h TRY). Addresses wrap at 2^64.
+ *  - USER_STRING_OK reads what USER_STRING would (same chunks, same
+ *    MAXSTRINGLEN - 1 cap) and gives 0 where USER_STRING would fault, else
+ *    1 (the tapset's user_string_quoted prints the address instead of
+ *    failing the handler).
+ *  - EXECNAME is comm cut at MAXSTRINGLEN - 1 bytes, then at its first NUL;
+ *    PEXECNAME likewise, of the real parent (empty without one).
+ *  - ADDR and USER_MODE read the registers the hit has: a kprobe's or
+ *    kretprobe's, or for a timer.profile probe those of the interrupted
+ *    context; begin, end and plain timers have none (0, 0).
+ *  - SYMNAME and SYMDATA resolve in the kernel (sprint_symbol, kallsyms;
+ *    no lock, bounded): SYMNAME is the name, SYMDATA stap's
+ *    name+0xoff/0xsize [module] (module "kernel" for the core kernel);
+ *    an address without a symbol gives "0x" and lowercase hex digits of
+ *    r[b] for both. Results are cut at MAXSTRINGLEN - 1 bytes. (The user-
+ *    space build has no symbols: always the hex form.)
+ *  - BACKTRACE: the kernel stack of the hit, innermost first, each frame
+ *    as 0x<lowercase hex>, separated by one space, only whole frames
+ *    that fit MAXSTRINGLEN - 1 bytes, at most STP_MAX_BACKTRACE frames;
+ *    with registers it starts at the probed or interrupted address, else
+ *    at the first frame outside the module. (User space: the frames the
+ *    test environment gives.)
+ *  - MM_ARG reads current->mm->arg_start (r[b] == 0) or ->arg_end (any
+ *    other r[b]): the user addresses of the process's argument strings
+ *    (cmdline_str() reads them with USER_STRING); 0 for a task without
+ *    an mm (kernel threads). The user-space build has no mm: always 0.
  *
  * Columns: name, result, argument, contexts, meaning.
  */
@@ -55,7 +80,15 @@
 	X(ARG,            INT, INT,  ENTRY, "the r[b]-th (0-based) integer argument at function entry") \
 	X(KERNEL_LONG,    INT, INT,  ANY,   "kernel_long(addr), nofault")	\
 	X(KERNEL_STRING,  STR, INT,  ANY,   "kernel_string(addr), nofault")	\
-	X(USER_STRING,    STR, INT,  ANY,   "user_string(addr), nofault")
+	X(USER_STRING,    STR, INT,  ANY,   "user_string(addr), nofault") \
+	X(ADDR,           INT, NONE, ANY,   "addr(): instruction pointer of the probed or interrupted context, 0 without registers") \
+	X(USER_MODE,      INT, NONE, ANY,   "user_mode(): 1 if the probed or interrupted context is user mode") \
+	X(SYMNAME,        STR, INT,  ANY,   "symname(addr): kernel symbol name, or 0x<hex> when none") \
+	X(SYMDATA,        STR, INT,  ANY,   "symdata(addr): name+0xoff/0xsize [module], or 0x<hex> when none") \
+	X(PEXECNAME,      STR, NONE, ANY,   "pexecname(): the parent's comm") \
+	X(BACKTRACE,      STR, NONE, ANY,   "backtrace(): kernel stack as 0x<hex> addresses, space-separated") \
+	X(USER_STRING_OK, INT, INT,  ANY,   "1 if user_string(addr) would copy without a fault, else 0") \
+	X(MM_ARG,         INT, INT,  ANY,   "current->mm->arg_start (r[b] == 0) or arg_end (else), 0 without an mm")
 
 /* Helper ids: STP_HLP_PID == 0, in table order. */
 enum stp_helper {

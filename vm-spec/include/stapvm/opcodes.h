@@ -64,7 +64,11 @@
  *   SNW  string register run written (the map's string keys)
  *   SORT foreach order: 0 insertion order; else bits 0..3 the column
  *        (1..nkeys: key column - 1; 15: the value), bit 7 descending,
- *        bits 4..6 zero
+ *        bits 4..6 zero, except on a statistics array's value column
+ *        (15), where they may name an extractor order
+ *        (enum stp_sort_extractor: @sum, @min, @max, @avg of each entry,
+ *        merged over CPUs; 0, @count, is the stored value)
+ *   RX   index into the REGEXES section (regular expressions, abi.h)
  *   MSX  map id in bits 0..15, in bits 16..23 the opcode of a scalar
  *        extractor (STCOUNT, STSUM, STMIN, STMAX, STAVG, STVAR), bits
  *        24..31 zero; the map is a statistics array (STVAR: its
@@ -165,9 +169,25 @@
  *    accumulated as u64 (v * base + d, wrapping) and '-' negates it last.
  *  - SREPL: an empty s[c] leaves s[b] unchanged; matches are found left to
  *    right without overlap; the result is cut at MAXSTRINGLEN.
- *  - STEXT escapes \a \b \f \n \r \t \v \" \' \\ with a backslash,
- *    other bytes outside 0x20..0x7e as three octal digits (\ooo); stops
- *    before an escape that would pass MAXSTRINGLEN.
+ *  - STEXT is STEXTN (below) with r[c] = 0 and r[c+1] = 0: stap's
+ *    text_str.
+ *  - STEXTN is stap's _stp_text_str (runtime/stp_string.c) with the input
+ *    read whole: UTF-8 sequences of 2..4 bytes (not overlong, no
+ *    surrogate, <= 0x10FFFF) become \uXXXX / \UXXXXXXXX (upper-case hex);
+ *    \a \b \f \n \r \t \v \" \\ a backslash and a letter; other bytes outside
+ *    0x20..0x7e \ooo; everything else itself. The output budget is r[c]
+ *    when it is in [1, MAXSTRINGLEN - 1], else MAXSTRINGLEN - 1; an escape
+ *    that does not fit ends the text. r[c+1] != 0 quotes: the budget is
+ *    max(budget, 5) - 2 inside '"', and when input was left over the text
+ *    is cut 3 bytes before the budget's end (at the start of an escape it
+ *    would split) and '"...' follows. text_str(s) is STEXTN(s, 0, 0),
+ *    string_quoted(s) STEXTN(s, 0, 1). s[a] may not be s[b].
+ *  - STOK: stap's tokenize. Each CPU has one tokenizer (struct stp_vm: a
+ *    copy of the input and a position, kept across runs, as stap keeps it
+ *    in its per-CPU context): a non-empty s[b] is copied there and the
+ *    position reset; then the next token (strsep with the bytes of s[c]
+ *    as delimiters, empty tokens skipped) is s[a], or "" when none is
+ *    left. s[a] may be s[b] or s[c].
  *  - SCHAR: r[c] outside [0, strlen(s[b])) gives 0 (stap raises an error);
  *    a byte reads as unsigned, 0..255.
  *  - ERROR ends the run with STP_RTE_USER; the error record carries s[b]
@@ -194,6 +214,11 @@
  *    read half-updated (stap reads without a lock too).
  *  - STHIST writes one STP_REC_HIST record (struct stp_rec_hist and the
  *    merged buckets); user space draws it as stap does.
+ *  - STHISTS (sprint(@hist_*(s))) draws the merged histogram into s[a]
+ *    with stp_format_hist() (format.c), character for character what
+ *    user space prints for STHIST's record, cut at MAXSTRINGLEN; empty
+ *    as STHIST. The buckets are read as the drawing goes, so samples
+ *    added on another CPU meanwhile may show in some rows and not others.
  *  - STBKT: r[b] outside [0, nbuckets) ends the run with
  *    STP_RTE_HIST_INDEX.
  *  Edges (vm.c, checked by refvm.rs):
@@ -267,9 +292,12 @@
  *  - MNEXT writes the key runs in key order, then r[a] (so an r[a] inside
  *    the key run ends up holding the flag); strings are copied cut at
  *    MAXSTRINGLEN. The BADOP check (iterator filled for another map) comes
- *    before the lock. Iterators are one set per CPU and outlive the run:
- *    a function's MITER on the iterator its caller is walking replaces
- *    the caller's (MNEXT on another map then ends with BADOP).
+ *    before the lock. Iterators are one set per CPU and frame level (the
+ *    probe handler's, then one per function nesting depth) and outlive
+ *    the run: a function's iterator i is not its caller's iterator i, so
+ *    a function's foreach (recursive ones too) never disturbs a foreach
+ *    of a caller. The verifier gives each level 1 + the largest iterator
+ *    named anywhere, and MAXNESTING + 1 levels when a function uses one.
  *  - The lock is the only way to end a run *skipped*; in user space
  *    (HostSession, one thread) it is always taken, so no differential run
  *    ends skipped.
@@ -296,6 +324,36 @@
  *    does; an absent key is an empty statistic (@count, @sum 0; the
  *    others, MSTHIST included, end the run with STP_RTE_EMPTY_AGG).
  *    MSTHIST's STP_REC_HIST record has the statistic's index as its id.
+ *
+ * Regular expressions (STP_OP_REMATCH; abi.h: struct stp_regex_desc):
+ *  - REMATCH walks regex imm's DFA over the bytes of s[b] from its start
+ *    state: for each byte, state := trans[state][classes[byte]], stopping
+ *    early at state 0 (no match) or 1 (match); after the last byte a
+ *    state >= 2 takes the end-of-string column once. r[a] := 1 when the
+ *    walk ends in state 1, else 0. At most strlen(s[b]) + 1 steps (<=
+ *    MAXSTRINGLEN), no fuel, no error. The compiler builds unanchored
+ *    DFAs (the pattern may match anywhere; `^` and `$` anchor at the ends
+ *    of the string), as stap's `=~`; `!~` is REMATCH then LNOT.
+ *
+ *  - TRY / TRYEND (stap's try/catch): each frame (the handler's, and each
+ *    function call's) has at most one armed catch: a target pc in its own
+ *    code and the string register that receives the message. TRY sets
+ *    s[a] := "" and arms (target pc + 1 + imm, replacing any armed one);
+ *    TRYEND disarms; a call starts its frame disarmed and the caller's
+ *    catch is back when it returns. A run-time error other than MAXACTION
+ *    and BADOP is caught by the innermost frame with an armed catch:
+ *    frames above it are dropped, its catch is disarmed, catching charges
+ *    one MAXACTION unit (none left: MAXACTION, uncaught, at the failing
+ *    instruction), s[a] of that frame := stap's message of the error
+ *    (the STP_RUNTIME_ERRORS text with the address in %llx / %llu, the
+ *    error(msg) text for %s; no location), and it goes on at the target.
+ *    A caught error writes no record and is not counted; with no armed
+ *    catch the error ends the run as before. Verifier (BAD_TRY): the
+ *    armed catch of every instruction is the same on every path to it
+ *    (back edges included) and lies after it; the state at a target is
+ *    what every instruction run under that catch has (plus s[a]). So a
+ *    catch only ever jumps forward, and every way
+ *    back still goes through LOOP or a call, which charge fuel.
  */
 #ifndef STAPVM_OPCODES_H
 #define STAPVM_OPCODES_H
@@ -352,7 +410,7 @@
 	X(SFIND,  RW, SR, SR, NO,  0, "r[a] := first index of s[c] in s[b], or -1") \
 	X(STOL,   RW, SR, RR, NO,  0, "r[a] := strtol(s[b], base r[c])") \
 	X(SREPL,  SW, SR, SP, NO,  0, "s[a] := s[b] with every s[c] replaced by s[c+1]") \
-	X(STEXT,  SW, SR, NO, NO,  0, "s[a] := text_str(s[b]), non-printables escaped") \
+	X(STEXT,  SW, SR, NO, NO,  0, "s[a] := text_str(s[b]), as STEXTN with 0, 0") \
 	X(SCHAR,  RW, SR, RR, NO,  0, "r[a] := byte r[c] of s[b] (stringat), 0 outside") \
 	X(ERROR,  NO, SR, NO, NO,  0, "end the run with error(s[b]) (STP_RTE_USER)") \
 	X(STADD,  RR, NO, NO, STAT, 0, "stat imm <<< r[a], this CPU's copy, no lock") \
@@ -376,7 +434,13 @@
 	X(MNEXT,  RW, RNW, SNW, MIT, 0, "r[a] := 1, keys := next entry's; r[a] := 0 at the end") \
 	X(MSTADD, RR, RN, SN, MAP, 0, "map imm[r[b..], s[c..]] <<< r[a] (statistics array)") \
 	X(MSTX,   RW, RN, SN, MSX, 0, "r[a] := @count..@variance of map[r[b..], s[c..]]") \
-	X(MSTHIST, NO, RN, SN, MAP, 0, "emit the merged histogram of map imm[r[b..], s[c..]]")
+	X(MSTHIST, NO, RN, SN, MAP, 0, "emit the merged histogram of map imm[r[b..], s[c..]]") \
+	X(REMATCH, RW, SR, NO, RX, 0, "r[a] := s[b] =~ regex imm (1 or 0)") \
+	X(STEXTN, SW, SR, RP, NO,  0, "s[a] := text_strn(s[b], len r[c], quoted r[c+1])") \
+	X(STOK,   SW, SR, SR, NO,  0, "s[a] := tokenize(s[b], delimiters s[c]), this CPU's state") \
+	X(STHISTS, SW, NO, NO, STAT, 0, "s[a] := the merged histogram of stat imm, drawn; error if empty") \
+	X(TRY,    SW, NO, NO, JF,  0, "s[a] := \"\"; arm this frame's catch: pc + 1 + imm, message into s[a]") \
+	X(TRYEND, NO, NO, NO, NO,  0, "disarm this frame's catch")
 
 /* Opcode numbers: STP_OP_NOP == 0, in table order. */
 enum stp_opcode {
@@ -415,7 +479,23 @@ enum stp_operand_kind {
 	STP_OPND_SNW,
 	STP_OPND_SORT,
 	STP_OPND_MSX,
+	STP_OPND_RX,
 	STP_OPND__COUNT
+};
+
+/*
+ * Extractor orders of a SORT operand (bits 4..6, column 15 of a
+ * statistics array): MITER merges each entry's statistic once, keeps the
+ * extractor's value as the entry's sort key (an entry always holds at
+ * least one sample) and sorts by it, ties in insertion order.
+ */
+enum stp_sort_extractor {
+	STP_SORTX_COUNT,	/* the stored value: stap's default order */
+	STP_SORTX_SUM,
+	STP_SORTX_MIN,
+	STP_SORTX_MAX,
+	STP_SORTX_AVG,
+	STP_SORTX__COUNT
 };
 
 /* Operand description of one opcode, as data for verifiers and disassemblers. */

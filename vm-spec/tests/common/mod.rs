@@ -1,9 +1,21 @@
 //! Shared helpers of the vm-spec integration tests: a tiny program builder
-//! on top of `vm_spec::program` and byte patching of built images.
+//! on top of `vm_spec::program` (`RET`, `i`, `handler`, `begin`, ...), the
+//! image of a program (`build`) and byte patching of built images (header
+//! offsets, `get32`/`put32`, `section`). Every test file takes its program
+//! and image builders from here.
 #![allow(dead_code)]
 use vm_spec::abi::*;
 use vm_spec::image;
 use vm_spec::program::*;
+
+/// `RET`, the end of every handler.
+pub const RET: Insn = Insn {
+    op: STP_OP_RET as u8,
+    a: 0,
+    b: 0,
+    c: 0,
+    imm: 0,
+};
 
 /// One instruction.
 pub fn i(op: stp_opcode, a: u8, b: u8, c: u8, imm: i32) -> Insn {

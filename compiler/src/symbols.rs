@@ -1,0 +1,162 @@
+//! Kernel function probe points checked against a symbol table, as stap's
+//! pass 2 resolves them against the kernel's debuginfo: `stapvm check`
+//! reads `/proc/kallsyms` when it can (the caller puts the table in
+//! `Target::kernel_symbols`); `compile` leaves the resolution to the
+//! loader on the target machine. A `kernel.function`, `kprobe.function` or
+//! `module(M).function` point without `?` that matches no probeable text
+//! symbol is stap's error:
+//!
+//! ```text
+//! semantic error: while resolving probe point: identifier 'kernel' at x.stp:3:7
+//!         source: probe kernel.function("nope") { }
+//!                       ^
+//!
+//! semantic error: no match
+//! ```
+//!
+//! Probeable: a text symbol (`t T w W`) of vmlinux (no `[module]`) or of
+//! module M for `module(M)`, outside the init text (`_sinittext` ..
+//! `_einittext`, freed after boot, which stap and kprobes refuse: the
+//! testsuite's `init_setup`). Addresses read as 0 (kallsyms for an
+//! unprivileged reader) make the init text unknown, and then nothing is
+//! excluded.
+use crate::diag::{Diagnostic, Diags};
+use crate::glob::fnmatch;
+use crate::passes::resolve::Resolved;
+use std::collections::{HashMap, HashSet};
+use vm_spec::abi;
+use vm_spec::program::ProbeTarget;
+
+/// The probeable function names of a kernel: vmlinux's and each module's.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KernelSymbols {
+    kernel: HashSet<String>,
+    modules: HashMap<String, HashSet<String>>,
+}
+
+impl KernelSymbols {
+    /// Reads `/proc/kallsyms` text (`ADDR TYPE NAME [MODULE]` lines);
+    /// malformed lines are skipped.
+    pub fn from_kallsyms(text: &str) -> Self {
+        let mut entries: Vec<(u64, &str, Option<&str>)> = Vec::new();
+        let (mut sinit, mut einit) = (0u64, 0u64);
+        for line in text.lines() {
+            let mut w = line.split_whitespace();
+            let (Some(addr), Some(ty), Some(name)) = (w.next(), w.next(), w.next()) else {
+                continue;
+            };
+            let Ok(addr) = u64::from_str_radix(addr, 16) else {
+                continue;
+            };
+            match name {
+                "_sinittext" => sinit = addr,
+                "_einittext" => einit = addr,
+                _ => {}
+            }
+            if !matches!(ty, "t" | "T" | "w" | "W") {
+                continue;
+            }
+            let module = w
+                .next()
+                .and_then(|m| m.strip_prefix('[')?.strip_suffix(']'));
+            entries.push((addr, name, module));
+        }
+        let mut syms = KernelSymbols::default();
+        for (addr, name, module) in entries {
+            match module {
+                Some(m) => {
+                    syms.modules
+                        .entry(m.to_string())
+                        .or_default()
+                        .insert(name.to_string());
+                }
+                None if sinit != 0 && (sinit..einit).contains(&addr) => {}
+                None => {
+                    syms.kernel.insert(name.to_string());
+                }
+            }
+        }
+        syms
+    }
+
+    /// Whether `pattern` (a name or glob; `module:glob` for a module)
+    /// matches a probeable function.
+    pub fn matches(&self, pattern: &str) -> bool {
+        let (set, pat) = match pattern.split_once(':') {
+            Some((m, f)) => match self.modules.get(m) {
+                Some(s) => (s, f),
+                None => return false,
+            },
+            None => (&self.kernel, pattern),
+        };
+        if pat.contains(['*', '?', '[']) {
+            set.iter().any(|n| fnmatch(pat.as_bytes(), n.as_bytes()))
+        } else {
+            set.contains(pat)
+        }
+    }
+}
+
+/// Adds stap's "no match" error for every function probe point (without
+/// `?`) that `syms` does not have.
+pub fn check(res: &Resolved, syms: &KernelSymbols, diags: &mut Diags) {
+    for p in &res.probes {
+        for pt in &p.points {
+            let kind = u32::from(pt.kind);
+            if (kind != abi::STP_PROBE_KPROBE && kind != abi::STP_PROBE_KRETPROBE)
+                || u32::from(pt.flags) & abi::STP_PROBE_F_OPTIONAL != 0
+            {
+                continue;
+            }
+            // Tapset aliases (`syscall.*`: the first of several names)
+            // are the loader's business.
+            let ProbeTarget::Symbol { name, .. } = &pt.target else {
+                continue;
+            };
+            if syms.matches(name) {
+                continue;
+            }
+            // The renderer names the token: "...: identifier 'kernel' at".
+            let d = Diagnostic::semantic("while resolving probe point", pt.span)
+                .with_note("no match", None);
+            if !diags.list.contains(&d) {
+                diags.push(d);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KALLSYMS: &str = "ffffffff81000000 T _stext\n\
+        ffffffff81001000 T vfs_read\n\
+        ffffffff81002000 t do_sys_open\n\
+        ffffffff81003000 D some_data\n\
+        ffffffff82000000 T _sinittext\n\
+        ffffffff82000100 t init_setup\n\
+        ffffffff82100000 T _einittext\n\
+        ffffffffc0001000 t ext4_file_open\t[ext4]\n";
+
+    #[test]
+    fn kallsyms_text_symbols_outside_init() {
+        let s = KernelSymbols::from_kallsyms(KALLSYMS);
+        assert!(s.matches("vfs_read") && s.matches("do_sys_open"));
+        assert!(!s.matches("some_data"), "data is not probeable");
+        assert!(!s.matches("init_setup"), "init text is freed");
+        assert!(
+            !s.matches("ext4_file_open"),
+            "a module's symbol is not vmlinux's"
+        );
+        assert!(s.matches("ext4:ext4_*") && s.matches("ext4:*"));
+        assert!(!s.matches("nosuchmod:*"));
+        assert!(s.matches("vfs_*") && !s.matches("nope*"));
+        // Unprivileged kallsyms: every address 0, the init text unknown.
+        let zero = KALLSYMS
+            .lines()
+            .map(|l| format!("0000000000000000{}\n", &l[16..]))
+            .collect::<String>();
+        assert!(KernelSymbols::from_kallsyms(&zero).matches("init_setup"));
+    }
+}

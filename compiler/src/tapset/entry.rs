@@ -1,0 +1,141 @@
+//! `@entry(e)` and `$param` in `.return` probes (docs/design.md §8.1).
+//!
+//! stap evaluates `@entry(e)` (and a bare `$param`, which it rewrites to
+//! `@entry($param)`) at function entry and reads the saved value at
+//! return. Here, for a `.return` probe with `K` such expressions:
+//! - a generated entry probe on the same points minus `.return` stores
+//!   each one in a global wrap-around array keyed by thread:
+//!   `__entry_N_k[tid()] = e_k` (`%`: bounded by MAXMAPENTRIES, the
+//!   oldest entry goes when it is full);
+//! - the return body starts with `__entry_k = __entry_N_k[tid()]; delete
+//!   __entry_N_k[tid()]` for each `k` and reads the local instead.
+//!
+//! A return with no saved entry (the probe was armed while the call was
+//! running, or the entry was pushed out of a full array) reads stap's
+//! default value: 0 or "". Keyed by thread, a function that recurses
+//! (calls itself before returning) sees its innermost entry's values;
+//! system calls never nest, so syscall probes are exact.
+use super::Gen;
+use crate::ast::*;
+use crate::diag::Diags;
+
+/// The entry point of a `.return` point, or `None` if `pp` is not one.
+fn entry_point(pp: &ProbePoint) -> Option<ProbePoint> {
+    let c = &pp.components;
+    let names: Vec<&str> = c.iter().map(|c| c.name.as_str()).collect();
+    let ri = names.iter().position(|n| *n == "return")?;
+    let func = names.contains(&"function") && ri > names.iter().position(|n| *n == "function")?;
+    let sys = matches!(names.first(), Some(&"syscall" | &"nd_syscall")) && ri == 2;
+    if !(func || sys) || c[ri].arg.is_some() {
+        return None;
+    }
+    // `.return.maxactive(N)`: what follows `.return` is about the return.
+    let mut q = pp.clone();
+    q.components.truncate(ri);
+    Some(q)
+}
+
+/// Is `e` a `$param` (or `$param->a...`) other than `$return`?
+fn is_param(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Target(n) => n != "$return" && !n.starts_with("$$"),
+        ExprKind::Deref { base, .. } => is_param(base),
+        _ => false,
+    }
+}
+
+/// Rewrites the `.return` probes of `s` that use `@entry` or `$param`.
+pub(crate) fn rewrite(s: &mut Script, g: &mut Gen, _diags: &mut Diags) {
+    let items = std::mem::take(&mut s.items);
+    let mut out = Vec::with_capacity(items.len());
+    let mut globals = Vec::new();
+    let mut n = 0usize;
+    for it in items {
+        let Item::Probe(mut p) = it else {
+            out.push(it);
+            continue;
+        };
+        let entries: Vec<Option<ProbePoint>> = p.points.iter().map(entry_point).collect();
+        if entries.is_empty() || entries.iter().any(Option::is_none) {
+            out.push(Item::Probe(p));
+            continue;
+        }
+        // Hoist the entry expressions, parents first (an @entry inside an
+        // @entry is evaluated at entry with its parent).
+        let mut hoisted: Vec<Expr> = Vec::new();
+        let mut work: Vec<&mut Stmt> = vec![&mut p.body];
+        while let Some(x) = work.pop() {
+            let (es, ss) = x.children_mut();
+            for e in es {
+                let mut w: Vec<&mut Expr> = vec![e];
+                while let Some(y) = w.pop() {
+                    let inner = if is_param(y) {
+                        Some(y.clone())
+                    } else {
+                        match &mut y.kind {
+                            ExprKind::AtOp { op, args } if op == "@entry" && args.len() == 1 => {
+                                args.pop()
+                            }
+                            _ => None,
+                        }
+                    };
+                    if let Some(inner) = inner {
+                        y.kind = ExprKind::Var(format!("__entry_{}", hoisted.len()));
+                        hoisted.push(inner);
+                        continue;
+                    }
+                    w.extend(y.children_mut());
+                }
+            }
+            work.extend(ss);
+        }
+        if hoisted.is_empty() {
+            out.push(Item::Probe(p));
+            continue;
+        }
+        let span = p.points.first().map_or(p.span, |pp| pp.span());
+        let mut entry_body = Vec::new();
+        let mut pro = Vec::new();
+        for (k, mut e) in hoisted.into_iter().enumerate() {
+            let arr = format!("__entry_{n}_{k}");
+            globals.extend(g.items(&format!("global {arr}%"), span));
+            let mut st = g.stmts(&format!("{arr}[tid()] = 0"), span);
+            let at = e.span;
+            g.relabel_expr(&mut e, at);
+            if let Some(Stmt {
+                kind:
+                    StmtKind::Expr(Expr {
+                        kind: ExprKind::Assign(_, _, rhs),
+                        ..
+                    }),
+                ..
+            }) = st.first_mut()
+            {
+                **rhs = e;
+            }
+            entry_body.extend(st);
+            pro.extend(g.stmts(
+                &format!("__entry_{k} = {arr}[tid()]\ndelete {arr}[tid()]"),
+                span,
+            ));
+        }
+        n += 1;
+        out.push(Item::Probe(ProbeDecl {
+            span: p.span,
+            points: entries.into_iter().flatten().collect(),
+            body: Stmt {
+                kind: StmtKind::Block(entry_body),
+                span: p.body.span,
+            },
+        }));
+        pro.push(p.body.clone());
+        p.body = Stmt {
+            kind: StmtKind::Block(pro),
+            span: p.body.span,
+        };
+        out.push(Item::Probe(p));
+    }
+    // Globals first, as declarations usually are.
+    globals.extend(out);
+    s.items = globals;
+}

@@ -1,0 +1,193 @@
+//! Tapset functions written in the script language: `library.stp` and the
+//! generated ones (`errno_str` from `errno_table`, `__sc_name` /
+//! `syscall_name` / `__sc_argstr` from the syscall table). A function is
+//! added to the script when something reachable from it calls it and the
+//! script does not define a function of that name (a script's own
+//! definition wins, as in stap); the globals those functions use come
+//! with them. `argv_1` ... `argv_32` (argv.stp), when the script does not
+//! declare them, are the script arguments as string literals;
+//! the other arities of `user_string`, `ansi_set_color` and `ctime` call
+//! library functions of their own.
+use super::errno_table::ERRNOS;
+use super::{names_in, walk_exprs_mut, Gen};
+use crate::ast::*;
+use std::collections::HashSet;
+
+/// The hand-written part.
+const LIBRARY: &str = include_str!("library.stp");
+
+/// `errno_str(e)`: the name of errno `e` (or `-e`), "" when unknown.
+fn errno_function() -> String {
+    fn tree(lo: usize, hi: usize) -> String {
+        if hi - lo == 1 {
+            let (n, name) = ERRNOS[lo];
+            return format!("if (e == {n}) return \"{name}\"");
+        }
+        let mid = (lo + hi) / 2;
+        format!(
+            "if (e < {}) {{ {} }} else {{ {} }}",
+            ERRNOS[mid].0,
+            tree(lo, mid),
+            tree(mid, hi)
+        )
+    }
+    format!(
+        "function errno_str:string(err:long) {{ e = err < 0 ? -err : err\n{}\nreturn \"\" }}\n",
+        tree(0, ERRNOS.len())
+    )
+}
+
+/// The functions and globals a script can take from the library.
+struct Lib {
+    funcs: Vec<FunctionDecl>,
+    globals: Vec<GlobalDecl>,
+}
+
+impl Lib {
+    fn add(&mut self, items: Vec<Item>) {
+        for it in items {
+            match it {
+                Item::Function(f) => self.funcs.push(*f),
+                Item::Global(g) => self.globals.push(g),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Replaces undeclared `argv_N` variables by the script arguments.
+fn argv_literals(s: &mut Script, args: &[String], declared: &HashSet<String>) {
+    let value = |name: &str| -> Option<Vec<u8>> {
+        let n: usize = name.strip_prefix("argv_")?.parse().ok()?;
+        if !(1..=32).contains(&n) || declared.contains(name) {
+            return None;
+        }
+        Some(
+            args.get(n - 1)
+                .map(|a| a.as_bytes().to_vec())
+                .unwrap_or_default(),
+        )
+    };
+    let mut fix = |e: &mut Expr| {
+        if let ExprKind::Var(n) = &e.kind {
+            if let Some(v) = value(n) {
+                e.kind = ExprKind::Str(v);
+            }
+        }
+    };
+    for it in &mut s.items {
+        match it {
+            Item::Probe(p) => walk_exprs_mut(&mut p.body, &mut fix),
+            Item::Function(f) => {
+                if let Some(b) = f.body.as_mut() {
+                    walk_exprs_mut(b, &mut fix)
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The other arities of overloaded tapset functions (one function per
+/// name here): `user_string(addr, err_msg)`, `ansi_set_color(fg[, bg])`,
+/// `ctime()` call the library's `__user_string2`, `__ansi_set_color1/2`,
+/// `__ctime_now`.
+fn two_argument_forms(s: &mut Script) {
+    let mut fix = |e: &mut Expr| {
+        if let ExprKind::Call { name, args } = &mut e.kind {
+            match (name.as_str(), args.len()) {
+                ("user_string", 2) => *name = "__user_string2".to_string(),
+                ("ansi_set_color", 1) => *name = "__ansi_set_color1".to_string(),
+                ("ansi_set_color", 2) => *name = "__ansi_set_color2".to_string(),
+                ("ctime", 0) => *name = "__ctime_now".to_string(),
+                _ => {}
+            }
+        }
+    };
+    for it in &mut s.items {
+        match it {
+            Item::Probe(p) => walk_exprs_mut(&mut p.body, &mut fix),
+            Item::Function(f) => {
+                if let Some(b) = f.body.as_mut() {
+                    walk_exprs_mut(b, &mut fix)
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Adds the library functions `s` needs (see the module comment).
+pub(crate) fn include(s: &mut Script, args: &[String], g: &mut Gen) {
+    let declared: HashSet<String> = s
+        .items
+        .iter()
+        .filter_map(|it| match it {
+            Item::Global(g) => Some(g.name.clone()),
+            _ => None,
+        })
+        .collect();
+    argv_literals(s, args, &declared);
+    two_argument_forms(s);
+    let defined: HashSet<String> = s
+        .items
+        .iter()
+        .filter_map(|it| match it {
+            Item::Function(f) => Some(f.name.clone()),
+            _ => None,
+        })
+        .collect();
+    let mut wanted: Vec<String> = Vec::new();
+    for it in &s.items {
+        let body = match it {
+            Item::Probe(p) => Some(&p.body),
+            Item::Function(f) => f.body.as_ref(),
+            _ => None,
+        };
+        if let Some(b) = body {
+            wanted.extend(names_in(b).1);
+        }
+    }
+    wanted.retain(|n| !defined.contains(n));
+    if wanted.is_empty() {
+        return;
+    }
+    let span = Span::default();
+    let mut lib = Lib {
+        funcs: Vec::new(),
+        globals: Vec::new(),
+    };
+    lib.add(g.items(LIBRARY, span));
+    let mut added: HashSet<String> = HashSet::new();
+    let mut globals_added: HashSet<String> = HashSet::new();
+    while let Some(name) = wanted.pop() {
+        if defined.contains(&name) || added.contains(&name) {
+            continue;
+        }
+        // The generated functions are large: made when first wanted.
+        if let Some(text) = super::syscalls::generated_function(&name) {
+            lib.add(g.items(&text, span));
+        } else if name == "errno_str" {
+            lib.add(g.items(&errno_function(), span));
+        }
+        let Some(i) = lib.funcs.iter().position(|f| f.name == name) else {
+            continue;
+        };
+        let f = lib.funcs.swap_remove(i);
+        added.insert(name);
+        if let Some(b) = &f.body {
+            let (vars, calls) = names_in(b);
+            wanted.extend(calls);
+            for v in vars {
+                if declared.contains(&v) || globals_added.contains(&v) {
+                    continue;
+                }
+                if let Some(gd) = lib.globals.iter().find(|x| x.name == v) {
+                    globals_added.insert(v);
+                    s.items.insert(0, Item::Global(gd.clone()));
+                }
+            }
+        }
+        s.items.push(Item::Function(Box::new(f)));
+    }
+}

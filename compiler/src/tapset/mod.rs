@@ -1,0 +1,239 @@
+//! The built-in tapset: what stap's tapset library gives a script, run
+//! between `passes::expand` and `passes::resolve` as source-to-source
+//! rewrites of the AST (no pass after this one knows about tapsets).
+//!
+//! 1. `syscalls` — `syscall.NAME[.return]`, `nd_syscall.*`, wildcards and
+//!    `syscall_any[.return]`: probe points mapped to kprobes on the
+//!    `__x64_sys_*` wrappers (a wildcard stays a pattern the loader expands)
+//!    or to the `sys_enter`/`sys_exit` tracepoints, and the alias variables
+//!    (`name`, `argstr`, `retval`, `retstr`, per-syscall arguments) defined
+//!    by a prologue generated from a data table (`syscall_table`); the
+//!    context-dependent tapset functions (`int_arg(n)` ..., `returnval()`,
+//!    `returnstr(f)`) are expanded in place in probe bodies.
+//! 2. `entry` — `@entry(e)` and `$param` in `.return` probes: hoisted into a
+//!    generated entry probe that saves them per thread.
+//! 3. `library` — tapset functions written in stap source
+//!    (`library.stp`, plus generated tables such as `errno_str`), added to
+//!    the script when it calls them and does not define them itself.
+//!
+//! Generated code is stap text parsed by the compiler's own parser; every
+//! expression gets a fresh id and the span of the script token it stands
+//! for (the probe point, or the call it replaces), so diagnostics point at
+//! the user's script. See docs/tapset.md.
+pub mod entry;
+mod errno_table;
+pub mod library;
+mod syscall_table;
+pub mod syscalls;
+
+use crate::ast::*;
+use crate::diag::{Diagnostic, Diags};
+
+/// Runs the tapset rewrites on an alias-expanded script. `args` are the
+/// script arguments (for `argv_N`).
+pub fn run(script: &Script, args: &[String], diags: &mut Diags) -> Script {
+    let mut s = script.clone();
+    let mut g = Gen {
+        next: s.nexprs,
+        errors: Vec::new(),
+    };
+    syscalls::rewrite(&mut s, args, &mut g, diags);
+    entry::rewrite(&mut s, &mut g, diags);
+    library::include(&mut s, args, &mut g);
+    for (msg, span) in g.errors {
+        diags.push(Diagnostic::semantic(msg, span));
+    }
+    s.nexprs = g.next;
+    s
+}
+
+/// Builds AST pieces from stap text: fresh expression ids from `next`,
+/// every span set to the script token the text stands for.
+pub(crate) struct Gen {
+    /// The next free expression id.
+    pub next: ExprId,
+    /// Internal errors (generated text that does not parse).
+    pub errors: Vec<(String, Span)>,
+}
+
+impl Gen {
+    /// The declarations of `text`, relabelled to `span`.
+    pub fn items(&mut self, text: &str, span: Span) -> Vec<Item> {
+        let tokens = crate::parse::lexer::lex(text, &[]);
+        let mut d = Diags::default();
+        let script = crate::parse::parse(&tokens, &mut d);
+        if d.has_errors() {
+            let first = d
+                .list
+                .first()
+                .map(|x| x.message.clone())
+                .unwrap_or_default();
+            self.errors.push((
+                format!("internal error in the built-in tapset: {first}"),
+                span,
+            ));
+            return Vec::new();
+        }
+        let mut items = script.items;
+        for it in &mut items {
+            match it {
+                Item::Probe(p) => {
+                    p.span = span;
+                    self.stmt(&mut p.body, span);
+                }
+                Item::Function(f) => {
+                    f.span = span;
+                    for p in &mut f.params {
+                        p.span = span;
+                    }
+                    if let Some(b) = f.body.as_mut() {
+                        self.stmt(b, span);
+                    }
+                }
+                Item::Global(g) => g.span = span,
+                _ => {}
+            }
+        }
+        items
+    }
+
+    /// The statements of `text` (a statement list), relabelled to `span`.
+    pub fn stmts(&mut self, text: &str, span: Span) -> Vec<Stmt> {
+        let items = self.items(&format!("probe begin {{\n{text}\n}}"), span);
+        match items.into_iter().next() {
+            Some(Item::Probe(p)) => match p.body.kind {
+                StmtKind::Block(b) => b,
+                _ => vec![p.body],
+            },
+            _ => Vec::new(),
+        }
+    }
+
+    /// The expression `text`, relabelled to `span`.
+    pub fn expr(&mut self, text: &str, span: Span) -> Expr {
+        let stmts = self.stmts(&format!("({text})"), span);
+        match stmts.into_iter().next() {
+            Some(Stmt {
+                kind: StmtKind::Expr(e),
+                ..
+            }) => e,
+            _ => Expr {
+                kind: ExprKind::Num(0),
+                span,
+                id: self.fresh_id(),
+            },
+        }
+    }
+
+    /// A new expression id.
+    pub fn fresh_id(&mut self) -> ExprId {
+        let id = self.next;
+        self.next += 1;
+        id
+    }
+
+    /// Gives `e` and its sub-expressions fresh ids and the span `span`.
+    pub fn relabel_expr(&mut self, e: &mut Expr, span: Span) {
+        let mut work: Vec<&mut Expr> = vec![e];
+        while let Some(x) = work.pop() {
+            x.id = self.next;
+            self.next += 1;
+            x.span = span;
+            work.extend(x.children_mut());
+        }
+    }
+
+    /// Gives every expression of `s` a fresh id, and everything `span`.
+    pub fn stmt(&mut self, s: &mut Stmt, span: Span) {
+        let mut work: Vec<&mut Stmt> = vec![s];
+        while let Some(x) = work.pop() {
+            x.span = span;
+            if let StmtKind::Foreach(f) = &mut x.kind {
+                for k in &mut f.keys {
+                    k.1 = span;
+                }
+                if let Some(v) = f.value.as_mut() {
+                    v.1 = span;
+                }
+            }
+            let (es, ss) = x.children_mut();
+            for e in es {
+                self.relabel_expr(e, span);
+            }
+            work.extend(ss);
+        }
+    }
+
+    /// A copy of `s` with fresh expression ids (spans kept).
+    pub fn fresh_copy(&mut self, s: &Stmt) -> Stmt {
+        let mut s = s.clone();
+        let mut work: Vec<&mut Stmt> = vec![&mut s];
+        while let Some(x) = work.pop() {
+            let (es, ss) = x.children_mut();
+            for e in es {
+                let mut w: Vec<&mut Expr> = vec![e];
+                while let Some(y) = w.pop() {
+                    y.id = self.next;
+                    self.next += 1;
+                    w.extend(y.children_mut());
+                }
+            }
+            work.extend(ss);
+        }
+        s
+    }
+}
+
+/// Calls `f` on every expression of `s`, parents before children.
+pub(crate) fn walk_exprs_mut(s: &mut Stmt, f: &mut dyn FnMut(&mut Expr)) {
+    let mut work: Vec<&mut Stmt> = vec![s];
+    while let Some(x) = work.pop() {
+        let (es, ss) = x.children_mut();
+        for e in es {
+            let mut w: Vec<&mut Expr> = vec![e];
+            while let Some(y) = w.pop() {
+                f(y);
+                w.extend(y.children_mut());
+            }
+        }
+        work.extend(ss);
+    }
+}
+
+/// The variable names `s` mentions (read or written), and the functions it
+/// calls.
+pub(crate) fn names_in(s: &Stmt) -> (Vec<String>, Vec<String>) {
+    let mut s = s.clone();
+    let mut vars = Vec::new();
+    let mut calls = Vec::new();
+    walk_exprs_mut(&mut s, &mut |e| match &e.kind {
+        ExprKind::Var(n) => vars.push(n.clone()),
+        ExprKind::Call { name, .. } => calls.push(name.clone()),
+        _ => {}
+    });
+    let mut st = vec![&s];
+    while let Some(x) = st.pop() {
+        match &x.kind {
+            StmtKind::Block(b) => st.extend(b.iter()),
+            StmtKind::If { then, els, .. } => {
+                st.push(then);
+                if let Some(e) = els {
+                    st.push(e);
+                }
+            }
+            StmtKind::Loop { body, .. } => st.push(body),
+            StmtKind::Foreach(f) => {
+                vars.extend(f.keys.iter().map(|k| k.0.clone()));
+                vars.extend(f.value.iter().map(|k| k.0.clone()));
+                st.push(&f.body);
+            }
+            StmtKind::Try { body, handler, var } => {
+                vars.extend(var.iter().map(|k| k.0.clone()));
+                st.push(body);
+                st.push(handler);
+            }
+            _ => {}
+        }
+    }
+    (vars, calls)
+}

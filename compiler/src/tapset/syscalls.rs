@@ -1,0 +1,691 @@
+//! The syscall tapset: `syscall.NAME[.return]` (and `nd_syscall.`, the
+//! same here), wildcards (`syscall.*`, `syscall.open*`) and
+//! `syscall_any[.return]`, with the variables stap's aliases define.
+//!
+//! Probe points (x86-64, kernels >= 4.17 whose system calls go through the
+//! `__x64_sys_NAME(struct pt_regs *)` wrappers):
+//! - `syscall.NAME` stays as it is (`resolve` makes it a kprobe on the
+//!   first of `__x64_sys_NAME`, `__se_sys_NAME`, `sys_NAME`);
+//! - `syscall.GLOB` becomes `kernel.function("__x64_sys_GLOB")`: a pattern
+//!   the loader expands on the running kernel, so one `.stpb` works on any
+//!   kernel;
+//! - `syscall_any` / `syscall_any.return` become the `raw_syscalls`
+//!   tracepoints `sys_enter(regs, id)` / `sys_exit(regs, ret)`.
+//!
+//! Variables (only those the body mentions are computed): `name`,
+//! `argstr` and the arguments at entry; `name`, `retval`, `retstr` at
+//! return; `syscall_nr` for `syscall_any`. Arguments are read from the
+//! user registers the system call saved (`__sc_regs`: the wrapper's
+//! argument, or the tracepoint's) through `kernel_long`; in a `.return`
+//! probe `__sc_regs` is `@entry(...)` (see `entry`). A probe declaration
+//! whose body uses them is split into one probe per syscall point, each
+//! with its own prologue, as stap's alias expansion does. A wildcard's
+//! `name` and `argstr` are computed at run time from the system call
+//! number (`orig_ax`) by generated functions (`__sc_name`,
+//! `__sc_argstr`), from the table in `syscall_table.rs`.
+use super::syscall_table::SYSCALLS;
+use super::{names_in, Gen};
+use crate::ast::*;
+use crate::diag::Diags;
+
+/// How an argument is read and printed in `argstr`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgKind {
+    /// A C `int`: sign-extended from 32 bits, `%d`.
+    Int,
+    /// A 32-bit unsigned value, `%u`.
+    UInt,
+    /// A `long`, `%d`.
+    Long,
+    /// An `unsigned long` / `size_t`, `%u`.
+    ULong,
+    /// A user pointer, `%p`.
+    Ptr,
+    /// A user string (`const char __user *`): the variable holds it
+    /// quoted (`user_string_quoted`), `"NULL"` for 0.
+    UStr,
+    /// A file mode, `%#o`.
+    Mode,
+}
+
+/// One argument of a system call.
+#[derive(Debug, Clone, Copy)]
+pub struct Arg {
+    /// The kernel's parameter name (see `RENAMES` for stap's).
+    pub name: &'static str,
+    /// How it is read and printed.
+    pub kind: ArgKind,
+}
+
+/// One x86-64 system call.
+#[derive(Debug, Clone, Copy)]
+pub struct Syscall {
+    /// Its number (`__NR_name`).
+    pub nr: i64,
+    /// Its name.
+    pub name: &'static str,
+    /// Its prototype is known (else `args` is empty and `argstr` too).
+    pub known: bool,
+    /// Its arguments, in register order.
+    pub args: &'static [Arg],
+}
+
+/// Variable names stap's tapset uses where they differ from the kernel's
+/// parameter names: (syscall, kernel name, stap name).
+const RENAMES: &[(&str, &str, &str)] = &[
+    ("read", "buf", "buf_uaddr"),
+    ("write", "buf", "buf_uaddr"),
+    ("pread64", "buf", "buf_uaddr"),
+    ("pwrite64", "buf", "buf_uaddr"),
+    ("futex", "uaddr", "futex_uaddr"),
+    ("futex", "utime", "utime_uaddr"),
+    ("futex", "uaddr2", "uaddr2_uaddr"),
+    ("connect", "arg1", "sockfd"),
+    ("connect", "arg2", "serv_addr_uaddr"),
+    ("connect", "arg3", "addrlen"),
+    ("accept", "arg1", "sockfd"),
+    ("accept", "arg2", "addr_uaddr"),
+    ("accept", "arg3", "addrlen_uaddr"),
+    ("accept4", "arg1", "sockfd"),
+    ("accept4", "arg2", "addr_uaddr"),
+    ("accept4", "arg3", "addrlen_uaddr"),
+    ("accept4", "arg4", "flags"),
+    ("wait4", "stat_addr", "status_uaddr"),
+    ("wait4", "ru", "rusage_uaddr"),
+    ("nanosleep", "rqtp", "req_uaddr"),
+    ("nanosleep", "rmtp", "rem_uaddr"),
+    ("clock_nanosleep", "rqtp", "req_uaddr"),
+    ("clock_nanosleep", "rmtp", "rem_uaddr"),
+    ("openat", "dfd", "dfd"),
+];
+
+/// Alias variables stap defines that this tapset does not compute yet:
+/// (syscall, variable); using one is a precise refusal.
+const NOT_YET_VARS: &[(&str, &str)] = &[
+    ("connect", "uaddr_af"),
+    ("connect", "uaddr_ip"),
+    ("connect", "uaddr_ip_port"),
+    ("connect", "uaddr_ipv6"),
+    ("execve", "args"),
+    ("execve", "env_str"),
+];
+
+/// Byte offsets in x86-64 `struct pt_regs` of the argument registers
+/// (di, si, dx, r10, r8, r9) and of `orig_ax` (the syscall number).
+const ARG_OFFSETS: [u32; 6] = [112, 104, 96, 56, 72, 64];
+const ORIG_AX: u32 = 120;
+
+/// The system call named `name`.
+pub fn lookup(name: &str) -> Option<&'static Syscall> {
+    SYSCALLS.iter().find(|s| s.name == name)
+}
+
+/// stap's variable name for argument `a` of `sc`.
+pub fn var_name(sc: &Syscall, a: &Arg) -> &'static str {
+    RENAMES
+        .iter()
+        .find(|(s, k, _)| *s == sc.name && *k == a.name)
+        .map_or(a.name, |r| r.2)
+}
+
+/// The raw 64-bit register of argument `i` (0-based), read through `regs`.
+fn raw(regs: &str, i: usize) -> String {
+    format!("kernel_long({regs} + {})", ARG_OFFSETS[i])
+}
+
+/// The value of argument `i` of kind `k`, read through `regs`.
+fn value(regs: &str, i: usize, k: ArgKind) -> String {
+    let r = raw(regs, i);
+    match k {
+        ArgKind::Int => format!("((({r}) & 0xffffffff) ^ 0x80000000) - 0x80000000"),
+        ArgKind::UInt | ArgKind::Mode => format!("({r}) & 0xffffffff"),
+        ArgKind::Long | ArgKind::ULong | ArgKind::Ptr => r,
+        ArgKind::UStr => format!("__sc_ustr({r})"),
+    }
+}
+
+fn conv(k: ArgKind) -> &'static str {
+    match k {
+        ArgKind::Int | ArgKind::Long => "%d",
+        ArgKind::UInt | ArgKind::ULong => "%u",
+        ArgKind::Ptr => "%p",
+        ArgKind::UStr => "%s",
+        ArgKind::Mode => "%#o",
+    }
+}
+
+/// The stap expression of `argstr` for `sc`, reading through `regs`:
+/// stap's layout for open/openat (symbolic flags, the mode only with
+/// O_CREAT), else each argument with its kind's conversion, `, `-joined.
+pub fn argstr_expr(sc: &Syscall, regs: &str) -> String {
+    let v = |i: usize| value(regs, i, sc.args[i].kind);
+    match (sc.name, sc.args.len()) {
+        ("open", 3) => format!(
+            "(({f}) & 64) ? sprintf(\"%s, %s, %#o\", {p}, __sc_open_flags({f}), {m}) \
+             : sprintf(\"%s, %s\", {p}, __sc_open_flags({f}))",
+            p = v(0),
+            f = v(1),
+            m = v(2)
+        ),
+        ("openat", 4) => format!(
+            "(({f}) & 64) ? sprintf(\"%s, %s, %s, %#o\", __sc_dfd({d}), {p}, __sc_open_flags({f}), {m}) \
+             : sprintf(\"%s, %s, %s\", __sc_dfd({d}), {p}, __sc_open_flags({f}))",
+            d = v(0),
+            p = v(1),
+            f = v(2),
+            m = v(3)
+        ),
+        (_, 0) => "\"\"".to_string(),
+        _ => {
+            let fmt: Vec<&str> = sc.args.iter().map(|a| conv(a.kind)).collect();
+            let vals: Vec<String> = (0..sc.args.len()).map(v).collect();
+            format!("sprintf(\"{}\", {})", fmt.join(", "), vals.join(", "))
+        }
+    }
+}
+
+/// A binary search over `SYSCALLS` on `nr`, each leaf `leaf(sc)` (a
+/// statement that returns); falls through when no number matches.
+fn dispatch(lo: usize, hi: usize, leaf: &dyn Fn(&Syscall) -> String) -> String {
+    if hi - lo == 1 {
+        let sc = &SYSCALLS[lo];
+        return format!("if (nr == {}) {{ {} }}", sc.nr, leaf(sc));
+    }
+    let mid = (lo + hi) / 2;
+    format!(
+        "if (nr < {}) {{ {} }} else {{ {} }}",
+        SYSCALLS[mid].nr,
+        dispatch(lo, mid, leaf),
+        dispatch(mid, hi, leaf)
+    )
+}
+
+/// A binary search on `shape` over `lo..hi`, each leaf `leaf(k)`.
+fn search(lo: usize, hi: usize, leaf: &dyn Fn(usize) -> String) -> String {
+    if hi - lo == 1 {
+        return format!("if (shape == {lo}) {{ {} }}", leaf(lo));
+    }
+    let mid = (lo + hi) / 2;
+    format!(
+        "if (shape < {mid}) {{ {} }} else {{ {} }}",
+        search(lo, mid, leaf),
+        search(mid, hi, leaf)
+    )
+}
+
+/// The generated tapset function `name` (`__sc_name(nr)`, stap's
+/// `syscall_name(nr)`, or `__sc_argstr(nr, regs)`), as stap text; `None`
+/// for another name.
+pub fn generated_function(name: &str) -> Option<String> {
+    let n = SYSCALLS.len();
+    Some(match name {
+        "__sc_name" => {
+            let tree = dispatch(0, n, &|sc| format!("return \"{}\"", sc.name));
+            format!(
+                "function __sc_name:string(nr:long) {{ {tree}\nreturn sprintf(\"syscall_%d\", nr) }}\n"
+            )
+        }
+        "syscall_name" => {
+            "function syscall_name:string(nr:long) { return __sc_name(nr) }\n".to_string()
+        }
+        "__sc_argstr" => {
+            // Many system calls print alike: the number picks a shape,
+            // the shape the sprintf (less code, and less text to parse).
+            let mut shapes: Vec<String> = Vec::new();
+            let mut of = Vec::with_capacity(n);
+            for sc in SYSCALLS {
+                let e = argstr_expr(sc, "regs");
+                let k = shapes.iter().position(|x| *x == e).unwrap_or_else(|| {
+                    shapes.push(e);
+                    shapes.len() - 1
+                });
+                of.push(k);
+            }
+            let pick = dispatch(0, n, &|sc| {
+                let i = SYSCALLS.iter().position(|x| x.nr == sc.nr).unwrap_or(0);
+                format!("shape = {}", of[i])
+            });
+            let print = search(0, shapes.len(), &|k| format!("return {}", shapes[k]));
+            format!(
+                "function __sc_argstr:string(nr:long, regs:long) {{ shape = -1\n{pick}\n\
+                 {print}\nreturn \"\" }}\n"
+            )
+        }
+        _ => return None,
+    })
+}
+
+/// What a syscall probe point names.
+#[derive(Debug, Clone, PartialEq)]
+enum Which {
+    /// `syscall.NAME`.
+    Lit(String),
+    /// `syscall.GLOB`.
+    Wild(String),
+    /// `syscall_any`.
+    Any,
+}
+
+/// A syscall probe point.
+#[derive(Debug, Clone)]
+struct SysPoint {
+    which: Which,
+    ret: bool,
+}
+
+fn classify(pp: &ProbePoint) -> Option<SysPoint> {
+    let c = &pp.components;
+    let names: Vec<&str> = c.iter().map(|c| c.name.as_str()).collect();
+    if c.iter().any(|x| x.arg.is_some()) {
+        return None;
+    }
+    let (which, rest) = match names.as_slice() {
+        ["syscall" | "nd_syscall", n, rest @ ..] => {
+            let w = if n.contains(['*', '?', '[']) {
+                Which::Wild(n.to_string())
+            } else {
+                Which::Lit(n.to_string())
+            };
+            (w, rest)
+        }
+        ["syscall_any" | "nd_syscall_any", rest @ ..] => (Which::Any, rest),
+        _ => return None,
+    };
+    let ret = match rest {
+        [] => false,
+        ["return"] => true,
+        _ => return None,
+    };
+    Some(SysPoint { which, ret })
+}
+
+/// The point the probe is armed on (see the module comment).
+fn armed_point(pp: &ProbePoint, sp: &SysPoint) -> ProbePoint {
+    let span = pp.span();
+    let comp = |name: &str, arg: Option<&str>| Component {
+        name: name.to_string(),
+        arg: arg.map(|a| Literal::Str(a.as_bytes().to_vec(), span)),
+        span,
+    };
+    let mut q = pp.clone();
+    match &sp.which {
+        Which::Lit(_) => {}
+        Which::Wild(pat) => {
+            q.components = vec![
+                comp("kernel", None),
+                comp("function", Some(&format!("__x64_sys_{pat}"))),
+            ];
+            if sp.ret {
+                q.components.push(comp("return", None));
+            }
+        }
+        Which::Any => {
+            let tp = if sp.ret { "sys_exit" } else { "sys_enter" };
+            q.components = vec![comp("kernel", None), comp("trace", Some(tp))];
+        }
+    }
+    q
+}
+
+/// The context-dependent tapset functions of a probe body.
+const ARG_FUNCS: &[&str] = &[
+    "int_arg",
+    "uint_arg",
+    "long_arg",
+    "ulong_arg",
+    "pointer_arg",
+    "s32_arg",
+    "u32_arg",
+    "s64_arg",
+    "u64_arg",
+];
+
+/// Where the probe body being rewritten runs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ctx {
+    /// A syscall probe: arguments through `__sc_regs` (`direct`: through
+    /// the entry's own argument, inside `@entry`); `ret` in `.return`.
+    Syscall {
+        /// A `.return` probe.
+        ret: bool,
+        /// Read the registers' address from ARG 0 directly.
+        direct: bool,
+    },
+    /// Function entry (kprobe, tracepoint): arguments are ARG slots.
+    Entry,
+    /// A non-syscall `.return` probe: `returnval()` is `retval()`.
+    Return,
+    /// Anything else (begin, timers, mixed points).
+    Other,
+}
+
+/// What a rewritten body needs from the prologue.
+#[derive(Default)]
+struct Needs {
+    regs: bool,
+    retval: bool,
+}
+
+/// Replaces the context-dependent calls of `body` for `ctx`.
+fn rewrite_calls(body: &mut Stmt, ctx: Ctx, g: &mut Gen, needs: &mut Needs) {
+    let mut work: Vec<&mut Stmt> = vec![body];
+    while let Some(x) = work.pop() {
+        let (es, ss) = x.children_mut();
+        for e in es {
+            rewrite_expr(e, ctx, g, needs);
+        }
+        work.extend(ss);
+    }
+}
+
+/// `rewrite_calls` on one expression. Inside `@entry(...)` of a `.return`
+/// probe the calls are those of the function's entry.
+fn rewrite_expr(root: &mut Expr, ctx: Ctx, g: &mut Gen, needs: &mut Needs) {
+    let mut work: Vec<&mut Expr> = vec![root];
+    while let Some(e) = work.pop() {
+        if let ExprKind::AtOp { op, args } = &mut e.kind {
+            let inner = match ctx {
+                Ctx::Syscall { ret: true, .. } => Some(Ctx::Syscall {
+                    ret: false,
+                    direct: true,
+                }),
+                Ctx::Return => Some(Ctx::Entry),
+                _ => None,
+            };
+            if let (true, Some(c)) = (op == "@entry", inner) {
+                for a in args.iter_mut() {
+                    rewrite_expr(a, c, g, needs);
+                }
+                continue;
+            }
+        }
+        if let Some(kind) = replacement(e, ctx, g, needs) {
+            e.kind = kind;
+        }
+        work.extend(e.children_mut());
+    }
+}
+
+/// What a context-dependent call `e` becomes in `ctx`, if it is one.
+fn replacement(e: &Expr, ctx: Ctx, g: &mut Gen, needs: &mut Needs) -> Option<ExprKind> {
+    let ExprKind::Call { name, args } = &e.kind else {
+        return None;
+    };
+    let span = e.span;
+    let lit = match args.first().map(|a| &a.kind) {
+        Some(ExprKind::Num(n)) => Some(*n),
+        _ => None,
+    };
+    let nargs = args.len();
+    let unsupported = |what: String| Some(ExprKind::Unsupported(what));
+    if ARG_FUNCS.contains(&name.as_str()) && nargs == 1 {
+        let Some(n) = lit.filter(|n| (1..=6).contains(n)) else {
+            return unsupported(format!(
+                "{name}() with an argument other than a constant 1 to 6"
+            ));
+        };
+        let i = (n - 1) as usize;
+        let src = match ctx {
+            Ctx::Syscall { direct: true, .. } => raw("__stp_arg(0)", i),
+            Ctx::Syscall { .. } => {
+                needs.regs = true;
+                raw("__sc_regs", i)
+            }
+            Ctx::Entry => format!("__stp_arg({i})"),
+            _ => return unsupported(format!("{name}() outside a function entry probe")),
+        };
+        let text = match name.as_str() {
+            "int_arg" | "s32_arg" => format!("((({src}) & 0xffffffff) ^ 0x80000000) - 0x80000000"),
+            "uint_arg" | "u32_arg" => format!("({src}) & 0xffffffff"),
+            _ => src,
+        };
+        return Some(g.expr(&text, span).kind);
+    }
+    if name == "returnval" && nargs == 0 || name == "returnstr" && nargs == 1 {
+        let rv = match ctx {
+            Ctx::Syscall { ret: true, .. } => {
+                needs.retval = true;
+                "__sc_retval"
+            }
+            Ctx::Return => "retval()",
+            _ => return unsupported(format!("{name}() outside a .return probe")),
+        };
+        let text = if name == "returnval" {
+            rv.to_string()
+        } else {
+            match lit {
+                Some(f) => format!("return_str({f}, {rv})"),
+                None => return unsupported("returnstr() with a non-constant format".into()),
+            }
+        };
+        return Some(g.expr(&text, span).kind);
+    }
+    None
+}
+
+/// The context of a probe with these (non-syscall) points.
+fn other_ctx(points: &[ProbePoint]) -> Ctx {
+    let kind = |pp: &ProbePoint| {
+        let n: Vec<&str> = pp.components.iter().map(|c| c.name.as_str()).collect();
+        let func = n.contains(&"function");
+        if func && n.contains(&"return") {
+            Ctx::Return
+        } else if func || n.starts_with(&["kernel", "trace"]) {
+            Ctx::Entry
+        } else {
+            Ctx::Other
+        }
+    };
+    let mut it = points.iter().map(kind);
+    match it.next() {
+        Some(first) if it.all(|k| k == first) => first,
+        _ => Ctx::Other,
+    }
+}
+
+/// The prologue of one syscall probe: assignments of the alias variables
+/// in `used` (and the internal ones `needs` asks for).
+fn prologue(sp: &SysPoint, used: &[String], needs: &Needs, span: Span, g: &mut Gen) -> String {
+    let uses = |n: &str| used.iter().any(|u| u == n);
+    let sc = match &sp.which {
+        Which::Lit(n) => lookup(n),
+        _ => None,
+    };
+    let mut out = Vec::new();
+    let mut regs = needs.regs;
+    let mut nr_needed = false;
+    let mut retval = needs.retval;
+    let wild = !matches!(sp.which, Which::Lit(_));
+    if !sp.ret {
+        if uses("name") && wild {
+            nr_needed = true;
+        }
+        if uses("argstr") {
+            regs = true;
+            nr_needed |= wild;
+        }
+        if uses("syscall_nr") {
+            nr_needed = true;
+        }
+        if let Some(sc) = sc {
+            if sc.args.iter().any(|a| uses(var_name(sc, a))) {
+                regs = true;
+            }
+            for (s, v) in NOT_YET_VARS {
+                if *s == sc.name && uses(v) {
+                    g.errors.push((
+                        format!(
+                            "not supported yet: the syscall.{s} variable '{v}' (socket address decoding)"
+                        ),
+                        span,
+                    ));
+                }
+            }
+        }
+    } else {
+        if uses("retval") || uses("retstr") {
+            retval = true;
+        }
+        if (uses("name") && wild) || uses("syscall_nr") {
+            nr_needed = true;
+            regs = true;
+        }
+    }
+    if nr_needed && !matches!(sp.which, Which::Any) {
+        regs = true;
+    }
+    // The user registers of the system call.
+    if regs {
+        out.push(match (&sp.which, sp.ret) {
+            (Which::Any, _) | (_, false) => "__sc_regs = __stp_arg(0)".to_string(),
+            (_, true) => "__sc_regs = @entry(__stp_arg(0))".to_string(),
+        });
+    }
+    // A .return whose entry was missed has no registers: number -1.
+    let nr = match (&sp.which, sp.ret) {
+        (Which::Any, false) => "__stp_arg(1)".to_string(),
+        (_, true) => format!("__sc_regs ? kernel_long(__sc_regs + {ORIG_AX}) : -1"),
+        _ => format!("kernel_long(__sc_regs + {ORIG_AX})"),
+    };
+    if nr_needed {
+        out.push(format!("__sc_nr = {nr}"));
+    }
+    if uses("syscall_nr") {
+        match sc {
+            Some(sc) => out.push(format!("syscall_nr = {}", sc.nr)),
+            None => out.push("syscall_nr = __sc_nr".to_string()),
+        }
+    }
+    if uses("name") {
+        match &sp.which {
+            Which::Lit(n) => out.push(format!("name = \"{n}\"")),
+            _ => out.push("name = __sc_name(__sc_nr)".to_string()),
+        }
+    }
+    if !sp.ret {
+        if let Some(sc) = sc {
+            for (i, a) in sc.args.iter().enumerate() {
+                let v = var_name(sc, a);
+                if uses(v) {
+                    out.push(format!("{v} = {}", value("__sc_regs", i, a.kind)));
+                }
+            }
+        }
+        if uses("argstr") {
+            match (&sp.which, sc) {
+                (Which::Lit(_), Some(sc)) => {
+                    out.push(format!("argstr = {}", argstr_expr(sc, "__sc_regs")))
+                }
+                (Which::Lit(_), None) => out.push("argstr = \"\"".to_string()),
+                _ => out.push("argstr = __sc_argstr(__sc_nr, __sc_regs)".to_string()),
+            }
+        }
+    } else {
+        if retval {
+            out.push(match sp.which {
+                Which::Any => "__sc_retval = __stp_arg(1)".to_string(),
+                _ => "__sc_retval = retval()".to_string(),
+            });
+        }
+        if uses("retval") {
+            out.push("retval = __sc_retval".to_string());
+        }
+        if uses("retstr") {
+            out.push("retstr = return_str(1, __sc_retval)".to_string());
+        }
+    }
+    out.join("\n")
+}
+
+/// Rewrites the syscall probes of `s` (see the module comment), and the
+/// context-dependent tapset calls of every probe body.
+pub(crate) fn rewrite(s: &mut Script, _args: &[String], g: &mut Gen, _diags: &mut Diags) {
+    let items = std::mem::take(&mut s.items);
+    let mut out = Vec::with_capacity(items.len());
+    for it in items {
+        let Item::Probe(mut p) = it else {
+            out.push(it);
+            continue;
+        };
+        let sys: Vec<Option<SysPoint>> = p.points.iter().map(classify).collect();
+        if sys.iter().all(Option::is_none) {
+            let ctx = other_ctx(&p.points);
+            rewrite_calls(&mut p.body, ctx, g, &mut Needs::default());
+            out.push(Item::Probe(p));
+            continue;
+        }
+        let (vars, calls) = names_in(&p.body);
+        let alias_vars = ["name", "argstr", "retval", "retstr", "syscall_nr"];
+        let mut needed = vars.iter().any(|v| alias_vars.contains(&v.as_str()))
+            || calls
+                .iter()
+                .any(|c| ARG_FUNCS.contains(&c.as_str()) || c == "returnval" || c == "returnstr");
+        for sp in sys.iter().flatten() {
+            if let Which::Lit(n) = &sp.which {
+                if let Some(sc) = lookup(n) {
+                    needed |= sc
+                        .args
+                        .iter()
+                        .any(|a| vars.iter().any(|v| v == var_name(sc, a)));
+                }
+                needed |= NOT_YET_VARS
+                    .iter()
+                    .any(|(s, v)| s == n && vars.iter().any(|x| x == v));
+            }
+        }
+        if !needed {
+            // No alias variable: one probe, points mapped.
+            for (pp, sp) in p.points.iter_mut().zip(&sys) {
+                if let Some(sp) = sp {
+                    *pp = armed_point(pp, sp);
+                }
+            }
+            out.push(Item::Probe(p));
+            continue;
+        }
+        let others: Vec<ProbePoint> = p
+            .points
+            .iter()
+            .zip(&sys)
+            .filter(|(_, sp)| sp.is_none())
+            .map(|(pp, _)| pp.clone())
+            .collect();
+        if !others.is_empty() {
+            let mut body = g.fresh_copy(&p.body);
+            rewrite_calls(&mut body, other_ctx(&others), g, &mut Needs::default());
+            out.push(Item::Probe(ProbeDecl {
+                span: p.span,
+                points: others,
+                body,
+            }));
+        }
+        for (pp, sp) in p.points.iter().zip(&sys) {
+            let Some(sp) = sp else { continue };
+            let mut body = g.fresh_copy(&p.body);
+            let mut needs = Needs::default();
+            rewrite_calls(
+                &mut body,
+                Ctx::Syscall {
+                    ret: sp.ret,
+                    direct: false,
+                },
+                g,
+                &mut needs,
+            );
+            let (used, _) = names_in(&body);
+            let span = pp.span();
+            let text = prologue(sp, &used, &needs, span, g);
+            let mut stmts = g.stmts(&text, span);
+            stmts.push(body);
+            out.push(Item::Probe(ProbeDecl {
+                span: p.span,
+                points: vec![armed_point(pp, sp)],
+                body: Stmt {
+                    kind: StmtKind::Block(stmts),
+                    span: p.body.span,
+                },
+            }));
+        }
+    }
+    s.items = out;
+}

@@ -1,0 +1,142 @@
+//! timer.profile / perf.sw.cpu_clock probe points, and the context and
+//! symbol functions (`addr`, `user_mode`, `symname`, `symdata`,
+//! `probefunc`, `ppfunc`, `pexecname`, `backtrace`, `print_backtrace`,
+//! `print_syms`) run on the C core in user space, which has no kernel
+//! symbols (symname/symdata give the hex form; helpers.h).
+mod common;
+use vm_spec::abi;
+use vm_spec::core::{HostEnv, HostSession};
+
+/// Runs every probe of `kind` once with `env`; the output and errors.
+fn run_kind(src: &str, kind: u32, env: &HostEnv) -> String {
+    let prog = common::build(src).program;
+    let mut s = HostSession::from_program(&prog).expect("verifies");
+    let errs = s.run_probes_of_kind(kind, env);
+    let mut out = String::from_utf8_lossy(&s.output()).into_owned();
+    if let Some(e) = errs.first() {
+        out.push_str(&format!("ERROR: {}\n", e.message));
+    }
+    out
+}
+
+#[test]
+fn profile_points_are_per_cpu_timers() {
+    let c = common::build(
+        "probe timer.profile { } probe timer.profile.tick { } \
+         probe perf.sw.cpu_clock { } probe perf.sw.cpu_clock.sample(2000000) { }",
+    );
+    let got: Vec<(u32, u8, u64)> = c
+        .program
+        .probes
+        .iter()
+        .map(|p| (u32::from(p.kind), p.flags, p.period_ns))
+        .collect();
+    let f = abi::STP_PROBE_F_PROFILE as u8;
+    let t = abi::STP_PROBE_TIMER;
+    assert_eq!(
+        got,
+        [(t, f, 0), (t, f, 0), (t, f, 1_000_000), (t, f, 2_000_000)]
+    );
+    for bad in [
+        "probe timer.profile(5) { }",
+        "probe perf.sw.cpu_clock.sample(10) { }",
+    ] {
+        assert!(common::fail(bad).contains("probe point mismatch"), "{bad}");
+    }
+}
+
+#[test]
+fn context_and_symbol_functions_in_user_space() {
+    let src = r#"probe timer.profile {
+  printf("%x %d [%s] [%s] [%s] [%s]\n", addr(), user_mode(), symname(addr()),
+         symdata(4096), probefunc(), ppfunc())
+  printf("[%s] [%s]\n", pexecname(), backtrace())
+}"#;
+    let env = HostEnv {
+        ip: 0xffff_ffff_8100_1234,
+        user_mode: true,
+        pexecname: "bash".into(),
+        stack: vec![0xffff_ffff_8100_1234, 0x10, 0xffff_ffff_8200_0000],
+        ..Default::default()
+    };
+    assert_eq!(
+        run_kind(src, abi::STP_PROBE_TIMER, &env),
+        "ffffffff81001234 1 [0xffffffff81001234] [0x1000] \
+         [0xffffffff81001234] [0xffffffff81001234]\n\
+         [bash] [0xffffffff81001234 0x10 0xffffffff82000000]\n"
+    );
+    // No registers: addr() 0, probefunc() "".
+    let out = run_kind(
+        "probe begin { printf(\"%d [%s] %d\\n\", addr(), probefunc(), user_mode()) }",
+        abi::STP_PROBE_BEGIN,
+        &HostEnv::default(),
+    );
+    assert_eq!(out, "0 [] 0\n");
+}
+
+#[test]
+fn backtrace_keeps_whole_frames_and_stap_s_limit() {
+    let env = HostEnv {
+        stack: (0..30).map(|i| 0x1000 + i).collect(),
+        ..Default::default()
+    };
+    let out = run_kind(
+        "probe begin { b = backtrace(); println(b) }",
+        abi::STP_PROBE_BEGIN,
+        &env,
+    );
+    let frames: Vec<&str> = out.trim_end().split(' ').collect();
+    assert_eq!(frames.len(), abi::STP_MAX_BACKTRACE as usize);
+    assert_eq!(frames[0], "0x1000");
+    // MAXSTRINGLEN 16: "0x1000 0x1001" fits (13 bytes), a third does not.
+    let c = compiler::compile(
+        "x.stp",
+        "probe begin { println(backtrace()) }",
+        &compiler::Options {
+            defines: vec![("MAXSTRINGLEN".into(), "16".into())],
+            args: Vec::new(),
+        },
+    )
+    .expect("compiles");
+    let mut s = HostSession::from_program(&c.program).expect("verifies");
+    s.run_probes_of_kind(abi::STP_PROBE_BEGIN, &env);
+    assert_eq!(String::from_utf8_lossy(&s.output()), "0x1000 0x1001\n");
+}
+
+#[test]
+fn print_syms_and_print_backtrace_print_stap_lines() {
+    let env = HostEnv {
+        stack: vec![0xffff_ffff_8100_1234, 0x2a],
+        ..Default::default()
+    };
+    let want = " 0xffffffff81001234 : 0xffffffff81001234\n 0x000000000000002a : 0x2a\n";
+    let out = run_kind(
+        "probe begin { print_backtrace() }",
+        abi::STP_PROBE_BEGIN,
+        &env,
+    );
+    assert_eq!(out, want);
+    let out = run_kind(
+        "global t\nprobe begin { t[backtrace()]++; foreach (s in t) print_syms(s); print_syms(\"\") }",
+        abi::STP_PROBE_BEGIN,
+        &env,
+    );
+    assert_eq!(out, want);
+}
+
+#[test]
+fn pp_is_the_probe_point_as_written() {
+    let out = run_kind(
+        "probe begin { println(pp()) } probe begin(5) { x = pp(); println(x) }",
+        abi::STP_PROBE_BEGIN,
+        &HostEnv::default(),
+    );
+    assert_eq!(out, "begin\nbegin(5)\n");
+    let e = common::fail("probe begin, end { println(pp()) }");
+    assert!(
+        e.contains("not supported yet: pp() in a probe with several points"),
+        "{e}"
+    );
+    let e = common::fail("function f() { return pp() } probe begin { println(f()) }");
+    assert!(e.contains("not supported yet: pp() in a function"), "{e}");
+}

@@ -1,0 +1,1 @@
+^Starting probe, type control-c to stop.$

@@ -1,0 +1,2 @@
+sleep 1
+head -c 5 /etc/motd >/dev/null

@@ -1,0 +1,5 @@
+retval -1 &
+r=$!
+sleep 3
+kill $r
+wait $r

@@ -1,0 +1,2 @@
+cat /proc/version >/dev/null
+cat /proc/version >/dev/null

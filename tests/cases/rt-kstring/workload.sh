@@ -1,0 +1,1 @@
+retval 2 >/dev/null
