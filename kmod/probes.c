@@ -11,7 +11,7 @@
  * is already inside a handler of this session is skipped and counted;
  * other sessions have their own guard) -> stp_run() -> account (hits,
  * per-probe hits, errors, MAXERRORS/MAXSKIPPED breakers, exit(), the
- * overload breaker: two local_clock() reads per hit, none with
+ * overload breaker: two get_cycles() reads per hit, none with
  * STP_NO_OVERLOAD). A
  * breaker puts the session in the error state (stp_request_error): no
  * handler runs any more and STOP skips the end handlers.
@@ -40,7 +40,7 @@
 #include <linux/preempt.h>
 #include <linux/percpu.h>
 #include <linux/cpumask.h>
-#include <linux/sched/clock.h>
+#include <linux/timex.h>
 #include <linux/timekeeping.h>
 
 #include "session.h"
@@ -68,7 +68,7 @@ static u64 stp_sum_skipped(struct stp_session *s)
 
 /*
  * The overload breaker tripped on this CPU (stap's epilogue): the error
- * record (STP_RTE_OVERLOAD, addr = the handler nanoseconds summed; dropped
+ * record (STP_RTE_OVERLOAD, addr = the handler cycles summed; dropped
  * like any record when the ring is full), one error, and the error state
  * whatever MAXERRORS says. Cold path; probe context.
  */
@@ -97,18 +97,21 @@ static noinline void stp_overload_trip(struct stp_session *s,
 }
 
 /*
- * Overload accounting after a hit that started at t0 (local_clock, this
- * CPU), as stap's epilogue does with cycles: add the hit's time; when the
- * interval since ovl_base is over, trip if the sum exceeds the threshold,
- * then start a new interval. The first hit only starts one (ovl_base 0).
+ * Overload accounting after a hit that started at t0 (get_cycles() on
+ * this CPU: the TSC, stap's default clock for this, and the cheapest),
+ * as stap's epilogue does: add the hit's cycles; when the interval since
+ * ovl_base is over, trip if the sum exceeds the threshold, then start a
+ * new interval. The first hit only starts one (ovl_base 0); a clock that
+ * went backwards ends the interval too (stap's wrap rule).
  */
 static void stp_overload_account(struct stp_session *s, struct stp_cpu *c,
 				 struct stp_probe *p, u64 t0)
 {
-	u64 now = local_clock();
+	u64 now = get_cycles();
 
 	c->ovl_sum += now - t0;
-	if (now - c->ovl_base <= s->prog.limits[STP_LIM_STP_OVERLOAD_INTERVAL])
+	if (now > c->ovl_base &&
+	    now - c->ovl_base <= s->prog.limits[STP_LIM_STP_OVERLOAD_INTERVAL])
 		return;
 	if (c->ovl_sum > s->prog.limits[STP_LIM_STP_OVERLOAD_THRESHOLD])
 		stp_overload_trip(s, c, p, c->ovl_sum);
@@ -162,7 +165,7 @@ static void stp_hit(struct stp_session *s, struct stp_probe *p,
 	 */
 	barrier();
 	if (p->overload)
-		t0 = local_clock();
+		t0 = get_cycles();
 	err = stp_run(&c->vm, &rc);
 	WRITE_ONCE(c->hits, c->hits + 1);
 	local64_inc(&c->pctr[p->index].hits);

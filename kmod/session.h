@@ -66,9 +66,9 @@ struct stp_cpu {
 	struct stp_probe_ctr *pctr;	/* prog.nprobes entries, this CPU */
 	struct stp_iter *iters;	/* prog.niters foreach iterators, or NULL */
 	/*
-	 * Overload breaker (stap's cycles_base / cycles_sum, in local_clock
-	 * nanoseconds): start of the current interval and handler time of
-	 * the hits that ended in it. Written only by this CPU's hits.
+	 * Overload breaker (stap's cycles_base / cycles_sum, get_cycles()
+	 * units): start of the current interval and handler cycles of the
+	 * hits that ended in it. Written only by this CPU's hits.
 	 */
 	u64 ovl_base;
 	u64 ovl_sum;

@@ -27,6 +27,30 @@ pub fn selected(name: &str) -> bool {
     })
 }
 
+/// CPU time this process has used so far (all its threads: the compiler
+/// runs on a thread of its own), in ms; `clock_gettime`'s
+/// `CLOCK_PROCESS_CPUTIME_ID`. Unlike wall time it does not count the time
+/// the process waits for a core, so it is the figure to compare on a
+/// loaded machine.
+pub fn cpu_ms() -> f64 {
+    #[repr(C)]
+    struct Timespec {
+        sec: i64,
+        nsec: i64,
+    }
+    extern "C" {
+        fn clock_gettime(clock: i32, ts: *mut Timespec) -> i32;
+    }
+    const CLOCK_PROCESS_CPUTIME_ID: i32 = 2;
+    let mut ts = Timespec { sec: 0, nsec: 0 };
+    // SAFETY: `ts` is a valid, writable `struct timespec` (x86-64 layout).
+    let rc = unsafe { clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return 0.0;
+    }
+    ts.sec as f64 * 1e3 + ts.nsec as f64 / 1e6
+}
+
 /// Median of `samples` (sorted in place); 0 when empty.
 pub fn median(samples: &mut [f64]) -> f64 {
     if samples.is_empty() {

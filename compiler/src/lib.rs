@@ -269,12 +269,12 @@ fn front(
     target: &Target,
 ) -> Result<Front, Failed> {
     let (tokens, script, mut diags) = pass1(source_name, source, opts, target)?;
-    let script = passes::expand::run(&script, &mut diags);
-    let script = passes::prometheus::run(&script, &mut diags);
+    let script = passes::expand::run(script, &mut diags);
+    let script = passes::prometheus::run(script, &mut diags);
     if diags.has_errors() {
         return Err(failed(source_name, source, &tokens, &diags, 2));
     }
-    let script = tapset::run(&script, &opts.args, &mut diags);
+    let script = tapset::run(script, &opts.args, &mut diags);
     if diags.has_errors() {
         return Err(failed(source_name, source, &tokens, &diags, 2));
     }

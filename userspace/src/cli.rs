@@ -75,6 +75,11 @@ pub struct SessionArgs {
     /// (switch_file() goes on in FILE.1, FILE.2, ...).
     #[arg(short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// With -o: files of at most SIZE megabytes, FILE.0, FILE.1, ...;
+    /// keep the last N (stap -S).
+    #[arg(short = 'S', value_name = "SIZE[,N]", requires = "output",
+          value_parser = crate::outfile::parse_size_limit)]
+    pub size_limit: Option<(u64, u32)>,
     /// Set target() to PID (stap -x).
     #[arg(short = 'x', value_name = "PID", conflicts_with = "cmd")]
     pub target_pid: Option<i64>,

@@ -209,8 +209,8 @@ pub fn limit(prog: &Program, lim: u32) -> u32 {
 }
 
 /// stap's overload message (its epilogue's `_stp_error`, no location):
-/// `sum` handler nanoseconds on one CPU within `STP_OVERLOAD_INTERVAL`,
-/// called cycles as stap does.
+/// `sum` handler cycles (`get_cycles()`) on one CPU within
+/// `STP_OVERLOAD_INTERVAL` cycles.
 pub fn overload_message(prog: &Program, sum: u64) -> String {
     format!(
         "ERROR: probe overhead ({sum} cycles) exceeded threshold ({} cycles) in last {} cycles",

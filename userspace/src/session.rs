@@ -557,7 +557,7 @@ pub fn run(
     let t_loaded = Instant::now();
 
     let out = match &opts.output {
-        Some(path) => OutFile::create(path).map_err(|err| Error::Create {
+        Some(path) => OutFile::create(path, opts.size_limit).map_err(|err| Error::Create {
             path: path.display().to_string(),
             err,
         })?,

@@ -1696,6 +1696,9 @@ pub fn parse(tokens: &[Token], diags: &mut Diags) -> Script {
 /// parses them into a script, reporting errors into `diags`. An empty
 /// result after preprocessing is not an error here (see `lib.rs`).
 pub fn parse_for(tokens: &[Token], target: &preprocess::Target, diags: &mut Diags) -> Script {
+    if preprocess::is_plain(tokens) {
+        return parse_tokens(tokens, target.guru, diags);
+    }
     let (tokens, warnings, error) = preprocess::preprocess(tokens, target);
     for w in warnings {
         diags.push(w);

@@ -472,6 +472,19 @@ fn library_macros(target: &Target) -> HashMap<String, Rc<Macro>> {
     pp.defs
 }
 
+/// Whether the preprocessor would hand `tokens` on unchanged: no `%(`
+/// conditional marker, no `@define` or other `@word` that could be a macro
+/// (a built-in `@count` also counts), and too few tokens for the
+/// `MAX_TOKENS` limit. The parser then reads `tokens` as they are (no copy,
+/// no macro library): most scripts and all the generated tapset text.
+pub fn is_plain(tokens: &[Token]) -> bool {
+    tokens.len() + 2 < MAX_TOKENS
+        && !tokens.iter().any(|t| {
+            t.kind == TokKind::Op
+                && (t.text.starts_with('@') || ["%(", "%?", "%:", "%)"].contains(&t.text.as_str()))
+        })
+}
+
 /// Runs the preprocessor over `tokens`: the tokens for the parser and the
 /// warnings, or the first error.
 pub fn preprocess(

@@ -190,9 +190,12 @@ impl Expander<'_> {
 
 /// Expands the aliases of `script`: the result has no `Item::Alias`, and
 /// every probe on an alias replaced by probes on its points.
-pub fn run(script: &Script, diags: &mut Diags) -> Script {
-    let aliases: Vec<&AliasDecl> = script
-        .items
+pub fn run(script: Script, diags: &mut Diags) -> Script {
+    // Taken by value: the items that are not probes move through uncopied.
+    let Script { items: all, nexprs } = script;
+    let (alias_items, rest): (Vec<Item>, Vec<Item>) =
+        all.into_iter().partition(|it| matches!(it, Item::Alias(_)));
+    let aliases: Vec<&AliasDecl> = alias_items
         .iter()
         .filter_map(|it| match it {
             Item::Alias(a) => Some(&**a),
@@ -201,7 +204,7 @@ pub fn run(script: &Script, diags: &mut Diags) -> Script {
         .collect();
     let mut x = Expander {
         diags,
-        next_id: script.nexprs,
+        next_id: nexprs,
     };
     for a in &aliases {
         for n in &a.names {
@@ -213,22 +216,21 @@ pub fn run(script: &Script, diags: &mut Diags) -> Script {
             }
         }
     }
-    let mut items = Vec::with_capacity(script.items.len());
-    for it in &script.items {
+    let mut items = Vec::with_capacity(rest.len());
+    for it in rest {
         match it {
-            Item::Alias(_) => {}
             Item::Probe(p) if !aliases.is_empty() => {
                 let mut out = Vec::new();
-                x.probe(&aliases, p, &mut out);
+                x.probe(&aliases, &p, &mut out);
                 items.extend(out.into_iter().map(Item::Probe));
             }
-            other => items.push(other.clone()),
+            other => items.push(other),
         }
     }
-    let mut s = script.clone();
-    s.items = items;
-    s.nexprs = x.next_id;
-    s
+    Script {
+        items,
+        nexprs: x.next_id,
+    }
 }
 
 #[cfg(test)]

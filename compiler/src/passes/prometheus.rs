@@ -14,8 +14,8 @@ pub const PROMETHEUS_WARNING: &str =
     "probe prometheus (a procfs endpoint) is not supported: its handler never runs";
 
 /// Drops the `prometheus` points (see the module comment).
-pub fn run(script: &Script, diags: &mut Diags) -> Script {
-    let mut out = script.clone();
+pub fn run(script: Script, diags: &mut Diags) -> Script {
+    let mut out = script;
     out.items.retain_mut(|it| {
         let Item::Probe(p) = it else {
             return true;

@@ -9,32 +9,31 @@
 //! the other arities of `user_string`, `ansi_set_color` and `ctime` call
 //! library functions of their own.
 use super::errno_table::ERRNOS;
-use super::{names_in, walk_exprs_mut, Gen};
+use super::{names_in, tree, walk_exprs_mut, Gen};
 use crate::ast::*;
 use std::collections::HashSet;
 
 /// The hand-written part.
 const LIBRARY: &str = include_str!("library.stp");
 
-/// `errno_str(e)`: the name of errno `e` (or `-e`), "" when unknown.
-fn errno_function() -> String {
-    fn tree(lo: usize, hi: usize) -> String {
-        if hi - lo == 1 {
-            let (n, name) = ERRNOS[lo];
-            return format!("if (e == {n}) return \"{name}\"");
+/// `errno_str(e)`: the name of errno `e` (or `-e`), "" when unknown; the
+/// binary search on `e` is built as AST (`tree`) into the `{ }`.
+fn errno_function(g: &mut Gen, span: Span) -> Vec<Item> {
+    let text =
+        "function errno_str:string(err:long) { e = err < 0 ? -err : err\n{ }\nreturn \"\" }\n";
+    let keys: Vec<i64> = ERRNOS.iter().map(|x| x.0).collect();
+    g.items_patched(text, span, &mut |items| {
+        let Some(body) = tree::function_body(items) else {
+            return false;
+        };
+        if body.len() < 2 {
+            return false;
         }
-        let mid = (lo + hi) / 2;
-        format!(
-            "if (e < {}) {{ {} }} else {{ {} }}",
-            ERRNOS[mid].0,
-            tree(lo, mid),
-            tree(mid, hi)
-        )
-    }
-    format!(
-        "function errno_str:string(err:long) {{ e = err < 0 ? -err : err\n{}\nreturn \"\" }}\n",
-        tree(0, ERRNOS.len())
-    )
+        body[1] = tree::search("e", &keys, 0, keys.len(), false, &mut |i| {
+            tree::return_str(ERRNOS[i].1)
+        });
+        true
+    })
 }
 
 /// The functions and globals a script can take from the library.
@@ -55,8 +54,8 @@ impl Lib {
     }
 }
 
-/// Replaces undeclared `argv_N` variables by the script arguments.
-fn argv_literals(s: &mut Script, args: &[String], declared: &HashSet<String>) {
+/// Replaces an undeclared `argv_N` variable by the script argument.
+fn argv_literal(e: &mut Expr, args: &[String], declared: &HashSet<String>) {
     let value = |name: &str| -> Option<Vec<u8>> {
         let n: usize = name.strip_prefix("argv_")?.parse().ok()?;
         if !(1..=32).contains(&n) || declared.contains(name) {
@@ -68,22 +67,9 @@ fn argv_literals(s: &mut Script, args: &[String], declared: &HashSet<String>) {
                 .unwrap_or_default(),
         )
     };
-    let mut fix = |e: &mut Expr| {
-        if let ExprKind::Var(n) = &e.kind {
-            if let Some(v) = value(n) {
-                e.kind = ExprKind::Str(v);
-            }
-        }
-    };
-    for it in &mut s.items {
-        match it {
-            Item::Probe(p) => walk_exprs_mut(&mut p.body, &mut fix),
-            Item::Function(f) => {
-                if let Some(b) = f.body.as_mut() {
-                    walk_exprs_mut(b, &mut fix)
-                }
-            }
-            _ => {}
+    if let ExprKind::Var(n) = &e.kind {
+        if let Some(v) = value(n) {
+            e.kind = ExprKind::Str(v);
         }
     }
 }
@@ -92,26 +78,13 @@ fn argv_literals(s: &mut Script, args: &[String], declared: &HashSet<String>) {
 /// name here): `user_string(addr, err_msg)`, `ansi_set_color(fg[, bg])`,
 /// `ctime()` call the library's `__user_string2`, `__ansi_set_color1/2`,
 /// `__ctime_now`.
-fn two_argument_forms(s: &mut Script) {
-    let mut fix = |e: &mut Expr| {
-        if let ExprKind::Call { name, args } = &mut e.kind {
-            match (name.as_str(), args.len()) {
-                ("user_string", 2) => *name = "__user_string2".to_string(),
-                ("ansi_set_color", 1) => *name = "__ansi_set_color1".to_string(),
-                ("ansi_set_color", 2) => *name = "__ansi_set_color2".to_string(),
-                ("ctime", 0) => *name = "__ctime_now".to_string(),
-                _ => {}
-            }
-        }
-    };
-    for it in &mut s.items {
-        match it {
-            Item::Probe(p) => walk_exprs_mut(&mut p.body, &mut fix),
-            Item::Function(f) => {
-                if let Some(b) = f.body.as_mut() {
-                    walk_exprs_mut(b, &mut fix)
-                }
-            }
+fn two_argument_form(e: &mut Expr) {
+    if let ExprKind::Call { name, args } = &mut e.kind {
+        match (name.as_str(), args.len()) {
+            ("user_string", 2) => *name = "__user_string2".to_string(),
+            ("ansi_set_color", 1) => *name = "__ansi_set_color1".to_string(),
+            ("ansi_set_color", 2) => *name = "__ansi_set_color2".to_string(),
+            ("ctime", 0) => *name = "__ctime_now".to_string(),
             _ => {}
         }
     }
@@ -127,8 +100,6 @@ pub(crate) fn include(s: &mut Script, args: &[String], g: &mut Gen) {
             _ => None,
         })
         .collect();
-    argv_literals(s, args, &declared);
-    two_argument_forms(s);
     let defined: HashSet<String> = s
         .items
         .iter()
@@ -137,15 +108,23 @@ pub(crate) fn include(s: &mut Script, args: &[String], g: &mut Gen) {
             _ => None,
         })
         .collect();
+    // One walk over the script: `argv_N`, the other arities, and the
+    // functions called (after the renaming), in `names_in`'s order.
     let mut wanted: Vec<String> = Vec::new();
-    for it in &s.items {
+    for it in &mut s.items {
         let body = match it {
-            Item::Probe(p) => Some(&p.body),
-            Item::Function(f) => f.body.as_ref(),
+            Item::Probe(p) => Some(&mut p.body),
+            Item::Function(f) => f.body.as_mut(),
             _ => None,
         };
         if let Some(b) = body {
-            wanted.extend(names_in(b).1);
+            walk_exprs_mut(b, &mut |e| {
+                argv_literal(e, args, &declared);
+                two_argument_form(e);
+                if let ExprKind::Call { name, .. } = &e.kind {
+                    wanted.push(name.clone());
+                }
+            });
         }
     }
     wanted.retain(|n| !defined.contains(n));
@@ -165,17 +144,17 @@ pub(crate) fn include(s: &mut Script, args: &[String], g: &mut Gen) {
             continue;
         }
         // The generated functions are large: made when first wanted.
-        if let Some(text) = super::syscalls::generated_function(&name) {
-            lib.add(g.items(&text, span));
+        if let Some(items) = super::syscalls::generated_function(&name, g, span) {
+            lib.add(items);
         } else if name == "errno_str" {
-            lib.add(g.items(&errno_function(), span));
+            lib.add(errno_function(g, span));
         }
         let Some(i) = lib.funcs.iter().position(|f| f.name == name) else {
             continue;
         };
-        let f = lib.funcs.swap_remove(i);
+        let mut f = lib.funcs.swap_remove(i);
         added.insert(name);
-        if let Some(b) = &f.body {
+        if let Some(b) = &mut f.body {
             let (vars, calls) = names_in(b);
             wanted.extend(calls);
             for v in vars {

@@ -25,14 +25,15 @@ mod errno_table;
 pub mod library;
 mod syscall_table;
 pub mod syscalls;
+mod tree;
 
 use crate::ast::*;
 use crate::diag::{Diagnostic, Diags};
 
 /// Runs the tapset rewrites on an alias-expanded script. `args` are the
 /// script arguments (for `argv_N`).
-pub fn run(script: &Script, args: &[String], diags: &mut Diags) -> Script {
-    let mut s = script.clone();
+pub fn run(script: Script, args: &[String], diags: &mut Diags) -> Script {
+    let mut s = script;
     let mut g = Gen {
         next: s.nexprs,
         errors: Vec::new(),
@@ -59,6 +60,19 @@ pub(crate) struct Gen {
 impl Gen {
     /// The declarations of `text`, relabelled to `span`.
     pub fn items(&mut self, text: &str, span: Span) -> Vec<Item> {
+        self.items_patched(text, span, &mut |_| true)
+    }
+
+    /// `items`, with `patch` applied to the parsed declarations before
+    /// they are relabelled (to put in pieces built as AST, see `tree`);
+    /// `patch` returns false when the text is not what it expects (an
+    /// internal error, as for text that does not parse).
+    pub fn items_patched(
+        &mut self,
+        text: &str,
+        span: Span,
+        patch: &mut dyn FnMut(&mut Vec<Item>) -> bool,
+    ) -> Vec<Item> {
         let tokens = crate::parse::lexer::lex(text, &[]);
         let mut d = Diags::default();
         let script = crate::parse::parse(&tokens, &mut d);
@@ -75,6 +89,13 @@ impl Gen {
             return Vec::new();
         }
         let mut items = script.items;
+        if !patch(&mut items) {
+            self.errors.push((
+                "internal error in the built-in tapset: unexpected generated code".to_string(),
+                span,
+            ));
+            return Vec::new();
+        }
         for it in &mut items {
             match it {
                 Item::Probe(p) => {
@@ -201,17 +222,17 @@ pub(crate) fn walk_exprs_mut(s: &mut Stmt, f: &mut dyn FnMut(&mut Expr)) {
 }
 
 /// The variable names `s` mentions (read or written), and the functions it
-/// calls.
-pub(crate) fn names_in(s: &Stmt) -> (Vec<String>, Vec<String>) {
-    let mut s = s.clone();
+/// calls. Takes `&mut` only to walk the tree without copying it (the
+/// generated tapset functions are large); `s` is not changed.
+pub(crate) fn names_in(s: &mut Stmt) -> (Vec<String>, Vec<String>) {
     let mut vars = Vec::new();
     let mut calls = Vec::new();
-    walk_exprs_mut(&mut s, &mut |e| match &e.kind {
+    walk_exprs_mut(s, &mut |e| match &e.kind {
         ExprKind::Var(n) => vars.push(n.clone()),
         ExprKind::Call { name, .. } => calls.push(name.clone()),
         _ => {}
     });
-    let mut st = vec![&s];
+    let mut st = vec![&*s];
     while let Some(x) = st.pop() {
         match &x.kind {
             StmtKind::Block(b) => st.extend(b.iter()),

@@ -24,7 +24,7 @@
 //! number (`orig_ax`) by generated functions (`__sc_name`,
 //! `__sc_argstr`), from the table in `syscall_table.rs`.
 use super::syscall_table::SYSCALLS;
-use super::{names_in, Gen};
+use super::{names_in, tree, Gen};
 use crate::ast::*;
 use crate::diag::Diags;
 
@@ -184,50 +184,37 @@ pub fn argstr_expr(sc: &Syscall, regs: &str) -> String {
     }
 }
 
-/// A binary search over `SYSCALLS` on `nr`, each leaf `leaf(sc)` (a
-/// statement that returns); falls through when no number matches.
-fn dispatch(lo: usize, hi: usize, leaf: &dyn Fn(&Syscall) -> String) -> String {
-    if hi - lo == 1 {
-        let sc = &SYSCALLS[lo];
-        return format!("if (nr == {}) {{ {} }}", sc.nr, leaf(sc));
-    }
-    let mid = (lo + hi) / 2;
-    format!(
-        "if (nr < {}) {{ {} }} else {{ {} }}",
-        SYSCALLS[mid].nr,
-        dispatch(lo, mid, leaf),
-        dispatch(mid, hi, leaf)
-    )
-}
-
-/// A binary search on `shape` over `lo..hi`, each leaf `leaf(k)`.
-fn search(lo: usize, hi: usize, leaf: &dyn Fn(usize) -> String) -> String {
-    if hi - lo == 1 {
-        return format!("if (shape == {lo}) {{ {} }}", leaf(lo));
-    }
-    let mid = (lo + hi) / 2;
-    format!(
-        "if (shape < {mid}) {{ {} }} else {{ {} }}",
-        search(lo, mid, leaf),
-        search(mid, hi, leaf)
-    )
+/// The numbers of `SYSCALLS`, in table order (sorted: the keys of the
+/// binary searches on `nr`).
+fn numbers() -> Vec<i64> {
+    SYSCALLS.iter().map(|sc| sc.nr).collect()
 }
 
 /// The generated tapset function `name` (`__sc_name(nr)`, stap's
-/// `syscall_name(nr)`, or `__sc_argstr(nr, regs)`), as stap text; `None`
-/// for another name.
-pub fn generated_function(name: &str) -> Option<String> {
+/// `syscall_name(nr)`, or `__sc_argstr(nr, regs)`), as declarations made by
+/// `g` with `span`; `None` for another name. Their binary searches on the
+/// number are built as AST (`tree`) into `{ }` placeholders of the text.
+pub(crate) fn generated_function(name: &str, g: &mut Gen, span: Span) -> Option<Vec<Item>> {
     let n = SYSCALLS.len();
+    let keys = numbers();
     Some(match name {
         "__sc_name" => {
-            let tree = dispatch(0, n, &|sc| format!("return \"{}\"", sc.name));
-            format!(
-                "function __sc_name:string(nr:long) {{ {tree}\nreturn sprintf(\"syscall_%d\", nr) }}\n"
-            )
+            let text =
+                "function __sc_name:string(nr:long) { { }\nreturn sprintf(\"syscall_%d\", nr) }\n";
+            g.items_patched(text, span, &mut |items| {
+                let Some(body) = tree::function_body(items) else {
+                    return false;
+                };
+                body[0] = tree::search("nr", &keys, 0, n, true, &mut |i| {
+                    tree::return_str(SYSCALLS[i].name)
+                });
+                true
+            })
         }
-        "syscall_name" => {
-            "function syscall_name:string(nr:long) { return __sc_name(nr) }\n".to_string()
-        }
+        "syscall_name" => g.items(
+            "function syscall_name:string(nr:long) { return __sc_name(nr) }\n",
+            span,
+        ),
         "__sc_argstr" => {
             // Many system calls print alike: the number picks a shape,
             // the shape the sprintf (less code, and less text to parse).
@@ -241,15 +228,42 @@ pub fn generated_function(name: &str) -> Option<String> {
                 });
                 of.push(k);
             }
-            let pick = dispatch(0, n, &|sc| {
-                let i = SYSCALLS.iter().position(|x| x.nr == sc.nr).unwrap_or(0);
-                format!("shape = {}", of[i])
-            });
-            let print = search(0, shapes.len(), &|k| format!("return {}", shapes[k]));
-            format!(
-                "function __sc_argstr:string(nr:long, regs:long) {{ shape = -1\n{pick}\n\
-                 {print}\nreturn \"\" }}\n"
-            )
+            // The shapes' `return`s are parsed from text in a block that
+            // the search on `shape` then replaces.
+            let mut text = String::from(
+                "function __sc_argstr:string(nr:long, regs:long) { shape = -1\n{ }\n{ ",
+            );
+            for e in &shapes {
+                text.push_str(&format!("return {e}\n"));
+            }
+            text.push_str("}\nreturn \"\" }\n");
+            let shape_keys: Vec<i64> = (0..shapes.len() as i64).collect();
+            g.items_patched(&text, span, &mut |items| {
+                let Some(body) = tree::function_body(items) else {
+                    return false;
+                };
+                if body.len() < 3 {
+                    return false;
+                }
+                body[1] = tree::search("nr", &keys, 0, n, true, &mut |i| {
+                    let first = keys.iter().position(|&k| k == keys[i]).unwrap_or(0);
+                    tree::set_num("shape", of[first] as i64)
+                });
+                let mut leaves = tree::take_block(&mut body[2]);
+                if leaves.len() != shapes.len() {
+                    return false;
+                }
+                body[2] = tree::search("shape", &shape_keys, 0, shapes.len(), true, &mut |k| {
+                    std::mem::replace(
+                        &mut leaves[k],
+                        Stmt {
+                            kind: StmtKind::Null,
+                            span,
+                        },
+                    )
+                });
+                true
+            })
         }
         _ => return None,
     })
@@ -614,7 +628,7 @@ pub(crate) fn rewrite(s: &mut Script, _args: &[String], g: &mut Gen, _diags: &mu
             out.push(Item::Probe(p));
             continue;
         }
-        let (vars, calls) = names_in(&p.body);
+        let (vars, calls) = names_in(&mut p.body);
         let alias_vars = ["name", "argstr", "retval", "retstr", "syscall_nr"];
         let mut needed = vars.iter().any(|v| alias_vars.contains(&v.as_str()))
             || calls
@@ -672,7 +686,7 @@ pub(crate) fn rewrite(s: &mut Script, _args: &[String], g: &mut Gen, _diags: &mu
                 g,
                 &mut needs,
             );
-            let (used, _) = names_in(&body);
+            let (used, _) = names_in(&mut body);
             let span = pp.span();
             let text = prologue(sp, &used, &needs, span, g);
             let mut stmts = g.stmts(&text, span);

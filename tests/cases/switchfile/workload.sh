@@ -9,3 +9,7 @@ echo "== sw"
 head -n 1 "$CASE_OUT/sw"
 tail -n 1 "$CASE_OUT/sw.1"
 ls "$CASE_OUT" | grep -c '^sw'
+# -S SIZE,N: FILE.0, FILE.1, ... and only the last N kept.
+stapvm run -o "$CASE_OUT/lim" -S 1,2 -e 'probe begin { println("0"); switch_file(); println("1"); switch_file(); println("2"); switch_file(); println("3"); exit() }'
+ls "$CASE_OUT" | grep '^lim'
+cat "$CASE_OUT/lim.2" "$CASE_OUT/lim.3"

@@ -101,9 +101,10 @@ struct stp_insn {
  * refuses values outside [minimum, maximum].
  *
  * The overload breaker (stap's runtime_defines.h): per CPU, handler time
- * in nanoseconds summed over the hits that end within an interval of
- * STP_OVERLOAD_INTERVAL ns; more than STP_OVERLOAD_THRESHOLD is the run-
- * time error STP_RTE_OVERLOAD and the error state. The module also refuses
+ * in cycles (get_cycles(): the TSC on x86, as stap) summed over the hits
+ * that end within an interval of STP_OVERLOAD_INTERVAL cycles; more than
+ * STP_OVERLOAD_THRESHOLD is the run-time error STP_RTE_OVERLOAD and the
+ * error state. The module also refuses
  * a threshold above the interval (the breaker could never trip: turn it
  * off with STP_NO_OVERLOAD = 1 instead, stap's -DSTP_NO_OVERLOAD).
  */
@@ -482,9 +483,9 @@ enum stp_verify_error {
  *
  * OVERLOAD is not the VM's: the module writes it after the hit that
  * tripped the overload breaker (STP_OVERLOAD_THRESHOLD), with addr = the
- * handler nanoseconds summed on that CPU, counts it as an error and puts
- * the session in the error state whatever MAXERRORS says (stap's "cycles"
- * are nanoseconds here); user space prints it without a location.
+ * handler cycles summed on that CPU, counts it as an error and puts the
+ * session in the error state whatever MAXERRORS says; user space prints it
+ * without a location.
  */
 #define STP_RUNTIME_ERRORS(X)						\
 	X(NONE,        "no error")					\
