@@ -260,8 +260,8 @@ fn precise_refusals() {
         "semantic error: not supported yet: int_arg() with an argument other than a constant 1 to 6: identifier 'int_arg' at x.stp:1:26"
     );
     assert_eq!(
-        first("probe syscall.connect { x = uaddr_af }"),
-        "semantic error: not supported yet: the syscall.connect variable 'uaddr_af' (socket address decoding): identifier 'syscall' at x.stp:1:7"
+        first("probe syscall.connect { x = uaddr_ipv6 }"),
+        "semantic error: not supported yet: the syscall.connect variable 'uaddr_ipv6' (socket address decoding): identifier 'syscall' at x.stp:1:7"
     );
     assert!(first("probe begin { x = @choose_defined($a, 1) }")
         .starts_with("semantic error: not supported yet: tapset macro @choose_defined"));

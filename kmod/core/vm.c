@@ -1664,8 +1664,11 @@ fail:
 			lvl--;
 		}
 		if (c && !fuel) {
+			/* the caught error's message goes with it */
 			err = STP_RTE_MAXACTION;
 			addr = 0;
+			umsg = NULL;
+			umsg_len = 0;
 		} else if (c) {
 			char *dsb = lvl ? fsbuf + (lvl - 1) * fsb : vm->sbuf;
 			u32 *dsl = lvl ? frames[lvl - 1].slen : vm->slen;

@@ -698,6 +698,13 @@ fn value(i: In) -> PResult<Expr> {
             Ok((i, e))
         }
         TokKind::Ident => symbol(i),
+        // `string(x)`: the 2006-era tapset function (now a deprecated
+        // library function), not the type keyword.
+        TokKind::Keyword if t.text == "string" && peek_op(&i[1..], "(") => {
+            let (r, args) = call_args(&i[2..])?;
+            let name = t.text.clone();
+            Ok((r, mk(ExprKind::Call { name, args }, t.span)))
+        }
         TokKind::Op if t.text.starts_with('@') && t.text.len() > 1 => symbol(i),
         TokKind::Str => {
             let (i, (s, span)) = string_lit(i)?;

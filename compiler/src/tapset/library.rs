@@ -11,6 +11,7 @@
 use super::errno_table::ERRNOS;
 use super::{names_in, tree, walk_exprs_mut, Gen};
 use crate::ast::*;
+use crate::diag::{Diagnostic, Diags};
 use std::collections::HashSet;
 
 /// The hand-written part.
@@ -77,10 +78,15 @@ fn argv_literal(e: &mut Expr, args: &[String], declared: &HashSet<String>) {
 /// The other arities of overloaded tapset functions (one function per
 /// name here): `user_string(addr, err_msg)`, `ansi_set_color(fg[, bg])`,
 /// `ctime()` call the library's `__user_string2`, `__ansi_set_color1/2`,
-/// `__ctime_now`.
-fn two_argument_form(e: &mut Expr) {
+/// `__ctime_now`; the deprecated `string(num)` calls `__string_deprecated`
+/// and its span is returned (for the one-time warning).
+fn two_argument_form(e: &mut Expr) -> Option<Span> {
     if let ExprKind::Call { name, args } = &mut e.kind {
         match (name.as_str(), args.len()) {
+            ("string", 1) => {
+                *name = "__string_deprecated".to_string();
+                return Some(e.span);
+            }
             ("user_string", 2) => *name = "__user_string2".to_string(),
             ("ansi_set_color", 1) => *name = "__ansi_set_color1".to_string(),
             ("ansi_set_color", 2) => *name = "__ansi_set_color2".to_string(),
@@ -88,10 +94,16 @@ fn two_argument_form(e: &mut Expr) {
             _ => {}
         }
     }
+    None
 }
 
+/// The warning for the first call of the removed `string(num)`, worded as
+/// stap words its deprecation warnings.
+pub const STRING_DEPRECATED_WARNING: &str = "function string() is deprecated (long removed \
+     from the tapset); use sprint(num) or sprintf(\"%d\", num) instead";
+
 /// Adds the library functions `s` needs (see the module comment).
-pub(crate) fn include(s: &mut Script, args: &[String], g: &mut Gen) {
+pub(crate) fn include(s: &mut Script, args: &[String], g: &mut Gen, diags: &mut Diags) {
     let declared: HashSet<String> = s
         .items
         .iter()
@@ -111,6 +123,7 @@ pub(crate) fn include(s: &mut Script, args: &[String], g: &mut Gen) {
     // One walk over the script: `argv_N`, the other arities, and the
     // functions called (after the renaming), in `names_in`'s order.
     let mut wanted: Vec<String> = Vec::new();
+    let mut deprecated: Option<Span> = None;
     for it in &mut s.items {
         let body = match it {
             Item::Probe(p) => Some(&mut p.body),
@@ -120,12 +133,21 @@ pub(crate) fn include(s: &mut Script, args: &[String], g: &mut Gen) {
         if let Some(b) = body {
             walk_exprs_mut(b, &mut |e| {
                 argv_literal(e, args, &declared);
-                two_argument_form(e);
+                if let Some(span) = two_argument_form(e) {
+                    // The first call in the source (walk order is not).
+                    deprecated = match deprecated {
+                        Some(d) if d.lo <= span.lo => Some(d),
+                        _ => Some(span),
+                    };
+                }
                 if let ExprKind::Call { name, .. } = &e.kind {
                     wanted.push(name.clone());
                 }
             });
         }
+    }
+    if let Some(span) = deprecated {
+        diags.push(Diagnostic::warning(STRING_DEPRECATED_WARNING, span));
     }
     wanted.retain(|n| !defined.contains(n));
     if wanted.is_empty() {

@@ -40,7 +40,7 @@ pub fn run(script: Script, args: &[String], diags: &mut Diags) -> Script {
     };
     syscalls::rewrite(&mut s, args, &mut g, diags);
     entry::rewrite(&mut s, &mut g, diags);
-    library::include(&mut s, args, &mut g);
+    library::include(&mut s, args, &mut g, diags);
     for (msg, span) in g.errors {
         diags.push(Diagnostic::semantic(msg, span));
     }

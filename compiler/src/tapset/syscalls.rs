@@ -102,18 +102,33 @@ const RENAMES: &[(&str, &str, &str)] = &[
 /// Alias variables stap defines that this tapset does not compute yet:
 /// (syscall, variable); using one is a precise refusal.
 const NOT_YET_VARS: &[(&str, &str)] = &[
-    ("connect", "uaddr_af"),
-    ("connect", "uaddr_ip"),
-    ("connect", "uaddr_ip_port"),
     ("connect", "uaddr_ipv6"),
     ("execve", "args"),
     ("execve", "env_str"),
 ];
 
+/// Socket address variables (stap's `@_af_inet_info_u` in syscalls.stpm):
+/// (syscall, argument index of the user sockaddr, of its length). The
+/// family, and for AF_INET / AF_INET6 the address and port, decoded by the
+/// library's `_struct_sockaddr_u_*` functions.
+const SOCKADDR_VARS: &[(&str, usize, usize)] = &[("connect", 1, 2)];
+
+/// The variables `SOCKADDR_VARS` defines.
+const SOCKADDR_NAMES: [&str; 3] = ["uaddr_af", "uaddr_ip", "uaddr_ip_port"];
+
 /// Byte offsets in x86-64 `struct pt_regs` of the argument registers
 /// (di, si, dx, r10, r8, r9) and of `orig_ax` (the syscall number).
 const ARG_OFFSETS: [u32; 6] = [112, 104, 96, 56, 72, 64];
 const ORIG_AX: u32 = 120;
+
+/// The argument indexes (address, length) of the user sockaddr whose
+/// decoding `sc` defines as variables.
+fn sockaddr_of(sc: &Syscall) -> Option<(usize, usize)> {
+    SOCKADDR_VARS
+        .iter()
+        .find(|(n, _, _)| *n == sc.name)
+        .map(|(_, a, l)| (*a, *l))
+}
 
 /// The system call named `name`.
 pub fn lookup(name: &str) -> Option<&'static Syscall> {
@@ -525,6 +540,9 @@ fn prologue(sp: &SysPoint, used: &[String], needs: &Needs, span: Span, g: &mut G
             if sc.args.iter().any(|a| uses(var_name(sc, a))) {
                 regs = true;
             }
+            if sockaddr_of(sc).is_some() && SOCKADDR_NAMES.iter().any(|v| uses(v)) {
+                regs = true;
+            }
             for (s, v) in NOT_YET_VARS {
                 if *s == sc.name && uses(v) {
                     g.errors.push((
@@ -583,6 +601,18 @@ fn prologue(sp: &SysPoint, used: &[String], needs: &Needs, span: Span, g: &mut G
                 if uses(v) {
                     out.push(format!("{v} = {}", value("__sc_regs", i, a.kind)));
                 }
+            }
+        }
+        if let Some((a, l)) = sc.and_then(sockaddr_of) {
+            if SOCKADDR_NAMES.iter().any(|v| uses(v)) {
+                let addr = raw("__sc_regs", a);
+                let len = value("__sc_regs", l, ArgKind::Int);
+                out.push(format!(
+                    "uaddr_af = _struct_sockaddr_u_sa_family({addr}, {len})\n\
+                     if (substr(uaddr_af, 0, 7) == \"AF_INET\") {{\n\
+                     uaddr_ip = _struct_sockaddr_u_ip_addr({addr}, {len})\n\
+                     uaddr_ip_port = _struct_sockaddr_u_tcp_port({addr}, {len}) }}"
+                ));
             }
         }
         if uses("argstr") {
@@ -645,6 +675,8 @@ pub(crate) fn rewrite(s: &mut Script, _args: &[String], g: &mut Gen, _diags: &mu
                 needed |= NOT_YET_VARS
                     .iter()
                     .any(|(s, v)| s == n && vars.iter().any(|x| x == v));
+                needed |= lookup(n).and_then(sockaddr_of).is_some()
+                    && vars.iter().any(|x| SOCKADDR_NAMES.contains(&x.as_str()));
             }
         }
         if !needed {

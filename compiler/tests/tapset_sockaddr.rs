@@ -1,0 +1,102 @@
+//! The socket address variables of syscall.connect (`uaddr_af`,
+//! `uaddr_ip`, `uaddr_ip_port`; stap's `_struct_sockaddr_u_*` in
+//! aux_syscalls.stp) and the deprecated `string(num)`, run on the C core in
+//! user space with the sockaddr in the `HostEnv`'s user memory.
+mod common;
+use common::*;
+use vm_spec::core::{HostEnv, HostSession};
+
+/// Where the fake registers and the sockaddr live.
+const REGS: u64 = 0x10000;
+const SA: u64 = 0x20000;
+
+/// The entry of `__x64_sys_connect(fd, SA, len)` with `sa` at `SA`.
+fn connect_env(sa: &[u8], len: i64) -> HostEnv {
+    let mut regs = vec![0u8; 168];
+    for (off, v) in [(112, 3i64), (104, SA as i64), (96, len), (120, 42)] {
+        regs[off..off + 8].copy_from_slice(&v.to_le_bytes());
+    }
+    HostEnv {
+        args: [REGS as i64, 0, 0, 0, 0, 0],
+        memory: vec![(REGS, regs), (SA, sa.to_vec())],
+        ..Default::default()
+    }
+}
+
+fn run(src: &str, env: &HostEnv) -> String {
+    let prog = build(src).program;
+    let mut s = HostSession::from_program(&prog).expect("verifies");
+    s.run_handler(0, env).expect("runs");
+    String::from_utf8_lossy(&s.output()).into_owned()
+}
+
+const SCRIPT: &str =
+    "probe syscall.connect { printf(\"%s|%s|%s|%d\\n\", uaddr_af, uaddr_ip, uaddr_ip_port, addrlen) }";
+
+#[test]
+fn connect_decodes_an_inet_address() {
+    // AF_INET, port 8080 (network order), 127.0.0.1, zero padding.
+    let mut sa = vec![2, 0, 0x1f, 0x90, 127, 0, 0, 1];
+    sa.extend([0u8; 8]);
+    assert_eq!(
+        run(SCRIPT, &connect_env(&sa, 16)),
+        "AF_INET|127.0.0.1|8080|16\n"
+    );
+    // A high byte stays unsigned: 192.168.255.1 port 65535.
+    let mut sa = vec![2, 0, 0xff, 0xff, 192, 168, 255, 1];
+    sa.extend([0u8; 8]);
+    assert_eq!(
+        run(SCRIPT, &connect_env(&sa, 16)),
+        "AF_INET|192.168.255.1|65535|16\n"
+    );
+}
+
+#[test]
+fn connect_decodes_inet6_and_names_other_families() {
+    // AF_INET6 (10), port 443, flowinfo 0, ::1 as %pI6 prints it.
+    let mut sa = vec![10, 0, 1, 0xbb, 0, 0, 0, 0];
+    sa.extend([0u8; 15]);
+    sa.push(1);
+    sa.extend([0u8; 4]);
+    assert_eq!(
+        run(SCRIPT, &connect_env(&sa, 28)),
+        "AF_INET6|0000:0000:0000:0000:0000:0000:0000:0001|443|28\n"
+    );
+    // AF_UNIX: the family only (the ip variables stay empty).
+    let mut sa = vec![1, 0];
+    sa.extend(b"/run/x.sock\0");
+    assert_eq!(run(SCRIPT, &connect_env(&sa, 14)), "AF_UNIX|||14\n");
+    // An AF_INET with the wrong length is unknown to stap too.
+    let sa = [2u8, 0, 0, 80, 1, 2, 3, 4];
+    assert_eq!(
+        run(SCRIPT, &connect_env(&sa, 8)),
+        "{unknown sockaddr with sa=2, salen=8}|||8\n"
+    );
+}
+
+#[test]
+fn connect_with_an_unreadable_address() {
+    let mut env = connect_env(&[], 16);
+    env.memory.truncate(1);
+    assert_eq!(run(SCRIPT, &env), "{...}|||16\n");
+    let mut regs = env.memory[0].1.clone();
+    regs[104..112].copy_from_slice(&0i64.to_le_bytes());
+    env.memory[0].1 = regs;
+    assert_eq!(run(SCRIPT, &env), "NULL|||16\n");
+}
+
+#[test]
+fn string_is_deprecated_but_formats_decimal() {
+    let c = build("probe begin { println(string(42) . \",\" . string(-7)) }");
+    assert_eq!(c.warnings.len(), 1, "one warning for all calls");
+    assert!(
+        c.warnings[0].starts_with("WARNING: function string() is deprecated"),
+        "{}",
+        c.warnings[0]
+    );
+    assert!(c.warnings[0].contains("x.stp:1:23"), "{}", c.warnings[0]);
+    let mut s = HostSession::from_program(&c.program).expect("verifies");
+    let errs = s.run_probes_of_kind(vm_spec::abi::STP_PROBE_BEGIN, &HostEnv::default());
+    assert!(errs.is_empty());
+    assert_eq!(String::from_utf8_lossy(&s.output()), "42,-7\n");
+}
