@@ -18,7 +18,9 @@
 //! associative arrays (random key kinds and arity, small capacities, `[N]`
 //! and `%`, loops that fill them past their capacity, `foreach` in every
 //! order with limits down to 0 and negative, nested, deleting and
-//! inserting as it goes) are generated too.
+//! inserting as it goes) are generated too, and statistics arrays (some
+//! maps' values: MSTADD, MSTX, MSTHIST, foreach by @count, @sum, @min,
+//! @max or @avg).
 //!
 //! Determinism: the same seed gives the same case on every machine; the
 //! random source is a xorshift64* seeded through splitmix64 (no crate).
@@ -1314,7 +1316,7 @@ impl HGen<'_> {
             64,
             -7,
         ];
-        let n = self.prog.stats.len() as u64;
+        let n = self.scalar_stats();
         if n == 0 {
             return None;
         }
@@ -1388,10 +1390,15 @@ impl HGen<'_> {
         Some(())
     }
 
+    /// The scalar statistics (those before the statistics arrays').
+    fn scalar_stats(&self) -> u64 {
+        self.prog.stats.iter().take_while(|s| !s.array).count() as u64
+    }
+
     /// `s <<< v` for a random statistic (handlers often start with a few,
     /// so that the extractors find samples).
     fn stat_add(&mut self, out: &mut Vec<Insn>, d: &mut Defs) -> Option<()> {
-        let n = self.prog.stats.len() as u64;
+        let n = self.scalar_stats();
         if n == 0 {
             return None;
         }
@@ -1428,7 +1435,9 @@ impl HGen<'_> {
         let cnt = self.rng.pick(&counts)?.min(5000) as i32;
         out.push(ins(abi::STP_OP_LDI, k, 0, 0, cnt));
         d.r |= 1u64 << k;
-        let insert = if m.value == MapValue::Long {
+        let insert = if m.value == MapValue::Stat {
+            ins(abi::STP_OP_MSTADD, k, b, c, id as i32)
+        } else if m.value == MapValue::Long {
             if self.rng.chance(1, 3) {
                 ins(
                     abi::STP_OP_MOPR,
@@ -1544,8 +1553,15 @@ impl HGen<'_> {
         ];
         const VALS: [i64; 10] = [0, 1, -1, 2, 3, 7, 63, 64, i64::MIN, i64::MAX];
         let imm = id as i32;
+        if m.value == MapValue::Stat && self.rng.chance(3, 4) {
+            return self.stat_array_insn(out, d, m, imm, b, c);
+        }
         let long = m.value == MapValue::Long;
         match self.rng.below(16) {
+            // A statistics array takes no MGET / MSET / MOPR.
+            0..=9 if m.value == MapValue::Stat => {
+                return self.stat_array_insn(out, d, m, imm, b, c)
+            }
             0..=2 if long => {
                 let a = self.dst()?;
                 out.push(ins(abi::STP_OP_MGET, a, b, c, imm));
@@ -1582,6 +1598,7 @@ impl HGen<'_> {
                 self.observe(out, a);
             }
             14 if self.rng.chance(1, 3) => out.push(ins(abi::STP_OP_MCLEAR, 0, 0, 0, imm)),
+            _ if m.value == MapValue::Stat => return self.stat_array_insn(out, d, m, imm, b, c),
             _ => {
                 // MSET / MSETS again: insertions fill maps (overflow, wrap).
                 if long {
@@ -1594,6 +1611,81 @@ impl HGen<'_> {
             }
         }
         Some(())
+    }
+
+    /// MSTADD, MSTX (every extractor, on absent keys too: EMPTY_AGG) or
+    /// MSTHIST on statistics array `m` (`imm`) with its keys at `b`, `c`.
+    fn stat_array_insn(
+        &mut self,
+        out: &mut Vec<Insn>,
+        d: &mut Defs,
+        m: &MapDecl,
+        imm: i32,
+        b: u8,
+        c: u8,
+    ) -> Option<()> {
+        const VALS: [i64; 12] = [
+            0,
+            1,
+            -1,
+            2,
+            3,
+            17,
+            100,
+            -100,
+            1 << 33,
+            64,
+            i64::MIN,
+            i64::MAX,
+        ];
+        let st = self.prog.stats.get(m.stat as usize)?.clone();
+        match self.rng.below(10) {
+            0..=4 => {
+                let a = self.dst()?;
+                self.load_choice(out, d, a, &VALS);
+                out.push(ins(abi::STP_OP_MSTADD, a, b, c, imm));
+            }
+            5 | 6 if st.hist != Hist::None => {
+                self.stat_array_sample(out, d, imm, b, c);
+                out.push(ins(abi::STP_OP_MSTHIST, 0, b, c, imm))
+            }
+            _ => {
+                self.stat_array_sample(out, d, imm, b, c);
+                let mut ops = vec![
+                    abi::STP_OP_STCOUNT,
+                    abi::STP_OP_STSUM,
+                    abi::STP_OP_STMIN,
+                    abi::STP_OP_STMAX,
+                    abi::STP_OP_STAVG,
+                ];
+                if st.variance {
+                    ops.push(abi::STP_OP_STVAR);
+                }
+                let x = self.rng.pick(&ops)?;
+                let a = self.dst()?;
+                out.push(ins(abi::STP_OP_MSTX, a, b, c, imm | (x << 16) as i32));
+                d.r |= 1u64 << a;
+                self.observe(out, a);
+            }
+        }
+        Some(())
+    }
+
+    /// Mostly a sample or two for the key at `b`, `c` of statistics array
+    /// `imm` (so that the extractor after it finds an entry with samples
+    /// on several CPUs' copies), sometimes none (EMPTY_AGG).
+    fn stat_array_sample(&mut self, out: &mut Vec<Insn>, d: &mut Defs, imm: i32, b: u8, c: u8) {
+        const VALS: [i64; 8] = [0, 1, -1, 5, 17, 1000, -4096, 1 << 40];
+        if self.dead || self.rng.chance(1, 4) {
+            return;
+        }
+        let Some(a) = self.dst_except(mask_of(abi::STP_MAX_MAP_KEYS as u8) << b) else {
+            return;
+        };
+        for _ in 0..1 + self.rng.below(2) {
+            self.load_choice(out, d, a, &VALS);
+            out.push(ins(abi::STP_OP_MSTADD, a, b, c, imm));
+        }
     }
 
     /// `foreach`: MITER with a random order and limit (0, negative, huge
@@ -1650,7 +1742,14 @@ impl HGen<'_> {
                 } else {
                     1 + self.rng.below(m.keys.len() as u64) as u8
                 };
-                col | if self.rng.chance(1, 2) { 0x80 } else { 0 }
+                // A statistics array's value: now and then by @sum,
+                // @min, @max or @avg (enum stp_sort_extractor).
+                let x = if col == 15 && m.value == MapValue::Stat && self.rng.chance(2, 3) {
+                    self.rng.below(u64::from(abi::STP_SORTX__COUNT)) as u8
+                } else {
+                    0
+                };
+                col | x << 4 | if self.rng.chance(1, 2) { 0x80 } else { 0 }
             }
         };
         let imm = id as i32 | (it << 16) as i32;
@@ -1666,8 +1765,12 @@ impl HGen<'_> {
             if self.rng.chance(1, 3) {
                 body.push(ins(abi::STP_OP_MDEL, 0, b, c, id as i32));
             }
-            if self.rng.chance(1, 4) {
+            if self.rng.chance(1, 4) || (m.value == MapValue::Stat && self.rng.chance(1, 2)) {
                 self.map_insn(&mut body, &mut db, &m, id, b, c);
+            }
+            // An extractor order shows in which key comes last.
+            if sort & 0x70 != 0 && ni > 0 {
+                self.observe(&mut body, b);
             }
         }
         body.extend(self.block(&mut db, budget));
@@ -1916,6 +2019,44 @@ pub fn generate(seed: u64) -> Case {
             capacity,
             sized: rng.chance(1, 2),
             wrap: rng.chance(1, 3),
+            ..Default::default()
+        });
+    }
+    // Statistics arrays: some long-valued maps become `a[k] <<< v`, their
+    // statistics after the scalar ones in map order (the verifier's
+    // layout), any histogram kind, @variance or not.
+    for k in 0..prog.maps.len() {
+        if prog.maps[k].value != MapValue::Long || !rng.chance(1, 2) {
+            continue;
+        }
+        let hist = match rng.below(3) {
+            0 => Hist::None,
+            1 => Hist::Log,
+            _ => {
+                let interval = rng.pick(&[1i32, 3, 10, 1000]).unwrap_or(1);
+                let start = rng.pick(&[-100i32, -1, 0, 5]).unwrap_or(0);
+                let stop = start + interval * rng.below(20) as i32;
+                Hist::Linear {
+                    start,
+                    stop,
+                    interval,
+                }
+            }
+        };
+        let variance = rng.chance(1, 2);
+        let shift = if variance {
+            rng.pick(&[0u8, 1, 8, 20]).unwrap_or(0)
+        } else {
+            0
+        };
+        prog.maps[k].value = MapValue::Stat;
+        prog.maps[k].stat = prog.stats.len() as u32;
+        prog.stats.push(Stat {
+            name: format!("m{k}"),
+            hist,
+            variance,
+            shift,
+            array: true,
             ..Default::default()
         });
     }

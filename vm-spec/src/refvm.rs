@@ -42,6 +42,9 @@
 //! ARRAY_OVERFLOW / ARRAY_SIZE, MOPR, foreach iterators sorted by any
 //! column with ties in insertion order, entries deleted since MITER passed
 //! over. A map lock never fails here (no run ends skipped).
+//! Statistics arrays: each entry's per-CPU copies kept by insertion
+//! number, MSTADD / MSTX / MSTHIST, MITER's extractor orders (@sum, @min,
+//! @max, @avg), @variance of a one-CPU entry unmerged (stap's pmap).
 //!
 //! Opcodes it does not know end the run with BADOP, so a program using
 //! them differs from the C core.
@@ -317,6 +320,10 @@ impl RefProgram {
                 wrap: flags & abi::STP_MAP_F_WRAP != 0,
                 sized: flags & abi::STP_MAP_F_SIZED != 0,
                 capacity: le_u32(e, offset_of!(abi::stp_map_desc, capacity))?,
+                stat: (u32::from(e[offset_of!(abi::stp_map_desc, value)]) == abi::STP_MAPV_STAT)
+                    .then(|| le_u32(e, offset_of!(abi::stp_map_desc, stat)))
+                    .transpose()?
+                    .map(|k| k as usize),
             });
         }
         let rsz = size_of::<abi::stp_regex_desc>();
@@ -1141,6 +1148,9 @@ impl Machine<'_> {
             | abi::STP_OP_MDEL
             | abi::STP_OP_MHAS
             | abi::STP_OP_MCLEAR => self.map_op(&insn)?,
+            abi::STP_OP_MSTADD | abi::STP_OP_MSTX | abi::STP_OP_MSTHIST => {
+                self.stat_array_op(&insn)?
+            }
             abi::STP_OP_MITER | abi::STP_OP_MNEXT => self.iter_op(&insn)?,
             _ => return Err(Stop::Fault(abi::STP_RTE_BADOP, 0)),
         }
@@ -1535,6 +1545,115 @@ impl Machine<'_> {
         Ok(())
     }
 
+    /// MSTADD, MSTX and MSTHIST (opcodes.h: Statistics arrays). A run
+    /// without a statistics copy for its CPU stops with BADOP first.
+    fn stat_array_op(&mut self, insn: &Insn) -> Step<()> {
+        let op = u32::from(insn.op);
+        let (id, d) = self.map_desc(insn.imm)?;
+        let k = d
+            .stat
+            .ok_or_else(|| Stop::Hole(format!("map {id} is no statistics array")))?;
+        let st = *self
+            .prog
+            .stats
+            .get(k)
+            .ok_or_else(|| Stop::Hole(format!("statistic {k}")))?;
+        let Some(cpu) = self.cpu else {
+            return Err(Stop::Fault(abi::STP_RTE_BADOP, 0));
+        };
+        let ncpus = self.aggs.stats.len();
+        let key = self.map_key(&d, insn.b, insn.c)?;
+        if op == abi::STP_OP_MSTADD {
+            let v = self.rd(insn.a)? as i64;
+            let full = Stop::Fault(
+                if d.sized {
+                    abi::STP_RTE_ARRAY_SIZE
+                } else {
+                    abi::STP_RTE_ARRAY_OVERFLOW
+                },
+                u64::from(d.capacity),
+            );
+            let m = &mut self.aggs.maps[id];
+            let slot = m.insert(&d, key.clone(), Val::Int(0)).ok_or(full)?;
+            let n = match slot {
+                Val::Int(n) => *n,
+                Val::Str(_) => 0,
+            };
+            *slot = Val::Int(n.wrapping_add(1));
+            let seq = m
+                .by_key
+                .get(&key)
+                .copied()
+                .ok_or_else(|| Stop::Hole("inserted key".into()))?;
+            // A new entry starts from empty copies; forget the samples of
+            // entries gone since.
+            if n == 0 {
+                m.stats.insert(seq, vec![StatCpu::default(); ncpus]);
+                let live = &m.by_seq;
+                m.stats.retain(|s, _| live.contains_key(s));
+            }
+            let copies = m
+                .stats
+                .entry(seq)
+                .or_insert_with(|| vec![StatCpu::default(); ncpus]);
+            let c = copies
+                .get_mut(cpu)
+                .ok_or_else(|| Stop::Hole("statistic copy".into()))?;
+            st.add(c, v);
+            return Ok(());
+        }
+        let m = &self.aggs.maps[id];
+        let copies: Vec<&StatCpu> = m
+            .by_key
+            .get(&key)
+            .and_then(|s| m.stats.get(s))
+            .map_or_else(Vec::new, |v| v.iter().collect());
+        let x = (insn.imm as u32 >> 16) & 0xff;
+        let mut g = merge(&st, &copies, x == abi::STP_OP_STVAR);
+        // stap's pmap aggregation: samples on one CPU only give that
+        // copy's Welford variance unmerged (opcodes.h: MSTX).
+        let mut with = copies.iter().filter(|c| c.count > 0);
+        if let (Some(c), None) = (with.next(), with.next()) {
+            let v = if c.count > 1 { c.variance_s } else { 0 };
+            g.variance = v >> ((2 * st.shift) & 63);
+        }
+        if op == abi::STP_OP_MSTX && x == abi::STP_OP_STCOUNT {
+            return self.wr(insn.a, g.count as u64);
+        }
+        if op == abi::STP_OP_MSTX && x == abi::STP_OP_STSUM {
+            return self.wr(insn.a, g.sum as u64);
+        }
+        if g.count <= 0 {
+            return Err(Stop::Fault(abi::STP_RTE_EMPTY_AGG, 0));
+        }
+        let v = match x {
+            _ if op == abi::STP_OP_MSTHIST => {
+                let mut payload = Vec::with_capacity(24 + 8 * st.nbuckets as usize);
+                payload.push(st.hist as u8);
+                payload.extend_from_slice(&[0, 0, 0]);
+                payload.extend_from_slice(&st.nbuckets.to_le_bytes());
+                payload.extend_from_slice(&st.start.to_le_bytes());
+                payload.extend_from_slice(&st.stop.to_le_bytes());
+                payload.extend_from_slice(&st.interval.to_le_bytes());
+                payload.extend_from_slice(&0u32.to_le_bytes());
+                for b in 0..st.nbuckets as usize {
+                    let n = copies.iter().fold(0i64, |s, c| {
+                        s.wrapping_add(c.buckets.get(b).copied().unwrap_or(0))
+                    });
+                    payload.extend_from_slice(&n.to_le_bytes());
+                }
+                self.emit(abi::STP_REC_HIST, k as u16, &payload);
+                return Ok(());
+            }
+            abi::STP_OP_STMIN => g.min,
+            abi::STP_OP_STMAX => g.max,
+            abi::STP_OP_STAVG => div64(g.sum, g.count),
+            abi::STP_OP_STVAR => g.variance,
+            _ => return Err(Stop::Hole(format!("MSTX extractor {x}"))),
+        };
+        self.wr(insn.a, v as u64)
+    }
+
     /// MITER and MNEXT (opcodes.h: Associative arrays).
     fn iter_op(&mut self, insn: &Insn) -> Step<()> {
         let (id, d) = self.map_desc(insn.imm)?;
@@ -1551,19 +1670,50 @@ impl Machine<'_> {
         if u32::from(insn.op) == abi::STP_OP_MITER {
             let limit = self.rd(insn.b)? as i64;
             let sort = u32::from(insn.c);
-            if sort & 0x70 != 0 {
-                // Extractor orders exist only on statistics arrays, which
-                // this VM does not model (differential.rs NOT_YET).
-                return Err(Stop::Hole("MITER extractor order".into()));
+            let x = (sort >> 4) & 7;
+            // An extractor order is a statistic instruction: a run without
+            // a copy for its CPU stops with BADOP (opcodes.h).
+            if x != 0 && self.cpu.is_none() {
+                return Err(Stop::Fault(abi::STP_RTE_BADOP, 0));
             }
             let m = &self.aggs.maps[id];
+            // An extractor order (SORT bits 4..6, a statistics array's
+            // value column): each entry's merged statistic's extractor
+            // value becomes the value it sorts by.
+            let keyed: Vec<Val> = if x != 0 {
+                let k = d
+                    .stat
+                    .ok_or_else(|| Stop::Hole("extractor order on a plain map".into()))?;
+                let st = *self
+                    .prog
+                    .stats
+                    .get(k)
+                    .ok_or_else(|| Stop::Hole(format!("statistic {k}")))?;
+                m.by_seq
+                    .keys()
+                    .map(|s| {
+                        let c = m.stats.get(s).map_or(&[][..], |v| v.as_slice());
+                        let g = merge(&st, &c.iter().collect::<Vec<_>>(), false);
+                        Val::Int(match x {
+                            abi::STP_SORTX_SUM => g.sum,
+                            abi::STP_SORTX_MIN => g.min,
+                            abi::STP_SORTX_MAX => g.max,
+                            abi::STP_SORTX_AVG => div64(g.sum, g.count),
+                            _ => g.count,
+                        })
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            };
             let mut ents: Vec<(u64, &[Val], &Val)> = m
                 .by_seq
                 .iter()
-                .map(|(s, (k, v))| (*s, k.as_slice(), v))
+                .enumerate()
+                .map(|(i, (s, (k, v)))| (*s, k.as_slice(), keyed.get(i).unwrap_or(v)))
                 .collect();
             if sort != 0 {
-                ents.sort_by(|a, b| ent_cmp(sort, *a, *b));
+                ents.sort_by(|a, b| ent_cmp(sort & 0x8f, *a, *b));
             }
             let count = usize::try_from(limit).map_or(0, |l| l.min(ents.len()));
             let seqs = ents.iter().map(|e| e.0).collect();
@@ -1975,6 +2125,8 @@ struct RefMapDesc {
     wrap: bool,
     sized: bool,
     capacity: u32,
+    /// A statistics array (`STP_MAPV_STAT`): its statistic's index.
+    stat: Option<usize>,
 }
 
 impl RefMapDesc {
@@ -1991,6 +2143,9 @@ struct RefMap {
     by_key: BTreeMap<Vec<Val>, u64>,
     by_seq: BTreeMap<u64, (Vec<Val>, Val)>,
     seq: u64,
+    /// A statistics array's per-entry statistic, by insertion number:
+    /// one copy per CPU id (absent: all zero).
+    stats: BTreeMap<u64, Vec<StatCpu>>,
 }
 
 impl RefMap {
@@ -2126,6 +2281,9 @@ impl RefSession {
         self.ncpus = n.max(1);
         self.aggs.stats =
             vec![vec![StatCpu::default(); self.prog.stats.len()]; self.ncpus as usize];
+        for m in &mut self.aggs.maps {
+            m.stats.clear();
+        }
     }
 
     /// The entries of map `map` in insertion order (`None` if there is no

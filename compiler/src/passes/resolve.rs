@@ -288,6 +288,8 @@ const KNOWN_LATER: &[&str] = &[
     "task_pid",
     "task_tid",
     "task_parent",
+    "task_uid",
+    "task_gid",
     "print_ubacktrace",
     "ubacktrace",
     "usymname",

@@ -324,6 +324,10 @@
  *    does; an absent key is an empty statistic (@count, @sum 0; the
  *    others, MSTHIST included, end the run with STP_RTE_EMPTY_AGG).
  *    MSTHIST's STP_REC_HIST record has the statistic's index as its id.
+ *    One difference from the scalar merge: when only one CPU's copy holds
+ *    samples, @variance is that copy's own Welford variance (0 for one
+ *    sample), shifted right by 2 * shift, not the merged formula (stap
+ *    aggregates a pmap by copying the first CPU's node whole).
  *
  * Regular expressions (STP_OP_REMATCH; abi.h: struct stp_regex_desc):
  *  - REMATCH walks regex imm's DFA over the bytes of s[b] from its start
@@ -487,7 +491,10 @@ enum stp_operand_kind {
  * Extractor orders of a SORT operand (bits 4..6, column 15 of a
  * statistics array): MITER merges each entry's statistic once, keeps the
  * extractor's value as the entry's sort key (an entry always holds at
- * least one sample) and sorts by it, ties in insertion order.
+ * least one sample) and sorts by it, ties in insertion order. Such a
+ * MITER is a statistic instruction: a run without a statistics copy for
+ * its CPU ends with STP_RTE_BADOP there (before the lock), as MSTADD,
+ * MSTX and MSTHIST do.
  */
 enum stp_sort_extractor {
 	STP_SORTX_COUNT,	/* the stored value: stap's default order */
