@@ -4,7 +4,11 @@ retval -1 &
 busy=$!
 for i in 1 2 3 4 5; do
 	stp-ioctl run /stapvm/hostile/valid-kprobe.img 1 >/dev/null 2>"$CASE_OUT/status.$i"
-	grep -q 'state=2 exit=0 hits=[1-9]' "$CASE_OUT/status.$i" && echo "round $i: hits"
+	if grep -q 'state=2 exit=0 hits=[1-9]' "$CASE_OUT/status.$i"; then
+		echo "round $i: hits"
+	else
+		echo "round $i: $(cat "$CASE_OUT/status.$i")"
+	fi
 done
 kill $busy
 wait $busy 2>/dev/null
