@@ -2,28 +2,20 @@
 //! the C core (`HostSession`: begin, then end probes), their output and the
 //! arrays printed at exit as stap prints them; and the semantic errors.
 mod common;
-use vm_spec::abi;
-use vm_spec::core::{HostEnv, HostSession};
 
 /// Runs begin then end probes; output, then the arrays printed at exit,
 /// then the first run-time error's message, if any.
 fn run(src: &str) -> String {
-    let prog = common::build(src).program;
-    let mut s = HostSession::from_program(&prog).expect("verifies");
-    let env = HostEnv::default();
-    let mut errs = s.run_probes_of_kind(abi::STP_PROBE_BEGIN, &env);
-    errs.extend(s.run_probes_of_kind(abi::STP_PROBE_END, &env));
-    let mut out = String::from_utf8_lossy(&s.output()).into_owned();
-    for (i, m) in prog.maps.iter().enumerate() {
-        if m.print_at_exit {
-            let e = s.map_entries(i, m).expect("map");
-            out.push_str(&vm_spec::maps::exit_text(m, &e));
+    common::run_begin_end(src, |prog, s| {
+        let mut out = String::new();
+        for (i, m) in prog.maps.iter().enumerate() {
+            if m.print_at_exit {
+                let e = s.map_entries(i, m).expect("map");
+                out.push_str(&vm_spec::maps::exit_text(m, &e));
+            }
         }
-    }
-    if let Some(e) = errs.first() {
-        out.push_str(&format!("ERROR: {}\n", e.message));
-    }
-    out
+        out
+    })
 }
 
 #[test]

@@ -4,20 +4,11 @@
 //! (`arr[1, *]`), and over statistics arrays sorted by any extractor.
 mod common;
 use vm_spec::abi;
-use vm_spec::core::{HostEnv, HostSession};
+use vm_spec::core::HostSession;
 
 /// Runs begin then end probes; the output, then the first run-time error.
 fn run(src: &str) -> String {
-    let prog = common::build(src).program;
-    let mut s = HostSession::from_program(&prog).expect("verifies");
-    let env = HostEnv::default();
-    let mut errs = s.run_probes_of_kind(abi::STP_PROBE_BEGIN, &env);
-    errs.extend(s.run_probes_of_kind(abi::STP_PROBE_END, &env));
-    let mut out = String::from_utf8_lossy(&s.output()).into_owned();
-    if let Some(e) = errs.first() {
-        out.push_str(&format!("ERROR: {}\n", e.message));
-    }
-    out
+    common::run_begin_end(src, |_, _| String::new())
 }
 
 #[test]

@@ -33,17 +33,7 @@ fn exit_lines(prog: &Program, s: &HostSession) -> String {
 /// Runs begin then end probes; the output, the exit lines, then the first
 /// run-time error, if any.
 fn run(src: &str) -> String {
-    let prog = common::build(src).program;
-    let mut s = HostSession::from_program(&prog).expect("verifies");
-    let env = HostEnv::default();
-    let mut errs = s.run_probes_of_kind(abi::STP_PROBE_BEGIN, &env);
-    errs.extend(s.run_probes_of_kind(abi::STP_PROBE_END, &env));
-    let mut out = String::from_utf8_lossy(&s.output()).into_owned();
-    out.push_str(&exit_lines(&prog, &s));
-    if let Some(e) = errs.first() {
-        out.push_str(&format!("ERROR: {}\n", e.message));
-    }
-    out
+    common::run_begin_end(src, exit_lines)
 }
 
 #[test]

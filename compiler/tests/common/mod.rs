@@ -92,3 +92,25 @@ pub fn image_unverified(p: &Program) -> Vec<u8> {
         .collect();
     vm_spec::image::build(p, &syms).expect("image")
 }
+
+/// Compiles `src` and runs its begin probes, then its end probes, on the C
+/// core in user space (`HostSession`, the code stapvm.ko runs). Returns the
+/// output, then `at_exit(program, session)` (what stapvm prints at exit,
+/// e.g. the arrays), then `ERROR: <message>` of the first run-time error.
+pub fn run_begin_end(
+    src: &str,
+    at_exit: impl Fn(&Program, &vm_spec::core::HostSession) -> String,
+) -> String {
+    use vm_spec::abi::{STP_PROBE_BEGIN, STP_PROBE_END};
+    let prog = build(src).program;
+    let mut s = vm_spec::core::HostSession::from_program(&prog).expect("verifies");
+    let env = vm_spec::core::HostEnv::default();
+    let mut errs = s.run_probes_of_kind(STP_PROBE_BEGIN, &env);
+    errs.extend(s.run_probes_of_kind(STP_PROBE_END, &env));
+    let mut out = String::from_utf8_lossy(&s.output()).into_owned();
+    out.push_str(&at_exit(&prog, &s));
+    if let Some(e) = errs.first() {
+        out.push_str(&format!("ERROR: {}\n", e.message));
+    }
+    out
+}
