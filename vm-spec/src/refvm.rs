@@ -1179,17 +1179,7 @@ impl Machine<'_> {
                 .frames
                 .pop()
                 .ok_or_else(|| Stop::Hole("catch frame".into()))?;
-            self.h = self
-                .prog
-                .handlers
-                .get(f.handler as usize)
-                .ok_or_else(|| Stop::Hole("caller".into()))?;
-            self.handler = f.handler;
-            self.r = f.r;
-            self.r_set = f.r_set;
-            self.s = f.s;
-            self.s_set = f.s_set;
-            self.catch = f.catch;
+            self.resume_caller(f)?;
         }
         let Some((t, reg)) = self.catch.take() else {
             return Err(Stop::Hole("catch".into()));
@@ -1275,6 +1265,19 @@ impl Machine<'_> {
         if !kind_ok {
             return Err(Stop::Hole("return kind does not match the call".into()));
         }
+        let (dst, ret_pc) = self.resume_caller(f)?;
+        match v {
+            Some(Ret::Long(x)) => self.wr(dst, x)?,
+            Some(Ret::Str(x)) => self.swr(dst, x)?,
+            None => {}
+        }
+        Ok(Some(ret_pc))
+    }
+
+    /// Makes frame `f`'s caller the running handler again (its registers
+    /// and its armed catch), for RET and for a catch in a caller; returns
+    /// the call's result register and return pc.
+    fn resume_caller(&mut self, f: Frame) -> Result<(u8, usize), Stop> {
         self.h = self
             .prog
             .handlers
@@ -1286,12 +1289,7 @@ impl Machine<'_> {
         self.s = f.s;
         self.s_set = f.s_set;
         self.catch = f.catch;
-        match v {
-            Some(Ret::Long(x)) => self.wr(f.dst, x)?,
-            Some(Ret::Str(x)) => self.swr(f.dst, x)?,
-            None => {}
-        }
-        Ok(Some(f.ret_pc))
+        Ok((f.dst, f.ret_pc))
     }
 
     /// SPRINTF: the text of format imm with its argument runs, through
