@@ -6,10 +6,12 @@
  * (session.c).
  *
  * Left out: everything after LOAD (session.c, probes.c, rings.c) and the
- * checks themselves (core/verify.c; this file adds only what depends on
- * the module: the image size cap before allocating, the power-of-two
- * RING_PAGES the ring allocator needs, and an overload threshold not above
- * its interval).
+ * checks themselves: core/verify.c is their one definition, including
+ * those the module's glue relies on (RING_PAGES a power of two for
+ * rings.c, an overload threshold not above its interval, kprobe symbols
+ * of 1 to STP_MAX_SYMBOL_LEN bytes for probes.c). The image size cap is
+ * also checked here, by the verifier's own stp_verify_size, because it
+ * must hold before the image is allocated and copied in.
  *
  * Context: process context only (open, ioctl, module init/exit).
  */
@@ -23,69 +25,8 @@
 #include <linux/slab.h>
 #include <linux/mm.h>
 #include <linux/anon_inodes.h>
-#include <linux/log2.h>
 
 #include "session.h"
-
-/*
- * Fill *res for a refusal decided here rather than by the verifier; the
- * message is worded like the verifier's own.
- */
-static int stp_refuse(struct stp_verify_result *res, u32 code, u32 where,
-		      const char *msg)
-{
-	res->code = code;
-	res->where = where;
-	strscpy(res->msg, msg, sizeof(res->msg));
-	return -stp_verr_info[code].err;
-}
-
-/*
- * Module-specific checks of a verified program: what the ring allocator
- * and the probe glue need beyond the verifier's own bounds.
- */
-static int stp_check_glue(const struct stp_prog *prog,
-			  struct stp_verify_result *res)
-{
-	u32 ring_pages = prog->limits[STP_LIM_RING_PAGES];
-	char detail[96];
-	u32 i;
-
-	if (!is_power_of_2(ring_pages)) {
-		snprintf(detail, sizeof(detail),
-			 "limit RING_PAGES = %u is not a power of two",
-			 ring_pages);
-		return stp_refuse(res, STP_VERR_BAD_LIMIT, STP_LIM_RING_PAGES,
-				  detail);
-	}
-	/* A threshold above the interval could never trip (abi.h). */
-	if (prog->limits[STP_LIM_STP_OVERLOAD_THRESHOLD] >
-	    prog->limits[STP_LIM_STP_OVERLOAD_INTERVAL]) {
-		snprintf(detail, sizeof(detail),
-			 "limit STP_OVERLOAD_THRESHOLD = %u is above STP_OVERLOAD_INTERVAL = %u",
-			 prog->limits[STP_LIM_STP_OVERLOAD_THRESHOLD],
-			 prog->limits[STP_LIM_STP_OVERLOAD_INTERVAL]);
-		return stp_refuse(res, STP_VERR_BAD_LIMIT,
-				  STP_LIM_STP_OVERLOAD_THRESHOLD, detail);
-	}
-	for (i = 0; i < prog->nprobes; i++) {
-		const struct stp_probe_desc *pd = &prog->probes[i];
-
-		if (pd->kind != STP_PROBE_KPROBE &&
-		    pd->kind != STP_PROBE_KRETPROBE &&
-		    pd->kind != STP_PROBE_TRACEPOINT)
-			continue;
-		if (prog->strs[pd->symbol].len == 0 ||
-		    prog->strs[pd->symbol].len > STP_MAX_SYMBOL_LEN) {
-			snprintf(detail, sizeof(detail),
-				 "probe %u: symbol of %u bytes, must be 1 to %u",
-				 i, prog->strs[pd->symbol].len,
-				 STP_MAX_SYMBOL_LEN);
-			return stp_refuse(res, STP_VERR_BAD_PROBE, i, detail);
-		}
-	}
-	return 0;
-}
 
 /* Copy the outcome of a LOAD back: code, place, and the message. */
 static int stp_report(struct stp_load_args __user *uargs,
@@ -114,7 +55,6 @@ static long stp_load(struct stp_load_args __user *uargs)
 	struct stp_load_args a;
 	struct stp_prog prog;
 	void *image = NULL;
-	char detail[80];
 	int err, fd;
 
 	err = stp_copy_args(&a, sizeof(a), STP_LOAD_ARGS_SIZE_VER0, uargs);
@@ -127,14 +67,13 @@ static long stp_load(struct stp_load_args __user *uargs)
 	if (!res)
 		return -ENOMEM;
 
-	/* The cap is checked before anything is allocated for the image. */
-	if (a.image_size > STP_MAX_IMAGE_SIZE) {
-		snprintf(detail, sizeof(detail),
-			 "image of %u bytes, the cap is %u", a.image_size,
-			 STP_MAX_IMAGE_SIZE);
-		err = stp_refuse(res, STP_VERR_TOO_BIG, 0, detail);
+	/*
+	 * The cap is checked before anything is allocated for the image
+	 * (stp_verify checks it again, with the same code and message).
+	 */
+	err = stp_verify_size(a.image_size, res);
+	if (err)
 		goto report;
-	}
 	/* kvmalloc memory is at least 8-byte aligned, as stp_verify needs. */
 	image = kvmalloc(max_t(u32, a.image_size, 8),
 			 GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
@@ -148,8 +87,6 @@ static long stp_load(struct stp_load_args __user *uargs)
 	}
 
 	err = stp_verify(image, a.image_size, &prog, res);
-	if (!err)
-		err = stp_check_glue(&prog, res);
 	if (err)
 		goto report;
 

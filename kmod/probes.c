@@ -372,7 +372,7 @@ int stp_probes_init(struct stp_session *s)
 		case STP_PROBE_TRACEPOINT:
 			sd = &prog->strs[pd->symbol];
 			if (sd->len == 0 || sd->len > STP_MAX_SYMBOL_LEN)
-				return -EINVAL;	/* main.c refused it already */
+				return -EINVAL;	/* verify.c refused it already */
 			memcpy(p->symbol, prog->strdata + sd->off, sd->len);
 			p->symbol[sd->len] = '\0';
 			break;

@@ -34,6 +34,8 @@
 #include <linux/rcupdate.h>
 #include <linux/timekeeping.h>
 #include <linux/jiffies.h>
+#include <linux/timex.h>
+#include <linux/cpumask.h>
 #include <linux/smp.h>
 #include <linux/uaccess.h>
 #include <linux/ptrace.h>
@@ -45,6 +47,9 @@
 #include <linux/kallsyms.h>
 #include <linux/stacktrace.h>
 #include <linux/module.h>
+#include <linux/pid.h>
+#include <linux/pid_namespace.h>
+#include <linux/sched/task_stack.h>	/* task_pt_regs: task_stack_page */
 #include "stapvm/abi.h"		/* STP_MAX_BACKTRACE */
 
 /* Frames stack_trace_save() may give BACKTRACE before it picks its own. */
@@ -142,6 +147,15 @@ static inline s64 stp_env_ppid(void *env)
 }
 
 /*
+ * TASK_CURRENT: the address of current's task_struct. Scripts read its
+ * members only through nofault KERNEL_* reads at BTF offsets (@cast).
+ */
+static inline u64 stp_env_task(void *env)
+{
+	return (u64)(unsigned long)current;
+}
+
+/*
  * current->mm->arg_start / arg_end (MM_ARG, for cmdline_str()). current's
  * mm cannot go away while current runs; the fields are plain longs that
  * exec sets before the task runs user code. A kernel thread has no mm: 0.
@@ -178,6 +192,45 @@ static inline s64 stp_env_cpu(void *env)
 static inline s64 stp_env_jiffies(void *env)
 {
 	return (s64)get_jiffies_64();
+}
+
+static inline s64 stp_env_egid(void *env)
+{
+	return from_kgid_munged(&init_user_ns, current_egid());
+}
+
+/* The module is built for the running kernel: its HZ is that kernel's. */
+static inline s64 stp_env_hz(void *env)
+{
+	return HZ;
+}
+
+/* The TSC on x86-64 (rdtsc: no lock, any context). */
+static inline u64 stp_env_cycles(void *env)
+{
+	return (u64)get_cycles();
+}
+
+/* cpu_online() reads a cpumask bit: no lock, any context. */
+static inline u64 stp_env_cpu_online(void *env, s64 cpu)
+{
+	return cpu >= 0 && cpu < nr_cpu_ids && cpu_online((unsigned int)cpu);
+}
+
+/*
+ * RANDOM's source: SplitMix64 over one shared counter, stepped by an
+ * atomic add (lockless, NMI-safe), mixed with the TSC. Not for security:
+ * stap's _stp_random_u is an LCG seeded from jiffies.
+ */
+static inline u32 stp_env_random_u32(void *env)
+{
+	static atomic64_t state;
+	u64 z = (u64)atomic64_add_return((s64)0x9e3779b97f4a7c15ull, &state) ^
+		(u64)get_cycles();
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return (u32)((z ^ (z >> 31)) >> 32);
 }
 
 /*
@@ -431,6 +484,98 @@ static inline u32 stp_env_backtrace(void *env, char *buf, u32 max)
 		len += m;
 	}
 	return len;
+}
+
+/*
+ * REGISTER: the idx-th 8-byte word of the hit's pt_regs (r15 .. ss, the
+ * order of stap's x86_64 registers.stp offsets); 0 without registers or
+ * past ss. regs_get_register() also bounds the offset (MAX_REG_OFFSET).
+ */
+static inline u64 stp_env_register(void *env, u64 idx)
+{
+	struct stp_kenv *ke = env;
+
+	if (!ke || !ke->regs || idx > MAX_REG_OFFSET / sizeof(unsigned long))
+		return 0;
+	return regs_get_register(ke->regs,
+				 (unsigned int)idx * sizeof(unsigned long));
+}
+
+/*
+ * UADDR (stap's uaddr()): the user-mode instruction pointer of current:
+ * the hit's own registers when they are user mode (timer.profile),
+ * else the user registers saved at the top of current's kernel stack
+ * (task_pt_regs, always mapped); 0 for a task without user context.
+ */
+static inline u64 stp_env_uaddr(void *env)
+{
+	struct stp_kenv *ke = env;
+
+	if (ke && ke->regs && user_mode(ke->regs))
+		return (u64)instruction_pointer(ke->regs);
+	if (!READ_ONCE(current->mm) || (current->flags & PF_KTHREAD))
+		return 0;
+	return (u64)instruction_pointer(task_pt_regs(current));
+}
+
+/*
+ * PID2TASK (stap's pid2task: pid_task(find_vpid(pid), PIDTYPE_PID)): the
+ * lookup is lockless (idr under RCU; preemption is off here, and
+ * rcu_read_lock nests in any context). task_active_pid_ns() is NULL for
+ * a task past detach_pid (an exiting current): then 0, as for an unknown
+ * pid. The address is only ever read through nofault copies (@cast).
+ */
+static inline u64 stp_env_pid2task(void *env, s64 nr)
+{
+	struct pid_namespace *ns;
+	struct task_struct *t = NULL;
+
+	if (nr <= 0 || nr > INT_MAX)
+		return 0;
+	rcu_read_lock();
+	ns = task_active_pid_ns(current);
+	if (ns)
+		t = pid_task(find_pid_ns((int)nr, ns), PIDTYPE_PID);
+	rcu_read_unlock();
+	return (u64)(unsigned long)t;
+}
+
+/*
+ * MODNAME of addr into buf (at most max bytes); returns the length. 6.1
+ * exports no __module_address: sprint_symbol() (module_address_lookup,
+ * under preempt-disable, no lock) names the module of any address in a
+ * module's layout as " [module]"; an address kallsyms resolves outside
+ * every module is the kernel image's, "kernel"; else 0 bytes (stap's
+ * "Cannot determine kernel module name", raised by the tapset).
+ */
+static inline u32 stp_env_modname(void *env, u64 addr, char *buf, u32 max)
+{
+	struct stp_kenv *ke = env;
+	const char *name = "kernel", *lb, *end;
+	char *s;
+	u32 n;
+
+	if (!ke || !ke->scratch)
+		return 0;
+	s = ke->scratch;
+	sprint_symbol(s, (unsigned long)addr);
+	n = (u32)strnlen(s, KSYM_SYMBOL_LEN);
+	lb = memchr(s, '[', n);
+	if (lb) {
+		name = lb + 1;
+		end = memchr(name, ']', n - (u32)(name - s));
+		if (!end)
+			return 0;
+		n = (u32)(end - name);
+	} else if (n > 1 && s[0] == '0' && s[1] == 'x') {
+		return 0;	/* no symbol: neither a module nor the kernel */
+	} else {
+		n = 6;
+	}
+	if (n > max)
+		n = max;
+	memcpy(buf, name, n);
+	return n;
 }
 
 #endif /* STAPVM_STP_ENV_H */

@@ -268,7 +268,8 @@ fn front(
     opts: &Options,
     target: &Target,
 ) -> Result<Front, Failed> {
-    let (tokens, script, mut diags) = pass1(source_name, source, opts, target)?;
+    let (tokens, mut script, mut diags) = pass1(source_name, source, opts, target)?;
+    tapset::kernel_aliases::add(&mut script);
     let script = passes::expand::run(script, &mut diags);
     let script = passes::prometheus::run(script, &mut diags);
     if diags.has_errors() {
@@ -279,6 +280,9 @@ fn front(
         return Err(failed(source_name, source, &tokens, &diags, 2));
     }
     let resolved = passes::resolve::run(&script, &mut diags);
+    if !diags.has_errors() {
+        passes::elide::check(&script, &resolved, &mut diags);
+    }
     if let Some(syms) = &target.kernel_symbols {
         symbols::check(&resolved, syms, &mut diags);
     }

@@ -97,6 +97,38 @@ impl KernelSymbols {
     }
 }
 
+/// stap's kernel source-file blocklist (dwflpp.cxx
+/// `build_kernel_blocklist`, the regexps as globs): functions declared in
+/// these files are never probed.
+pub const BLOCKLISTED_FILES: &[&str] = &[
+    "kernel/kprobes.c",
+    "arch/*/kernel/kprobes.c",
+    "*/include/asm/io.h",
+    "*/include/asm/io-defs.h",
+    "*/include/asm/io_64.h",
+    "*/include/asm/bitops.h",
+    "drivers/ide/ide-iops.c",
+    "arch/*/kernel/paravirt.c",
+    "*/include/asm/paravirt.h",
+];
+
+/// Whether a DWARF decl file is in `BLOCKLISTED_FILES`: the whole name, or
+/// its tail after a `/` (decl files are often absolute, the compilation
+/// directory joined in front, where stap's anchored regexps would miss).
+pub fn blocklisted_file(file: &str) -> bool {
+    BLOCKLISTED_FILES.iter().any(|b| {
+        fnmatch(b.as_bytes(), file.as_bytes())
+            || fnmatch(format!("*/{b}").as_bytes(), file.as_bytes())
+    })
+}
+
+/// Whether every source file a `@FILEPAT` can select (FILEPAT itself, or a
+/// name ending in `/FILEPAT`) is blocklisted: then no function matches,
+/// whatever the debuginfo says (`*@kernel/kprobes.c`).
+pub fn only_blocklisted_files(filepat: &str) -> bool {
+    !filepat.contains(['*', '?', '[']) && blocklisted_file(filepat)
+}
+
 /// Adds stap's "no match" error for every function probe point (without
 /// `?`) that `syms` does not have.
 pub fn check(res: &Resolved, syms: &KernelSymbols, diags: &mut Diags) {
@@ -113,6 +145,10 @@ pub fn check(res: &Resolved, syms: &KernelSymbols, diags: &mut Diags) {
             let ProbeTarget::Symbol { name, .. } = &pt.target else {
                 continue;
             };
+            // kallsyms has no source files: a `@FILEPAT` is checked by the
+            // loader against the kernel's debuginfo (one that can only
+            // select blocklisted files is refused by resolve).
+            let (name, _file) = vm_spec::program::split_source_file(name);
             if syms.matches(name) {
                 continue;
             }
@@ -158,5 +194,32 @@ mod tests {
             .map(|l| format!("0000000000000000{}\n", &l[16..]))
             .collect::<String>();
         assert!(KernelSymbols::from_kallsyms(&zero).matches("init_setup"));
+    }
+
+    #[test]
+    fn stap_file_blocklist() {
+        for f in [
+            "kernel/kprobes.c",
+            "/build/linux/kernel/kprobes.c",
+            "arch/x86/kernel/kprobes.c",
+            "./arch/x86/include/asm/io.h",
+            "/usr/src/linux/arch/x86/include/asm/paravirt.h",
+        ] {
+            assert!(blocklisted_file(f), "{f}");
+        }
+        for f in [
+            "kernel/kprobes.h",
+            "fs/read_write.c",
+            "include/asm/io.h",
+            "kernel/kprobes.c.orig",
+        ] {
+            assert!(!blocklisted_file(f), "{f}");
+        }
+        assert!(only_blocklisted_files("kernel/kprobes.c"));
+        assert!(
+            !only_blocklisted_files("kernel/*.c"),
+            "kernel/fork.c is not"
+        );
+        assert!(!only_blocklisted_files("fs/*.c"));
     }
 }

@@ -3,16 +3,11 @@
 mod common;
 use common::{build, fail};
 use vm_spec::abi;
-use vm_spec::core::{HostEnv, HostSession};
 use vm_spec::program::ProbeTarget;
 
-/// The output of the begin probes of `src`.
+/// The output of the begin (then end) probes of `src`, which must not fail.
 fn begin_output(src: &str) -> String {
-    let prog = build(src).program;
-    let mut s = HostSession::from_program(&prog).expect("load");
-    let errs = s.run_probes_of_kind(abi::STP_PROBE_BEGIN, &HostEnv::default());
-    assert!(errs.is_empty(), "{errs:?}");
-    String::from_utf8_lossy(&s.output()).into_owned()
+    common::run_begin_end(src, &Default::default()).ok()
 }
 
 fn targets(src: &str) -> Vec<(u8, ProbeTarget)> {
@@ -152,8 +147,7 @@ fn error_and_never_probes() {
         );
     }
     assert_eq!(prog.probes[2].display, "error(2)");
-    common::verify(&prog).unwrap();
-    common::image(&prog);
+    common::check(&prog);
 }
 
 #[test]
@@ -167,8 +161,7 @@ fn tracepoints() {
         prog.handlers[prog.probes[0].handler as usize].ctx,
         abi::STP_CTX_KPROBE as u8
     );
-    common::verify(&prog).unwrap();
-    common::image(&prog);
+    common::check(&prog);
     let e = fail("probe kernel.trace(\"a-b\") { }");
     assert!(e.contains("invalid tracepoint name"), "{e}");
     let e = fail("probe kernel.trace(\"sched_*\") { }");

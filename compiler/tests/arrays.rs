@@ -4,18 +4,10 @@
 mod common;
 
 /// Runs begin then end probes; output, then the arrays printed at exit,
-/// then the first run-time error's message, if any.
+/// then an `ERROR:` line per run-time error.
 fn run(src: &str) -> String {
-    common::run_begin_end(src, |prog, s| {
-        let mut out = String::new();
-        for (i, m) in prog.maps.iter().enumerate() {
-            if m.print_at_exit {
-                let e = s.map_entries(i, m).expect("map");
-                out.push_str(&vm_spec::maps::exit_text(m, &e));
-            }
-        }
-        out
-    })
+    let r = common::run_begin_end(src, &Default::default());
+    r.report(&common::arrays_at_exit(&r.program, &r.session))
 }
 
 #[test]

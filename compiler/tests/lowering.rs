@@ -1,21 +1,20 @@
 //! Code generation checked by listing the instructions of small snippets
 //! (Lua's `testes/code.lua` style). Every program is also run through both
-//! verifiers (`common::verify`: the Rust one; `common::image`: the C one).
+//! verifiers (`common::check`: `common::verify`, the Rust one, then
+//! `common::image`, the C one).
 mod common;
 use common::*;
 
 /// The assembly of the handler of `probe begin { BODY }`.
 fn asm(body: &str) -> Vec<String> {
     let c = build(&format!("probe begin {{ {body} }}"));
-    verify(&c.program).unwrap();
-    image(&c.program);
+    check(&c.program);
     disasm(c.program.handlers.last().unwrap())
 }
 
 fn ops(body: &str) -> Vec<&'static str> {
     let c = build(&format!("probe begin {{ {body} }}"));
-    verify(&c.program).unwrap();
-    image(&c.program);
+    check(&c.program);
     names(c.program.handlers.last().unwrap())
 }
 
@@ -99,8 +98,7 @@ fn arithmetic_and_compound_assignment() {
 #[test]
 fn constants_small_and_large() {
     let c = build("probe begin { x = 2147483647; y = 2147483648; z = -1; w = 0x7fffffffffffffff }");
-    verify(&c.program).unwrap();
-    image(&c.program);
+    check(&c.program);
     assert_eq!(
         disasm(&c.program.handlers[0])[4..],
         [
@@ -118,8 +116,7 @@ fn constants_small_and_large() {
 #[test]
 fn globals_use_ldg_stg_and_atomic_gadd() {
     let c = build("global n, m\nprobe begin { n++; n += 5; n -= 2; m = n; m *= 2 }");
-    verify(&c.program).unwrap();
-    image(&c.program);
+    check(&c.program);
     assert_eq!(
         disasm(&c.program.handlers[0]),
         [
@@ -329,8 +326,7 @@ fn memory_helpers_take_an_integer_argument() {
 #[test]
 fn return_probes_read_retval() {
     let c = build("probe kernel.function(\"f\").return { x = $return + retval() }");
-    verify(&c.program).unwrap();
-    image(&c.program);
+    check(&c.program);
     assert_eq!(
         disasm(&c.program.handlers[0]),
         [
@@ -355,8 +351,7 @@ fn locations_point_at_the_source() {
 #[test]
 fn global_initialisers_run_first() {
     let c = build("global a = 5, b = 9999999999, c\nprobe begin { c = a + b } probe begin(-5) { }");
-    verify(&c.program).unwrap();
-    image(&c.program);
+    check(&c.program);
     assert_eq!(
         disasm(&c.program.handlers[0]),
         ["LDI r0, 5", "STG r0, g0", "LDK r0, k0", "STG r0, g1", "RET"]

@@ -5,18 +5,18 @@
 //! symbols (symname/symdata give the hex form; helpers.h).
 mod common;
 use vm_spec::abi;
-use vm_spec::core::{HostEnv, HostSession};
+use vm_spec::core::HostEnv;
 
-/// Runs every probe of `kind` once with `env`; the output and errors.
-fn run_kind(src: &str, kind: u32, env: &HostEnv) -> String {
-    let prog = common::build(src).program;
-    let mut s = HostSession::from_program(&prog).expect("verifies");
-    let errs = s.run_probes_of_kind(kind, env);
-    let mut out = String::from_utf8_lossy(&s.output()).into_owned();
-    if let Some(e) = errs.first() {
-        out.push_str(&format!("ERROR: {}\n", e.message));
-    }
-    out
+/// Runs the begin probes, one timer probe run (every script here has at
+/// most one timer probe) and the end probes with `env`; the output, then
+/// an `ERROR:` line per run-time error.
+fn run(src: &str, env: &HostEnv) -> String {
+    let opts = common::RunOptions {
+        env: env.clone(),
+        timers: 1,
+        ..Default::default()
+    };
+    common::run_begin_end(src, &opts).report("")
 }
 
 #[test]
@@ -60,15 +60,14 @@ fn context_and_symbol_functions_in_user_space() {
         ..Default::default()
     };
     assert_eq!(
-        run_kind(src, abi::STP_PROBE_TIMER, &env),
+        run(src, &env),
         "ffffffff81001234 1 [0xffffffff81001234] [0x1000] \
          [0xffffffff81001234] [0xffffffff81001234]\n\
          [bash] [0xffffffff81001234 0x10 0xffffffff82000000]\n"
     );
     // No registers: addr() 0, probefunc() "".
-    let out = run_kind(
+    let out = run(
         "probe begin { printf(\"%d [%s] %d\\n\", addr(), probefunc(), user_mode()) }",
-        abi::STP_PROBE_BEGIN,
         &HostEnv::default(),
     );
     assert_eq!(out, "0 [] 0\n");
@@ -80,27 +79,21 @@ fn backtrace_keeps_whole_frames_and_stap_s_limit() {
         stack: (0..30).map(|i| 0x1000 + i).collect(),
         ..Default::default()
     };
-    let out = run_kind(
-        "probe begin { b = backtrace(); println(b) }",
-        abi::STP_PROBE_BEGIN,
-        &env,
-    );
+    let out = run("probe begin { b = backtrace(); println(b) }", &env);
     let frames: Vec<&str> = out.trim_end().split(' ').collect();
     assert_eq!(frames.len(), abi::STP_MAX_BACKTRACE as usize);
     assert_eq!(frames[0], "0x1000");
     // MAXSTRINGLEN 16: "0x1000 0x1001" fits (13 bytes), a third does not.
-    let c = compiler::compile(
-        "x.stp",
-        "probe begin { println(backtrace()) }",
-        &compiler::Options {
+    let opts = common::RunOptions {
+        compile: compiler::Options {
             defines: vec![("MAXSTRINGLEN".into(), "16".into())],
             args: Vec::new(),
         },
-    )
-    .expect("compiles");
-    let mut s = HostSession::from_program(&c.program).expect("verifies");
-    s.run_probes_of_kind(abi::STP_PROBE_BEGIN, &env);
-    assert_eq!(String::from_utf8_lossy(&s.output()), "0x1000 0x1001\n");
+        env,
+        ..Default::default()
+    };
+    let r = common::run_begin_end("probe begin { println(backtrace()) }", &opts);
+    assert_eq!(r.output(), "0x1000 0x1001\n");
 }
 
 #[test]
@@ -110,15 +103,10 @@ fn print_syms_and_print_backtrace_print_stap_lines() {
         ..Default::default()
     };
     let want = " 0xffffffff81001234 : 0xffffffff81001234\n 0x000000000000002a : 0x2a\n";
-    let out = run_kind(
-        "probe begin { print_backtrace() }",
-        abi::STP_PROBE_BEGIN,
-        &env,
-    );
+    let out = run("probe begin { print_backtrace() }", &env);
     assert_eq!(out, want);
-    let out = run_kind(
+    let out = run(
         "global t\nprobe begin { t[backtrace()]++; foreach (s in t) print_syms(s); print_syms(\"\") }",
-        abi::STP_PROBE_BEGIN,
         &env,
     );
     assert_eq!(out, want);
@@ -126,9 +114,8 @@ fn print_syms_and_print_backtrace_print_stap_lines() {
 
 #[test]
 fn pp_is_the_probe_point_as_written() {
-    let out = run_kind(
+    let out = run(
         "probe begin { println(pp()) } probe begin(5) { x = pp(); println(x) }",
-        abi::STP_PROBE_BEGIN,
         &HostEnv::default(),
     );
     assert_eq!(out, "begin\nbegin(5)\n");

@@ -7,8 +7,6 @@
 mod common;
 use common::*;
 use compiler::{compile, Options};
-use vm_spec::abi;
-use vm_spec::core::{HostEnv, HostSession};
 
 /// Patterns written in the common subset of stap's dialect and the regex
 /// crate's syntax (the crate reads them with `(?s-u)`: bytes, `.` matches
@@ -130,15 +128,14 @@ fn lit(s: &[u8]) -> String {
     out
 }
 
-/// Runs the begin probes of `src` on the C core; returns the output.
+/// Checks `src` with both verifiers and runs its begin (then end) probes
+/// on the C core; returns the output, which must come without an error.
 fn run(src: &str) -> String {
-    let c = build(src);
-    verify(&c.program).unwrap_or_else(|e| panic!("{src}: {e}"));
-    image(&c.program);
-    let mut s = HostSession::from_program(&c.program).expect("verifies");
-    let errs = s.run_probes_of_kind(abi::STP_PROBE_BEGIN, &HostEnv::default());
-    assert!(errs.is_empty(), "{src}: {errs:?}");
-    String::from_utf8_lossy(&s.output()).into_owned()
+    let opts = RunOptions {
+        check: true,
+        ..Default::default()
+    };
+    run_begin_end(src, &opts).ok()
 }
 
 #[test]

@@ -17,10 +17,11 @@
 #[allow(dead_code)]
 mod corpus;
 
+mod common;
+
+use common::RunOptions;
 use compiler::{compile, Options};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use vm_spec::abi;
-use vm_spec::core::{HostEnv, HostSession};
 
 /// Simulated time for timer probes.
 const TIMER_BUDGET_NS: u64 = 10_000_000_000;
@@ -29,11 +30,16 @@ const TIMER_RUNS: usize = 10_000;
 
 /// Compiles and runs one script; Ok(output) or Err(reason).
 fn run_script(src: &str, defines: &[(String, String)]) -> Result<Vec<u8>, String> {
-    let opts = Options {
-        defines: defines.to_vec(),
-        args: Vec::new(),
+    let opts = RunOptions {
+        compile: Options {
+            defines: defines.to_vec(),
+            args: Vec::new(),
+        },
+        timers: TIMER_RUNS,
+        timer_ns: TIMER_BUDGET_NS,
+        ..Default::default()
     };
-    let compiled = compile("-", src, &opts).map_err(|f| {
+    let compiled = compile("-", src, &opts.compile).map_err(|f| {
         let first = f
             .rendered
             .lines()
@@ -42,44 +48,13 @@ fn run_script(src: &str, defines: &[(String, String)]) -> Result<Vec<u8>, String
             .to_string();
         format!("compile: {first}")
     })?;
-    let prog = compiled.program;
-    let mut s = HostSession::from_program(&prog).map_err(|e| format!("load: {e}"))?;
-    let env = HostEnv::default();
-    let mut errors = Vec::new();
-    errors.extend(s.run_probes_of_kind(abi::STP_PROBE_BEGIN, &env));
-    // Timers: fire each in period order until exit() or the budget.
-    let mut timers: Vec<(u64, u64, u32)> = prog
-        .probes
-        .iter()
-        .filter(|p| u32::from(p.kind) == abi::STP_PROBE_TIMER)
-        .map(|p| (p.period_ns, p.period_ns, p.handler))
-        .collect();
-    let mut runs = 0;
-    while !s.exit_requested() && !timers.is_empty() && runs < TIMER_RUNS {
-        timers.sort_by_key(|t| t.0);
-        let (due, period, h) = timers[0];
-        if due > TIMER_BUDGET_NS {
-            break;
-        }
-        if let Err(e) = s.run_handler(h, &env) {
-            errors.push(e);
-        }
-        timers[0].0 = due + period;
-        runs += 1;
+    let r = common::run_program(&compiled.program, &opts).map_err(|e| format!("load: {e}"))?;
+    if let Some(e) = r.errors.first() {
+        return Err(format!("run-time error: {e}"));
     }
-    errors.extend(s.run_probes_of_kind(abi::STP_PROBE_END, &env));
-    let mut out = s.output();
     // Arrays written and never read, as the CLI prints them at exit.
-    if errors.is_empty() {
-        for (i, m) in prog.maps.iter().enumerate() {
-            if let (true, Some(e)) = (m.print_at_exit, s.map_entries(i, m)) {
-                out.extend_from_slice(vm_spec::maps::exit_text(m, &e).as_bytes());
-            }
-        }
-    }
-    if let Some(e) = errors.first() {
-        return Err(format!("run-time error: {}", e.message));
-    }
+    let mut out = r.session.output();
+    out.extend_from_slice(common::arrays_at_exit(&r.program, &r.session).as_bytes());
     Ok(out)
 }
 

@@ -4,46 +4,18 @@
 //! and the semantic errors of misused statistics.
 mod common;
 use common::*;
-use vm_spec::abi;
-use vm_spec::core::{HostEnv, HostSession};
 
-/// Runs begin probes, then the timer probes in turn (as if on CPU
-/// `i % cpus`) until one calls `exit()` or `max_ticks` ticks ran, then end
+/// Runs begin probes, then the timer probes (timer run `i` on CPU
+/// `i % cpus`) until one calls `exit()` or `max_ticks` ran, then end
 /// probes; returns the output (histograms drawn) and the errors.
 fn run(src: &str, cpus: u32, max_ticks: usize) -> (String, Vec<String>) {
-    let c = build(src);
-    let p = &c.program;
-    let mut s = HostSession::from_program(p).expect("verifies");
-    s.set_cpus(cpus);
-    let mut env = HostEnv::default();
-    let mut errs: Vec<String> = s
-        .run_probes_of_kind(abi::STP_PROBE_BEGIN, &env)
-        .into_iter()
-        .map(|e| e.message)
-        .collect();
-    let timers: Vec<u32> = p
-        .probes
-        .iter()
-        .filter(|pr| u32::from(pr.kind) == abi::STP_PROBE_TIMER)
-        .map(|pr| pr.handler)
-        .collect();
-    let mut tick = 0;
-    while !s.exit_requested() && !timers.is_empty() && tick < max_ticks {
-        for &h in &timers {
-            env.cpu = (tick as u32 % cpus) as i64;
-            if let Err(e) = s.run_handler(h, &env) {
-                errs.push(e.message);
-            }
-        }
-        tick += 1;
-    }
-    env.cpu = 0;
-    errs.extend(
-        s.run_probes_of_kind(abi::STP_PROBE_END, &env)
-            .into_iter()
-            .map(|e| e.message),
-    );
-    (String::from_utf8_lossy(&s.output()).into_owned(), errs)
+    let opts = RunOptions {
+        cpus,
+        timers: max_ticks,
+        ..Default::default()
+    };
+    let r = run_begin_end(src, &opts);
+    (r.output(), r.errors)
 }
 
 #[test]
@@ -152,13 +124,7 @@ fn statistics_written_and_never_read_are_displayed_at_exit() {
 
 #[test]
 fn misuse_is_a_semantic_error() {
-    let first = |src: &str| {
-        fail(src)
-            .lines()
-            .find(|l| l.starts_with("semantic error"))
-            .unwrap_or("")
-            .to_string()
-    };
+    let first = first_semantic_error;
     assert_eq!(
         first("global s\nprobe begin { s <<< 1; print(s) }"),
         "semantic error: invalid type stats: identifier 's' at x.stp:2:30"
@@ -273,13 +239,7 @@ fn statistics_arrays_written_and_never_read_are_displayed_at_exit() {
 
 #[test]
 fn statistics_array_misuse_is_a_semantic_error() {
-    let first = |src: &str| {
-        fail(src)
-            .lines()
-            .find(|l| l.starts_with("semantic error"))
-            .unwrap_or("")
-            .to_string()
-    };
+    let first = first_semantic_error;
     assert!(first("global a\nprobe begin { a[1] <<< 1; print(a[1]) }")
         .starts_with("semantic error: invalid type stats"));
     assert!(first("global a\nprobe begin { a[1] <<< 1; a[2] = 3 }")

@@ -3,8 +3,7 @@
 //! scalar is a one-entry map (docs/design.md §7), printed at exit as stap
 //! prints it (`name="value"`) when written and never read.
 mod common;
-use vm_spec::abi;
-use vm_spec::core::{HostEnv, HostSession};
+use vm_spec::core::HostSession;
 use vm_spec::maps::{quoted, Val};
 use vm_spec::program::{GlobalType, MapValue, Program};
 
@@ -30,10 +29,11 @@ fn exit_lines(prog: &Program, s: &HostSession) -> String {
     out
 }
 
-/// Runs begin then end probes; the output, the exit lines, then the first
-/// run-time error, if any.
+/// Runs begin then end probes; the output, the exit lines, then an
+/// `ERROR:` line per run-time error.
 fn run(src: &str) -> String {
-    common::run_begin_end(src, exit_lines)
+    let r = common::run_begin_end(src, &Default::default());
+    r.report(&exit_lines(&r.program, &r.session))
 }
 
 #[test]
@@ -67,7 +67,8 @@ probe begin { println(greet("a")); println(greet("bb")); println(last() . " " . 
 fn written_and_never_read_are_printed_quoted() {
     let src = r#"global msg, other = "kept", n
 probe begin { msg = "a\"b\n"; n = 1 }"#;
-    let prog = common::build(src).program;
+    let r = common::run_begin_end(src, &Default::default());
+    let prog = &r.program;
     let tys: Vec<GlobalType> = prog.globals.iter().map(|g| g.ty).collect();
     assert_eq!(tys, [GlobalType::Str, GlobalType::Str, GlobalType::Long]);
     // `other` is never written by a probe: only msg (and the long n).
@@ -78,10 +79,8 @@ probe begin { msg = "a\"b\n"; n = 1 }"#;
         .map(|g| g.name.as_str())
         .collect();
     assert_eq!(at_exit, ["msg", "n"]);
-    let mut s = HostSession::from_program(&prog).expect("verifies");
-    s.run_probes_of_kind(abi::STP_PROBE_BEGIN, &HostEnv::default());
     let m = prog.maps.iter().position(|m| m.name == "msg").expect("map");
-    let e = s.map_entries(m, &prog.maps[m]).expect("entries");
+    let e = r.session.map_entries(m, &prog.maps[m]).expect("entries");
     assert_eq!(e.len(), 1);
     assert_eq!(e[0].value, Val::Str(b"a\"b\n".to_vec()));
     assert_eq!(quoted(b"a\"b\n"), r#""a\"b\n""#);
@@ -92,19 +91,19 @@ fn string_values_are_cut_at_maxstringlen() {
     let out = run(r#"global s
 probe begin { s = "0123456789"; s .= s; s .= s; println(strlen(s)) }"#);
     assert_eq!(out, "40\n");
-    let c = compiler::compile(
-        "x.stp",
-        r#"global s
-probe begin { s = "0123456789"; s .= s; println(strlen(s)) }"#,
-        &compiler::Options {
+    let opts = common::RunOptions {
+        compile: compiler::Options {
             defines: vec![("MAXSTRINGLEN".into(), "16".into())],
             args: Vec::new(),
         },
-    )
-    .expect("compiles");
-    let mut h = HostSession::from_program(&c.program).expect("verifies");
-    h.run_probes_of_kind(abi::STP_PROBE_BEGIN, &HostEnv::default());
-    assert_eq!(String::from_utf8_lossy(&h.output()), "15\n");
+        ..Default::default()
+    };
+    let r = common::run_begin_end(
+        r#"global s
+probe begin { s = "0123456789"; s .= s; println(strlen(s)) }"#,
+        &opts,
+    );
+    assert_eq!(r.output(), "15\n");
 }
 
 #[test]

@@ -8,10 +8,10 @@
 //! tapset_syscalls.rs); the author may want to check it against theirs.
 mod common;
 
-/// Runs begin then end probes; the output, then the first run-time
-/// error's message, if any.
+/// Runs begin then end probes; the output, then an `ERROR:` line per
+/// run-time error.
 fn run(src: &str) -> String {
-    common::run_begin_end(src, |_, _| String::new())
+    common::run_begin_end(src, &Default::default()).report("")
 }
 
 #[test]

@@ -4,30 +4,22 @@
 //! user space with the sockaddr in the `HostEnv`'s user memory.
 mod common;
 use common::*;
-use vm_spec::core::{HostEnv, HostSession};
+use vm_spec::core::HostEnv;
 
-/// Where the fake registers and the sockaddr live.
-const REGS: u64 = 0x10000;
-const SA: u64 = 0x20000;
-
-/// The entry of `__x64_sys_connect(fd, SA, len)` with `sa` at `SA`.
+/// The entry of `__x64_sys_connect(3, USER, len)` with `sa` at `USER`.
 fn connect_env(sa: &[u8], len: i64) -> HostEnv {
-    let mut regs = vec![0u8; 168];
-    for (off, v) in [(112, 3i64), (104, SA as i64), (96, len), (120, 42)] {
-        regs[off..off + 8].copy_from_slice(&v.to_le_bytes());
-    }
-    HostEnv {
-        args: [REGS as i64, 0, 0, 0, 0, 0],
-        memory: vec![(REGS, regs), (SA, sa.to_vec())],
-        ..Default::default()
-    }
+    syscall_env(42, [3, USER as i64, len, 0, 0, 0], sa)
 }
 
+/// Fires handler 0 (the syscall.connect probe) of `src` in `env`, which
+/// must not fail; the output.
 fn run(src: &str, env: &HostEnv) -> String {
-    let prog = build(src).program;
-    let mut s = HostSession::from_program(&prog).expect("verifies");
-    s.run_handler(0, env).expect("runs");
-    String::from_utf8_lossy(&s.output()).into_owned()
+    let opts = RunOptions {
+        env: env.clone(),
+        fire: vec![0],
+        ..Default::default()
+    };
+    run_begin_end(src, &opts).ok()
 }
 
 const SCRIPT: &str =
@@ -95,8 +87,7 @@ fn string_is_deprecated_but_formats_decimal() {
         c.warnings[0]
     );
     assert!(c.warnings[0].contains("x.stp:1:23"), "{}", c.warnings[0]);
-    let mut s = HostSession::from_program(&c.program).expect("verifies");
-    let errs = s.run_probes_of_kind(vm_spec::abi::STP_PROBE_BEGIN, &HostEnv::default());
-    assert!(errs.is_empty());
-    assert_eq!(String::from_utf8_lossy(&s.output()), "42,-7\n");
+    let r = run_program(&c.program, &Default::default()).expect("verifies");
+    assert!(r.errors.is_empty());
+    assert_eq!(r.output(), "42,-7\n");
 }

@@ -4,45 +4,26 @@
 //! saved registers and user memory given by the `HostEnv`.
 mod common;
 use common::*;
-use compiler::{compile, Options};
+use compiler::Options;
 use vm_spec::abi;
 use vm_spec::core::{HostEnv, HostSession};
 use vm_spec::program::{ProbeTarget, Program};
 
-/// Runs begin then end probes; the output.
+/// Runs begin then end probes, which must not fail; the output.
 fn run(src: &str) -> String {
-    let prog = build(src).program;
-    let mut s = HostSession::from_program(&prog).expect("verifies");
-    let env = HostEnv::default();
-    let mut errs = s.run_probes_of_kind(abi::STP_PROBE_BEGIN, &env);
-    errs.extend(s.run_probes_of_kind(abi::STP_PROBE_END, &env));
-    assert!(errs.is_empty(), "{src}: {:?}", errs[0].message);
-    String::from_utf8_lossy(&s.output()).into_owned()
+    run_begin_end(src, &Default::default()).ok()
 }
 
-/// Where the fake syscall registers and strings live.
-const REGS: u64 = 0x10000;
-const STR: u64 = 0x20000;
+/// Where `syscall_env` puts the path.
+const STR: u64 = USER;
 
-/// An environment at the entry of a `__x64_sys_*` wrapper: ARG 0 points
-/// at a `struct pt_regs` holding `args` (di, si, dx, r10, r8, r9) and
-/// `orig_ax = nr`; `path` is at `STR`.
+/// `common::syscall_env` of `cat`, with `path` (NUL-terminated) at `STR`.
 fn syscall_env(nr: i64, args: [i64; 6], path: &str) -> HostEnv {
-    let mut regs = vec![0u8; 168];
-    let put = |regs: &mut Vec<u8>, off: usize, v: i64| {
-        regs[off..off + 8].copy_from_slice(&v.to_le_bytes());
-    };
-    for (i, off) in [112, 104, 96, 56, 72, 64].into_iter().enumerate() {
-        put(&mut regs, off, args[i]);
-    }
-    put(&mut regs, 120, nr);
     let mut s = path.as_bytes().to_vec();
     s.push(0);
     HostEnv {
-        args: [REGS as i64, 0, 0, 0, 0, 0],
-        memory: vec![(REGS, regs), (STR, s)],
         execname: "cat".into(),
-        ..Default::default()
+        ..common::syscall_env(nr, args, &s)
     }
 }
 
@@ -60,11 +41,14 @@ fn expanded(prog: &Program) -> Program {
     p
 }
 
-/// Runs handler `h` of `prog` in `env`; the output.
+/// Fires handler `h` of `prog` in `env`, which must not fail; the output.
 fn run_handler(prog: &Program, h: u32, env: &HostEnv) -> String {
-    let mut s = HostSession::from_program(&expanded(prog)).expect("verifies");
-    s.run_handler(h, env).expect("runs");
-    String::from_utf8_lossy(&s.output()).into_owned()
+    let opts = RunOptions {
+        env: env.clone(),
+        fire: vec![h],
+        ..Default::default()
+    };
+    run_program(&expanded(prog), &opts).expect("verifies").ok()
 }
 
 #[test]
@@ -244,13 +228,7 @@ fn arg_functions_follow_the_probe() {
 
 #[test]
 fn precise_refusals() {
-    let first = |src: &str| {
-        fail(src)
-            .lines()
-            .find(|l| l.starts_with("semantic error"))
-            .unwrap_or("")
-            .to_string()
-    };
+    let first = first_semantic_error;
     assert_eq!(
         first("probe begin { x = int_arg(1) }"),
         "semantic error: not supported yet: int_arg() outside a function entry probe: identifier 'int_arg' at x.stp:1:19"
@@ -260,11 +238,13 @@ fn precise_refusals() {
         "semantic error: not supported yet: int_arg() with an argument other than a constant 1 to 6: identifier 'int_arg' at x.stp:1:26"
     );
     assert_eq!(
-        first("probe syscall.connect { x = uaddr_ipv6 }"),
-        "semantic error: not supported yet: the syscall.connect variable 'uaddr_ipv6' (socket address decoding): identifier 'syscall' at x.stp:1:7"
+        first("probe syscall.execve { x = args }"),
+        "semantic error: not supported yet: the syscall.execve variable 'args': identifier 'syscall' at x.stp:1:7"
     );
-    assert!(first("probe begin { x = @choose_defined($a, 1) }")
-        .starts_with("semantic error: not supported yet: tapset macro @choose_defined"));
+    assert!(
+        first("probe begin { x = @prometheus_dump_array1(a, \"n\", \"k\") }")
+            .starts_with("semantic error: not supported yet: tapset macro @prometheus_dump_array1")
+    );
 }
 
 #[test]
@@ -314,17 +294,16 @@ fn user_string_with_a_default() {
 
 #[test]
 fn argv_globals_are_the_script_arguments() {
-    let opts = Options {
-        defines: vec![],
-        args: vec!["5".into()],
+    let opts = RunOptions {
+        compile: Options {
+            defines: vec![],
+            args: vec!["5".into()],
+        },
+        ..Default::default()
     };
-    let c = compile(
-        "x.stp",
+    let r = run_begin_end(
         "probe begin { printf(\"[%s] [%s]\\n\", argv_1, argv_2) }",
         &opts,
-    )
-    .unwrap();
-    let mut s = HostSession::from_program(&c.program).expect("verifies");
-    s.run_probes_of_kind(abi::STP_PROBE_BEGIN, &HostEnv::default());
-    assert_eq!(String::from_utf8_lossy(&s.output()), "[5] []\n");
+    );
+    assert_eq!(r.output(), "[5] []\n");
 }

@@ -5,23 +5,22 @@
 //! (`c && exit()`, stap's untyped function) and `cmdline_str()` (empty in
 //! user space, which has no mm).
 mod common;
-use vm_spec::abi;
-use vm_spec::core::{HostEnv, HostSession};
+use vm_spec::core::HostEnv;
 use vm_spec::program::Program;
 
-/// Runs the begin probes of `prog` as process `pid`; output, then errors.
+/// Runs the begin (then end) probes of `prog` as process `pid`; output,
+/// then an `ERROR:` line per run-time error.
 fn run(prog: &Program, pid: i64) -> String {
-    let mut s = HostSession::from_program(prog).expect("verifies");
-    let env = HostEnv {
-        pid,
-        ..HostEnv::default()
+    let opts = common::RunOptions {
+        env: HostEnv {
+            pid,
+            ..HostEnv::default()
+        },
+        ..Default::default()
     };
-    let errs = s.run_probes_of_kind(abi::STP_PROBE_BEGIN, &env);
-    let mut out = String::from_utf8_lossy(&s.output()).into_owned();
-    for e in errs {
-        out.push_str(&format!("ERROR: {}\n", e.message));
-    }
-    out
+    common::run_program(prog, &opts)
+        .expect("verifies")
+        .report("")
 }
 
 #[test]
@@ -44,12 +43,7 @@ fn switch_file_is_a_record_of_its_own_format() {
     let prog = common::build(src).program;
     let f = prog.switch_file_format.expect("switch_file() format") as usize;
     let h = &prog.handlers[prog.probes[0].handler as usize];
-    let uses: Vec<usize> = h
-        .code
-        .iter()
-        .filter(|i| u32::from(i.op) == abi::STP_OP_PRINTF)
-        .map(|i| i.imm as usize)
-        .collect();
+    let uses = common::printf_formats(h);
     assert_eq!(uses.iter().filter(|&&u| u == f).count(), 1, "{uses:?}");
     // print("") has the same (empty) text but not the switch's format.
     assert_eq!(uses.len(), 4);

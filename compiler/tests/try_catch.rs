@@ -7,28 +7,30 @@
 //! nesting, loops, and a caught error neither printed nor counted.
 mod common;
 use vm_spec::abi;
-use vm_spec::core::{HostEnv, HostSession};
+use vm_spec::core::HostEnv;
 use vm_spec::gen::Case;
 
-/// Runs the begin probes on both VMs (which must agree); the output, then
-/// one `ERROR: message` line per uncaught run-time error.
+/// Runs the begin probes on both VMs (which must agree; then the end
+/// probes on the C core); the output, then one `ERROR: message` line per
+/// uncaught run-time error.
 fn run(src: &str) -> String {
     run_with(src, &[])
 }
 
 fn run_with(src: &str, defines: &[(&str, &str)]) -> String {
-    let opts = compiler::Options {
-        defines: defines
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
+    let opts = common::RunOptions {
+        compile: compiler::Options {
+            defines: defines
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            ..Default::default()
+        },
+        check: true,
         ..Default::default()
     };
-    let prog = match compiler::compile("x.stp", src, &opts) {
-        Ok(c) => c.program,
-        Err(f) => panic!("{src}\n{}", f.rendered),
-    };
-    common::image(&prog);
+    let r = common::run_begin_end(src, &opts);
+    let prog = &r.program;
     let runs: Vec<u32> = prog
         .probes
         .iter()
@@ -46,13 +48,7 @@ fn run_with(src: &str, defines: &[(&str, &str)]) -> String {
     if let Err(m) = vm_spec::diff::check_case(&case) {
         panic!("C core and reference VM differ: {m}");
     }
-    let mut s = HostSession::from_program(&prog).expect("verifies");
-    let errs = s.run_probes_of_kind(abi::STP_PROBE_BEGIN, &HostEnv::default());
-    let mut out = String::from_utf8_lossy(&s.output()).into_owned();
-    for e in errs {
-        out.push_str(&format!("ERROR: {}\n", e.message));
-    }
-    out
+    r.report("")
 }
 
 #[test]

@@ -190,6 +190,13 @@ struct stp_verify_result {
 int stp_verify(const void *image, u32 size, struct stp_prog *prog,
 	       struct stp_verify_result *res);
 
+/*
+ * stp_verify_size - stp_verify's first check, the image size cap, alone:
+ * for the LOAD ioctl, which must refuse an image before allocating it.
+ * Return: 0, or -errno of STP_VERR_TOO_BIG with *res filled.
+ */
+int stp_verify_size(u32 size, struct stp_verify_result *res);
+
 /* ------------------------------------------------------------------ */
 /* Rings (ring.c)                                                      */
 

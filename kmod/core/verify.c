@@ -54,8 +54,9 @@
  * 11. Maps have consistent descriptors within STP_MAX_MAP_BYTES; map
  *     instructions name a map, pass key runs of its key counts (read and
  *     written: RN/SN, RNW/SNW), a value operand of its value kind
- *     (MSTADD, MSTX, MSTHIST: a statistics array, whose statistic has a
- *     histogram for MSTHIST and the variance flag for MSTX of STVAR), a
+ *     (MSTADD, MSTX, MSTHIST, MSTHISTS: a statistics array, whose
+ *     statistic has a histogram for MSTHIST and MSTHISTS and the variance
+ *     flag for MSTX of STVAR), a
  *     valid MOPR arithmetic, MSX extractor, iterator and order; MNEXT
  *     reads an iterator MITER filled on every path; prog->niters
  *     iterators of prog->iter_cap
@@ -998,6 +999,7 @@ static int check_map_insn(const struct stp_prog *p,
 	case STP_OP_MSTADD:
 	case STP_OP_MSTX:
 	case STP_OP_MSTHIST:
+	case STP_OP_MSTHISTS:
 		want = STP_MAPV_STAT;
 		break;
 	}
@@ -1012,11 +1014,11 @@ static int check_map_insn(const struct stp_prog *p,
 		return FAIL(res, BAD_STAT, off + pc,
 			    AT "MSTX @variance of map %u, whose statistic has no variance flag",
 			    ATV(pc), VI(insn->imm & 0xffff));
-	if (insn->op == STP_OP_MSTHIST &&
+	if ((insn->op == STP_OP_MSTHIST || insn->op == STP_OP_MSTHISTS) &&
 	    p->stats[d->stat].hist == STP_HIST_NONE)
 		return FAIL(res, BAD_STAT, off + pc,
-			    AT "MSTHIST of map %u, whose statistic has no histogram",
-			    ATV(pc), VI(insn->imm & 0xffff));
+			    AT "%s of map %u, whose statistic has no histogram",
+			    ATV(pc), VS(oi->name), VI(insn->imm & 0xffff));
 	if (oi->c == STP_OPND_SORT) {
 		col = insn->c & 15;
 		/* an extractor order only on a statistics array's value */
@@ -1147,6 +1149,7 @@ static int check_insn_extra(const struct stp_prog *p,
 	case STP_OP_MSTADD:
 	case STP_OP_MSTX:
 	case STP_OP_MSTHIST:
+	case STP_OP_MSTHISTS:
 		return check_map_insn(p, h, hi, off, pc, insn,
 				      &stp_opcode_info[insn->op], in, live,
 				      res);
@@ -1460,6 +1463,14 @@ static int check_handler_code(const struct stp_prog *p, u32 hi,
 	return 0;
 }
 
+int stp_verify_size(u32 size, struct stp_verify_result *res)
+{
+	if (size > STP_MAX_IMAGE_SIZE)
+		return FAIL(res, TOO_BIG, 0, "image of %u bytes, the cap is %u",
+			    VI(size), VI(STP_MAX_IMAGE_SIZE));
+	return 0;
+}
+
 int stp_verify(const void *image, u32 size, struct stp_prog *prog,
 	       struct stp_verify_result *res)
 {
@@ -1472,9 +1483,9 @@ int stp_verify(const void *image, u32 size, struct stp_prog *prog,
 
 	memset(res, 0, sizeof(*res));
 	memset(prog, 0, sizeof(*prog));
-	if (size > STP_MAX_IMAGE_SIZE)
-		return FAIL(res, TOO_BIG, 0, "image of %u bytes, the cap is %u",
-			    VI(size), VI(STP_MAX_IMAGE_SIZE));
+	err = stp_verify_size(size, res);
+	if (err)
+		return err;
 	if (size < sizeof(*h))
 		return FAIL(res, TRUNCATED, 0,
 			    "image of %u bytes, the header alone takes %u",

@@ -121,6 +121,28 @@ static u64 user_string_ok(void *env, u32 cap, u64 addr)
 	return 1;
 }
 
+/*
+ * Room for a record of len bytes (header included, a multiple of 8) with
+ * its header filled in, to be committed by the caller; NULL if there is
+ * no ring or it is full (then the ring counts the drop).
+ */
+static inline struct stp_rec_hdr *rec_reserve(struct stp_run_ctx *rc,
+					      u16 type, u16 id, u32 len)
+{
+	struct stp_rec_hdr *hdr;
+
+	if (!rc->ring)
+		return NULL;
+	hdr = stp_ring_reserve(rc->ring, len);
+	if (!hdr)
+		return NULL;
+	hdr->len = len;
+	hdr->type = type;
+	hdr->id = id;
+	hdr->time_ns = stp_env_time_ns(rc->env);
+	return hdr;
+}
+
 /* Writes a record with an optional payload; drops it if the ring is full. */
 static void emit(struct stp_run_ctx *rc, u16 type, u16 id, const void *payload,
 		 u32 plen)
@@ -128,15 +150,9 @@ static void emit(struct stp_run_ctx *rc, u16 type, u16 id, const void *payload,
 	struct stp_rec_hdr *hdr;
 	u32 len = (u32)sizeof(*hdr) + plen;
 
-	if (!rc->ring)
-		return;
-	hdr = stp_ring_reserve(rc->ring, len);
+	hdr = rec_reserve(rc, type, id, len);
 	if (!hdr)
-		return;		/* counted by the ring */
-	hdr->len = len;
-	hdr->type = type;
-	hdr->id = id;
-	hdr->time_ns = stp_env_time_ns(rc->env);
+		return;
 	if (plen)
 		memcpy(hdr + 1, payload, plen);
 	stp_ring_commit(rc->ring, hdr, len);
@@ -153,15 +169,9 @@ static void emit_error(struct stp_run_ctx *rc, u32 err,
 	struct stp_rec_hdr *hdr;
 	u32 len = (u32)(sizeof(*hdr) + sizeof(*er)) + round8(msg_len);
 
-	if (!rc->ring)
-		return;
-	hdr = stp_ring_reserve(rc->ring, len);
+	hdr = rec_reserve(rc, STP_REC_ERROR, (u16)err, len);
 	if (!hdr)
-		return;		/* counted by the ring */
-	hdr->len = len;
-	hdr->type = STP_REC_ERROR;
-	hdr->id = (u16)err;
-	hdr->time_ns = stp_env_time_ns(rc->env);
+		return;
 	memcpy(hdr + 1, er, sizeof(*er));
 	if (msg_len) {
 		u8 *m = (u8 *)(hdr + 1) + sizeof(*er);
@@ -189,15 +199,10 @@ static void emit_printf(struct stp_vm *vm, const u64 *r, const u32 *slen,
 		else
 			len += 8;
 	}
-	if (!rc->ring)
-		return;
-	hdr = stp_ring_reserve(rc->ring, len);
+	/* verify.c: fmt < STP_MAX_FORMATS <= 2^16 */
+	hdr = rec_reserve(rc, STP_REC_PRINTF, (u16)fmt, len);
 	if (!hdr)
-		return;		/* counted by the ring */
-	hdr->len = len;
-	hdr->type = STP_REC_PRINTF;
-	hdr->id = (u16)fmt;	/* verify.c: fmt < STP_MAX_FORMATS <= 2^16 */
-	hdr->time_ns = stp_env_time_ns(rc->env);
+		return;
 	p = (u8 *)(hdr + 1);
 	for (i = 0, ri = rb, si = sc; i < f->nargs; i++) {
 		if (f->str_mask & (1u << i)) {
@@ -509,7 +514,6 @@ static struct stp_stat_cpu *stat_at(const struct stp_stat_area *a,
 				       (u64)slot * stp_stat_size(d));
 }
 
-/* stap's _stp_div64 without the error: 0 for y == 0, -x for y == -1. */
 /*
  * The message a catch receives (opcodes.h, TRY): stap's text of err with
  * %llx / %llu replaced by addr, or error(msg)'s text; at most cap bytes
@@ -551,6 +555,7 @@ static u32 catch_message(char *dst, u32 cap, u32 err, u64 addr,
 	return n;
 }
 
+/* stap's _stp_div64 without the error: 0 for y == 0, -x for y == -1. */
 static s64 div64(s64 x, s64 y)
 {
 	if (!y)
@@ -560,34 +565,13 @@ static s64 div64(s64 x, s64 y)
 	return x / y;
 }
 
-/* Position of the highest set bit, 1-based (x != 0): 1..64. */
-static u32 fls64_nz(u64 x)
+/*
+ * Position of the highest set bit, 1-based: 1..64. x != 0, for which
+ * __builtin_clzll is undefined (the kernel's own fls64 uses it too).
+ */
+static inline u32 fls64_nz(u64 x)
 {
-	u32 n = 1;
-
-	if (x >> 32) {
-		x >>= 32;
-		n += 32;
-	}
-	if (x >> 16) {
-		x >>= 16;
-		n += 16;
-	}
-	if (x >> 8) {
-		x >>= 8;
-		n += 8;
-	}
-	if (x >> 4) {
-		x >>= 4;
-		n += 4;
-	}
-	if (x >> 2) {
-		x >>= 2;
-		n += 2;
-	}
-	if (x >> 1)
-		n += 1;
-	return n;
+	return 64 - (u32)__builtin_clzll(x);
 }
 
 /* Bucket of v in a statistic's histogram (opcodes.h: STADD). */
@@ -722,6 +706,42 @@ static void stat_merge(const struct stp_stat_area *a,
 			      ((2 * d->shift) & 63);
 }
 
+/*
+ * Extractor x (STP_OP_STCOUNT .. STP_OP_STVAR; verify.c: MSTX names one)
+ * of merged scalars m, into *v. False, and *v untouched, for any but
+ * @count and @sum of an empty statistic: stap's "empty aggregate".
+ */
+static inline bool stat_extract(const struct stat_merged *m, u32 x, u64 *v)
+{
+	if (x == STP_OP_STCOUNT || x == STP_OP_STSUM) {
+		*v = (u64)(x == STP_OP_STCOUNT ? m->count : m->sum);
+		return true;
+	}
+	if (m->count <= 0)
+		return false;
+	if (x == STP_OP_STMIN)
+		*v = (u64)m->min;
+	else if (x == STP_OP_STMAX)
+		*v = (u64)m->max;
+	else if (x == STP_OP_STAVG)
+		*v = (u64)div64(m->sum, m->count);
+	else
+		*v = (u64)m->variance;
+	return true;
+}
+
+/*
+ * Merges statistic d (entry slot of an array; no variance) into *m and
+ * says whether it is empty: no sample on any CPU.
+ */
+static inline bool stat_empty(const struct stp_stat_area *a,
+			      const struct stp_stat_desc *d, u32 slot,
+			      struct stat_merged *m)
+{
+	stat_merge(a, d, slot, false, m);
+	return m->count <= 0;
+}
+
 /* Bucket b of statistic d summed over CPUs. */
 static s64 stat_bucket(const struct stp_stat_area *a,
 		       const struct stp_stat_desc *d, u32 slot, u32 b)
@@ -737,17 +757,21 @@ static s64 stat_bucket(const struct stp_stat_area *a,
 	return (s64)sum;
 }
 
-/* STHISTS: the merged buckets of a scalar statistic for stp_format_hist. */
+/*
+ * STHISTS, MSTHISTS: the merged buckets of a statistic (copy slot: 0 for
+ * a scalar, the entry's slot of a statistics array) for stp_format_hist.
+ */
 struct hist_ctx {
 	const struct stp_stat_area *a;
 	const struct stp_stat_desc *d;
+	u32 slot;
 };
 
 static s64 hist_ctx_bucket(const void *ctx, u32 i)
 {
 	const struct hist_ctx *h = ctx;
 
-	return stat_bucket(h->a, h->d, 0, i);	/* i < d->nbuckets */
+	return stat_bucket(h->a, h->d, h->slot, i);	/* i < d->nbuckets */
 }
 
 /*
@@ -764,15 +788,10 @@ static void emit_hist(struct stp_run_ctx *rc, const struct stp_stat_desc *d,
 
 	/* verify.c: nbuckets <= STP_HIST_LOG_BUCKETS, STP_HIST_MAX_BUCKETS */
 	len = (u32)(sizeof(*hdr) + sizeof(*h)) + d->nbuckets * 8;
-	if (!rc->ring)
-		return;
-	hdr = stp_ring_reserve(rc->ring, len);
+	/* verify.c: idx < STP_MAX_STATS <= 2^16 */
+	hdr = rec_reserve(rc, STP_REC_HIST, (u16)idx, len);
 	if (!hdr)
-		return;		/* counted by the ring */
-	hdr->len = len;
-	hdr->type = STP_REC_HIST;
-	hdr->id = (u16)idx;	/* verify.c: idx < STP_MAX_STATS <= 2^16 */
-	hdr->time_ns = stp_env_time_ns(rc->env);
+		return;
 	h = (struct stp_rec_hist *)(hdr + 1);
 	memset(h, 0, sizeof(*h));
 	h->hist = d->hist;
@@ -1157,6 +1176,33 @@ op_CALLI:	/* verify.c: imm < STP_HLP__COUNT, INT result, context */
 		r[in.a] = (u64)v;
 		break;
 	}
+	case STP_HLP_KERNEL_INT: {
+		s32 v;
+
+		if (stp_env_read_kernel(env, &v, r[in.b], sizeof(v)))
+			FAIL(STP_RTE_KFAULT, r[in.b]);
+		r[in.a] = (u64)(s64)v;
+		break;
+	}
+	case STP_HLP_KERNEL_SHORT: {
+		s16 v;
+
+		if (stp_env_read_kernel(env, &v, r[in.b], sizeof(v)))
+			FAIL(STP_RTE_KFAULT, r[in.b]);
+		r[in.a] = (u64)(s64)v;
+		break;
+	}
+	case STP_HLP_KERNEL_CHAR: {
+		s8 v;
+
+		if (stp_env_read_kernel(env, &v, r[in.b], sizeof(v)))
+			FAIL(STP_RTE_KFAULT, r[in.b]);
+		r[in.a] = (u64)(s64)v;
+		break;
+	}
+	case STP_HLP_TASK_CURRENT:
+		r[in.a] = stp_env_task(env);
+		break;
 	case STP_HLP_ADDR:
 		r[in.a] = stp_env_addr(env);
 		break;
@@ -1168,6 +1214,61 @@ op_CALLI:	/* verify.c: imm < STP_HLP__COUNT, INT result, context */
 		break;
 	case STP_HLP_MM_ARG:
 		r[in.a] = stp_env_mm_arg(env, r[in.b] != 0);
+		break;
+	case STP_HLP_EGID:
+		r[in.a] = (u64)stp_env_egid(env);
+		break;
+	case STP_HLP_HZ:
+		r[in.a] = (u64)stp_env_hz(env);
+		break;
+	case STP_HLP_GET_CYCLES:
+		r[in.a] = stp_env_cycles(env);
+		break;
+	case STP_HLP_CPU_ONLINE:
+		r[in.a] = stp_env_cpu_online(env, (s64)r[in.b]);
+		break;
+	case STP_HLP_RANDOM:	/* helpers.h: x % n, 0 for n == 0 */
+		r[in.a] = r[in.b] ? (u64)stp_env_random_u32(env) % r[in.b] : 0;
+		break;
+	case STP_HLP_USER_LONG: {	/* helpers.h: 0 on a fault */
+		s64 v;
+
+		r[in.a] = stp_env_read_user(env, &v, r[in.b], sizeof(v)) ?
+			  0 : (u64)v;
+		break;
+	}
+	case STP_HLP_USER_INT: {
+		s32 v;
+
+		r[in.a] = stp_env_read_user(env, &v, r[in.b], sizeof(v)) ?
+			  0 : (u64)(s64)v;
+		break;
+	}
+	case STP_HLP_USER_SHORT: {
+		s16 v;
+
+		r[in.a] = stp_env_read_user(env, &v, r[in.b], sizeof(v)) ?
+			  0 : (u64)(s64)v;
+		break;
+	}
+	case STP_HLP_USER_CHAR: {
+		s8 v;
+
+		r[in.a] = stp_env_read_user(env, &v, r[in.b], sizeof(v)) ?
+			  0 : (u64)(s64)v;
+		break;
+	}
+	case STP_HLP_REGISTER:
+		r[in.a] = stp_env_register(env, r[in.b]);
+		break;
+	case STP_HLP_UADDR:
+		r[in.a] = stp_env_uaddr(env);
+		break;
+	case STP_HLP_IS_RETURN:	/* the probe handler's, also in a function */
+		r[in.a] = p->handlers[rc->handler].ctx == STP_CTX_KRETPROBE;
+		break;
+	case STP_HLP_PID2TASK:
+		r[in.a] = stp_env_pid2task(env, (s64)r[in.b]);
 		break;
 	default:		/* a STR helper: verify.c refuses it */
 		goto op_BADOP;
@@ -1205,6 +1306,10 @@ op_CALLS:	/* verify.c: imm < STP_HLP__COUNT, STR result, context */
 		slen[in.a] = min_u32(stp_env_backtrace(env, SREG(in.a), cap),
 				     cap);
 		break;
+	case STP_HLP_MODNAME:
+		slen[in.a] = min_u32(stp_env_modname(env, r[in.b], SREG(in.a),
+						     cap), cap);
+		break;
 	default:		/* an INT helper: verify.c refuses it */
 		goto op_BADOP;
 	}
@@ -1217,6 +1322,11 @@ op_EXIT:	/* stap: exit() does not end the current handler */
 	rc->exit_requested = 1;
 	emit(rc, STP_REC_EXIT, 0, NULL, 0);
 	NEXT();
+op_ABORT:	/* stap: abort() is exit() that also ends the run, uncatchable */
+	rc->exit_requested = 1;
+	emit(rc, STP_REC_EXIT, 0, NULL, 0);
+	rc->fuel_left = fuel;
+	return STP_RTE_NONE;
 op_FCALL:
 op_FCALLI:
 op_FCALLS: {	/* verify.c: imm is a function of this result kind, runs ok */
@@ -1369,40 +1479,22 @@ op_STVAR:
 		goto op_BADOP;
 	/* verify.c: STVAR only with STP_STAT_F_VARIANCE */
 	stat_merge(sa, &p->stats[in.imm], 0, in.op == STP_OP_STVAR, &sm);
-	if (in.op == STP_OP_STCOUNT) {
-		r[in.a] = (u64)sm.count;
-		NEXT();
-	}
-	if (in.op == STP_OP_STSUM) {
-		r[in.a] = (u64)sm.sum;
-		NEXT();
-	}
-	if (sm.count <= 0)
+	if (!stat_extract(&sm, in.op, &r[in.a]))
 		FAIL(STP_RTE_EMPTY_AGG, 0);
-	if (in.op == STP_OP_STMIN)
-		r[in.a] = (u64)sm.min;
-	else if (in.op == STP_OP_STMAX)
-		r[in.a] = (u64)sm.max;
-	else if (in.op == STP_OP_STAVG)
-		r[in.a] = (u64)div64(sm.sum, sm.count);
-	else
-		r[in.a] = (u64)sm.variance;
 	NEXT();
 op_STHIST:	/* verify.c: the statistic has a histogram */
 	if (!stats_ok)
 		goto op_BADOP;
-	stat_merge(sa, &p->stats[in.imm], 0, false, &sm);
-	if (sm.count <= 0)
+	if (stat_empty(sa, &p->stats[in.imm], 0, &sm))
 		FAIL(STP_RTE_EMPTY_AGG, 0);
 	emit_hist(rc, &p->stats[in.imm], (u32)in.imm, 0);
 	NEXT();
 op_STHISTS: {	/* verify.c: the statistic has a histogram */
-	struct hist_ctx hc = { sa, &p->stats[in.imm] };
+	struct hist_ctx hc = { sa, &p->stats[in.imm], 0 };
 
 	if (!stats_ok)
 		goto op_BADOP;
-	stat_merge(sa, &p->stats[in.imm], 0, false, &sm);
-	if (sm.count <= 0)
+	if (stat_empty(sa, &p->stats[in.imm], 0, &sm))
 		FAIL(STP_RTE_EMPTY_AGG, 0);
 	slen[in.a] = stp_format_hist(&p->stats[in.imm], hist_ctx_bucket, &hc,
 				     SREG(in.a), cap);
@@ -1411,8 +1503,7 @@ op_STHISTS: {	/* verify.c: the statistic has a histogram */
 op_STBKT:	/* verify.c: the statistic has a histogram */
 	if (!stats_ok)
 		goto op_BADOP;
-	stat_merge(sa, &p->stats[in.imm], 0, false, &sm);
-	if (sm.count <= 0)
+	if (stat_empty(sa, &p->stats[in.imm], 0, &sm))
 		FAIL(STP_RTE_EMPTY_AGG, 0);
 	if (r[in.b] >= p->stats[in.imm].nbuckets)	/* negative too */
 		FAIL(STP_RTE_HIST_INDEX, 0);
@@ -1576,7 +1667,8 @@ op_MNEXT: {	/* verify.c: map id < nmaps, iterator < niters, runs match */
 }
 op_MSTADD:
 op_MSTX:
-op_MSTHIST: {	/* verify.c: a statistics array (STP_MAPV_STAT), runs match */
+op_MSTHIST:
+op_MSTHISTS: {	/* verify.c: a statistics array (STP_MAPV_STAT), runs match */
 	u32 x = ((u32)in.imm >> 16) & 0xff;	/* MSTX: the extractor */
 	const struct stp_stat_desc *d;
 	struct stp_map *m;
@@ -1622,27 +1714,21 @@ op_MSTHIST: {	/* verify.c: a statistics array (STP_MAPV_STAT), runs match */
 	}
 	if (in.op == STP_OP_MSTHIST && sm.count > 0)
 		emit_hist(rc, d, p->maps[in.imm & 0xffff].stat, slot);
+	if (in.op == STP_OP_MSTHISTS && sm.count > 0) {
+		/* under the lock: the slot is not re-used while it is drawn */
+		struct hist_ctx hc = { sa, d, slot };
+
+		slen[in.a] = stp_format_hist(d, hist_ctx_bucket, &hc,
+					     SREG(in.a), cap);
+	}
 	stp_env_map_unlock(&m->lock, fl);
-	if (in.op == STP_OP_MSTX && x == STP_OP_STCOUNT) {
-		r[in.a] = (u64)sm.count;
+	if (in.op == STP_OP_MSTX) {
+		if (!stat_extract(&sm, x, &r[in.a]))
+			FAIL(STP_RTE_EMPTY_AGG, 0);
 		NEXT();
 	}
-	if (in.op == STP_OP_MSTX && x == STP_OP_STSUM) {
-		r[in.a] = (u64)sm.sum;
-		NEXT();
-	}
-	if (sm.count <= 0)
+	if (sm.count <= 0)	/* MSTHIST, MSTHISTS */
 		FAIL(STP_RTE_EMPTY_AGG, 0);
-	if (in.op == STP_OP_MSTHIST)
-		NEXT();
-	if (x == STP_OP_STMIN)
-		r[in.a] = (u64)sm.min;
-	else if (x == STP_OP_STMAX)
-		r[in.a] = (u64)sm.max;
-	else if (x == STP_OP_STAVG)
-		r[in.a] = (u64)div64(sm.sum, sm.count);
-	else
-		r[in.a] = (u64)sm.variance;
 	NEXT();
 }
 skip:		/* MAXTRYLOCK attempts failed: stap skips the probe */

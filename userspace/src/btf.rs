@@ -297,7 +297,53 @@ impl Btf {
         if self.kind(func)? != kind::FUNC {
             return Err(BtfError::BadRef(func));
         }
-        let proto = self.referenced(func)?;
+        self.proto_params(self.referenced(func)?)
+    }
+
+    /// The parameters of tracepoint `name` as its probe functions take
+    /// them: `(void *__data, <the tracepoint's prototype>)`, named. The
+    /// BPF wrapper `__bpf_trace_CLASS` has the names; CLASS is `name` for
+    /// a TRACE_EVENT, else the event class (DEFINE_EVENT): the wrapper
+    /// whose parameter types are those of `btf_trace_NAME`'s prototype
+    /// (unnamed). None when BTF has neither.
+    pub fn tracepoint_params(&self, name: &str) -> Result<Option<Vec<Param>>, BtfError> {
+        if let Some(f) = self.find_func(&format!("__bpf_trace_{name}")) {
+            return Ok(Some(self.params(f)?));
+        }
+        let want = format!("btf_trace_{name}");
+        let Some(td) = (1..self.len() as u32).find(|&id| {
+            self.kind(id).ok() == Some(kind::TYPEDEF) && self.name(id).ok() == Some(want.as_str())
+        }) else {
+            return Ok(None);
+        };
+        let ptr = self.referenced(td)?;
+        if self.kind(ptr)? != kind::PTR {
+            return Ok(None);
+        }
+        let types: Vec<u32> = self
+            .proto_params(self.referenced(ptr)?)?
+            .iter()
+            .map(|p| p.ty)
+            .collect();
+        let mut classes: Vec<(&String, u32)> = self
+            .funcs
+            .iter()
+            .filter(|(n, _)| n.starts_with("__bpf_trace_"))
+            .map(|(n, &id)| (n, id))
+            .collect();
+        classes.sort();
+        for (_, f) in classes {
+            let ps = self.params(f)?;
+            if ps.iter().map(|p| p.ty).eq(types.iter().copied()) {
+                return Ok(Some(ps));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The parameters of FUNC_PROTO `proto` (names empty where BTF has
+    /// none).
+    fn proto_params(&self, proto: u32) -> Result<Vec<Param>, BtfError> {
         let r = *self.rec(proto)?;
         if r.kind() != kind::FUNC_PROTO {
             return Err(BtfError::BadRef(proto));
@@ -500,6 +546,9 @@ pub(crate) mod tests {
             let k = if union { kind::UNION } else { kind::STRUCT };
             self.push(name, k, kflag, members.len(), size, &extra)
         }
+        pub(crate) fn array(&mut self, elem: u32, index: u32, n: u32) -> u32 {
+            self.push("", kind::ARRAY, false, 0, 0, &[elem, index, n])
+        }
         pub(crate) fn func(&mut self, name: &str, ret: u32, params: &[(&str, u32)]) -> u32 {
             let mut extra = Vec::new();
             for &(n, t) in params {
@@ -533,6 +582,8 @@ pub(crate) mod tests {
     /// struct file { union { int a; long b; }; struct path f_path;
     ///               struct inode *f_inode; unsigned int f_flags:3; }
     /// ssize_t vfs_read(struct file *file, char *buf, size_t count, int pos)
+    /// struct task { int tgid; char comm[16]; struct task *parent; }
+    /// typedef struct task task_t
     pub(crate) fn sample() -> Vec<u8> {
         let mut b = Builder::new();
         let ulong = b.int("long unsigned int", 8, false); // 1
@@ -581,6 +632,22 @@ pub(crate) mod tests {
                 ("pos", int),
             ],
         );
+        // For @cast: struct task { int tgid; char comm[16];
+        // struct task *parent; }, typedef struct task task_t.
+        let comm = b.array(chr, int, 16);
+        // The pointer refers forward to the struct, the next id after it.
+        let ptask = b.ptr(b.next + 1);
+        let task = b.compound(
+            false,
+            "task",
+            32,
+            &[
+                ("tgid", int, 0, 0),
+                ("comm", comm, 32, 0),
+                ("parent", ptask, 192, 0),
+            ],
+        );
+        b.modifier(kind::TYPEDEF, "task_t", task);
         b.build()
     }
 

@@ -11,7 +11,7 @@ use vm_spec::program::ProbeTarget;
 pub const KALLSYMS_PATH: &str = "/proc/kallsyms";
 
 /// Why a target could not be resolved.
-#[derive(Debug, Error, PartialEq, Eq)]
+#[derive(Debug, Clone, Error, PartialEq, Eq)]
 pub enum ResolveError {
     /// The one symbol named is not a text symbol of the running kernel.
     #[error("the kernel has no function '{0}' (not in {KALLSYMS_PATH})")]
@@ -22,18 +22,24 @@ pub enum ResolveError {
     /// A wildcard or module target matches no probeable function.
     #[error("no match for '{0}' among the kernel's probeable functions")]
     NoMatch(String),
+    /// A source-file pattern (`f@FILEPAT`) whose debuginfo is missing or
+    /// unreadable (`crate::debuginfo`).
+    #[error("source-file patterns need the kernel's debuginfo: {0}")]
+    Debuginfo(String),
 }
 
 /// Is this `ProbeTarget::Symbol` name a pattern for the loader to expand
-/// (see `ProbeTarget::Symbol`): a glob (`*`, `?`) and/or a `module:`
-/// prefix? Real kernel symbol names have none of these characters (the
-/// compiler checks).
+/// (see `ProbeTarget::Symbol`): a glob (`*`, `?`), a `module:` prefix
+/// and/or a `@FILEPAT` suffix? Real kernel symbol names have none of these
+/// characters (the compiler checks).
 pub fn is_pattern(name: &str) -> bool {
-    name.contains(['*', '?', ':'])
+    name.contains(['*', '?', ':', '@'])
 }
 
-/// Splits a pattern into (module, glob).
+/// Splits a pattern into (module, glob), without its `@FILEPAT` (which
+/// `crate::debuginfo::restrict_to_source_files` applies).
 pub fn split_pattern(name: &str) -> (Option<&str>, &str) {
+    let name = vm_spec::program::split_source_file(name).0;
     match name.split_once(':') {
         Some((m, g)) => (Some(m), g),
         None => (None, name),
@@ -108,6 +114,9 @@ pub struct Kallsyms {
     /// Each pattern target's matches (`split_pattern`), sorted, deduplicated:
     /// the probe symbol to use (`f`, or `m:f` for a module's function).
     matches: HashMap<String, BTreeSet<String>>,
+    /// Patterns that cannot be resolved at all, and why (a source-file
+    /// pattern without debuginfo).
+    failed: HashMap<String, ResolveError>,
 }
 
 /// Every symbol name a set of targets may need.
@@ -238,7 +247,11 @@ impl Kallsyms {
                 }
             }
         }
-        Ok(Kallsyms { present, matches })
+        Ok(Kallsyms {
+            present,
+            matches,
+            failed: HashMap::new(),
+        })
     }
 
     /// Reads `/proc/kallsyms` (or another file in the same format) until
@@ -273,6 +286,25 @@ impl Kallsyms {
         }
     }
 
+    /// Keeps, of `pattern`'s matches, the functions named in `names` (those
+    /// its `@FILEPAT` selects in the debuginfo).
+    pub fn restrict_to_names(&mut self, pattern: &str, names: &BTreeSet<String>) {
+        if let Some(set) = self.matches.get_mut(pattern) {
+            set.retain(|sym| names.contains(split_pattern(sym).1));
+        }
+    }
+
+    /// Makes `pattern` unresolvable, for `why`.
+    pub fn fail_pattern(&mut self, pattern: &str, why: ResolveError) {
+        self.matches.remove(pattern);
+        self.failed.insert(pattern.to_string(), why);
+    }
+
+    /// Why `pattern` cannot be resolved at all (`fail_pattern`), if so.
+    pub fn failure(&self, pattern: &str) -> Option<&ResolveError> {
+        self.failed.get(pattern)
+    }
+
     /// The functions a pattern target matches (after `restrict`).
     pub fn pattern_matches(&self, pattern: &str) -> Vec<String> {
         self.matches
@@ -291,6 +323,9 @@ impl Kallsyms {
     pub fn resolve(&self, target: &ProbeTarget) -> Result<Option<(String, u32)>, ResolveError> {
         match target {
             ProbeTarget::None => Ok(None),
+            ProbeTarget::Symbol { name, .. } if self.failed.contains_key(name) => {
+                Err(self.failed[name].clone())
+            }
             ProbeTarget::Symbol { name, .. } if is_pattern(name) => self
                 .pattern_matches(name)
                 .into_iter()

@@ -27,6 +27,9 @@ pub enum Error {
     /// The compiler refused the probe point (diagnostics already printed).
     #[error("{0}")]
     Failed(String),
+    /// A source-file pattern without usable debuginfo.
+    #[error("cannot list '{0}': {1}")]
+    Unresolved(String, crate::kallsyms::ResolveError),
 }
 
 /// One `name` or `name(arg)` component of a probe point.
@@ -146,7 +149,8 @@ fn query(point: &str) -> Query {
     let Some(glob) = c[fi].arg.clone() else {
         return Query::Other;
     };
-    if !suffix_ok(&c[fi + 1..]) || (fi == 2 && module.is_none()) || glob.contains(['@', ':', '+']) {
+    // `f@FILEPAT` lists the functions the debuginfo puts in FILEPAT.
+    if !suffix_ok(&c[fi + 1..]) || (fi == 2 && module.is_none()) || glob.contains([':', '+']) {
         return Query::Other;
     }
     let prefix = match (fi, &module) {
@@ -298,6 +302,12 @@ pub fn list_with(
         (src.kallsyms)(&globs).map_err(Error::Kallsyms)?
     };
     syms.restrict(src.allowed.as_ref(), &src.blacklist);
+    crate::debuginfo::restrict_to_source_files(
+        &mut syms,
+        &globs,
+        &crate::debuginfo::debug_root(),
+        &crate::debuginfo::kernel_release(),
+    );
     for (q, pat) in queries.iter().zip(patterns) {
         match q {
             Query::Function {
@@ -310,6 +320,9 @@ pub fn list_with(
                     Some(m) => format!("{m}:{glob}"),
                     None => glob.clone(),
                 };
+                if let Some(why) = syms.failure(&key) {
+                    return Err(Error::Unresolved(pat.trim().to_string(), why.clone()));
+                }
                 for sym in syms.pattern_matches(&key) {
                     let f = sym.rsplit(':').next().unwrap_or(&sym).to_string();
                     let mut line = format!("{prefix}.function(\"{f}\"){suffix}");

@@ -3,6 +3,7 @@
 //! `ERROR: ...` line on stderr and stap's exit status.
 mod btf;
 mod cli;
+mod debuginfo;
 mod device;
 mod kallsyms;
 mod list;

@@ -136,6 +136,18 @@ impl<'p> Renderer<'p> {
             {
                 Rendered::SwitchFile
             }
+            // warn(msg): stap's _stp_warn, "WARNING: " and msg with one
+            // newline (added when msg has none), on stderr.
+            Ok(Record::Printf { fmt, args, .. })
+                if self.prog.warn_format == Some(u32::from(fmt)) =>
+            {
+                let msg = match args.first().map(|a| a.as_fmt_arg()) {
+                    Some(FmtArg::Str(s)) => String::from_utf8_lossy(s).into_owned(),
+                    _ => String::new(),
+                };
+                let msg = msg.strip_suffix('\n').unwrap_or(&msg);
+                Rendered::Message(format!("WARNING: {msg}"))
+            }
             Ok(Record::Printf { fmt, args, .. }) => {
                 let text = &self.prog.formats[usize::from(fmt)].text;
                 let fargs: Vec<FmtArg> = args.iter().map(|a| a.as_fmt_arg()).collect();
@@ -453,6 +465,38 @@ mod tests {
             r.render(&printf_rec(1, b"cat", 3)),
             Rendered::Out(b"cat (3) open\n".to_vec())
         );
+    }
+
+    #[test]
+    fn warn_records_are_stap_warnings() {
+        let mut p = prog();
+        p.formats[0] = Format {
+            text: "WARNING: %s\n".into(),
+            args: vec![ArgKind::Str],
+        };
+        let rec = |s: &[u8]| {
+            let mut b = (s.len() as u32).to_le_bytes().to_vec();
+            b.extend_from_slice(s);
+            while b.len() % 8 != 0 {
+                b.push(0);
+            }
+            record(abi::STP_REC_PRINTF as u16, 0, 1, &b)
+        };
+        // A printf of the same text is script output.
+        assert_eq!(
+            Renderer::new(&p).render(&rec(b"x")),
+            Rendered::Out(b"WARNING: x\n".to_vec())
+        );
+        p.warn_format = Some(0);
+        let r = Renderer::new(&p);
+        for (msg, line) in [
+            (&b"careful"[..], "WARNING: careful"),
+            (b"one newline\n", "WARNING: one newline"),
+            (b"two\n\n", "WARNING: two\n"),
+            (b"", "WARNING: "),
+        ] {
+            assert_eq!(r.render(&rec(msg)), Rendered::Message(line.into()));
+        }
     }
 
     #[test]

@@ -172,12 +172,20 @@ pub fn resolve(prog: &Program) -> Result<Resolved, Error> {
             .map(|p| &p.target)
             .collect();
         let mut k = Kallsyms::read(KALLSYMS_PATH, &targets).map_err(Error::Kallsyms)?;
-        if !pattern_names(targets.iter().copied()).is_empty() {
+        let patterns = pattern_names(targets.iter().copied());
+        if !patterns.is_empty() {
             let allowed = FILTER_FUNCTIONS
                 .iter()
                 .find_map(|p| read_names(p, false).filter(|s| !s.is_empty()));
             let blacklist = read_names(KPROBE_BLACKLIST, true).unwrap_or_default();
             k.restrict(allowed.as_ref(), &blacklist);
+            // `f@FILEPAT`: the source files come from the DWARF debuginfo.
+            crate::debuginfo::restrict_to_source_files(
+                &mut k,
+                &patterns,
+                &crate::debuginfo::debug_root(),
+                &crate::debuginfo::kernel_release(),
+            );
         }
         k
     } else {

@@ -33,6 +33,10 @@ pub enum Error {
     Var(String),
 }
 
+/// Marks the symbol of a tracepoint probe for `resolve_var` (no kernel
+/// symbol has a space).
+const TRACEPOINT_PREFIX: &str = "tracepoint ";
+
 /// Argument registers of the x86-64 syscall ABI, as `struct pt_regs` names
 /// them.
 const SYSCALL_REGS: [&str; 6] = ["di", "si", "dx", "r10", "r8", "r9"];
@@ -95,6 +99,8 @@ enum ParamType {
     Btf(u32),
     /// From `SYSCALL_TABLE`: bytes and signedness.
     Int(u32, bool),
+    /// `@cast`: the value in hand is the address of this BTF type.
+    At(u32),
 }
 
 /// The value of each relocation of one variable, by kind.
@@ -127,15 +133,49 @@ pub fn apply_with(
     btf: &Btf,
 ) -> Result<(), Error> {
     let mut patches = Vec::new();
+    // Variables some `@defined` asks about: a use of one that does not
+    // resolve is guarded by the script, so it is left at 0, not an error.
+    let guarded: Vec<(&TargetSite, &str, &[String])> = prog
+        .target_vars
+        .iter()
+        .filter(|tv| is_exists(tv))
+        .map(|tv| (&tv.site, tv.name.as_str(), tv.fields.as_slice()))
+        .collect();
+    let mut tp_sym;
     for tv in &prog.target_vars {
-        // The probe of this handler (dropped optional probes: no code runs).
-        let Some(pi) = prog.probes.iter().position(|p| p.handler == tv.handler) else {
-            continue;
+        let sym = if matches!(tv.site, TargetSite::Cast(_)) {
+            // Needs no probe: it may sit in a function.
+            ""
+        } else {
+            // The probe of this handler (dropped optional probes: no code runs).
+            let Some(pi) = prog.probes.iter().position(|p| p.handler == tv.handler) else {
+                continue;
+            };
+            let Some(Some((sym, _))) = symbols.get(pi) else {
+                continue;
+            };
+            if u32::from(prog.probes[pi].kind) == vm_spec::abi::STP_PROBE_TRACEPOINT {
+                // A tracepoint's arguments are named by the kernel's BPF
+                // wrapper `__bpf_trace_CLASS(void *__data, <prototype>)`
+                // (`Btf::tracepoint_params`).
+                tp_sym = format!("{TRACEPOINT_PREFIX}{sym}");
+                tp_sym.as_str()
+            } else {
+                sym.as_str()
+            }
         };
-        let Some(Some((sym, _))) = symbols.get(pi) else {
-            continue;
+        let fill = match resolve_var(btf, tv, sym) {
+            Ok(_) if is_exists(tv) => Fill {
+                arg: 1,
+                ..Fill::default()
+            },
+            Ok(fill) => fill,
+            Err(_) if is_exists(tv) => Fill::default(),
+            Err(_) if guarded.contains(&(&tv.site, tv.name.as_str(), tv.fields.as_slice())) => {
+                continue;
+            }
+            Err(e) => return Err(e),
         };
-        let fill = resolve_var(btf, tv, sym)?;
         for r in &tv.relocs {
             let v = match r.kind {
                 RelocKind::ArgIndex => fill.arg,
@@ -143,6 +183,8 @@ pub fn apply_with(
                 RelocKind::Deref(n) => fill.steps.get(n as usize).map_or(0, |s| s.1),
                 RelocKind::Shift => fill.shift,
                 RelocKind::Mask => fill.mask,
+                // `is_exists`: `arg` holds the answer.
+                RelocKind::Exists => fill.arg,
             };
             patches.push((r.konst as usize, v));
         }
@@ -160,8 +202,16 @@ pub fn apply_with(
     Ok(())
 }
 
+/// Whether `tv` is an `@defined` question (its only relocation).
+fn is_exists(tv: &TargetVar) -> bool {
+    tv.relocs.iter().all(|r| r.kind == RelocKind::Exists) && !tv.relocs.is_empty()
+}
+
 fn var_text(tv: &TargetVar) -> String {
-    let mut s = format!("${}", tv.name);
+    let mut s = match tv.site {
+        TargetSite::Cast(_) => format!("@cast(..., \"{}\")", tv.name),
+        _ => format!("${}", tv.name),
+    };
     for f in &tv.fields {
         s.push_str("->");
         s.push_str(f);
@@ -231,21 +281,41 @@ fn shape(bytes: u32, signed: bool) -> (i64, i64) {
     }
 }
 
+/// The constants of `tv`. For an `@defined` question only existence
+/// matters: a last member that is a bitfield or a struct exists.
 fn resolve_var(btf: &Btf, tv: &TargetVar, sym: &str) -> Result<Fill, Error> {
+    let exists_only = is_exists(tv);
     let text = var_text(tv);
     let what = |why: String| {
+        let at = if tv.probe_point.is_empty() {
+            String::new()
+        } else {
+            format!("probe point '{}': ", tv.probe_point)
+        };
         Error::Var(format!(
-            "probe point '{}': cannot read {} at {}:{}: {why}",
-            tv.probe_point, text, tv.loc.line, tv.loc.col
+            "{at}cannot read {} at {}:{}: {why}",
+            text, tv.loc.line, tv.loc.col
         ))
     };
     let mut fill = Fill::default();
     let ty: ParamType = match &tv.site {
         TargetSite::Function(f) => {
-            let ps = func_params(btf, f)?.ok_or_else(|| {
-                what(format!(
-                    "the kernel's BTF has no function '{f}' (inlined or renamed?)"
-                ))
+            let ps = match sym.strip_prefix(TRACEPOINT_PREFIX) {
+                // Without `__data`: the module's tracepoint probe puts the
+                // tracepoint's own arguments in slots 0.. (kmod/probes.c).
+                Some(tp) => btf
+                    .tracepoint_params(tp)?
+                    .map(|ps| ps.into_iter().skip(1).collect()),
+                None => func_params(btf, f)?,
+            };
+            let ps = ps.ok_or_else(|| {
+                what(match sym.strip_prefix(TRACEPOINT_PREFIX) {
+                    Some(tp) => format!(
+                        "the kernel's BTF has no arguments of tracepoint '{tp}' \
+                         (__bpf_trace_{tp}, btf_trace_{tp})"
+                    ),
+                    None => format!("the kernel's BTF has no function '{f}' (inlined or renamed?)"),
+                })
             })?;
             let Some(idx) = ps.iter().position(|p| p.name == tv.name) else {
                 return Err(Error::Var(format!(
@@ -315,11 +385,18 @@ fn resolve_var(btf: &Btf, tv: &TargetVar, sym: &str) -> Result<Fill, Error> {
             }
             ty
         }
+        TargetSite::Cast(name) => {
+            let id = find_type(btf, name)
+                .ok_or_else(|| what(format!("the kernel's BTF has no type '{name}'")))?;
+            fill.steps.push((0, 0));
+            ParamType::At(id)
+        }
     };
     // Walk the member chain. `cur` is the type of the value in hand when
     // `addr` is false, of the struct at the address in hand when true.
     let (mut cur, mut addr) = match ty {
         ParamType::Btf(t) => (Some(t), false),
+        ParamType::At(t) => (Some(t), true),
         ParamType::Int(bytes, signed) => {
             if !tv.fields.is_empty() {
                 return Err(what(
@@ -330,7 +407,7 @@ fn resolve_var(btf: &Btf, tv: &TargetVar, sym: &str) -> Result<Fill, Error> {
             return Ok(fill);
         }
     };
-    for field in &tv.fields {
+    for (i, field) in tv.fields.iter().enumerate() {
         let Some(t) = cur else { break };
         let t = btf.skip_mods(t)?;
         let st = if addr {
@@ -362,6 +439,9 @@ fn resolve_var(btf: &Btf, tv: &TargetVar, sym: &str) -> Result<Fill, Error> {
         let m = btf
             .member(st, field)?
             .ok_or_else(|| what(format!("{} has no member '{field}'", btf.type_name(st))))?;
+        if exists_only && i + 1 == tv.fields.len() {
+            return Ok(fill);
+        }
         if m.bitfield != 0 || m.bit_offset % 8 != 0 {
             return Err(what(format!(
                 "member '{field}' is a bitfield (not supported yet)"
@@ -374,11 +454,16 @@ fn resolve_var(btf: &Btf, tv: &TargetVar, sym: &str) -> Result<Fill, Error> {
         cur = Some(mt);
         addr = embedded;
     }
+    if exists_only {
+        return Ok(fill);
+    }
     let t = btf.skip_mods(cur.unwrap_or(0))?;
     let (bytes, signed) = match btf.kind(t)? {
+        // An array is its address, as in stap (`kernel_string($p->comm)`).
+        kind::ARRAY if addr => (8, false),
         _ if addr => {
             return Err(what(format!(
-                "it is a {}, not a value (structs and arrays are not supported yet)",
+                "it is a {}, not a value (structs are not supported yet)",
                 btf.type_name(t)
             )))
         }
@@ -395,6 +480,23 @@ fn resolve_var(btf: &Btf, tv: &TargetVar, sym: &str) -> Result<Fill, Error> {
     };
     (fill.shift, fill.mask) = shape(bytes, signed);
     Ok(fill)
+}
+
+/// The type `@cast` names: `struct NAME`, `union NAME`, or a bare NAME
+/// (a struct, a union or a typedef, in that order of preference).
+fn find_type(btf: &Btf, name: &str) -> Option<u32> {
+    let name = name.trim();
+    let (kinds, bare): (&[u8], &str) = if let Some(n) = name.strip_prefix("struct ") {
+        (&[kind::STRUCT], n.trim())
+    } else if let Some(n) = name.strip_prefix("union ") {
+        (&[kind::UNION], n.trim())
+    } else {
+        (&[kind::STRUCT, kind::UNION, kind::TYPEDEF], name)
+    };
+    kinds.iter().find_map(|&k| {
+        (1..btf.len() as u32)
+            .find(|&id| btf.kind(id).ok() == Some(k) && btf.name(id).ok() == Some(bare))
+    })
 }
 
 /// The STRUCT named `name`.
@@ -516,6 +618,92 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("incomplete"), "{e}");
+    }
+
+    fn cast(ty: &str, fields: &[&str]) -> TargetVar {
+        let mut tv = var(ty, fields, TargetSite::Cast(ty.into()));
+        tv.relocs.remove(0); // no ArgIndex
+        for r in &mut tv.relocs {
+            r.konst -= 1;
+        }
+        tv.probe_point = String::new();
+        tv.handler = u32::MAX; // in a function: no probe
+        tv
+    }
+
+    #[test]
+    fn casts_need_no_probe_and_read_arrays_as_addresses() {
+        // Slots: offset/deref per step, then shift, mask.
+        assert_eq!(run(cast("task", &["tgid"])).unwrap(), [0, 0, 0, 1, 32, -1]);
+        // char comm[16]: its address (no read), 8 bytes unsigned.
+        assert_eq!(
+            run(cast("struct task", &["comm"])).unwrap(),
+            [0, 0, 4, 0, 0, -1]
+        );
+        // Through a pointer member, and through the typedef.
+        assert_eq!(
+            run(cast("task_t", &["parent", "tgid"])).unwrap(),
+            [0, 0, 24, 1, 0, 1, 32, -1]
+        );
+        assert_eq!(
+            run(cast("file", &["f_path", "dentry"])).unwrap(),
+            [0, 0, 8, 0, 8, 1, 0, -1]
+        );
+        let e = run(cast("union task", &["tgid"])).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "cannot read @cast(..., \"union task\")->tgid at 1:1: \
+             the kernel's BTF has no type 'union task'"
+        );
+        let e = run(cast("task", &["nope"])).unwrap_err().to_string();
+        assert!(e.contains("struct task has no member 'nope'"), "{e}");
+        let e = run(cast("file", &["f_path"])).unwrap_err().to_string();
+        assert!(e.contains("struct path, not a value"), "{e}");
+    }
+
+    #[test]
+    fn defined_answers_from_btf_and_guards_uses() {
+        let exists = |name: &str, fields: &[&str], konst: u32| {
+            let mut tv = var(name, fields, f());
+            tv.relocs = vec![Reloc {
+                konst,
+                kind: RelocKind::Exists,
+            }];
+            tv
+        };
+        // A use of $nope, its constants from 4 on.
+        let mut nope = var("nope", &[], f());
+        for r in &mut nope.relocs {
+            r.konst += 4;
+        }
+        let mut prog = Program {
+            konsts: vec![7; 9],
+            target_vars: vec![
+                exists("file", &["f_path"], 0),  // a struct member: exists
+                exists("file", &["f_flags"], 1), // a bitfield: exists
+                exists("nope", &[], 2),
+                exists("file", &["f_path", "nope"], 3),
+                nope.clone(),
+            ],
+            probes: vec![Probe {
+                kind: 0,
+                flags: 0,
+                handler: 0,
+                target: ProbeTarget::None,
+                maxactive: 0,
+                period_ns: 0,
+                display: String::new(),
+            }],
+            ..Default::default()
+        };
+        let btf = Btf::parse(sample()).unwrap();
+        apply_with(&mut prog, &[Some(("vfs_read".into(), 0))], &btf).unwrap();
+        // The guarded use is left as the image has it (never run).
+        assert_eq!(prog.konsts, [1, 1, 0, 0, 7, 7, 7, 7, 7]);
+        // Without the question, the same use is an error.
+        prog.target_vars = vec![nope];
+        let e = apply_with(&mut prog, &[Some(("vfs_read".into(), 0))], &btf).unwrap_err();
+        assert!(e.to_string().contains("no parameter 'nope'"), "{e}");
     }
 
     #[test]

@@ -101,6 +101,12 @@ struct stp_host_env {
 	u32 pcomm_len;
 	u32 nstack;		/* BACKTRACE: frames at stack */
 	const u64 *stack;
+	u64 task;		/* TASK_CURRENT */
+	s64 egid;		/* EGID */
+	s64 hz;			/* HZ */
+	u64 cycles;		/* GET_CYCLES */
+	u64 online_mask;	/* CPU_ONLINE: bit c for CPU c < 64 (and cpu) */
+	u32 random;		/* RANDOM's pseudo-random number */
 };
 
 #define STP_HOST_ENV(env) ((struct stp_host_env *)(env))
@@ -128,11 +134,30 @@ static inline s64 stp_env_uid(void *env) { return STP_HOST_ENV(env)->uid; }
 static inline s64 stp_env_euid(void *env) { return STP_HOST_ENV(env)->euid; }
 static inline s64 stp_env_gid(void *env) { return STP_HOST_ENV(env)->gid; }
 static inline s64 stp_env_cpu(void *env) { return STP_HOST_ENV(env)->cpu; }
+static inline u64 stp_env_task(void *env) { return STP_HOST_ENV(env)->task; }
 /* No mm in the host environment: MM_ARG is always 0 (helpers.h). */
 static inline u64 stp_env_mm_arg(void *env, bool end) { return 0; }
 static inline s64 stp_env_jiffies(void *env)
 {
 	return STP_HOST_ENV(env)->jiffies;
+}
+static inline s64 stp_env_egid(void *env) { return STP_HOST_ENV(env)->egid; }
+static inline s64 stp_env_hz(void *env) { return STP_HOST_ENV(env)->hz; }
+static inline u64 stp_env_cycles(void *env)
+{
+	return STP_HOST_ENV(env)->cycles;
+}
+/* The environment's cpu, and CPU c < 64 when bit c of online_mask is set. */
+static inline u64 stp_env_cpu_online(void *env, s64 cpu)
+{
+	struct stp_host_env *e = STP_HOST_ENV(env);
+
+	return cpu == e->cpu ||
+	       (cpu >= 0 && cpu < 64 && (e->online_mask >> cpu) & 1);
+}
+static inline u32 stp_env_random_u32(void *env)
+{
+	return STP_HOST_ENV(env)->random;
 }
 static inline s64 stp_env_retval(void *env)
 {
@@ -297,6 +322,50 @@ static inline void stp_env_map_unlock(stp_env_map_lock_t *l,
 
 static inline void stp_env_cpu_relax(void)
 {
+}
+
+/*
+ * REGISTER from the environment's values, at their x86-64 pt_regs word
+ * index: r9 r8 (8, 9) = args[5], args[4]; ax (10) = retval; cx dx si di
+ * (11 .. 14) = args[3] .. args[0]; ip (16); every other word 0.
+ */
+static inline u64 stp_env_register(void *env, u64 idx)
+{
+	struct stp_host_env *e = STP_HOST_ENV(env);
+
+	switch (idx) {
+	case 8: return (u64)e->args[5];
+	case 9: return (u64)e->args[4];
+	case 10: return (u64)e->retval;
+	case 11: return (u64)e->args[3];
+	case 12: return (u64)e->args[2];
+	case 13: return (u64)e->args[1];
+	case 14: return (u64)e->args[0];
+	case 16: return e->ip;
+	default: return 0;
+	}
+}
+
+/* UADDR: ADDR's value in user mode, else 0 (no saved user registers). */
+static inline u64 stp_env_uaddr(void *env)
+{
+	struct stp_host_env *e = STP_HOST_ENV(env);
+
+	return e->user_mode ? e->ip : 0;
+}
+
+/* PID2TASK: the task (TASK_CURRENT's value) of the one thread, tid. */
+static inline u64 stp_env_pid2task(void *env, s64 nr)
+{
+	struct stp_host_env *e = STP_HOST_ENV(env);
+
+	return nr > 0 && nr == e->tid ? e->task : 0;
+}
+
+/* MODNAME: no symbols in user space, so never known (0 bytes). */
+static inline u32 stp_env_modname(void *env, u64 addr, char *buf, u32 max)
+{
+	return 0;
 }
 
 #endif /* STP_ENV_H */

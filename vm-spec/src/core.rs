@@ -284,6 +284,19 @@ pub struct HostEnv {
     pub pexecname: String,
     /// `backtrace()`: the kernel stack, innermost frame first.
     pub stack: Vec<u64>,
+    /// `task_current()`: the address of the current task_struct (its
+    /// members are read from `memory`).
+    pub task: u64,
+    /// `egid()`.
+    pub egid: i64,
+    /// `HZ()`.
+    pub hz: i64,
+    /// `get_cycles()`.
+    pub cycles: u64,
+    /// CPUs online besides `cpu` (the CPU_ONLINE helper): bit c for CPU c.
+    pub online_mask: u64,
+    /// The pseudo-random number the RANDOM helper (`randint`) reduces.
+    pub random: u32,
 }
 
 /// A user-space ring with the kernel's producer code (ring.c) and a
@@ -711,6 +724,12 @@ impl HostSession {
             pcomm_len: u32::try_from(env.pexecname.len()).unwrap_or(u32::MAX),
             nstack: u32::try_from(env.stack.len()).unwrap_or(u32::MAX),
             stack: env.stack.as_ptr(),
+            task: env.task,
+            egid: env.egid,
+            hz: env.hz,
+            cycles: env.cycles,
+            online_mask: env.online_mask,
+            random: env.random,
         };
         let mut ring = self.ring.raw();
         // Each map's storage, set up by stp_map_init in `new`.

@@ -292,6 +292,7 @@ fn reloc_text(tv: &TargetVar, kind: RelocKind) -> String {
         RelocKind::Mask => {
             "zero-extension mask (2^bits - 1 for a narrow unsigned value, else -1)".into()
         }
+        RelocKind::Exists => "@defined: 1 if the kernel's BTF has it, else 0".into(),
     }
 }
 
@@ -317,12 +318,22 @@ fn target_vars(out: &mut String, prog: &Program) {
         let site = match &tv.site {
             TargetSite::Function(f) => format!("parameter of {f}"),
             TargetSite::Syscall(s) => format!("argument of syscall {s}"),
+            TargetSite::Cast(t) => format!("@cast to {t}"),
         };
         let chain: String = tv.fields.iter().map(|f| format!("->{f}")).collect();
+        let var = match &tv.site {
+            TargetSite::Cast(t) => format!("@cast(..., \"{t}\")"),
+            _ => format!("${}", tv.name),
+        };
+        // A @cast may sit in a function: no handler or probe point.
+        let user = match tv.handler {
+            u32::MAX => "in a function".to_string(),
+            h => format!("handler#{h}, {}", tv.probe_point),
+        };
         let _ = writeln!(
             out,
-            "  tv#{i:<5} ${}{chain}  [{site}; handler#{}, {} at {}:{}]",
-            tv.name, tv.handler, tv.probe_point, tv.loc.line, tv.loc.col
+            "  tv#{i:<5} {var}{chain}  [{site}; {user} at {}:{}]",
+            tv.loc.line, tv.loc.col
         );
         for r in &tv.relocs {
             let v = prog.konsts.get(r.konst as usize).copied();

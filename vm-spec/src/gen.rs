@@ -19,7 +19,7 @@
 //! and `%`, loops that fill them past their capacity, `foreach` in every
 //! order with limits down to 0 and negative, nested, deleting and
 //! inserting as it goes) are generated too, and statistics arrays (some
-//! maps' values: MSTADD, MSTX, MSTHIST, foreach by @count, @sum, @min,
+//! maps' values: MSTADD, MSTX, MSTHIST, MSTHISTS, foreach by @count, @sum, @min,
 //! @max or @avg).
 //!
 //! Determinism: the same seed gives the same case on every machine; the
@@ -274,6 +274,12 @@ fn gen_env(rng: &mut Rng) -> (HostEnv, Vec<u64>) {
         stack: (0..rng.below(24))
             .map(|_| rng.next_u64() >> rng.below(64))
             .collect(),
+        task: rng.next_u64(),
+        egid: v(rng),
+        hz: [100, 250, 300, 1000][rng.below(4) as usize],
+        cycles: rng.next_u64(),
+        online_mask: rng.next_u64(),
+        random: rng.next_u64() as u32,
     };
     let mut addrs = vec![UNMAPPED, 0, 8, u64::MAX, u64::MAX - 7];
     if rng.chance(7, 8) {
@@ -513,6 +519,26 @@ impl HGen<'_> {
             abi::STP_HLP_ARG => {
                 let v = if self.rng.chance(3, 4) {
                     self.rng.below(8) as i32
+                } else {
+                    self.imm()
+                };
+                out.push(ins(abi::STP_OP_LDI, w, 0, 0, v));
+                d.r |= 1u64 << w;
+            }
+            abi::STP_HLP_CPU_ONLINE | abi::STP_HLP_RANDOM => {
+                // A CPU number or a randint range, now and then 0 or < 0.
+                let v = if self.rng.chance(3, 4) {
+                    self.rng.below(70) as i32 - 2
+                } else {
+                    self.imm()
+                };
+                out.push(ins(abi::STP_OP_LDI, w, 0, 0, v));
+                d.r |= 1u64 << w;
+            }
+            abi::STP_HLP_REGISTER => {
+                // A pt_regs word index, now and then past ss or huge.
+                let v = if self.rng.chance(3, 4) {
+                    self.rng.below(24) as i32
                 } else {
                     self.imm()
                 };
@@ -1275,7 +1301,13 @@ impl HGen<'_> {
             64..=71 => self.stmt_calls(out, d),
             72..=81 => self.stmt_printf(out, d),
             82 => {
-                out.push(ins(abi::STP_OP_EXIT, 0, 0, 0, 0));
+                // Now and then abort(): EXIT that also ends the run.
+                let op = if self.rng.chance(1, 4) {
+                    abi::STP_OP_ABORT
+                } else {
+                    abi::STP_OP_EXIT
+                };
+                out.push(ins(op, 0, 0, 0, 0));
                 Some(())
             }
             83..=87 if nest => self.nested(|g| g.stmt_if(out, d, budget / 2)),
@@ -1613,8 +1645,8 @@ impl HGen<'_> {
         Some(())
     }
 
-    /// MSTADD, MSTX (every extractor, on absent keys too: EMPTY_AGG) or
-    /// MSTHIST on statistics array `m` (`imm`) with its keys at `b`, `c`.
+    /// MSTADD, MSTX (every extractor, on absent keys too: EMPTY_AGG),
+    /// MSTHIST or MSTHISTS on statistics array `m` (`imm`) with its keys at `b`, `c`.
     fn stat_array_insn(
         &mut self,
         out: &mut Vec<Insn>,
@@ -1647,7 +1679,22 @@ impl HGen<'_> {
             }
             5 | 6 if st.hist != Hist::None => {
                 self.stat_array_sample(out, d, imm, b, c);
-                out.push(ins(abi::STP_OP_MSTHIST, 0, b, c, imm))
+                match self.sdst() {
+                    // MSTHISTS: the drawing as a string
+                    // (sprint(@hist_log(a[k]))), s[a] maybe in the key run.
+                    Some(a) if self.rng.chance(1, 3) => {
+                        out.push(ins(abi::STP_OP_MSTHISTS, a, b, c, imm));
+                        d.s |= 1u32 << a;
+                        // Its length into a global: compared even when
+                        // a later instruction ends the run.
+                        if let Some(r) = self.dst() {
+                            out.push(ins(abi::STP_OP_SLEN, r, a, 0, 0));
+                            d.r |= 1u64 << r;
+                            self.observe(out, r);
+                        }
+                    }
+                    _ => out.push(ins(abi::STP_OP_MSTHIST, 0, b, c, imm)),
+                }
             }
             _ => {
                 self.stat_array_sample(out, d, imm, b, c);

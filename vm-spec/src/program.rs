@@ -96,9 +96,12 @@ pub enum ProbeTarget {
     /// (filtered by ftrace's available_filter_functions and the kprobe
     /// blacklist); real symbol names never hold these characters. (A
     /// variant of its own would be clearer but would break the exhaustive
-    /// matches of older code, e.g. the reference VM's.)
+    /// matches of older code, e.g. the reference VM's.) A pattern may end
+    /// in `@FILEPAT` (`kernel.function("*@fs/*.c")`): only the functions
+    /// whose DWARF decl file matches FILEPAT (stap's rule), which the loader
+    /// reads from the kernel's debuginfo; see `split_source_file`.
     Symbol {
-        /// Kernel symbol name, or a pattern (`[module:]glob`).
+        /// Kernel symbol name, or a pattern (`[module:]glob[@filepat]`).
         name: String,
         /// Byte offset from the symbol.
         offset: u32,
@@ -106,6 +109,16 @@ pub enum ProbeTarget {
     /// The first of these symbols that the running kernel has (e.g. a
     /// syscall's entry point, which differs between kernel versions).
     FirstOf(Vec<String>),
+}
+
+/// Splits a `ProbeTarget::Symbol` name into its function part
+/// (`[module:]glob`) and its source-file pattern (`FILEPAT` of
+/// `glob@FILEPAT`), if it has one.
+pub fn split_source_file(name: &str) -> (&str, Option<&str>) {
+    match name.split_once('@') {
+        Some((f, file)) => (f, Some(file)),
+        None => (name, None),
+    }
 }
 
 /// One probe point bound to a handler.
@@ -333,6 +346,11 @@ pub struct Program {
     /// moves the `-o FILE` output to the next file instead of printing.
     #[serde(default)]
     pub switch_file_format: Option<u32>,
+    /// The format whose PRINTF record is `warn(msg)` (text
+    /// `"WARNING: %s\n"`, one string): user space prints `WARNING: msg` on
+    /// stderr, as stap's `_stp_warn` (one newline, added when msg has none).
+    #[serde(default)]
+    pub warn_format: Option<u32>,
 }
 
 /// One compiled regular expression: the DFA table the VM walks
@@ -398,6 +416,12 @@ pub enum TargetSite {
     /// probed symbol is the `__x64_sys_NAME` wrapper, which takes
     /// `struct pt_regs *`, the value is read from the saved registers.
     Syscall(String),
+    /// `@cast(addr, "TYPE"[, "kernel"])->a->b`: no parameter; the code
+    /// starts from the address it computed, the struct, union or typedef
+    /// `TYPE` of the kernel's BTF (a `struct `/`union ` prefix allowed)
+    /// is at that address, and the member chain starts there. Such a use
+    /// has no `ArgIndex` relocation and needs no probe symbol.
+    Cast(String),
 }
 
 /// What the loader writes into one relocated constant.
@@ -419,6 +443,11 @@ pub enum RelocKind {
     /// AND mask applied last: `2^bits - 1` for an unsigned integer narrower
     /// than 64 bits, else -1.
     Mask,
+    /// `@defined(...)`: 1 when the running kernel's BTF has the variable
+    /// and every member of the chain, else 0. A use whose own resolution
+    /// fails is not an error when an `Exists` use of the same variable
+    /// (site, name, chain) is in the program: the script guarded it.
+    Exists,
 }
 
 /// One relocated constant: `Program::konsts[konst]` is patched at load.

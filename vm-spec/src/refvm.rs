@@ -779,15 +779,99 @@ impl Machine<'_> {
                     .and_then(|k| e.args.get(k))
                     .map_or(0, |v| *v as u64)
             }
-            abi::STP_HLP_KERNEL_LONG => {
+            abi::STP_HLP_KERNEL_LONG
+            | abi::STP_HLP_KERNEL_INT
+            | abi::STP_HLP_KERNEL_SHORT
+            | abi::STP_HLP_KERNEL_CHAR => {
+                let bytes: u64 = match id {
+                    abi::STP_HLP_KERNEL_INT => 4,
+                    abi::STP_HLP_KERNEL_SHORT => 2,
+                    abi::STP_HLP_KERNEL_CHAR => 1,
+                    _ => 8,
+                };
                 let addr = self.rd(insn.b)?;
                 let b = self
                     .mem
-                    .read(addr, 8)
+                    .read(addr, bytes)
                     .ok_or(Stop::Fault(abi::STP_RTE_KFAULT, addr))?;
+                // Little-endian, sign-extended from `bytes` bytes.
                 let mut a = [0u8; 8];
-                a.copy_from_slice(&b);
-                u64::from_le_bytes(a)
+                a[..b.len()].copy_from_slice(&b);
+                let shift = 64 - 8 * bytes;
+                ((u64::from_le_bytes(a) << shift) as i64 >> shift) as u64
+            }
+            abi::STP_HLP_TASK_CURRENT => e.task,
+            abi::STP_HLP_EGID => e.egid as u64,
+            abi::STP_HLP_HZ => e.hz as u64,
+            abi::STP_HLP_GET_CYCLES => e.cycles,
+            abi::STP_HLP_CPU_ONLINE => {
+                // helpers.h: the environment's cpu, or a bit of its mask.
+                let c = self.rd(insn.b)? as i64;
+                let bit = (0..64).contains(&c) && (e.online_mask >> c) & 1 == 1;
+                u64::from(c == e.cpu || bit)
+            }
+            abi::STP_HLP_RANDOM => {
+                // helpers.h: x % n (unsigned), 0 for n == 0.
+                let n = self.rd(insn.b)?;
+                u64::from(e.random).checked_rem(n).unwrap_or(0)
+            }
+            abi::STP_HLP_USER_LONG
+            | abi::STP_HLP_USER_INT
+            | abi::STP_HLP_USER_SHORT
+            | abi::STP_HLP_USER_CHAR => {
+                let bytes: u64 = match id {
+                    abi::STP_HLP_USER_INT => 4,
+                    abi::STP_HLP_USER_SHORT => 2,
+                    abi::STP_HLP_USER_CHAR => 1,
+                    _ => 8,
+                };
+                let addr = self.rd(insn.b)?;
+                // helpers.h: 0 on a fault, else sign-extended little-endian.
+                match self.mem.read(addr, bytes) {
+                    None => 0,
+                    Some(b) => {
+                        let mut a = [0u8; 8];
+                        a[..b.len()].copy_from_slice(&b);
+                        let shift = 64 - 8 * bytes;
+                        ((u64::from_le_bytes(a) << shift) as i64 >> shift) as u64
+                    }
+                }
+            }
+            abi::STP_HLP_REGISTER => {
+                // The user-space environment's registers (csrc/stp_env.h):
+                // pt_regs word index -> the value it holds there.
+                match self.rd(insn.b)? {
+                    8 => e.args[5] as u64,
+                    9 => e.args[4] as u64,
+                    10 => e.retval as u64,
+                    11 => e.args[3] as u64,
+                    12 => e.args[2] as u64,
+                    13 => e.args[1] as u64,
+                    14 => e.args[0] as u64,
+                    16 => e.ip,
+                    _ => 0,
+                }
+            }
+            abi::STP_HLP_UADDR => {
+                if e.user_mode {
+                    e.ip
+                } else {
+                    0
+                }
+            }
+            abi::STP_HLP_IS_RETURN => {
+                // The probe handler's context, also inside a function.
+                let outer = self.frames.first().map_or(self.handler, |f| f.handler);
+                let ctx = self.prog.handlers.get(outer as usize).map(|h| h.ctx);
+                u64::from(ctx == Some(abi::STP_CTX_KRETPROBE))
+            }
+            abi::STP_HLP_PID2TASK => {
+                let nr = self.rd(insn.b)? as i64;
+                if nr > 0 && nr == e.tid {
+                    e.task
+                } else {
+                    0
+                }
             }
             id if id < abi::STP_HLP__COUNT => {
                 // A string helper through CALLI: the C core stops with BADOP.
@@ -844,6 +928,11 @@ impl Machine<'_> {
                     abi::STP_RTE_KSTRFAULT
                 };
                 self.copy_string(addr).map_err(|a| Stop::Fault(code, a))
+            }
+            abi::STP_HLP_MODNAME => {
+                // No symbols in user space: never known (helpers.h).
+                self.rd(insn.b)?;
+                Ok(Vec::new())
             }
             id if id < abi::STP_HLP__COUNT => Err(Stop::Fault(abi::STP_RTE_BADOP, 0)),
             _ => Err(Stop::Hole(format!("helper {id}"))),
@@ -1038,6 +1127,13 @@ impl Machine<'_> {
                 self.exit = true;
                 self.emit(abi::STP_REC_EXIT, 0, &[]);
             }
+            abi::STP_OP_ABORT => {
+                // exit(), then the run ends here, at any depth, uncaught
+                // (opcodes.h); the frames stay for the register report.
+                self.exit = true;
+                self.emit(abi::STP_REC_EXIT, 0, &[]);
+                return Ok(None);
+            }
             abi::STP_OP_FCALL | abi::STP_OP_FCALLI | abi::STP_OP_FCALLS => {
                 return self.call(&insn, pc, fuel).map(Some)
             }
@@ -1148,7 +1244,7 @@ impl Machine<'_> {
             | abi::STP_OP_MDEL
             | abi::STP_OP_MHAS
             | abi::STP_OP_MCLEAR => self.map_op(&insn)?,
-            abi::STP_OP_MSTADD | abi::STP_OP_MSTX | abi::STP_OP_MSTHIST => {
+            abi::STP_OP_MSTADD | abi::STP_OP_MSTX | abi::STP_OP_MSTHIST | abi::STP_OP_MSTHISTS => {
                 self.stat_array_op(&insn)?
             }
             abi::STP_OP_MITER | abi::STP_OP_MNEXT => self.iter_op(&insn)?,
@@ -1543,7 +1639,7 @@ impl Machine<'_> {
         Ok(())
     }
 
-    /// MSTADD, MSTX and MSTHIST (opcodes.h: Statistics arrays). A run
+    /// MSTADD, MSTX, MSTHIST and MSTHISTS (opcodes.h: Statistics arrays). A run
     /// without a statistics copy for its CPU stops with BADOP first.
     fn stat_array_op(&mut self, insn: &Insn) -> Step<()> {
         let op = u32::from(insn.op);
@@ -1642,6 +1738,31 @@ impl Machine<'_> {
                 }
                 self.emit(abi::STP_REC_HIST, k as u16, &payload);
                 return Ok(());
+            }
+            _ if op == abi::STP_OP_MSTHISTS => {
+                // Drawn by hist.rs, as STHISTS.
+                let kind = match st.hist {
+                    abi::STP_HIST_LOG => crate::program::Hist::Log,
+                    abi::STP_HIST_LINEAR => crate::program::Hist::Linear {
+                        start: st.start,
+                        stop: st.stop,
+                        interval: st.interval,
+                    },
+                    _ => crate::program::Hist::None,
+                };
+                let h = crate::hist::Histogram {
+                    kind,
+                    buckets: (0..st.nbuckets as usize)
+                        .map(|b| {
+                            copies.iter().fold(0i64, |s, c| {
+                                s.wrapping_add(c.buckets.get(b).copied().unwrap_or(0))
+                            })
+                        })
+                        .collect(),
+                };
+                let mut text = h.draw().into_bytes();
+                text.truncate(self.cap as usize);
+                return self.swr(insn.a, text);
             }
             abi::STP_OP_STMIN => g.min,
             abi::STP_OP_STMAX => g.max,

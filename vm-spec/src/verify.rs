@@ -92,9 +92,6 @@ fn u16_at(b: &[u8], o: usize) -> u16 {
 fn u32_at(b: &[u8], o: usize) -> u32 {
     u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]])
 }
-fn i32_at(b: &[u8], o: usize) -> i32 {
-    u32_at(b, o) as i32
-}
 fn u64_at(b: &[u8], o: usize) -> u64 {
     u64::from(u32_at(b, o)) | (u64::from(u32_at(b, o + 4)) << 32)
 }
@@ -142,55 +139,42 @@ const _: () = assert!(
         && STP_SEC_REGEXDATA == 10
 );
 
-/// One instruction.
-#[derive(Clone, Copy)]
-struct Insn {
-    op: u8,
-    a: u8,
-    b: u8,
-    c: u8,
-    imm: i32,
-}
+// One instruction, handler, statistic and map descriptor: abi.h's own
+// structs (bindgen), read by `read_entry!`.
+type Insn = stp_insn;
+type Handler = stp_handler_desc;
+type Stat = stp_stat_desc;
+type Map = stp_map_desc;
 
-/// One handler descriptor.
-#[derive(Clone, Copy)]
-struct Handler {
-    insn_off: u32,
-    insn_count: u32,
-    nregs: u8,
-    nsregs: u8,
-    ctx: u8,
-    nparams: u8,
-    nsparams: u8,
-    ret: u8,
-    reserved: [u8; 2],
+/// A field type of the ABI structs, read little-endian at a byte offset.
+trait Field {
+    fn at(b: &[u8], o: usize) -> Self;
 }
-
-/// One statistic descriptor.
-#[derive(Clone, Copy)]
-struct Stat {
-    hist: u8,
-    shift: u8,
-    flags: u8,
-    reserved: u8,
-    nbuckets: u32,
-    start: i32,
-    stop: i32,
-    interval: i32,
-    offset: u32,
+impl<const N: usize> Field for [u8; N] {
+    fn at(b: &[u8], o: usize) -> Self {
+        std::array::from_fn(|k| b[o + k])
+    }
 }
+/// The integer fields: their bytes, little-endian.
+macro_rules! int_field {
+    ($($t:ty),+) => {$(
+        impl Field for $t {
+            fn at(b: &[u8], o: usize) -> Self {
+                <$t>::from_le_bytes(Field::at(b, o))
+            }
+        }
+    )+};
+}
+int_field!(u8, u16, u32, i32);
 
-/// One map descriptor.
-#[derive(Clone, Copy)]
-struct Map {
-    nkeys: u8,
-    value: u8,
-    flags: u8,
-    reserved: u8,
-    key_str_mask: u16,
-    reserved2: u16,
-    capacity: u32,
-    stat: u32,
+/// Entry `i` of section `sec` of `prog` as the ABI struct `T`, each named
+/// field read at its `offset_of!`, so no layout is written here and the
+/// struct literal fails to compile if abi.h adds a field.
+macro_rules! read_entry {
+    ($prog:expr, $sec:expr, $i:expr => $T:ident { $($f:ident),+ $(,)? }) => {{
+        let o = $prog.entry($sec, $i);
+        $T { $($f: Field::at($prog.img, o + offset_of!($T, $f))),+ }
+    }};
 }
 
 /// `struct stp_prog` as the checks fill it: typed views and counts.
@@ -221,30 +205,12 @@ impl Prog<'_> {
         self.sec_off[s as usize] + i as usize * SEC_ENTRY[s as usize] as usize
     }
     fn insn(&self, i: u32) -> Insn {
-        let o = self.entry(STP_SEC_CODE, i);
-        let b = self.img;
-        Insn {
-            op: b[o],
-            a: b[o + 1],
-            b: b[o + 2],
-            c: b[o + 3],
-            imm: i32_at(b, o + 4),
-        }
+        read_entry!(self, STP_SEC_CODE, i => stp_insn { op, a, b, c, imm })
     }
     fn handler(&self, i: u32) -> Handler {
-        let o = self.entry(STP_SEC_HANDLERS, i);
-        let b = self.img;
-        Handler {
-            insn_off: u32_at(b, o),
-            insn_count: u32_at(b, o + 4),
-            nregs: b[o + 8],
-            nsregs: b[o + 9],
-            ctx: b[o + 10],
-            nparams: b[o + 11],
-            nsparams: b[o + 12],
-            ret: b[o + 13],
-            reserved: [b[o + 14], b[o + 15]],
-        }
+        read_entry!(self, STP_SEC_HANDLERS, i => stp_handler_desc {
+            insn_off, insn_count, nregs, nsregs, ctx, nparams, nsparams, ret, reserved
+        })
     }
     /// (off, len) of string `i`.
     fn string(&self, i: u32) -> (u32, u32) {
@@ -267,52 +233,24 @@ impl Prog<'_> {
         )
     }
     fn stat(&self, i: u32) -> Stat {
-        let o = self.entry(STP_SEC_STATS, i);
-        let b = self.img;
-        Stat {
-            hist: b[o],
-            shift: b[o + 1],
-            flags: b[o + 2],
-            reserved: b[o + 3],
-            nbuckets: u32_at(b, o + 4),
-            start: i32_at(b, o + 8),
-            stop: i32_at(b, o + 12),
-            interval: i32_at(b, o + 16),
-            offset: u32_at(b, o + 20),
-        }
+        read_entry!(self, STP_SEC_STATS, i => stp_stat_desc {
+            hist, shift, flags, reserved, nbuckets, start, stop, interval, offset
+        })
     }
     fn map(&self, i: u32) -> Map {
-        let o = self.entry(STP_SEC_MAPS, i);
-        let b = self.img;
-        Map {
-            nkeys: b[o],
-            value: b[o + 1],
-            flags: b[o + 2],
-            reserved: b[o + 3],
-            key_str_mask: u16_at(b, o + 4),
-            reserved2: u16_at(b, o + 6),
-            capacity: u32_at(b, o + 8),
-            stat: u32_at(b, o + 12),
-        }
+        read_entry!(self, STP_SEC_MAPS, i => stp_map_desc {
+            nkeys, value, flags, reserved, key_str_mask, reserved2, capacity, stat
+        })
     }
 }
 
-// Field layout the readers above assume (abi.h).
+// Field layout that the offsets written by hand assume (abi.h): the
+// string and format readers above, check_probes and check_header.
 const _: () = {
-    assert!(size_of::<stp_insn>() == 8 && offset_of!(stp_insn, imm) == 4);
-    assert!(offset_of!(stp_handler_desc, nregs) == 8);
-    assert!(offset_of!(stp_handler_desc, reserved) == 14);
-    assert!(size_of::<stp_handler_desc>() == 16);
     assert!(offset_of!(stp_probe_desc, handler) == 4);
     assert!(offset_of!(stp_probe_desc, period_ns) == 24);
     assert!(size_of::<stp_probe_desc>() == 32);
     assert!(size_of::<stp_str_desc>() == 8 && size_of::<stp_format_desc>() == 16);
-    assert!(offset_of!(stp_stat_desc, nbuckets) == 4);
-    assert!(offset_of!(stp_stat_desc, offset) == 20);
-    assert!(size_of::<stp_stat_desc>() == 24);
-    assert!(offset_of!(stp_map_desc, key_str_mask) == 4);
-    assert!(offset_of!(stp_map_desc, capacity) == 8);
-    assert!(size_of::<stp_map_desc>() == 16);
     assert!(offset_of!(stp_image_hdr, total_size) == 8);
     assert!(offset_of!(stp_image_hdr, nglobals) == 16);
 };
@@ -1352,7 +1290,7 @@ fn check_map_insn(p: &Prog, w: At, insn: &Insn, inp: &St, live: bool) -> R {
     let want = match op {
         STP_OP_MGET | STP_OP_MSET | STP_OP_MOPR => Some(STP_MAPV_LONG),
         STP_OP_MGETS | STP_OP_MSETS => Some(STP_MAPV_STR),
-        STP_OP_MSTADD | STP_OP_MSTX | STP_OP_MSTHIST => Some(STP_MAPV_STAT),
+        STP_OP_MSTADD | STP_OP_MSTX | STP_OP_MSTHIST | STP_OP_MSTHISTS => Some(STP_MAPV_STAT),
         _ => None,
     };
     if want.is_some_and(|v| v != u32::from(d.value)) {
@@ -1374,11 +1312,14 @@ fn check_map_insn(p: &Prog, w: At, insn: &Insn, inp: &St, live: bool) -> R {
             "MSTX @variance of map {mi}, whose statistic has no variance flag"
         );
     }
-    if op == STP_OP_MSTHIST && u32::from(p.stat(d.stat).hist) == STP_HIST_NONE {
+    if (op == STP_OP_MSTHIST || op == STP_OP_MSTHISTS)
+        && u32::from(p.stat(d.stat).hist) == STP_HIST_NONE
+    {
         bail_at!(
             w,
             STP_VERR_BAD_STAT,
-            "MSTHIST of map {mi}, whose statistic has no histogram"
+            "{} of map {mi}, whose statistic has no histogram",
+            oi.name
         );
     }
     if oi.c == Operand::SORT {
@@ -1520,7 +1461,7 @@ fn check_insn_extra(p: &Prog, w: At, insn: &Insn, inp: &St, live: bool) -> R {
         }
         STP_OP_MGET | STP_OP_MGETS | STP_OP_MSET | STP_OP_MSETS | STP_OP_MOPR | STP_OP_MDEL
         | STP_OP_MHAS | STP_OP_MCLEAR | STP_OP_MITER | STP_OP_MNEXT | STP_OP_MSTADD
-        | STP_OP_MSTX | STP_OP_MSTHIST => check_map_insn(p, w, insn, inp, live),
+        | STP_OP_MSTX | STP_OP_MSTHIST | STP_OP_MSTHISTS => check_map_insn(p, w, insn, inp, live),
         STP_OP_STVAR => {
             if u32::from(p.stat(insn.imm as u32).flags) & STP_STAT_F_VARIANCE == 0 {
                 bail_at!(

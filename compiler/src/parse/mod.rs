@@ -930,12 +930,28 @@ fn symbol(i: In) -> PResult<Expr> {
                 let (r, args) = call_args(r)?;
                 (r, mk(ExprKind::AtOp { op: name, args }, span))
             }
+            // tapset/linux/*.stpm: `@choose_defined(act, alt)` is
+            // `%( @defined(act) %? act %: alt %)`, i.e. a conditional on
+            // whether the kernel has `act` (decided at load time here).
+            "@choose_defined" if peek_op(rest, "(") => {
+                let (r, _) = op("(")(rest)?;
+                let (r, args) = call_args(r)?;
+                let [act, alt]: [Expr; 2] = args
+                    .try_into()
+                    .map_err(|_| fail_tok(i, "@choose_defined takes two arguments".to_string()))?;
+                let defined = mk(
+                    ExprKind::AtOp {
+                        op: "@defined".into(),
+                        args: vec![act.clone()],
+                    },
+                    span,
+                );
+                let kind = ExprKind::Ternary(Box::new(defined), Box::new(act), Box::new(alt));
+                (r, mk(kind, span))
+            }
             // Macros of stap's tapset library (.stpm files) this compiler
             // does not provide: parsed as calls, refused by `resolve`.
-            "@choose_defined"
-            | "@prometheus_dump_array1"
-            | "@prometheus_dump_array2"
-            | "@prometheus_dump_array3"
+            "@prometheus_dump_array1" | "@prometheus_dump_array2" | "@prometheus_dump_array3"
                 if peek_op(rest, "(") =>
             {
                 let (r, _) = op("(")(rest)?;

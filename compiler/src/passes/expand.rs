@@ -92,10 +92,20 @@ impl Expander<'_> {
             let mut plain = Vec::new();
             let mut derived = Vec::new();
             for u in &points {
+                let len = |a: &AliasDecl| {
+                    a.names
+                        .iter()
+                        .filter(|n| matches(n, u))
+                        .map(|n| n.components.len())
+                        .max()
+                };
+                // The most specific aliases win: `vfs.read.return` is the
+                // alias of that name, not `vfs.read` with a suffix.
+                let longest = aliases.iter().filter_map(|a| len(a)).max();
                 let hits: Vec<&AliasDecl> = aliases
                     .iter()
                     .copied()
-                    .filter(|a| a.names.iter().any(|n| matches(n, u)))
+                    .filter(|a| len(a).is_some() && len(a) == longest)
                     .collect();
                 if hits.is_empty() {
                     let wild = u.components.iter().any(|c| c.name.contains('*'));

@@ -29,6 +29,8 @@ use vm_spec::program::*;
 mod strglobals;
 #[path = "tapset.rs"]
 mod tapset;
+#[path = "tier1.rs"]
+mod tier1;
 #[path = "trycatch.rs"]
 mod trycatch;
 
@@ -49,6 +51,9 @@ struct Tables {
     /// `Program::switch_file_format`, made by the first `switch_file()`
     /// (never shared with a printf of the same text).
     switch_fmt: Option<i32>,
+    /// `Program::warn_format`, made by the first `warn(msg)` (never shared
+    /// either).
+    warn_fmt: Option<i32>,
 }
 
 impl Tables {
@@ -99,8 +104,9 @@ impl Tables {
             args,
         };
         let special = self.switch_fmt.map(|i| i as usize);
-        if let Some(i) =
-            (0..self.formats.len()).find(|&i| self.formats[i] == f && Some(i) != special)
+        let warn = self.warn_fmt.map(|i| i as usize);
+        if let Some(i) = (0..self.formats.len())
+            .find(|&i| self.formats[i] == f && Some(i) != special && Some(i) != warn)
         {
             return i as i32;
         }
@@ -418,7 +424,8 @@ impl Gen<'_> {
             None => self.load_int(rl, i64::from(i32::MAX)),
         }
         // A statistics array sorted by an extractor (`a @sum-`): opcodes.h
-        // SORT bits 4..6; @count is the stored value.
+        // SORT bits 4..6; @count is the stored value. `@variance` sorts by
+        // @count, as stap 5.x does (translate.cxx has no SORT_VARIANCE).
         let sortx = match f.stat.as_ref().map(|(op, _)| op.as_str()) {
             Some("@sum") => abi::STP_SORTX_SUM,
             Some("@min") => abi::STP_SORTX_MIN,
@@ -559,10 +566,15 @@ impl Gen<'_> {
             self.fail("internal error: unresolved target variable");
             return;
         };
-        let name = match &e.kind {
-            ExprKind::Target(n) => n,
-            ExprKind::Deref { base, .. } => match &base.kind {
-                ExprKind::Target(n) => n,
+        // `$name`, or `@cast`'s address operand.
+        let (name, cast_addr) = match &e.kind {
+            ExprKind::Target(n) => (n.clone(), None),
+            ExprKind::Deref { base, .. } => match (&base.kind, site) {
+                (ExprKind::Target(n), _) => (n.clone(), None),
+                (ExprKind::AtOp { args, .. }, TargetSite::Cast(t)) => match args.first() {
+                    Some(a) => (t.clone(), Some(a)),
+                    None => return self.fail("internal error: @cast without an address"),
+                },
                 _ => return self.fail("internal error: unresolved target variable"),
             },
             _ => return self.fail("internal error: unresolved target variable"),
@@ -577,8 +589,13 @@ impl Gen<'_> {
             });
             g.emit(STP_OP_LDK, t, 0, 0, konst);
         };
-        k(self, RelocKind::ArgIndex);
-        self.emit(STP_OP_CALLI, dst, t, 0, STP_HLP_ARG as i32);
+        match cast_addr {
+            Some(a) => self.int_into(a, dst),
+            None => {
+                k(self, RelocKind::ArgIndex);
+                self.emit(STP_OP_CALLI, dst, t, 0, STP_HLP_ARG as i32);
+            }
+        }
         for step in 0..=fields.len() as u32 {
             k(self, RelocKind::Offset(step));
             self.emit(STP_OP_ADD, dst, dst, t, 0);
@@ -591,6 +608,21 @@ impl Gen<'_> {
         self.emit(STP_OP_SHR, dst, dst, t, 0);
         k(self, RelocKind::Mask);
         self.emit(STP_OP_AND, dst, dst, t, 0);
+        let (probe_point, loc) = self.use_site(e.span);
+        self.tabs.target_vars.push(TargetVar {
+            name: name.trim_start_matches('$').to_string(),
+            fields: fields.clone(),
+            handler: u32::MAX,
+            site: site.clone(),
+            probe_point,
+            loc,
+            relocs,
+        });
+    }
+
+    /// Where a target variable use is, for the loader's messages: the
+    /// probe point being lowered and the line and column.
+    fn use_site(&self, span: Span) -> (String, SrcLoc) {
         let probe_point = self
             .res
             .probes
@@ -598,15 +630,45 @@ impl Gen<'_> {
             .and_then(|p| p.points.first())
             .map(|p| p.display.clone())
             .unwrap_or_default();
-        let (line, col) = self.lines.line_col(e.span.lo);
+        let (line, col) = self.lines.line_col(span.lo);
+        (probe_point, SrcLoc { line, col })
+    }
+
+    /// `@defined(x)` into `dst`: a constant, or one relocated constant the
+    /// loader sets to 1 when BTF has `x` (`RelocKind::Exists`).
+    fn defined(&mut self, e: &Expr, args: &[Expr], dst: u8) {
+        if let Some(&v) = self.res.defined_consts.get(&e.id) {
+            return self.load_int(dst, i64::from(v));
+        }
+        let Some(a) = args.first() else {
+            return self.fail("internal error: @defined without an operand");
+        };
+        let Some((site, fields)) = self.res.target_vars.get(&a.id) else {
+            return self.fail("internal error: unresolved @defined operand");
+        };
+        let name = match (&a.kind, site) {
+            (_, TargetSite::Cast(t)) => t.clone(),
+            (ExprKind::Target(n), _) => n.clone(),
+            (ExprKind::Deref { base, .. }, _) => match &base.kind {
+                ExprKind::Target(n) => n.clone(),
+                _ => return self.fail("internal error: unresolved @defined operand"),
+            },
+            _ => return self.fail("internal error: unresolved @defined operand"),
+        };
+        let konst = self.tabs.reloc_konst();
+        self.emit(abi::STP_OP_LDK, dst, 0, 0, konst);
+        let (probe_point, loc) = self.use_site(a.span);
         self.tabs.target_vars.push(TargetVar {
             name: name.trim_start_matches('$').to_string(),
             fields: fields.clone(),
             handler: u32::MAX,
             site: site.clone(),
             probe_point,
-            loc: SrcLoc { line, col },
-            relocs,
+            loc,
+            relocs: vec![Reloc {
+                konst: konst as u32,
+                kind: RelocKind::Exists,
+            }],
         });
     }
 
@@ -649,6 +711,7 @@ impl Gen<'_> {
                 self.emit(STP_OP_CALLI, dst, 0, 0, STP_HLP_RETVAL as i32);
             }
             ExprKind::Target(_) | ExprKind::Deref { .. } => self.target_var(e, dst),
+            ExprKind::AtOp { op, args } if op == "@defined" => self.defined(e, args, dst),
             ExprKind::Stat { op, args } => {
                 let opc = match op.as_str() {
                     "@count" => STP_OP_STCOUNT,
@@ -979,6 +1042,9 @@ impl Gen<'_> {
                 if let Some(d) = dst {
                     self.load_int(d, 0);
                 }
+            }
+            Builtin::Abort | Builtin::Warn | Builtin::ProbeType => {
+                self.call_tier1(b, args, dst, sdst)
             }
             Builtin::Target => {
                 let k = self.tabs.target_konst();
@@ -1976,6 +2042,7 @@ pub fn run(
         regexes: Vec::new(),
         target_konst: None,
         switch_fmt: None,
+        warn_fmt: None,
     };
     let mut prog = Program {
         limits: limits.to_vec(),
@@ -2273,5 +2340,6 @@ pub fn run(
     prog.regexes = tabs.regexes;
     prog.target_konst = tabs.target_konst.map(|k| k as u32);
     prog.switch_file_format = tabs.switch_fmt.map(|f| f as u32);
+    prog.warn_format = tabs.warn_fmt.map(|f| f as u32);
     Ok(prog)
 }

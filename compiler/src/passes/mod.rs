@@ -2,6 +2,7 @@
 //! `lib.rs::compile` lists: `expand` (probe aliases) → `resolve` (names, probe points) → `types`
 //! (long/string inference) → `lower` (bytecode). Each is a plain function
 //! from the previous pass's result to its own, reporting into `diag::Diags`.
+pub mod elide;
 pub mod expand;
 pub mod lower;
 pub mod prometheus;

@@ -94,6 +94,13 @@ pub enum Builtin {
     Tokenize,
     /// `pp()`: the probe point as written (a constant of the handler).
     Pp,
+    /// `abort()`: `exit()` that also ends the handler at once, uncaught.
+    Abort,
+    /// `warn(msg)`: `WARNING: msg` on stderr (`Program::warn_format`).
+    Warn,
+    /// `probe_type()`: stap's name of the probe's low-level kind (a
+    /// constant of the handler, `passes::tier1`).
+    ProbeType,
 }
 
 impl Builtin {
@@ -106,12 +113,13 @@ impl Builtin {
             PrintChar | Endian { .. } => &[false],
             TextStrn => &[true, false, false],
             Tokenize => &[true, true],
-            Pp | Target | SwitchFile => &[],
+            Pp | Target | SwitchFile | ProbeType => &[],
+            Warn => &[true],
             Substr => &[true, false, false],
             Isinstr | Strpos => &[true, true],
             Strtol | Stringat => &[true, false],
             StrReplace => &[true, true, true],
-            Helper { .. } | HelperDiv { .. } | Exit => return None,
+            Helper { .. } | HelperDiv { .. } | Exit | Abort => return None,
         })
     }
 }
@@ -208,6 +216,11 @@ pub struct Resolved {
     /// `Deref` expression, where its parameter comes from and the member
     /// chain.
     pub target_vars: HashMap<ExprId, (TargetSite, Vec<String>)>,
+    /// `@defined(x)` decided at compile time (the probe has no target
+    /// variables, or `x` is `$return`): the `AtOp` expression and the
+    /// answer. Any other `@defined(x)` has `x` in `target_vars` and is
+    /// answered at load time (`RelocKind::Exists`).
+    pub defined_consts: HashMap<ExprId, bool>,
 }
 
 impl Resolved {
@@ -235,32 +248,9 @@ const KNOWN_LATER: &[&str] = &[
     "matched",
     "matched_str",
     "ngroups",
-    "abort",
-    "assert",
-    "log",
-    "warn",
-    "egid",
-    "HZ",
-    "get_cycles",
-    "local_clock_us",
-    "cpu_clock_ns",
-    "ktime_get_ns",
-    "isdigit",
     "ctime",
     "errno_str",
-    "randint",
     "pp",
-    "probe_type",
-    "kernel_string_n",
-    "kernel_int",
-    "kernel_short",
-    "kernel_char",
-    "kernel_pointer",
-    "user_string_n",
-    "user_long",
-    "user_int",
-    "user_short",
-    "user_char",
     "user_string_quoted",
     "int_arg",
     "uint_arg",
@@ -271,10 +261,6 @@ const KNOWN_LATER: &[&str] = &[
     "u32_arg",
     "returnval",
     "returnstr",
-    "register",
-    "task_current",
-    "thread_indent",
-    "indent",
     "ansi_clear_screen",
     "ansi_set_color",
     "ansi_reset_color",
@@ -284,12 +270,6 @@ const KNOWN_LATER: &[&str] = &[
     "system",
     "syscall_name",
     "execname_of",
-    "task_execname",
-    "task_pid",
-    "task_tid",
-    "task_parent",
-    "task_uid",
-    "task_gid",
     "print_ubacktrace",
     "ubacktrace",
     "usymname",
@@ -328,17 +308,46 @@ fn builtin(name: &str) -> Option<(Builtin, usize)> {
         }
         "kernel_string" => (ha(abi::STP_HLP_KERNEL_STRING), 1),
         "user_string" => (ha(abi::STP_HLP_USER_STRING), 1),
-        "kernel_long" => (ha(abi::STP_HLP_KERNEL_LONG), 1),
+        // kernel_pointer: a pointer is a long on the 64-bit targets.
+        "kernel_long" | "kernel_pointer" => (ha(abi::STP_HLP_KERNEL_LONG), 1),
+        "kernel_int" => (ha(abi::STP_HLP_KERNEL_INT), 1),
+        "kernel_short" => (ha(abi::STP_HLP_KERNEL_SHORT), 1),
+        "kernel_char" => (ha(abi::STP_HLP_KERNEL_CHAR), 1),
+        "task_current" => (h(abi::STP_HLP_TASK_CURRENT), 0),
         "addr" => (h(abi::STP_HLP_ADDR), 0),
         "user_mode" => (h(abi::STP_HLP_USER_MODE), 0),
         "symname" => (ha(abi::STP_HLP_SYMNAME), 1),
         "symdata" => (ha(abi::STP_HLP_SYMDATA), 1),
         "pexecname" => (h(abi::STP_HLP_PEXECNAME), 0),
+        "egid" => (h(abi::STP_HLP_EGID), 0),
+        "HZ" => (h(abi::STP_HLP_HZ), 0),
+        "get_cycles" => (h(abi::STP_HLP_GET_CYCLES), 0),
+        // CLOCK_MONOTONIC: the clock LOCAL_CLOCK_NS reads (helpers.h).
+        "ktime_get_ns" => (h(abi::STP_HLP_LOCAL_CLOCK_NS), 0),
+        // The tapset's cpu_clock_ns and randint (library.stp).
+        "__cpu_online" => (ha(abi::STP_HLP_CPU_ONLINE), 1),
+        "__random" => (ha(abi::STP_HLP_RANDOM), 1),
+        "abort" => (Abort, 0),
+        "warn" => (Warn, 1),
+        "probe_type" => (ProbeType, 0),
         "backtrace" => (h(abi::STP_HLP_BACKTRACE), 0),
         // The built-in tapset's raw argument slot (compiler/src/tapset/).
         "__stp_arg" => (ha(abi::STP_HLP_ARG), 1),
         "__user_string_ok" => (ha(abi::STP_HLP_USER_STRING_OK), 1),
         "__mm_arg" => (ha(abi::STP_HLP_MM_ARG), 1),
+        // uconversions.stp's signed reads: 0 where the read faults.
+        "user_long" | "user_ulong" | "user_int64" | "user_uint64" => {
+            (ha(abi::STP_HLP_USER_LONG), 1)
+        }
+        "user_int" | "user_int32" => (ha(abi::STP_HLP_USER_INT), 1),
+        "user_short" | "user_int16" => (ha(abi::STP_HLP_USER_SHORT), 1),
+        "user_char" | "user_int8" => (ha(abi::STP_HLP_USER_CHAR), 1),
+        "uaddr" => (h(abi::STP_HLP_UADDR), 0),
+        "is_return" => (h(abi::STP_HLP_IS_RETURN), 0),
+        "pid2task" => (ha(abi::STP_HLP_PID2TASK), 1),
+        // The library's register() and modname() (tapset/library.stp).
+        "__register" => (ha(abi::STP_HLP_REGISTER), 1),
+        "__modname" => (ha(abi::STP_HLP_MODNAME), 1),
         "strlen" => (Strlen, 1),
         "exit" => (Exit, 0),
         "substr" => (Substr, 3),
@@ -390,6 +399,8 @@ struct Resolver<'a> {
     cur_points: Vec<Point>,
     /// See `Resolved::target_vars`.
     target_vars: HashMap<ExprId, (TargetSite, Vec<String>)>,
+    /// See `Resolved::defined_consts`.
+    defined_consts: HashMap<ExprId, bool>,
     /// Loop nesting of the statement being walked.
     loops: u32,
     /// Globals read anywhere (stap's "read", for "Eliding unused variable").
@@ -671,7 +682,7 @@ impl Resolver<'_> {
             }
             ["kernel", "trace", ..] => {
                 // kernel.trace("name"): one built-in tracepoint, its raw
-                // arguments in the ARG helper's slots 1..6 (for `$arg`s).
+                // arguments in the ARG helper's slots 0..5 (for `$arg`s).
                 let tc = &c[1];
                 if first.arg.is_some() {
                     return bad_arg(self, first);
@@ -764,8 +775,33 @@ impl Resolver<'_> {
             self.unsupported("wildcard probe points with [...]", fc.span);
             return None;
         }
-        if sym.contains(['@', ':', '+']) {
+        // `FUNC@FILEPAT`: the loader keeps the functions declared in a
+        // matching source file (vm_spec::program::split_source_file).
+        let (sym, file) = vm_spec::program::split_source_file(sym);
+        if sym.contains([':', '+']) || file.is_some_and(|f| f.contains(['@', ':', '+'])) {
             self.unsupported("function probes with a file, line or offset", fc.span);
+            return None;
+        }
+        if let Some(f) = file.filter(|f| {
+            f.is_empty()
+                || f.len() > abi::STP_MAX_SYMBOL_LEN as usize
+                || !f.bytes().all(|c| c.is_ascii_graphic())
+        }) {
+            self.err(Diagnostic::semantic(
+                format!("invalid source file pattern \"{f}\""),
+                fc.span,
+            ));
+            return None;
+        }
+        // Only files of stap's blocklist (`*@kernel/kprobes.c`): stap's
+        // no-match on any kernel.
+        if u32::from(p.flags) & abi::STP_PROBE_F_OPTIONAL == 0
+            && file.is_some_and(crate::symbols::only_blocklisted_files)
+        {
+            self.err(
+                Diagnostic::semantic("while resolving probe point", p.span)
+                    .with_note("no match", None),
+            );
             return None;
         }
         if sym.is_empty()
@@ -799,6 +835,9 @@ impl Resolver<'_> {
             }
             // kallsyms and kprobes spell module names with '_'.
             name = format!("{}:{sym}", m.replace('-', "_"));
+        }
+        if let Some(f) = file {
+            name = format!("{name}@{f}");
         }
         let mut ret = false;
         for (k, comp) in c[fi + 1..].iter().enumerate() {
@@ -1089,6 +1128,10 @@ impl Resolver<'_> {
                     self.target_var(e, name, comps);
                 }
             }
+            ExprKind::Deref { base, comps } if matches!(&base.kind, ExprKind::AtOp { op, .. } if op == "@cast") =>
+            {
+                self.cast(e, base, comps);
+            }
             ExprKind::Deref { base, .. } => {
                 let what = match &base.kind {
                     ExprKind::Target(_) => "target variables",
@@ -1098,8 +1141,99 @@ impl Resolver<'_> {
                 self.unsupported(what, base.span);
             }
             ExprKind::AddrOf(_) => self.unsupported("address-of operator '&'", e.span),
+            ExprKind::AtOp { op, args } if op == "@defined" => self.defined(e, args),
             ExprKind::AtOp { op, .. } => self.unsupported(op, e.span),
         }
+    }
+
+    /// `@defined(x)`: whether target variable (or `@cast` chain) `x`
+    /// exists. In a probe without target variables (begin, timer ...) it
+    /// is 0, `@defined($return)` is whether the probe is a return probe;
+    /// otherwise `x` is recorded like any use and the loader answers from
+    /// BTF.
+    fn defined(&mut self, e: &Expr, args: &[Expr]) {
+        let Some(a) = args.first() else { return };
+        let (base, comps) = match &a.kind {
+            ExprKind::Deref { base, comps } => (&**base, comps.as_slice()),
+            _ => (a, &[][..]),
+        };
+        match &base.kind {
+            ExprKind::Target(n) if n == "$return" && comps.is_empty() => {
+                let ret = self.ctxs.contains(&(abi::STP_CTX_KRETPROBE as u8));
+                self.defined_consts.insert(e.id, ret);
+            }
+            ExprKind::Target(_)
+                if self
+                    .cur_points
+                    .iter()
+                    .all(|p| p.ctx != abi::STP_CTX_KPROBE as u8)
+                    && !self.cur_points.is_empty() =>
+            {
+                self.defined_consts.insert(e.id, false);
+            }
+            ExprKind::Target(n) => self.target_var(a, n, comps),
+            ExprKind::AtOp { op, .. } if op == "@cast" && !comps.is_empty() => {
+                self.cast(a, base, comps)
+            }
+            _ => self.err(Diagnostic::semantic(
+                "@defined takes a target variable ($x, $x->a) or a @cast(...)->a expression",
+                a.span,
+            )),
+        }
+    }
+
+    /// Checks `@cast(addr, "TYPE"[, "kernel..."])->a->b` (`base` is the
+    /// `@cast`) and records it; the loader takes the member offsets from
+    /// the kernel's BTF. Valid in functions too: it needs no probe.
+    fn cast(&mut self, e: &Expr, base: &Expr, comps: &[TargetComp]) {
+        let ExprKind::AtOp { args, .. } = &base.kind else {
+            return;
+        };
+        if let Some(a) = args.first() {
+            self.expr(a, true);
+        }
+        let ty = match args.get(1).map(|a| &a.kind) {
+            Some(ExprKind::Str(t)) if args.len() <= 3 => String::from_utf8_lossy(t).into_owned(),
+            _ => {
+                return self.err(Diagnostic::semantic(
+                    "@cast takes an address, a type name and an optional module (string literals)",
+                    base.span,
+                ))
+            }
+        };
+        if let Some(m) = args.get(2) {
+            match &m.kind {
+                // stap's "kernel" or "kernel<linux/sched.h>": the header only
+                // guides its DWARF search; BTF has every kernel type.
+                ExprKind::Str(m) if m.starts_with(b"kernel") => {}
+                ExprKind::Str(m) => {
+                    return self.unsupported(
+                        &format!("@cast to a type of module '{}'", String::from_utf8_lossy(m)),
+                        base.span,
+                    )
+                }
+                _ => {
+                    return self.err(Diagnostic::semantic(
+                        "@cast's module must be a string literal",
+                        base.span,
+                    ))
+                }
+            }
+        }
+        let mut fields = Vec::new();
+        for c in comps {
+            match c {
+                TargetComp::Field(f, _) => fields.push(f.clone()),
+                TargetComp::Index(_) => {
+                    return self.unsupported("indexing @cast values (@cast(...)->a[n])", e.span)
+                }
+                TargetComp::Pretty(..) => {
+                    return self.unsupported("pretty-printing @cast values (->a$)", e.span)
+                }
+            }
+        }
+        self.target_vars
+            .insert(e.id, (TargetSite::Cast(ty), fields));
     }
 
     /// Checks a target variable `name` (with `$`) and its `->` chain in
@@ -1144,10 +1278,14 @@ impl Resolver<'_> {
             );
         }
         let site = match &point.target {
+            // `f@FILEPAT` names one function (the file only selects it).
             ProbeTarget::Symbol { name: f, offset: 0 }
-                if point.ctx == abi::STP_CTX_KPROBE as u8 && !f.contains(['*', '?', ':']) =>
+                if point.ctx == abi::STP_CTX_KPROBE as u8
+                    && !vm_spec::program::split_source_file(f)
+                        .0
+                        .contains(['*', '?', ':']) =>
             {
-                TargetSite::Function(f.clone())
+                TargetSite::Function(vm_spec::program::split_source_file(f).0.to_string())
             }
             ProbeTarget::FirstOf(v)
                 if point.ctx == abi::STP_CTX_KPROBE as u8
@@ -1618,6 +1756,7 @@ pub fn run(script: &Script, diags: &mut Diags) -> Resolved {
         ctxs: Vec::new(),
         cur_points: Vec::new(),
         target_vars: HashMap::new(),
+        defined_consts: HashMap::new(),
         loops: 0,
         read_globals: Vec::new(),
         func_names: Vec::new(),
@@ -1825,7 +1964,9 @@ pub fn run(script: &Script, diags: &mut Diags) -> Resolved {
                 format!("sort by {op} of an array that is not a statistic"),
                 span,
             ));
-        } else if !["@count", "@sum", "@min", "@max", "@avg"].contains(&op.as_str()) {
+        } else if !["@count", "@sum", "@min", "@max", "@avg", "@variance"].contains(&op.as_str()) {
+            // `@variance` parses and sorts by @count, as in stap 5.x
+            // (translate.cxx maps sc_variance to SORT_COUNT; lower.rs).
             r.diags.push(Diagnostic::unsupported(
                 &format!("foreach sorted by {op}"),
                 span,
@@ -1847,5 +1988,6 @@ pub fn run(script: &Script, diags: &mut Diags) -> Resolved {
         stats: r.stats,
         delete_globals: r.delete_globals,
         target_vars: r.target_vars,
+        defined_consts: r.defined_consts,
     }
 }

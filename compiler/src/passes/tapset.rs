@@ -198,11 +198,30 @@ impl Gen<'_> {
         for a in args {
             let is_hist = matches!(&a.kind, ExprKind::Stat { op, .. } if op.starts_with("@hist"));
             if is_hist {
-                let Some((st, _)) = self.hist_of(a) else {
-                    self.fail("not supported yet: a histogram of an array element in a string");
-                    return;
+                let elem = match &a.kind {
+                    ExprKind::Stat { args: sargs, .. } => sargs.first().and_then(|x| {
+                        let ExprKind::Index { keys, .. } = &x.kind else {
+                            return None;
+                        };
+                        self.stat_elem(x).map(|g| (g, keys))
+                    }),
+                    _ => None,
                 };
-                self.emit(STP_OP_STHISTS, piece, 0, 0, st);
+                if let Some((g, keys)) = elem {
+                    // `sprint(@hist_log(a[k]))`: MSTHISTS, keys in runs
+                    // of their own (freed after it).
+                    let mark = (self.next_r, self.next_s);
+                    let (rb, sc) = self.key_runs(g, keys);
+                    let map = self.map_id(g);
+                    self.emit(STP_OP_MSTHISTS, piece, rb, sc, map);
+                    self.next_r = mark.0;
+                    self.next_s = mark.1;
+                } else if let Some((st, _)) = self.hist_of(a) {
+                    self.emit(STP_OP_STHISTS, piece, 0, 0, st);
+                } else {
+                    self.fail("internal error: a histogram of no statistic");
+                    return;
+                }
             } else {
                 let one = Expr {
                     kind: ExprKind::Format {

@@ -426,8 +426,8 @@ impl Typer<'_> {
                     // stap's exit() has no declared type: like a user
                     // function's, it takes the type its context wants
                     // (`c && exit()` is long, value 0).
-                    Builtin::Exit if hint == Ty::Long => Ty::Long,
-                    Builtin::Exit => Ty::Void,
+                    Builtin::Exit | Builtin::Abort if hint == Ty::Long => Ty::Long,
+                    Builtin::Exit | Builtin::Abort => Ty::Void,
                     b => {
                         let kinds = b.string_args().unwrap_or_default();
                         for (a, is_str) in args.iter().zip(kinds) {
@@ -440,9 +440,13 @@ impl Typer<'_> {
                             | Builtin::TextStrn
                             | Builtin::StringQuoted
                             | Builtin::Tokenize
-                            | Builtin::Pp => Ty::Str,
-                            Builtin::Error if hint == Ty::Long => Ty::Long,
-                            Builtin::Error | Builtin::PrintChar | Builtin::SwitchFile => Ty::Void,
+                            | Builtin::Pp
+                            | Builtin::ProbeType => Ty::Str,
+                            Builtin::Error | Builtin::Warn if hint == Ty::Long => Ty::Long,
+                            Builtin::Error
+                            | Builtin::PrintChar
+                            | Builtin::SwitchFile
+                            | Builtin::Warn => Ty::Void,
                             _ => Ty::Long,
                         }
                     }
@@ -647,8 +651,17 @@ impl Typer<'_> {
                 self.want(b, Ty::Long);
                 Ty::Void
             }
-            // A target variable's member chain (resolve checked the form).
-            ExprKind::Deref { .. } => Ty::Long,
+            ExprKind::AtOp { op, .. } if op == "@defined" => Ty::Long,
+            // A target variable's member chain (resolve checked the form);
+            // `@cast(addr, "type")->...` also takes its address as a long.
+            ExprKind::Deref { base, .. } => {
+                if let ExprKind::AtOp { args, .. } = &base.kind {
+                    if let Some(a) = args.first() {
+                        self.want(a, Ty::Long);
+                    }
+                }
+                Ty::Long
+            }
             // Rejected by `resolve`; this pass does not run on them.
             _ => Ty::Unknown,
         };

@@ -76,8 +76,10 @@ fn argv_literal(e: &mut Expr, args: &[String], declared: &HashSet<String>) {
 }
 
 /// The other arities of overloaded tapset functions (one function per
-/// name here): `user_string(addr, err_msg)`, `ansi_set_color(fg[, bg])`,
-/// `ctime()` call the library's `__user_string2`, `__ansi_set_color1/2`,
+/// name here): `user_string(addr, err_msg)`, `kernel_string(addr,
+/// err_msg)`, `user_string_n(addr, n, err_msg)`, `ansi_set_color(fg[,
+/// bg])`, `ctime()` call the library's `__user_string2`,
+/// `__kernel_string2`, `__user_string_n3`, `__ansi_set_color1/2`,
 /// `__ctime_now`; the deprecated `string(num)` calls `__string_deprecated`
 /// and its span is returned (for the one-time warning).
 fn two_argument_form(e: &mut Expr) -> Option<Span> {
@@ -88,9 +90,12 @@ fn two_argument_form(e: &mut Expr) -> Option<Span> {
                 return Some(e.span);
             }
             ("user_string", 2) => *name = "__user_string2".to_string(),
+            ("kernel_string", 2) => *name = "__kernel_string2".to_string(),
+            ("user_string_n", 3) => *name = "__user_string_n3".to_string(),
             ("ansi_set_color", 1) => *name = "__ansi_set_color1".to_string(),
             ("ansi_set_color", 2) => *name = "__ansi_set_color2".to_string(),
             ("ctime", 0) => *name = "__ctime_now".to_string(),
+            ("assert", 2) => *name = "__assert2".to_string(),
             _ => {}
         }
     }

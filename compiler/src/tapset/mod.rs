@@ -16,15 +16,23 @@
 //!    (`library.stp`, plus generated tables such as `errno_str`), added to
 //!    the script when it calls them and does not define them itself.
 //!
+//! Before them, `target_set` adds the probes that keep target_set.stp's
+//! set when the script calls its functions; right before `library`,
+//! `globals` adds the tapset's plain globals the script uses (`argc`,
+//! `argv`, `NULL`).
+//!
 //! Generated code is stap text parsed by the compiler's own parser; every
 //! expression gets a fresh id and the span of the script token it stands
 //! for (the probe point, or the call it replaces), so diagnostics point at
 //! the user's script. See docs/tapset.md.
 pub mod entry;
 mod errno_table;
+mod globals;
+pub mod kernel_aliases;
 pub mod library;
 mod syscall_table;
 pub mod syscalls;
+mod target_set;
 mod tree;
 
 use crate::ast::*;
@@ -38,8 +46,10 @@ pub fn run(script: Script, args: &[String], diags: &mut Diags) -> Script {
         next: s.nexprs,
         errors: Vec::new(),
     };
+    target_set::add_probes(&mut s, &mut g);
     syscalls::rewrite(&mut s, args, &mut g, diags);
     entry::rewrite(&mut s, &mut g, diags);
+    globals::include(&mut s, args, &mut g);
     library::include(&mut s, args, &mut g, diags);
     for (msg, span) in g.errors {
         diags.push(Diagnostic::semantic(msg, span));

@@ -83,6 +83,9 @@ const RENAMES: &[(&str, &str, &str)] = &[
     ("connect", "arg1", "sockfd"),
     ("connect", "arg2", "serv_addr_uaddr"),
     ("connect", "arg3", "addrlen"),
+    ("bind", "arg1", "sockfd"),
+    ("bind", "arg2", "my_addr_uaddr"),
+    ("bind", "arg3", "addrlen"),
     ("accept", "arg1", "sockfd"),
     ("accept", "arg2", "addr_uaddr"),
     ("accept", "arg3", "addrlen_uaddr"),
@@ -101,20 +104,25 @@ const RENAMES: &[(&str, &str, &str)] = &[
 
 /// Alias variables stap defines that this tapset does not compute yet:
 /// (syscall, variable); using one is a precise refusal.
-const NOT_YET_VARS: &[(&str, &str)] = &[
-    ("connect", "uaddr_ipv6"),
-    ("execve", "args"),
-    ("execve", "env_str"),
-];
+const NOT_YET_VARS: &[(&str, &str)] = &[("execve", "args"), ("execve", "env_str")];
 
-/// Socket address variables (stap's `@_af_inet_info_u` in syscalls.stpm):
-/// (syscall, argument index of the user sockaddr, of its length). The
-/// family, and for AF_INET / AF_INET6 the address and port, decoded by the
-/// library's `_struct_sockaddr_u_*` functions.
-const SOCKADDR_VARS: &[(&str, usize, usize)] = &[("connect", 1, 2)];
+/// Socket address variables (stap's `@_af_inet_info_u` in syscalls.stpm,
+/// used by sysc_connect.stp and sysc_bind.stp): (syscall, argument index
+/// of the user sockaddr, of its length). The family, for AF_INET /
+/// AF_INET6 the address and port, and for AF_INET6 the flow information
+/// (twice: stap's scope_id prints sin6_flowinfo too), decoded by the
+/// library's `_struct_sockaddr_u_*` functions. stap has no `uaddr_ipv6`:
+/// an IPv6 address is in `uaddr_ip`.
+const SOCKADDR_VARS: &[(&str, usize, usize)] = &[("connect", 1, 2), ("bind", 1, 2)];
 
 /// The variables `SOCKADDR_VARS` defines.
-const SOCKADDR_NAMES: [&str; 3] = ["uaddr_af", "uaddr_ip", "uaddr_ip_port"];
+const SOCKADDR_NAMES: [&str; 5] = [
+    "uaddr_af",
+    "uaddr_ip",
+    "uaddr_ip_port",
+    "uaddr_ipv6_flowinfo",
+    "uaddr_ipv6_scope_id",
+];
 
 /// Byte offsets in x86-64 `struct pt_regs` of the argument registers
 /// (di, si, dx, r10, r8, r9) and of `orig_ax` (the syscall number).
@@ -189,6 +197,15 @@ pub fn argstr_expr(sc: &Syscall, regs: &str) -> String {
             p = v(1),
             f = v(2),
             m = v(3)
+        ),
+        // sysc_connect.stp / sysc_bind.stp: the address in stap's pretty
+        // form, the length as stap's uint.
+        ("connect", 3) | ("bind", 3) => format!(
+            "sprintf(\"%d, %s, %u\", {fd}, _struct_sockaddr_u({a}, {l}), {u})",
+            fd = v(0),
+            a = v(1),
+            l = v(2),
+            u = value(regs, 2, ArgKind::UInt)
         ),
         (_, 0) => "\"\"".to_string(),
         _ => {
@@ -546,9 +563,7 @@ fn prologue(sp: &SysPoint, used: &[String], needs: &Needs, span: Span, g: &mut G
             for (s, v) in NOT_YET_VARS {
                 if *s == sc.name && uses(v) {
                     g.errors.push((
-                        format!(
-                            "not supported yet: the syscall.{s} variable '{v}' (socket address decoding)"
-                        ),
+                        format!("not supported yet: the syscall.{s} variable '{v}'"),
                         span,
                     ));
                 }
@@ -611,7 +626,10 @@ fn prologue(sp: &SysPoint, used: &[String], needs: &Needs, span: Span, g: &mut G
                     "uaddr_af = _struct_sockaddr_u_sa_family({addr}, {len})\n\
                      if (substr(uaddr_af, 0, 7) == \"AF_INET\") {{\n\
                      uaddr_ip = _struct_sockaddr_u_ip_addr({addr}, {len})\n\
-                     uaddr_ip_port = _struct_sockaddr_u_tcp_port({addr}, {len}) }}"
+                     uaddr_ip_port = _struct_sockaddr_u_tcp_port({addr}, {len})\n\
+                     if (uaddr_af == \"AF_INET6\") {{\n\
+                     uaddr_ipv6_flowinfo = _struct_sockaddr_u_ipv6_flowinfo({addr}, {len})\n\
+                     uaddr_ipv6_scope_id = _struct_sockaddr_u_ipv6_scope_id({addr}, {len}) }} }}"
                 ));
             }
         }

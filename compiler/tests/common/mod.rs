@@ -1,16 +1,32 @@
 //! Shared helpers of the compiler's integration tests: handlers in the
 //! disassembler's compact form (`vm_spec::disasm::compact`), `verify` (the
-//! compiler's verifier pass, i.e. the Rust verifier `vm_spec::verify`) and
+//! compiler's verifier pass, i.e. the Rust verifier `vm_spec::verify`),
 //! `image` (the image checked by the C verifier, the code stapvm.ko runs
-//! on LOAD).
+//! on LOAD), `run_begin_end` (run.rs: a script run on the C core in user
+//! space as stapvm runs it) and `syscall_env` (syscall.rs: the registers
+//! of a syscall entry).
 #![allow(dead_code)]
+mod run;
+mod syscall;
+// Not every test uses both.
+#[allow(unused_imports)]
+pub use run::*;
+#[allow(unused_imports)]
+pub use syscall::*;
+
 use compiler::{compile, Options};
 use vm_spec::program::{Handler, Program};
 use vm_spec::tables::OPCODES;
 
 /// Compiles or panics with the rendered diagnostics.
 pub fn build(src: &str) -> compiler::Compiled {
-    match compile("x.stp", src, &Options::default()) {
+    build_with(src, &Options::default())
+}
+
+/// Compiles with `opts` (`-D` defines, script arguments) or panics with
+/// the rendered diagnostics.
+pub fn build_with(src: &str, opts: &Options) -> compiler::Compiled {
+    match compile("x.stp", src, opts) {
         Ok(c) => c,
         Err(f) => panic!("{src}\n{}", f.rendered),
     }
@@ -22,6 +38,16 @@ pub fn fail(src: &str) -> String {
         Ok(_) => panic!("compiled: {src}"),
         Err(f) => f.rendered,
     }
+}
+
+/// The first `semantic error` line of the failure of `src` (warnings such
+/// as "never-assigned local" come first, as in stap), or "" if none.
+pub fn first_semantic_error(src: &str) -> String {
+    fail(src)
+        .lines()
+        .find(|l| l.starts_with("semantic error"))
+        .unwrap_or("")
+        .to_string()
 }
 
 /// One handler as assembly lines (`vm_spec::disasm::compact`): `LDI r0, 5`,
@@ -39,6 +65,15 @@ pub fn names(h: &Handler) -> Vec<&'static str> {
     h.code.iter().map(|i| OPCODES[i.op as usize].name).collect()
 }
 
+/// The format (`Program::formats` index) of each PRINTF of `h`, in order.
+pub fn printf_formats(h: &Handler) -> Vec<usize> {
+    h.code
+        .iter()
+        .filter(|i| u32::from(i.op) == vm_spec::abi::STP_OP_PRINTF)
+        .map(|i| i.imm as usize)
+        .collect()
+}
+
 /// Checks `p` with the compiler's verifier pass (`compiler::verify`: the
 /// Rust verifier, the module's rules and codes); `Err` names the code and
 /// the problem, with the handlers disassembled.
@@ -47,6 +82,13 @@ pub fn verify(p: &Program) -> Result<(), String> {
         let code: Vec<Vec<String>> = p.handlers.iter().map(disasm).collect();
         format!("{e}\n{code:#?}")
     })
+}
+
+/// Checks `p` with both verifiers (`verify`, then `image`); panics,
+/// naming the script, if either refuses it.
+pub fn check(p: &Program) {
+    verify(p).unwrap_or_else(|e| panic!("{}\n{e}", p.source));
+    image(p);
 }
 
 /// Builds the kernel image with dummy symbols (the first candidate of each
@@ -91,26 +133,4 @@ pub fn image_unverified(p: &Program) -> Vec<u8> {
         })
         .collect();
     vm_spec::image::build(p, &syms).expect("image")
-}
-
-/// Compiles `src` and runs its begin probes, then its end probes, on the C
-/// core in user space (`HostSession`, the code stapvm.ko runs). Returns the
-/// output, then `at_exit(program, session)` (what stapvm prints at exit,
-/// e.g. the arrays), then `ERROR: <message>` of the first run-time error.
-pub fn run_begin_end(
-    src: &str,
-    at_exit: impl Fn(&Program, &vm_spec::core::HostSession) -> String,
-) -> String {
-    use vm_spec::abi::{STP_PROBE_BEGIN, STP_PROBE_END};
-    let prog = build(src).program;
-    let mut s = vm_spec::core::HostSession::from_program(&prog).expect("verifies");
-    let env = vm_spec::core::HostEnv::default();
-    let mut errs = s.run_probes_of_kind(STP_PROBE_BEGIN, &env);
-    errs.extend(s.run_probes_of_kind(STP_PROBE_END, &env));
-    let mut out = String::from_utf8_lossy(&s.output()).into_owned();
-    out.push_str(&at_exit(&prog, &s));
-    if let Some(e) = errs.first() {
-        out.push_str(&format!("ERROR: {}\n", e.message));
-    }
-    out
 }

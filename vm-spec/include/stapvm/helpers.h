@@ -23,7 +23,13 @@
  *    0xffffffff, and an argument the calling convention does not have
  *    reads 0.
  *  - KERNEL_LONG is one 8-byte read at r[b] (it may span two pages); a
- *    fault gives STP_RTE_KFAULT with address r[b].
+ *    fault gives STP_RTE_KFAULT with address r[b]. KERNEL_INT,
+ *    KERNEL_SHORT and KERNEL_CHAR are the same with 4, 2 and 1 bytes, the
+ *    value sign-extended to 64 bits (stap's kernel_int/short/char).
+ *  - TASK_CURRENT is the address of the current task_struct (stap's
+ *    task_current()); struct members are read from it through @cast
+ *    offsets the loader takes from BTF. (User space: the test
+ *    environment's value.)
  *  - KERNEL_STRING and USER_STRING copy up to the first NUL, at most
  *    MAXSTRINGLEN - 1 bytes; reaching that first is not an error (the
  *    string is cut). They read in chunks that never cross a page: each
@@ -58,6 +64,38 @@
  *    other r[b]): the user addresses of the process's argument strings
  *    (cmdline_str() reads them with USER_STRING); 0 for a task without
  *    an mm (kernel threads). The user-space build has no mm: always 0.
+ *  - USER_LONG, USER_INT, USER_SHORT and USER_CHAR are one nofault read
+ *    of 8, 4, 2 and 1 bytes of user memory at r[b], sign-extended; a
+ *    fault gives 0, not an error (stap's user_long & co).
+ *  - REGISTER reads word r[b] (unsigned) of the hit's struct pt_regs in
+ *    x86-64 order (0 r15 .. 10 ax .. 14 di, 15 orig_ax, 16 ip, 17 cs,
+ *    18 flags, 19 sp, 20 ss); 0 past ss or without registers (begin, end,
+ *    plain timers; a tracepoint's are its raw arguments in di .. r9, ip
+ *    0, so the tapset's register() refuses them as stap does, where ADDR
+ *    is 0). (User space: 8 r9, 9 r8, 11 cx, 12 dx,
+ *    13 si, 14 di are args[5..0], 10 ax is retval, 16 ip is ADDR's value,
+ *    every other word 0.)
+ *  - UADDR: the hit's instruction pointer when its registers are user
+ *    mode, else the user registers current saved on kernel entry; 0 for
+ *    a kernel thread. (User space: ADDR's value when USER_MODE, else 0.)
+ *  - IS_RETURN looks at the handler stp_run() was given (the probe's),
+ *    so a function it calls sees the same value: 1 for a kretprobe.
+ *  - PID2TASK is pid_task(find_vpid(pid), PIDTYPE_PID) under RCU: 0 for
+ *    pid <= 0, above INT_MAX or unknown. The address is only read through
+ *    nofault KERNEL_* reads. (User space: TASK_CURRENT's value for
+ *    pid == tid, else 0.)
+ *  - MODNAME is the name of the module holding r[b] (kallsyms: any
+ *    address inside a module), "kernel" for an address kallsyms resolves
+ *    outside every module, else empty (the tapset raises stap's "Cannot
+ *    determine kernel module name"). (User space: always empty.)
+ *  - RANDOM is x % r[b] (r[b] unsigned) for x the environment's next
+ *    pseudo-random 32-bit number (the kernel: a per-CPU xorshift, no lock;
+ *    user space: the test environment's value); the tapset's randint(n)
+ *    refuses n outside [0, 2^20] with stap's "range too wide" first.
+ *  - CPU_ONLINE: r[b] (signed) in [0, nr_cpu_ids) and online. (User space:
+ *    the environment's cpu, and the bits of its online mask.)
+ *  - GET_CYCLES is the kernel's get_cycles() (the TSC on x86-64), HZ its
+ *    HZ: the running kernel's, as the module is built for it.
  *
  * Columns: name, result, argument, contexts, meaning.
  */
@@ -88,7 +126,25 @@
 	X(PEXECNAME,      STR, NONE, ANY,   "pexecname(): the parent's comm") \
 	X(BACKTRACE,      STR, NONE, ANY,   "backtrace(): kernel stack as 0x<hex> addresses, space-separated") \
 	X(USER_STRING_OK, INT, INT,  ANY,   "1 if user_string(addr) would copy without a fault, else 0") \
-	X(MM_ARG,         INT, INT,  ANY,   "current->mm->arg_start (r[b] == 0) or arg_end (else), 0 without an mm")
+	X(MM_ARG,         INT, INT,  ANY,   "current->mm->arg_start (r[b] == 0) or arg_end (else), 0 without an mm") \
+	X(TASK_CURRENT,   INT, NONE, ANY,   "task_current(): address of current's task_struct") \
+	X(KERNEL_INT,     INT, INT,  ANY,   "kernel_int(addr): 4 bytes, sign-extended, nofault") \
+	X(KERNEL_SHORT,   INT, INT,  ANY,   "kernel_short(addr): 2 bytes, sign-extended, nofault") \
+	X(KERNEL_CHAR,    INT, INT,  ANY,   "kernel_char(addr): 1 byte, sign-extended, nofault") \
+	X(EGID,           INT, NONE, ANY,   "egid(): effective group id") \
+	X(HZ,             INT, NONE, ANY,   "HZ(): the running kernel's timer tick rate") \
+	X(GET_CYCLES,     INT, NONE, ANY,   "get_cycles(): the processor's cycle counter, 0 without one") \
+	X(CPU_ONLINE,     INT, INT,  ANY,   "1 if r[b] is an online processor, else 0") \
+	X(RANDOM,         INT, INT,  ANY,   "randint(n): a pseudo-random number in [0, r[b]) (unsigned), 0 for r[b] == 0") \
+	X(USER_LONG,      INT, INT,  ANY,   "user_long(addr): 8 bytes of user memory, nofault, 0 on a fault") \
+	X(USER_INT,       INT, INT,  ANY,   "user_int(addr): 4 bytes, sign-extended, nofault, 0 on a fault") \
+	X(USER_SHORT,     INT, INT,  ANY,   "user_short(addr): 2 bytes, sign-extended, nofault, 0 on a fault") \
+	X(USER_CHAR,      INT, INT,  ANY,   "user_char(addr): 1 byte, sign-extended, nofault, 0 on a fault") \
+	X(REGISTER,       INT, INT,  ANY,   "the r[b]-th 8-byte word of the hit's struct pt_regs (x86-64), 0 without registers or past ss") \
+	X(UADDR,          INT, NONE, ANY,   "uaddr(): the user-mode instruction pointer of current, 0 without one") \
+	X(IS_RETURN,      INT, NONE, ANY,   "is_return(): 1 in a return probe's handler (and the functions it calls), else 0") \
+	X(PID2TASK,       INT, INT,  ANY,   "pid2task(pid): address of the task_struct of thread r[b] (current's pid namespace), 0 if none") \
+	X(MODNAME,        STR, INT,  ANY,   "the module holding kernel address r[b], \"kernel\" for the kernel image, \"\" when unknown")
 
 /* Helper ids: STP_HLP_PID == 0, in table order. */
 enum stp_helper {

@@ -107,6 +107,10 @@
  *    the ring has room.
  *  - EXIT does not end the handler: it sets the exit flag, writes an
  *    STP_REC_EXIT record and goes on.
+ *  - ABORT does what EXIT does, then ends the run at once, as RET of the
+ *    probe handler would, from any function depth: no catch sees it, no
+ *    error record, the run succeeds. The verifiers treat it as falling
+ *    through (the instructions after it are checked, never run).
  *  - PRINTF, EXIT and errors write one record each. A record that does not
  *    fit the ring is dropped and counted (stp_ring_prod.dropped); the
  *    handler goes on. The record clock is read only for a record that is
@@ -324,6 +328,10 @@
  *    does; an absent key is an empty statistic (@count, @sum 0; the
  *    others, MSTHIST included, end the run with STP_RTE_EMPTY_AGG).
  *    MSTHIST's STP_REC_HIST record has the statistic's index as its id.
+ *    MSTHISTS (sprint(@hist_*(a[k]))) draws the merged histogram into
+ *    s[a] as STHISTS does, under the lock (the slot cannot be re-used
+ *    meanwhile); an absent or empty key ends the run with EMPTY_AGG and
+ *    leaves s[a] as it was.
  *    One difference from the scalar merge: when only one CPU's copy holds
  *    samples, @variance is that copy's own Welford variance (0 for one
  *    sample), shifted right by 2 * shift, not the merged formula (stap
@@ -444,7 +452,9 @@
 	X(STOK,   SW, SR, SR, NO,  0, "s[a] := tokenize(s[b], delimiters s[c]), this CPU's state") \
 	X(STHISTS, SW, NO, NO, STAT, 0, "s[a] := the merged histogram of stat imm, drawn; error if empty") \
 	X(TRY,    SW, NO, NO, JF,  0, "s[a] := \"\"; arm this frame's catch: pc + 1 + imm, message into s[a]") \
-	X(TRYEND, NO, NO, NO, NO,  0, "disarm this frame's catch")
+	X(TRYEND, NO, NO, NO, NO,  0, "disarm this frame's catch") \
+	X(MSTHISTS, SW, RN, SN, MAP, 0, "s[a] := the merged histogram of map imm[r[b..], s[c..]], drawn") \
+	X(ABORT,  NO, NO, NO, NO,  0, "request the end of the session and end the run now, uncaught (abort())")
 
 /* Opcode numbers: STP_OP_NOP == 0, in table order. */
 enum stp_opcode {

@@ -1,0 +1,95 @@
+//! Lowering of the tier-1 tapset built-ins that need code of their own (a
+//! child module of `lower`): `abort()` (the ABORT instruction: exit(),
+//! then the run ends at once, whatever catches are armed), `warn(msg)` (a
+//! PRINTF of `Program::warn_format`, which user space prints on stderr as
+//! `WARNING: msg`) and `probe_type()` (a string constant of the handler:
+//! stap's name of its probe points' low-level kind).
+use super::*;
+
+/// stap's `probe_type()` for a probe point of kind `kind` (`abi::STP_PROBE_*`)
+/// and flags `flags` (context.stp: the derived probe's `stp_probe_type_*`).
+/// Timers are stap's hrtimer probes (`timer.s/ms/us/ns/hz`; stapvm has no
+/// `timer.jiffies`); `timer.profile` is stap's `perf.sw.cpu_clock` fallback,
+/// which every kernel without the old profiling hook (all supported ones)
+/// takes; syscall probes are kprobes, `syscall_any` a tracepoint.
+pub fn probe_type_name(kind: u8, flags: u8) -> &'static str {
+    match u32::from(kind) {
+        abi::STP_PROBE_BEGIN | abi::STP_PROBE_END | abi::STP_PROBE_ERROR => "begin_end",
+        abi::STP_PROBE_TIMER if u32::from(flags) & abi::STP_PROBE_F_PROFILE != 0 => "perf_event",
+        abi::STP_PROBE_TIMER => "hrtimer",
+        abi::STP_PROBE_KPROBE => "kprobe",
+        abi::STP_PROBE_KRETPROBE => "kretprobe",
+        abi::STP_PROBE_TRACEPOINT => "kernel_tracepoint",
+        _ => "",
+    }
+}
+
+impl Gen<'_> {
+    /// Lowers `abort()`, `warn(msg)` or `probe_type()`; the result goes to
+    /// `dst` or `sdst` by its kind (see `resolve::Builtin`).
+    pub(super) fn call_tier1(
+        &mut self,
+        b: Builtin,
+        args: &[Expr],
+        dst: Option<u8>,
+        sdst: Option<u8>,
+    ) {
+        use abi::*;
+        match b {
+            Builtin::Abort => {
+                self.emit(STP_OP_ABORT, 0, 0, 0, 0);
+                // Never read (the run ended), but the register is written.
+                if let Some(d) = dst {
+                    self.load_int(d, 0);
+                }
+            }
+            Builtin::Warn => {
+                let Some(a) = args.first() else { return };
+                let s = self.str(a);
+                let f = match self.tabs.warn_fmt {
+                    Some(f) => f,
+                    None => {
+                        self.tabs.formats.push(Format {
+                            text: "WARNING: %s\n".to_string(),
+                            args: vec![ArgKind::Str],
+                        });
+                        let f = (self.tabs.formats.len() - 1) as i32;
+                        self.tabs.warn_fmt = Some(f);
+                        f
+                    }
+                };
+                self.emit(STP_OP_PRINTF, 0, 0, s, f);
+                if let Some(d) = dst {
+                    self.load_int(d, 0);
+                }
+            }
+            Builtin::ProbeType => {
+                // One handler may serve several points: the type is a
+                // constant when they all have the same one.
+                let names: Vec<&'static str> = self
+                    .res
+                    .probes
+                    .get(self.probe)
+                    .map(|p| {
+                        p.points
+                            .iter()
+                            .map(|x| probe_type_name(x.kind, x.flags))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                match names.first() {
+                    Some(first) if names.iter().all(|x| x == first) => {
+                        let k = self.tabs.string(first.as_bytes());
+                        let d = sdst.unwrap_or_else(|| self.alloc_s());
+                        self.emit(STP_OP_SLDK, d, 0, 0, k);
+                    }
+                    Some(_) => self.fail(
+                        "not supported yet: probe_type() in a probe whose points are of several kinds",
+                    ),
+                    None => self.fail("not supported yet: probe_type() in a function"),
+                }
+            }
+            _ => self.fail("internal error: not a tier-1 built-in"),
+        }
+    }
+}

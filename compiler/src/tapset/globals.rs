@@ -1,0 +1,70 @@
+//! The tapset's plain globals, added when the script mentions them and
+//! does not declare them (`argv_1` ... `argv_32` are library.rs's string
+//! constants):
+//!
+//! - null.stp's `global NULL = 0`;
+//! - argv.stp's `global argc = N`, N the number of script arguments;
+//! - argv.stp's `global argv` and a `probe begin` with the lowest sequence
+//!   (before every script `begin`, as stap's `probe init`) that sets
+//!   `argv[1]` ... `argv[32]` to `argv_1` ... `argv_32` (the arguments, ""
+//!   past the last), as argv.stp does.
+use super::{walk_exprs_mut, Gen};
+use crate::ast::*;
+use std::collections::HashSet;
+
+/// Adds `NULL`, `argc` and `argv` to `s` where it uses them (see the
+/// module comment).
+pub(crate) fn include(s: &mut Script, args: &[String], g: &mut Gen) {
+    let declared: HashSet<String> = s
+        .items
+        .iter()
+        .filter_map(|it| match it {
+            Item::Global(g) => Some(g.name.clone()),
+            _ => None,
+        })
+        .collect();
+    let mut used: HashSet<String> = HashSet::new();
+    for it in &mut s.items {
+        let body = match it {
+            Item::Probe(p) => Some(&mut p.body),
+            Item::Function(f) => f.body.as_mut(),
+            _ => None,
+        };
+        if let Some(b) = body {
+            walk_exprs_mut(b, &mut |e| {
+                if let ExprKind::Var(n) = &e.kind {
+                    if n == "argc" || n == "argv" || n == "NULL" {
+                        used.insert(n.clone());
+                    }
+                }
+            });
+        }
+    }
+    let span = Span::default();
+    if used.contains("argv") && !declared.contains("argv") {
+        let mut text = String::from("global argv\nprobe begin(-9223372036854775807) {\n");
+        for i in 1..=32 {
+            text.push_str(&format!("\targv[{i}] = argv_{i}\n"));
+        }
+        if args.len() > 32 {
+            text.push_str("\twarn(\"argv is limited to 32 arguments\")\n");
+        }
+        text.push_str("}\n");
+        let items = g.items(&text, span);
+        for (k, it) in items.into_iter().enumerate() {
+            s.items.insert(k, it);
+        }
+    }
+    let n = i64::try_from(args.len()).unwrap_or(i64::MAX);
+    for (name, text) in [
+        ("argc", format!("global argc = {n}\n")),
+        ("NULL", "global NULL = 0\n".to_string()),
+    ] {
+        if used.contains(name) && !declared.contains(name) {
+            let items = g.items(&text, span);
+            for (k, it) in items.into_iter().enumerate() {
+                s.items.insert(k, it);
+            }
+        }
+    }
+}

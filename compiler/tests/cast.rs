@@ -1,0 +1,240 @@
+//! `@cast(addr, "type")->a->b` and the task_* tapset functions built on it:
+//! the compiler records one `TargetVar` per use with a `Cast` site (no
+//! argument register, usable in functions), and the code reads through the
+//! relocated offsets. The loader's BTF side is tested in
+//! userspace/src/targetvars.rs; here a fake task_struct layout stands in
+//! for it, so the code's walk (offsets, reads, narrowing) runs on the C
+//! core in user space.
+mod common;
+use common::{fail, run_program, RunOptions};
+use vm_spec::core::{HostEnv, HostSession};
+use vm_spec::program::{Program, RelocKind, TargetSite};
+
+/// The program of `src`, or a panic with the rendered diagnostics.
+fn build(src: &str) -> Program {
+    common::build(src).program
+}
+
+/// The fake layout: (member, byte offset, read at it, final shift, final
+/// mask). task_struct: tgid int at 8, pid int at 12, real_parent at 16,
+/// char comm[16] at 24, real_cred at 48; cred: kuid_t uid at 4, gid at 8,
+/// each { u32 val; }.
+const LAYOUT: &[(&str, i64, i64, i64, i64)] = &[
+    ("tgid", 8, 1, 32, -1),
+    ("pid", 12, 1, 32, -1),
+    ("real_parent", 16, 1, 0, -1),
+    ("comm", 24, 0, 0, -1),
+    ("real_cred", 48, 1, 0, -1),
+    ("uid", 4, 0, 0, -1),
+    ("gid", 8, 0, 0, -1),
+    ("val", 0, 1, 0, 0xffff_ffff),
+];
+
+/// Fills every relocated constant of `p` as the loader would for LAYOUT.
+fn relocate(p: &mut Program) {
+    for tv in p.target_vars.clone() {
+        assert_eq!(tv.site, TargetSite::Cast("task_struct".into()));
+        let member = |n: u32| {
+            let f = &tv.fields[n as usize - 1];
+            *LAYOUT.iter().find(|l| l.0 == f).expect("member in LAYOUT")
+        };
+        let last = member(tv.fields.len() as u32);
+        for r in &tv.relocs {
+            p.konsts[r.konst as usize] = match r.kind {
+                RelocKind::ArgIndex | RelocKind::Exists => panic!("not in a @cast read"),
+                RelocKind::Offset(0) | RelocKind::Deref(0) => 0,
+                RelocKind::Offset(n) => member(n).1,
+                RelocKind::Deref(n) => member(n).2,
+                RelocKind::Shift => last.3,
+                RelocKind::Mask => last.4,
+            };
+        }
+    }
+}
+
+/// Memory of two tasks: the current one at 0x10000 and its parent at
+/// 0x20000, with their creds at 0x30000 and 0x30100.
+fn env() -> HostEnv {
+    let task = |tgid: i32, pid: i32, parent: u64, comm: &[u8], cred: u64| {
+        let mut b = vec![0u8; 64];
+        b[8..12].copy_from_slice(&tgid.to_le_bytes());
+        b[12..16].copy_from_slice(&pid.to_le_bytes());
+        b[16..24].copy_from_slice(&parent.to_le_bytes());
+        b[24..24 + comm.len()].copy_from_slice(comm);
+        b[48..56].copy_from_slice(&cred.to_le_bytes());
+        b
+    };
+    let cred = |uid: u32, gid: u32| {
+        let mut b = vec![0u8; 16];
+        b[4..8].copy_from_slice(&uid.to_le_bytes());
+        b[8..12].copy_from_slice(&gid.to_le_bytes());
+        b
+    };
+    HostEnv {
+        task: 0x10000,
+        memory: vec![
+            (0x10000, task(4242, 4243, 0x20000, b"curl", 0x30000)),
+            (0x20000, task(-7, 1, 0, b"bash-with-a-long", 0x30100)),
+            (0x30000, cred(1000, 100)),
+            (0x30100, cred(0xffff_fffe, 0)),
+        ],
+        ..HostEnv::default()
+    }
+}
+
+/// Runs the begin (then end) probes of `src`, relocated for LAYOUT, in
+/// `env()`; the output, then an `ERROR:` line per run-time error.
+fn run(src: &str) -> String {
+    let mut p = build(src);
+    relocate(&mut p);
+    let opts = RunOptions {
+        env: env(),
+        ..Default::default()
+    };
+    run_program(&p, &opts).expect("verifies").report("")
+}
+
+#[test]
+fn task_functions_read_members_of_the_current_task_and_its_parent() {
+    let out = run(r#"probe begin {
+        t = task_current(); p = task_parent(t)
+        printf("%d %d %s %d %d\n", task_pid(t), task_tid(t), task_execname(t),
+               task_uid(t), task_gid(t))
+        printf("%d %d [%s] %d\n", task_pid(p), task_tid(p), task_execname(p), task_uid(p))
+    }"#);
+    // The parent's tgid is negative: an int is sign-extended; its uid is
+    // a u32: zero-extended; comm fills its 16 bytes (no NUL in the
+    // array), and kernel_string runs on to the next zero byte.
+    assert_eq!(
+        out,
+        "4242 4243 curl 1000 100\n-7 1 [bash-with-a-long] 4294967294\n"
+    );
+}
+
+#[test]
+fn casts_record_a_type_and_no_argument_register() {
+    let p = build(
+        r#"function f(a) { return @cast(a, "struct file")->f_path->dentry }
+           probe begin { print(f(0) + @cast(8, "task_struct", "kernel<linux/sched.h>")->pid) }"#,
+    );
+    let sites: Vec<(&TargetSite, &[String])> = p
+        .target_vars
+        .iter()
+        .map(|t| (&t.site, t.fields.as_slice()))
+        .collect();
+    assert_eq!(sites.len(), 2);
+    assert!(sites.contains(&(
+        &TargetSite::Cast("struct file".into()),
+        &["f_path".to_string(), "dentry".to_string()][..]
+    )));
+    assert!(sites.contains(&(
+        &TargetSite::Cast("task_struct".into()),
+        &["pid".to_string()][..]
+    )));
+    for tv in &p.target_vars {
+        assert!(tv.relocs.iter().all(|r| r.kind != RelocKind::ArgIndex));
+    }
+}
+
+#[test]
+fn a_fault_is_stap_s_error_and_bad_casts_are_refused() {
+    // task_current() of 0 (no task in this env): reading at 8 faults.
+    let mut p = build("probe begin { print(task_pid(0)) }");
+    relocate(&mut p);
+    let r = run_program(&p, &RunOptions::default()).expect("verifies");
+    assert_eq!(r.errors.len(), 1);
+    assert!(r.errors[0].contains("0x8"), "{}", r.errors[0]);
+    for (src, want) in [
+        (
+            r#"probe begin { print(@cast(0, "x", "ext4")->a) }"#,
+            "not supported yet: @cast to a type of module 'ext4'",
+        ),
+        (
+            r#"probe begin { print(@cast(0, "x")->a[1]) }"#,
+            "not supported yet: indexing @cast values",
+        ),
+        (
+            r#"probe begin { print(@cast("s", "x")->a) }"#,
+            "type mismatch",
+        ),
+    ] {
+        let e = fail(src);
+        assert!(e.contains(want), "{src}: {e}");
+    }
+}
+
+#[test]
+fn kernel_int_short_char_sign_extend() {
+    let p = build(
+        "probe begin { printf(\"%d %d %d %d %d\\n\", kernel_int(0x10010), kernel_short(0x10010), \
+         kernel_char(0x10010), kernel_pointer(0x10010), kernel_int(0x10ffe)) }",
+    );
+    let mut e = HostEnv::default();
+    e.memory
+        .push((0x10010, 0xffff_fffe_8000_fff0u64.to_le_bytes().to_vec()));
+    let opts = RunOptions {
+        env: e,
+        ..Default::default()
+    };
+    let r = run_program(&p, &opts).expect("verifies");
+    // 0x10ffe: 4 bytes cross into an unmapped page.
+    assert_eq!(r.errors.len(), 1);
+    assert!(r.errors[0].contains("0x10ffe"), "{}", r.errors[0]);
+    assert_eq!(r.output(), "");
+    let p = build(
+        "probe begin { printf(\"%d %d %d %d\\n\", kernel_int(0x10010), kernel_short(0x10010), \
+         kernel_char(0x10010), kernel_pointer(0x10010)) }",
+    );
+    let r = run_program(&p, &opts).expect("verifies");
+    assert!(r.errors.is_empty());
+    assert_eq!(
+        r.output(),
+        format!(
+            "{} {} {} {}\n",
+            0x8000_fff0u32 as i32, 0xfff0u16 as i16, 0xf0u8 as i8, 0xffff_fffe_8000_fff0u64 as i64
+        )
+    );
+}
+
+#[test]
+fn defined_is_a_load_time_question_or_a_constant() {
+    // In a probe without target variables: 0, at compile time.
+    let p = build("probe begin { printf(\"%d %d\\n\", @defined($x), @defined($x->y)) }");
+    assert!(p.target_vars.is_empty());
+    let r = run_program(&p, &RunOptions::default()).expect("verifies");
+    assert!(r.errors.is_empty());
+    assert_eq!(r.output(), "0 0\n");
+    // In a function probe: one Exists constant per question, and the
+    // guarded use of @choose_defined is an ordinary use of the same
+    // variable (the loader leaves it unfilled when BTF lacks it).
+    let p = build(
+        r#"probe kernel.trace("kfree_skb") { r = @choose_defined($reason, 0);
+               print(r + @defined($skb->len) + @defined(@cast($skb, "sk_buff")->len)) }"#,
+    );
+    let kinds = |name: &str| -> Vec<Vec<RelocKind>> {
+        p.target_vars
+            .iter()
+            .filter(|t| t.name == name)
+            .map(|t| t.relocs.iter().map(|r| r.kind).collect())
+            .collect()
+    };
+    let reason = kinds("reason");
+    assert_eq!(reason.len(), 2);
+    assert!(reason.contains(&vec![RelocKind::Exists]));
+    assert!(reason.iter().any(|k| k.contains(&RelocKind::ArgIndex)));
+    assert_eq!(kinds("skb"), [vec![RelocKind::Exists]]);
+    assert_eq!(kinds("sk_buff"), [vec![RelocKind::Exists]]);
+    assert!(p
+        .target_vars
+        .iter()
+        .all(|t| t.handler == p.probes[0].handler));
+    HostSession::from_program(&p).expect("verifies");
+    // $return: whether the probe is a return probe.
+    let p = build(
+        r#"probe kernel.function("vfs_read").return { print(@defined($return)) }
+           probe kernel.function("vfs_read") { print(@defined($return)) }"#,
+    );
+    assert!(p.target_vars.is_empty());
+    let e = fail("probe begin { print(@defined(1)) }");
+    assert!(e.contains("@defined takes a target variable"), "{e}");
+}

@@ -1,0 +1,132 @@
+//! The kernel tapset aliases rebuilt on BTF (compiler/src/tapset/
+//! kernel_aliases.rs): which points they expand to, that only the alias
+//! variables a script mentions are computed, and that a script's own
+//! alias of the same family wins.
+use compiler::{compile, Options};
+use vm_spec::program::{ProbeTarget, Program, TargetSite};
+
+fn build(src: &str) -> Program {
+    match compile("t.stp", src, &Options::default()) {
+        Ok(c) => c.program,
+        Err(f) => panic!("{}", f.rendered),
+    }
+}
+
+/// (probe display, target symbol) of every probe.
+fn points(p: &Program) -> Vec<(String, String)> {
+    p.probes
+        .iter()
+        .map(|pr| {
+            let t = match &pr.target {
+                ProbeTarget::Symbol { name, .. } => name.clone(),
+                ProbeTarget::FirstOf(v) => v.join("|"),
+                other => format!("{other:?}"),
+            };
+            (pr.display.clone(), t)
+        })
+        .collect()
+}
+
+/// The target variables as `$name->a->b` (or `@cast(T)->a`).
+fn vars(p: &Program) -> Vec<String> {
+    p.target_vars
+        .iter()
+        .map(|t| {
+            let mut s = match &t.site {
+                TargetSite::Cast(ty) => format!("@cast({ty})"),
+                _ => format!("${}", t.name),
+            };
+            for f in &t.fields {
+                s.push_str("->");
+                s.push_str(f);
+            }
+            s
+        })
+        .collect()
+}
+
+#[test]
+fn vfs_return_probes_compute_only_what_the_script_reads() {
+    let p = build("probe vfs.read.return { print(bytes_read) }");
+    assert_eq!(
+        points(&p),
+        [(
+            "kernel.function(\"vfs_read\").return".to_string(),
+            "vfs_read".to_string()
+        )]
+    );
+    // bytes_read is $return: no target variable, no entry probe.
+    assert!(p.target_vars.is_empty(), "{:?}", vars(&p));
+    // ino: a @cast chain from the entry value of $file.
+    let p = build("probe vfs.write { printf(\"%s %d %d\\n\", name, ino, bytes_to_write) }");
+    let v = vars(&p);
+    assert!(
+        v.contains(&"@cast(file)->f_inode->i_ino".to_string()),
+        "{v:?}"
+    );
+    assert!(v.contains(&"$count".to_string()), "{v:?}");
+    assert!(
+        !v.iter().any(|x| x.contains("s_dev")),
+        "dev is not read: {v:?}"
+    );
+}
+
+#[test]
+fn tracepoint_families() {
+    let p = build("probe netdev.transmit, netdev.receive { print(length) }");
+    let pts: Vec<String> = points(&p).into_iter().map(|x| x.0).collect();
+    assert_eq!(
+        pts,
+        [
+            "kernel.trace(\"net_dev_queue\")",
+            "kernel.trace(\"netif_receive_skb\")"
+        ]
+    );
+    assert_eq!(vars(&p), ["$skb->len", "$skb->len"]);
+    let p = build("probe signal.send { printf(\"%s %s\\n\", sig_name, pid_name) }");
+    assert_eq!(points(&p)[0].0, "kernel.trace(\"signal_generate\")");
+    let v = vars(&p);
+    assert!(
+        v.contains(&"$sig".to_string()) && v.contains(&"$task".to_string()),
+        "{v:?}"
+    );
+    let p =
+        build("probe kprocess.create { print(new_pid) } probe kprocess.exec { print(filename) }");
+    let pts: Vec<String> = points(&p).into_iter().map(|x| x.0).collect();
+    assert_eq!(
+        pts,
+        [
+            "kernel.trace(\"sched_process_fork\")",
+            "syscall.execve",
+            "syscall.execveat"
+        ]
+    );
+}
+
+#[test]
+fn a_script_s_own_alias_wins_and_unknown_members_are_no_match() {
+    let p = build(
+        "probe vfs.read = kernel.function(\"ksys_read\") { n = 1 }\n\
+         probe vfs.read { print(n) }",
+    );
+    assert_eq!(points(&p)[0].1, "ksys_read");
+    let e = match compile("t.stp", "probe vfs.nope { }", &Options::default()) {
+        Ok(_) => panic!("compiled"),
+        Err(f) => f.rendered,
+    };
+    assert!(e.contains("probe point mismatch"), "{e}");
+}
+
+#[test]
+fn signal_names() {
+    let src = "probe begin { printf(\"%s %s %s %s %s [%s]\\n\", _signal_name(1), _signal_name(9), \
+               _signal_name(26), _signal_name(31), _signal_name(35), _signal_name(0)) }";
+    let p = build(src);
+    let mut s = vm_spec::core::HostSession::from_program(&p).expect("verifies");
+    let errs = s.run_probes_of_kind(vm_spec::abi::STP_PROBE_BEGIN, &Default::default());
+    assert!(errs.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&s.output()),
+        "SIGHUP SIGKILL SIGVTALRM SIGSYS SIGRTMIN+3 []\n"
+    );
+}

@@ -1,0 +1,2 @@
+^ +Process[[:space:]]+KB Read[[:space:]]+KB Written$
+^ +dd[[:space:]]+400[[:space:]]+400$
