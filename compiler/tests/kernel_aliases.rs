@@ -2,14 +2,12 @@
 //! kernel_aliases.rs): which points they expand to, that only the alias
 //! variables a script mentions are computed, and that a script's own
 //! alias of the same family wins.
-use compiler::{compile, Options};
+mod common;
 use vm_spec::program::{ProbeTarget, Program, TargetSite};
 
+/// The program of `src`, or a panic with the rendered diagnostics.
 fn build(src: &str) -> Program {
-    match compile("t.stp", src, &Options::default()) {
-        Ok(c) => c.program,
-        Err(f) => panic!("{}", f.rendered),
-    }
+    common::build(src).program
 }
 
 /// (probe display, target symbol) of every probe.
@@ -110,10 +108,7 @@ fn a_script_s_own_alias_wins_and_unknown_members_are_no_match() {
          probe vfs.read { print(n) }",
     );
     assert_eq!(points(&p)[0].1, "ksys_read");
-    let e = match compile("t.stp", "probe vfs.nope { }", &Options::default()) {
-        Ok(_) => panic!("compiled"),
-        Err(f) => f.rendered,
-    };
+    let e = common::fail("probe vfs.nope { }");
     assert!(e.contains("probe point mismatch"), "{e}");
 }
 
@@ -122,11 +117,10 @@ fn signal_names() {
     let src = "probe begin { printf(\"%s %s %s %s %s [%s]\\n\", _signal_name(1), _signal_name(9), \
                _signal_name(26), _signal_name(31), _signal_name(35), _signal_name(0)) }";
     let p = build(src);
-    let mut s = vm_spec::core::HostSession::from_program(&p).expect("verifies");
-    let errs = s.run_probes_of_kind(vm_spec::abi::STP_PROBE_BEGIN, &Default::default());
-    assert!(errs.is_empty());
+    let r = common::run_program(&p, &Default::default()).expect("verifies");
+    assert!(r.errors.is_empty());
     assert_eq!(
-        String::from_utf8_lossy(&s.output()),
+        r.output(),
         "SIGHUP SIGKILL SIGVTALRM SIGSYS SIGRTMIN+3 []\n"
     );
 }

@@ -547,20 +547,25 @@ mod tests {
         }
     }
 
+    /// One kprobe, on handler 0 (the symbol comes from the test).
+    fn one_probe() -> Vec<Probe> {
+        vec![Probe {
+            kind: 0,
+            flags: 0,
+            handler: 0,
+            target: ProbeTarget::None,
+            maxactive: 0,
+            period_ns: 0,
+            display: String::new(),
+        }]
+    }
+
     fn run(tv: TargetVar) -> Result<Vec<i64>, Error> {
         let n = tv.relocs.len();
         let mut prog = Program {
             konsts: vec![0; n],
             target_vars: vec![tv],
-            probes: vec![Probe {
-                kind: 0,
-                flags: 0,
-                handler: 0,
-                target: ProbeTarget::None,
-                maxactive: 0,
-                period_ns: 0,
-                display: String::new(),
-            }],
+            probes: one_probe(),
             ..Default::default()
         };
         let btf = Btf::parse(sample()).unwrap();
@@ -685,15 +690,7 @@ mod tests {
                 exists("file", &["f_path", "nope"], 3),
                 nope.clone(),
             ],
-            probes: vec![Probe {
-                kind: 0,
-                flags: 0,
-                handler: 0,
-                target: ProbeTarget::None,
-                maxactive: 0,
-                period_ns: 0,
-                display: String::new(),
-            }],
+            probes: one_probe(),
             ..Default::default()
         };
         let btf = Btf::parse(sample()).unwrap();
@@ -715,15 +712,7 @@ mod tests {
         let mut prog = Program {
             konsts: vec![0; 7],
             target_vars: vec![tv],
-            probes: vec![Probe {
-                kind: 0,
-                flags: 0,
-                handler: 0,
-                target: ProbeTarget::None,
-                maxactive: 0,
-                period_ns: 0,
-                display: String::new(),
-            }],
+            probes: one_probe(),
             ..Default::default()
         };
         let btf = Btf::parse(sample()).unwrap();

@@ -532,7 +532,13 @@ impl Gen<'_> {
 
     fn enter(&mut self, span: Span) -> (SrcLoc, Span) {
         let saved = (self.cur, self.span);
-        let (line, col) = self.lines.line_col(span.lo);
+        // Library code (tapset/library.stp) has no place in the script:
+        // line 0, so a run-time error there names the function.
+        let (line, col) = if span == Span::default() {
+            (0, 0)
+        } else {
+            self.lines.line_col(span.lo)
+        };
         self.cur = SrcLoc { line, col };
         self.span = span;
         saved
@@ -608,21 +614,20 @@ impl Gen<'_> {
         self.emit(STP_OP_SHR, dst, dst, t, 0);
         k(self, RelocKind::Mask);
         self.emit(STP_OP_AND, dst, dst, t, 0);
-        let (probe_point, loc) = self.use_site(e.span);
-        self.tabs.target_vars.push(TargetVar {
-            name: name.trim_start_matches('$').to_string(),
-            fields: fields.clone(),
-            handler: u32::MAX,
-            site: site.clone(),
-            probe_point,
-            loc,
-            relocs,
-        });
+        self.record_target_var(&name, site, fields, e.span, relocs);
     }
 
-    /// Where a target variable use is, for the loader's messages: the
-    /// probe point being lowered and the line and column.
-    fn use_site(&self, span: Span) -> (String, SrcLoc) {
+    /// Records one use of target variable `name` (`$x` or a `@cast` type)
+    /// at `span` for the loader: its relocated constants, and the probe
+    /// point and place its messages name (the handler is set later).
+    fn record_target_var(
+        &mut self,
+        name: &str,
+        site: &TargetSite,
+        fields: &[String],
+        span: Span,
+        relocs: Vec<Reloc>,
+    ) {
         let probe_point = self
             .res
             .probes
@@ -631,7 +636,15 @@ impl Gen<'_> {
             .map(|p| p.display.clone())
             .unwrap_or_default();
         let (line, col) = self.lines.line_col(span.lo);
-        (probe_point, SrcLoc { line, col })
+        self.tabs.target_vars.push(TargetVar {
+            name: name.trim_start_matches('$').to_string(),
+            fields: fields.to_vec(),
+            handler: u32::MAX,
+            site: site.clone(),
+            probe_point,
+            loc: SrcLoc { line, col },
+            relocs,
+        });
     }
 
     /// `@defined(x)` into `dst`: a constant, or one relocated constant the
@@ -657,19 +670,11 @@ impl Gen<'_> {
         };
         let konst = self.tabs.reloc_konst();
         self.emit(abi::STP_OP_LDK, dst, 0, 0, konst);
-        let (probe_point, loc) = self.use_site(a.span);
-        self.tabs.target_vars.push(TargetVar {
-            name: name.trim_start_matches('$').to_string(),
-            fields: fields.clone(),
-            handler: u32::MAX,
-            site: site.clone(),
-            probe_point,
-            loc,
-            relocs: vec![Reloc {
-                konst: konst as u32,
-                kind: RelocKind::Exists,
-            }],
-        });
+        let relocs = vec![Reloc {
+            konst: konst as u32,
+            kind: RelocKind::Exists,
+        }];
+        self.record_target_var(&name, site, fields, a.span, relocs);
     }
 
     /// The register holding the value of integer expression `e`: a local's

@@ -8,37 +8,23 @@
 //!   (before every script `begin`, as stap's `probe init`) that sets
 //!   `argv[1]` ... `argv[32]` to `argv_1` ... `argv_32` (the arguments, ""
 //!   past the last), as argv.stp does.
-use super::{walk_exprs_mut, Gen};
+use super::{bodies_mut, declared_globals, walk_exprs_mut, Gen};
 use crate::ast::*;
 use std::collections::HashSet;
 
 /// Adds `NULL`, `argc` and `argv` to `s` where it uses them (see the
 /// module comment).
 pub(crate) fn include(s: &mut Script, args: &[String], g: &mut Gen) {
-    let declared: HashSet<String> = s
-        .items
-        .iter()
-        .filter_map(|it| match it {
-            Item::Global(g) => Some(g.name.clone()),
-            _ => None,
-        })
-        .collect();
+    let declared = declared_globals(s);
     let mut used: HashSet<String> = HashSet::new();
-    for it in &mut s.items {
-        let body = match it {
-            Item::Probe(p) => Some(&mut p.body),
-            Item::Function(f) => f.body.as_mut(),
-            _ => None,
-        };
-        if let Some(b) = body {
-            walk_exprs_mut(b, &mut |e| {
-                if let ExprKind::Var(n) = &e.kind {
-                    if n == "argc" || n == "argv" || n == "NULL" {
-                        used.insert(n.clone());
-                    }
+    for b in bodies_mut(s) {
+        walk_exprs_mut(b, &mut |e| {
+            if let ExprKind::Var(n) = &e.kind {
+                if n == "argc" || n == "argv" || n == "NULL" {
+                    used.insert(n.clone());
                 }
-            });
-        }
+            }
+        });
     }
     let span = Span::default();
     if used.contains("argv") && !declared.contains("argv") {

@@ -16,13 +16,37 @@
 use super::{names_in, Gen};
 use crate::ast::*;
 
-/// One alias: its name, the point it expands to, and its variables as
-/// (name, expression).
+/// A list of alias variables as (name, expression).
+type Vars = &'static [(&'static str, &'static str)];
+
+/// One alias: its name, the point it expands to, and its variables (in
+/// lists that aliases share).
 struct Alias {
     name: &'static str,
     point: &'static str,
-    vars: &'static [(&'static str, &'static str)],
+    vars: &'static [Vars],
 }
+
+/// What `vfs.read`/`vfs.write` and their `.return`s all define (a
+/// `.return` reads `$param` as it was at entry).
+const VFS_COMMON: &[(&str, &str)] = &[
+    ("file", "$file"),
+    ("pos", "$pos"),
+    ("buf", "$buf"),
+    (
+        "dev",
+        "@cast($file, \"file\", \"kernel\")->f_inode->i_sb->s_dev",
+    ),
+    ("ino", "@cast($file, \"file\", \"kernel\")->f_inode->i_ino"),
+];
+
+/// What the `.return`s add.
+const VFS_RETURN: &[(&str, &str)] = &[
+    ("ret", "$return"),
+    ("retstr", "sprintf(\"%d\", $return)"),
+    ("error", "$return < 0 ? $return : 0"),
+    ("error_str", "$return < 0 ? errno_str(-$return) : \"\""),
+];
 
 /// `vfs.read` / `vfs.write` at entry.
 macro_rules! vfs_entry {
@@ -31,44 +55,31 @@ macro_rules! vfs_entry {
             name: $name,
             point: concat!("kernel.function(\"", $func, "\")"),
             vars: &[
-                ("name", concat!("\"", $name, "\"")),
-                ("file", "$file"),
-                ("pos", "$pos"),
-                ("buf", "$buf"),
-                ($bytes, "$count"),
-                (
-                    "dev",
-                    "@cast($file, \"file\", \"kernel\")->f_inode->i_sb->s_dev",
-                ),
-                ("ino", "@cast($file, \"file\", \"kernel\")->f_inode->i_ino"),
-                ("argstr", "sprintf(\"%d, %d, %p\", $count, $pos, $buf)"),
+                &[
+                    ("name", concat!("\"", $name, "\"")),
+                    ($bytes, "$count"),
+                    ("argstr", "sprintf(\"%d, %d, %p\", $count, $pos, $buf)"),
+                ],
+                VFS_COMMON,
             ],
         }
     };
 }
 
-/// `vfs.read.return` / `vfs.write.return` (`$param` is its value at entry).
+/// `vfs.read.return` / `vfs.write.return`.
 macro_rules! vfs_return {
     ($name:literal, $func:literal, $bytes:literal, $done:literal) => {
         Alias {
             name: concat!($name, ".return"),
             point: concat!("kernel.function(\"", $func, "\").return"),
             vars: &[
-                ("name", concat!("\"", $name, "\"")),
-                ("file", "$file"),
-                ("pos", "$pos"),
-                ("buf", "$buf"),
-                ($bytes, "$count"),
-                (
-                    "dev",
-                    "@cast($file, \"file\", \"kernel\")->f_inode->i_sb->s_dev",
-                ),
-                ("ino", "@cast($file, \"file\", \"kernel\")->f_inode->i_ino"),
-                ("ret", "$return"),
-                ("retstr", "sprintf(\"%d\", $return)"),
-                ($done, "$return > 0 ? $return : 0"),
-                ("error", "$return < 0 ? $return : 0"),
-                ("error_str", "$return < 0 ? errno_str(-$return) : \"\""),
+                &[
+                    ("name", concat!("\"", $name, "\"")),
+                    ($bytes, "$count"),
+                    ($done, "$return > 0 ? $return : 0"),
+                ],
+                VFS_COMMON,
+                VFS_RETURN,
             ],
         }
     };
@@ -82,13 +93,13 @@ macro_rules! netdev {
         Alias {
             name: $name,
             point: concat!("kernel.trace(\"", $tp, "\")"),
-            vars: &[
+            vars: &[&[
                 ("name", concat!("\"", $name, "\"")),
                 ("dev_name", "kernel_string($skb->dev->name)"),
                 ("length", "$skb->len"),
                 ("protocol", "$skb->protocol"),
                 ("truesize", "$skb->truesize"),
-            ],
+            ]],
         }
     };
 }
@@ -118,7 +129,7 @@ const ALIASES: &[(&str, &[Alias])] = &[
         &[Alias {
             name: "signal.send",
             point: "kernel.trace(\"signal_generate\")",
-            vars: &[
+            vars: &[&[
                 ("name", "\"signal.send\""),
                 ("sig", "$sig"),
                 ("sig_name", "_signal_name($sig)"),
@@ -126,7 +137,7 @@ const ALIASES: &[(&str, &[Alias])] = &[
                 ("sig_pid", "task_pid($task)"),
                 ("pid_name", "task_execname($task)"),
                 ("shared", "$group"),
-            ],
+            ]],
         }],
     ),
     (
@@ -136,23 +147,23 @@ const ALIASES: &[(&str, &[Alias])] = &[
             Alias {
                 name: "kprocess.create",
                 point: "kernel.trace(\"sched_process_fork\")",
-                vars: &[
+                vars: &[&[
                     ("task", "$child"),
                     ("new_pid", "task_pid($child)"),
                     ("new_tid", "task_tid($child)"),
-                ],
+                ]],
             },
             // An exec attempt, in the old program: the syscalls (stap's
             // `filename` here is the path, unquoted).
             Alias {
                 name: "kprocess.exec",
                 point: "syscall.execve",
-                vars: &[("filename", "user_string(pointer_arg(1), \"\")")],
+                vars: &[&[("filename", "user_string(pointer_arg(1), \"\")")]],
             },
             Alias {
                 name: "kprocess.exec",
                 point: "syscall.execveat",
-                vars: &[("filename", "user_string(pointer_arg(2), \"\")")],
+                vars: &[&[("filename", "user_string(pointer_arg(2), \"\")")]],
             },
         ],
     ),
@@ -209,7 +220,7 @@ pub(crate) fn add(s: &mut Script) {
         }
         for a in *aliases {
             text.push_str(&format!("probe {} = {} {{\n", a.name, a.point));
-            for (v, e) in a.vars {
+            for (v, e) in a.vars.iter().copied().flatten() {
                 if used.iter().any(|u| u == v) {
                     text.push_str(&format!("\t{v} = {e}\n"));
                 }
@@ -248,7 +259,7 @@ mod tests {
         for (_, aliases) in ALIASES {
             for a in *aliases {
                 let mut text = format!("probe {} = {} {{\n", a.name, a.point);
-                for (v, e) in a.vars {
+                for (v, e) in a.vars.iter().copied().flatten() {
                     text.push_str(&format!("\t{v} = {e}\n"));
                 }
                 text.push_str("}\n");

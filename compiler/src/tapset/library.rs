@@ -9,7 +9,7 @@
 //! the other arities of `user_string`, `ansi_set_color` and `ctime` call
 //! library functions of their own.
 use super::errno_table::ERRNOS;
-use super::{names_in, tree, walk_exprs_mut, Gen};
+use super::{bodies_mut, declared_globals, names_in, tree, walk_exprs_mut, Gen};
 use crate::ast::*;
 use crate::diag::{Diagnostic, Diags};
 use std::collections::HashSet;
@@ -109,14 +109,7 @@ pub const STRING_DEPRECATED_WARNING: &str = "function string() is deprecated (lo
 
 /// Adds the library functions `s` needs (see the module comment).
 pub(crate) fn include(s: &mut Script, args: &[String], g: &mut Gen, diags: &mut Diags) {
-    let declared: HashSet<String> = s
-        .items
-        .iter()
-        .filter_map(|it| match it {
-            Item::Global(g) => Some(g.name.clone()),
-            _ => None,
-        })
-        .collect();
+    let declared = declared_globals(s);
     let defined: HashSet<String> = s
         .items
         .iter()
@@ -129,27 +122,20 @@ pub(crate) fn include(s: &mut Script, args: &[String], g: &mut Gen, diags: &mut 
     // functions called (after the renaming), in `names_in`'s order.
     let mut wanted: Vec<String> = Vec::new();
     let mut deprecated: Option<Span> = None;
-    for it in &mut s.items {
-        let body = match it {
-            Item::Probe(p) => Some(&mut p.body),
-            Item::Function(f) => f.body.as_mut(),
-            _ => None,
-        };
-        if let Some(b) = body {
-            walk_exprs_mut(b, &mut |e| {
-                argv_literal(e, args, &declared);
-                if let Some(span) = two_argument_form(e) {
-                    // The first call in the source (walk order is not).
-                    deprecated = match deprecated {
-                        Some(d) if d.lo <= span.lo => Some(d),
-                        _ => Some(span),
-                    };
-                }
-                if let ExprKind::Call { name, .. } = &e.kind {
-                    wanted.push(name.clone());
-                }
-            });
-        }
+    for b in bodies_mut(s) {
+        walk_exprs_mut(b, &mut |e| {
+            argv_literal(e, args, &declared);
+            if let Some(span) = two_argument_form(e) {
+                // The first call in the source (walk order is not).
+                deprecated = match deprecated {
+                    Some(d) if d.lo <= span.lo => Some(d),
+                    _ => Some(span),
+                };
+            }
+            if let ExprKind::Call { name, .. } = &e.kind {
+                wanted.push(name.clone());
+            }
+        });
     }
     if let Some(span) = deprecated {
         diags.push(Diagnostic::warning(STRING_DEPRECATED_WARNING, span));

@@ -215,6 +215,29 @@ impl Gen {
     }
 }
 
+/// The names of the globals `s` declares.
+pub(crate) fn declared_globals(s: &Script) -> std::collections::HashSet<String> {
+    s.items
+        .iter()
+        .filter_map(|it| match it {
+            Item::Global(g) => Some(g.name.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The body of every probe and function of `s`.
+pub(crate) fn bodies_mut(s: &mut Script) -> Vec<&mut Stmt> {
+    s.items
+        .iter_mut()
+        .filter_map(|it| match it {
+            Item::Probe(p) => Some(&mut p.body),
+            Item::Function(f) => f.body.as_mut(),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Calls `f` on every expression of `s`, parents before children.
 pub(crate) fn walk_exprs_mut(s: &mut Stmt, f: &mut dyn FnMut(&mut Expr)) {
     let mut work: Vec<&mut Stmt> = vec![s];
