@@ -567,9 +567,10 @@ static inline u32 stp_env_modname(void *env, u64 addr, char *buf, u32 max)
 		if (!end)
 			return 0;
 		n = (u32)(end - name);
-	} else if (n > 1 && s[0] == '0' && s[1] == 'x') {
-		return 0;	/* no symbol: neither a module nor the kernel */
 	} else {
+		/* "0x...": no symbol, neither a module nor the kernel */
+		if (n > 1 && s[0] == '0' && s[1] == 'x')
+			return 0;
 		n = 6;
 	}
 	if (n > max)

@@ -37,13 +37,61 @@ fn errno_function(g: &mut Gen, span: Span) -> Vec<Item> {
     })
 }
 
-/// The functions and globals a script can take from the library.
+/// The functions and globals a script can take from the library, parsed
+/// as they are first wanted (the whole library is 900 lines; a script
+/// wants a few functions).
 struct Lib {
     funcs: Vec<FunctionDecl>,
     globals: Vec<GlobalDecl>,
+    /// `LIBRARY` cut at its top-level declarations: the names each
+    /// declares and its text, and whether it has been parsed.
+    chunks: Vec<(Vec<&'static str>, &'static str, bool)>,
+}
+
+/// `LIBRARY` cut before each line that starts a top-level `function` or
+/// `global` (column 0 in library.stp), with the names each declares.
+fn chunks() -> Vec<(Vec<&'static str>, &'static str, bool)> {
+    let mut starts: Vec<usize> = Vec::new();
+    let mut at = 0;
+    for line in LIBRARY.split_inclusive('\n') {
+        if line.starts_with("function ") || line.starts_with("global ") {
+            starts.push(at);
+        }
+        at += line.len();
+    }
+    let mut out = Vec::with_capacity(starts.len());
+    for (i, &a) in starts.iter().enumerate() {
+        let text = &LIBRARY[a..starts.get(i + 1).copied().unwrap_or(LIBRARY.len())];
+        let head = text.lines().next().unwrap_or("");
+        let names: Vec<&str> = if let Some(rest) = head.strip_prefix("function ") {
+            vec![rest.split([':', '(']).next().unwrap_or("").trim()]
+        } else {
+            let rest = head.strip_prefix("global ").unwrap_or("");
+            rest.split(',')
+                .map(|n| n.split(['=', '[']).next().unwrap_or("").trim())
+                .collect()
+        };
+        out.push((names, text, false));
+    }
+    out
 }
 
 impl Lib {
+    /// Parses the declaration of `name` if there is one not parsed yet.
+    fn load(&mut self, name: &str, g: &mut Gen, span: Span) {
+        let mut texts = Vec::new();
+        for (names, text, parsed) in &mut self.chunks {
+            if !*parsed && names.contains(&name) {
+                *parsed = true;
+                texts.push(*text);
+            }
+        }
+        for text in texts {
+            let items = g.items(text, span);
+            self.add(items);
+        }
+    }
+
     fn add(&mut self, items: Vec<Item>) {
         for it in items {
             match it {
@@ -148,8 +196,8 @@ pub(crate) fn include(s: &mut Script, args: &[String], g: &mut Gen, diags: &mut 
     let mut lib = Lib {
         funcs: Vec::new(),
         globals: Vec::new(),
+        chunks: chunks(),
     };
-    lib.add(g.items(LIBRARY, span));
     let mut added: HashSet<String> = HashSet::new();
     let mut globals_added: HashSet<String> = HashSet::new();
     while let Some(name) = wanted.pop() {
@@ -162,6 +210,7 @@ pub(crate) fn include(s: &mut Script, args: &[String], g: &mut Gen, diags: &mut 
         } else if name == "errno_str" {
             lib.add(errno_function(g, span));
         }
+        lib.load(&name, g, span);
         let Some(i) = lib.funcs.iter().position(|f| f.name == name) else {
             continue;
         };
@@ -174,6 +223,7 @@ pub(crate) fn include(s: &mut Script, args: &[String], g: &mut Gen, diags: &mut 
                 if declared.contains(&v) || globals_added.contains(&v) {
                     continue;
                 }
+                lib.load(&v, g, span);
                 if let Some(gd) = lib.globals.iter().find(|x| x.name == v) {
                     globals_added.insert(v);
                     s.items.insert(0, Item::Global(gd.clone()));
@@ -181,5 +231,43 @@ pub(crate) fn include(s: &mut Script, args: &[String], g: &mut Gen, diags: &mut 
             }
         }
         s.items.push(Item::Function(Box::new(f)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Cutting the library loses nothing: each chunk parses alone and
+    /// declares exactly the names it is filed under, and together they
+    /// declare what the whole library does.
+    #[test]
+    fn chunks_parse_alone_and_cover_the_library() {
+        let parse = |text: &str| {
+            let tokens = crate::parse::lexer::lex(text, &[]);
+            let mut d = Diags::default();
+            let script = crate::parse::parse(&tokens, &mut d);
+            assert!(!d.has_errors(), "{text}: {:?}", d.list);
+            let mut names: Vec<String> = Vec::new();
+            for it in script.items {
+                match it {
+                    Item::Function(f) => names.push(f.name.clone()),
+                    Item::Global(g) => names.push(g.name),
+                    _ => panic!("not a function or global in {text}"),
+                }
+            }
+            names
+        };
+        let mut all: Vec<String> = Vec::new();
+        for (names, text, _) in chunks() {
+            let got = parse(text);
+            assert_eq!(got, names, "{text}");
+            all.extend(got);
+        }
+        let mut whole = parse(LIBRARY);
+        whole.sort();
+        all.sort();
+        assert_eq!(all, whole);
+        assert!(all.len() > 100);
     }
 }
