@@ -127,3 +127,29 @@ fn pp_is_the_probe_point_as_written() {
     let e = common::fail("function f() { return pp() } probe begin { println(f()) }");
     assert!(e.contains("not supported yet: pp() in a function"), "{e}");
 }
+
+/// probefunc()/ppfunc() in a `.return` probe name the probed function:
+/// the symbol of the address at entry (`@entry(addr())`), not of addr()
+/// at return (the caller's return address).
+#[test]
+fn probefunc_in_return_probes_is_the_probed_function() {
+    for src in [
+        "probe kernel.function(\"vfs_read\").return { print(probefunc()) }",
+        "probe syscall.read.return { print(ppfunc()) }",
+    ] {
+        let p = common::build(src).program;
+        // An entry probe saves addr(); the return probe prints its symbol.
+        assert_eq!(p.probes.len(), 2, "{src}");
+        let entry = &p.handlers[p.probes[0].handler as usize];
+        let ret = &p.handlers[p.probes[1].handler as usize];
+        let calls = |h: &vm_spec::program::Handler, op: u32, helper: u32| {
+            h.code
+                .iter()
+                .any(|i| u32::from(i.op) == op && i.imm == helper as i32)
+        };
+        use vm_spec::abi::*;
+        assert!(calls(entry, STP_OP_CALLI, STP_HLP_ADDR), "{src}");
+        assert!(!calls(ret, STP_OP_CALLI, STP_HLP_ADDR), "{src}");
+        assert!(calls(ret, STP_OP_CALLS, STP_HLP_SYMNAME), "{src}");
+    }
+}

@@ -405,6 +405,9 @@ enum Ctx {
     Other,
 }
 
+/// The other calls `replacement` rewrites (besides `ARG_FUNCS`).
+const CONTEXT_FUNCS: &[&str] = &["returnval", "returnstr", "probefunc", "ppfunc"];
+
 /// What a rewritten body needs from the prologue.
 #[derive(Default)]
 struct Needs {
@@ -486,6 +489,17 @@ fn replacement(e: &Expr, ctx: Ctx, g: &mut Gen, needs: &mut Needs) -> Option<Exp
             _ => src,
         };
         return Some(g.expr(&text, span).kind);
+    }
+    if (name == "probefunc" || name == "ppfunc") && nargs == 0 {
+        // stap takes the name from the probe point (pp()), so in a
+        // .return probe it is the probed function; addr() there is the
+        // caller's return address: use the address at entry.
+        return match ctx {
+            Ctx::Return | Ctx::Syscall { ret: true, .. } => {
+                Some(g.expr("symname(@entry(addr()))", span).kind)
+            }
+            _ => None,
+        };
     }
     if name == "returnval" && nargs == 0 || name == "returnstr" && nargs == 1 {
         let rv = match ctx {
@@ -681,7 +695,7 @@ pub(crate) fn rewrite(s: &mut Script, _args: &[String], g: &mut Gen, _diags: &mu
         let mut needed = vars.iter().any(|v| alias_vars.contains(&v.as_str()))
             || calls
                 .iter()
-                .any(|c| ARG_FUNCS.contains(&c.as_str()) || c == "returnval" || c == "returnstr");
+                .any(|c| ARG_FUNCS.contains(&c.as_str()) || CONTEXT_FUNCS.contains(&c.as_str()));
         for sp in sys.iter().flatten() {
             if let Which::Lit(n) = &sp.which {
                 if let Some(sc) = lookup(n) {
