@@ -116,6 +116,24 @@ pub struct VerifiedInfo {
     pub limits: Vec<u32>,
 }
 
+/// The `VerifiedInfo` of a verified program `$p`: the C core's
+/// `stp_prog` or the Rust verifier's, which have the same field names.
+macro_rules! verified_info {
+    ($p:expr) => {
+        VerifiedInfo {
+            ninsns: $p.ninsns,
+            nhandlers: $p.nhandlers,
+            nprobes: $p.nprobes,
+            nkonsts: $p.nkonsts,
+            nstrs: $p.nstrs,
+            nformats: $p.nformats,
+            nglobals: $p.nglobals,
+            limits: $p.limits.to_vec(),
+        }
+    };
+}
+pub(crate) use verified_info;
+
 /// An image copied into 8-aligned memory and verified; `prog` points into
 /// `_buf`, whose heap block never moves while this value lives.
 struct Verified {
@@ -178,16 +196,7 @@ fn verify_owned(image: &[u8]) -> Result<Verified, VerifyError> {
 pub fn verify_image(image: &[u8]) -> Result<VerifiedInfo, VerifyError> {
     let v = verify_owned(image)?;
     let p = &v.prog;
-    Ok(VerifiedInfo {
-        ninsns: p.ninsns,
-        nhandlers: p.nhandlers,
-        nprobes: p.nprobes,
-        nkonsts: p.nkonsts,
-        nstrs: p.nstrs,
-        nformats: p.nformats,
-        nglobals: p.nglobals,
-        limits: p.limits.to_vec(),
-    })
+    Ok(verified_info!(p))
 }
 
 /// Test hook: makes the next `n` scratch allocations of the calling thread

@@ -218,6 +218,20 @@ pub enum Hist {
 }
 
 impl Hist {
+    /// The histogram an image or record describes as `abi::STP_HIST_*`
+    /// plus the linear parameters; `None` for any other kind.
+    pub fn from_abi(kind: u32, start: i32, stop: i32, interval: i32) -> Hist {
+        match kind {
+            crate::abi::STP_HIST_LOG => Hist::Log,
+            crate::abi::STP_HIST_LINEAR => Hist::Linear {
+                start,
+                stop,
+                interval,
+            },
+            _ => Hist::None,
+        }
+    }
+
     /// Buckets of this histogram, under- and overflow included (stap's
     /// `_stp_stat_calc_buckets`); 0 without a histogram or when the
     /// parameters give fewer than 3 or more than `STP_HIST_MAX_BUCKETS`.

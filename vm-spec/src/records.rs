@@ -229,14 +229,9 @@ pub fn parse(rec: &[u8], formats: &[Format]) -> Result<Record, RecordError> {
             let start = u32_at(body, 8).ok_or(bad.clone())? as i32;
             let stop = u32_at(body, 12).ok_or(bad.clone())? as i32;
             let interval = u32_at(body, 16).ok_or(bad.clone())? as i32;
-            let kind = match u32::from(kind) {
-                abi::STP_HIST_LOG => crate::program::Hist::Log,
-                abi::STP_HIST_LINEAR => crate::program::Hist::Linear {
-                    start,
-                    stop,
-                    interval,
-                },
-                _ => return Err(bad),
+            let kind = match crate::program::Hist::from_abi(kind.into(), start, stop, interval) {
+                crate::program::Hist::None => return Err(bad),
+                k => k,
             };
             if nb == 0 || nb != kind.nbuckets() {
                 return Err(bad);

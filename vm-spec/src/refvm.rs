@@ -1489,15 +1489,7 @@ impl Machine<'_> {
             abi::STP_OP_STHISTS => {
                 // Drawn by this crate's hist.rs (what user space prints
                 // for STHIST's record), not by the C formatter.
-                let kind = match d.hist {
-                    abi::STP_HIST_LOG => crate::program::Hist::Log,
-                    abi::STP_HIST_LINEAR => crate::program::Hist::Linear {
-                        start: d.start,
-                        stop: d.stop,
-                        interval: d.interval,
-                    },
-                    _ => crate::program::Hist::None,
-                };
+                let kind = crate::program::Hist::from_abi(d.hist, d.start, d.stop, d.interval);
                 let h = crate::hist::Histogram {
                     kind,
                     buckets: (0..d.nbuckets as usize).map(bucket).collect(),
@@ -1741,15 +1733,7 @@ impl Machine<'_> {
             }
             _ if op == abi::STP_OP_MSTHISTS => {
                 // Drawn by hist.rs, as STHISTS.
-                let kind = match st.hist {
-                    abi::STP_HIST_LOG => crate::program::Hist::Log,
-                    abi::STP_HIST_LINEAR => crate::program::Hist::Linear {
-                        start: st.start,
-                        stop: st.stop,
-                        interval: st.interval,
-                    },
-                    _ => crate::program::Hist::None,
-                };
+                let kind = crate::program::Hist::from_abi(st.hist, st.start, st.stop, st.interval);
                 let h = crate::hist::Histogram {
                     kind,
                     buckets: (0..st.nbuckets as usize)

@@ -1886,16 +1886,7 @@ fn verify(image: &[u8]) -> R<VerifiedInfo> {
             p.iter_cap
         );
     }
-    Ok(VerifiedInfo {
-        ninsns: p.ninsns,
-        nhandlers: p.nhandlers,
-        nprobes: p.nprobes,
-        nkonsts: p.nkonsts,
-        nstrs: p.nstrs,
-        nformats: p.nformats,
-        nglobals: p.nglobals,
-        limits: p.limits.to_vec(),
-    })
+    Ok(crate::core::verified_info!(p))
 }
 
 #[cfg(test)]
