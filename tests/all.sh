@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # tests/all.sh - every test: setup, the Rust workspace tests (cargo test),
-# the module's W=1 build check, then the QEMU guest cases, on the
+# the reference VM built alone (no C core), the module's W=1 build check, then the QEMU guest cases, on the
 # installed Debian 6.1 kernel (1 and 2 vCPUs) and on bookworm-backports'
 # 6.12 (fetched and unpacked under target/kernels/, not installed;
 # STAPVM_SKIP_612=1 skips it). Runs them all and exits non-zero if any
@@ -25,6 +25,10 @@ step() {	# step NAME COMMAND...
 
 step setup tests/setup.sh
 step cargo-test cargo test --workspace
+# The reference VM alone, where cargo enables only the features it asks
+# for (vm-spec without `c-core`): it must build without the C core it
+# checks (docs/architecture.md).
+step refvm-independent cargo check -q -p vm-refvm
 step kbuild-check tests/guest/kbuild-check
 step guest tests/guest/run
 # The same cases on 2 vCPUs (single-threaded TCG): concurrent hits,

@@ -55,7 +55,10 @@ fn main() {
     }
     fs::write(out_dir.join("tables.rs"), body).expect("write tables.rs");
 
-    build_core(&out_dir);
+    // Without `c-core` (vm-refvm's view of the ABI) no C is compiled.
+    if env::var_os("CARGO_FEATURE_C_CORE").is_some() {
+        build_core(&out_dir);
+    }
 }
 
 /// Compiles the C VM core (kmod/core/*.c, the same files stapvm.ko builds)

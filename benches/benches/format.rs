@@ -9,7 +9,8 @@
 use stapvm_benches::{compile, image_of, printf_loop_script, selected, time_ns, RawCore};
 use std::hint::black_box;
 use std::time::Duration;
-use vm_spec::core::{format, FmtArg};
+use vm_spec::core::format;
+use vm_spec::records::FmtArg;
 use vm_spec::records::{self, Record};
 
 fn main() {

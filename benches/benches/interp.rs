@@ -1,6 +1,6 @@
 //! Interpreter bench: the C core (kmod/core/vm.c, built for user space)
 //! called through `stp_run` directly, and the Rust reference VM
-//! (`vm_spec::refvm`) on the same programs.
+//! (`vm_refvm::vm`) on the same programs.
 //!
 //! - loop: a tight arithmetic loop on locals, ns per VM instruction (the
 //!   instruction count is the reference VM's step count for the same
@@ -19,8 +19,8 @@ use stapvm_benches::{
     selected, time_ns, RawCore, GETPPID,
 };
 use std::time::Duration;
-use vm_spec::core::HostEnv;
-use vm_spec::refvm::{RefProgram, RefSession};
+use vm_refvm::vm::{RefProgram, RefSession};
+use vm_testkit::HostEnv;
 
 const BUDGET: Duration = Duration::from_millis(1500);
 

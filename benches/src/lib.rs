@@ -9,7 +9,7 @@
 //! name is in the comma-separated list (`loop,hit-*`).
 use std::time::{Duration, Instant};
 use vm_spec::core::ffi;
-use vm_spec::program::{ProbeTarget, Program};
+use vm_spec::program::Program;
 
 /// Whether `STAPVM_BENCH_QUICK` is set (short runs, for callgrind).
 pub fn quick() -> bool {
@@ -87,24 +87,10 @@ pub fn time_ns(budget: Duration, batch: u32, mut f: impl FnMut()) -> f64 {
     median(&mut samples)
 }
 
-/// The image of a compiled program, every kprobe resolved to the first
-/// symbol it names (as `HostSession::from_program` does); a pattern
-/// (`vfs_*`, `m:f*`), which the loader expands on the target, to
-/// `vfs_read`.
+/// The stand-in image of a compiled program (`StandIns::Named`: every
+/// kprobe resolved to the first symbol it names, a pattern to `vfs_read`).
 pub fn image_of(prog: &Program) -> Vec<u8> {
-    let syms: Vec<Option<(String, u32)>> = prog
-        .probes
-        .iter()
-        .map(|p| match &p.target {
-            ProbeTarget::None => None,
-            ProbeTarget::Symbol { name, .. } if name.contains(['*', '?', '[', ':']) => {
-                Some(("vfs_read".into(), 0))
-            }
-            ProbeTarget::Symbol { name, offset } => Some((name.clone(), *offset)),
-            ProbeTarget::FirstOf(names) => names.first().map(|n| (n.clone(), 0)),
-        })
-        .collect();
-    vm_spec::image::build(prog, &syms).expect("image")
+    vm_spec::image::build_stand_in(prog, vm_spec::image::StandIns::Named).expect("image")
 }
 
 /// Compiles a bench script (panics with the diagnostics on failure).

@@ -1,16 +1,13 @@
 //! The last pass: lays the lowered program out as the kernel image the
-//! loader will build (`vm_spec::image::build`, every probe's symbol
-//! replaced by a placeholder, since the loader picks the real ones on the
-//! target) and runs the Rust verifier (`vm_spec::verify`, the rules and
-//! codes of the module's verifier) on it, so that `stapvm compile` never
+//! loader will build (`vm_spec::image::build_stand_in`: the loader picks
+//! the real symbols on the target, so stand-ins take their place) and runs
+//! the module's own verifier on it (kmod/core/verify.c, built for user
+//! space: `vm_spec::core::verify_image`), so that `stapvm compile` never
 //! writes a program the module would refuse. A refusal here is either a
 //! compiler bug or a script past a module cap (too many maps' entries,
 //! MAXNESTING frames too large for the module): it is reported with the
 //! verifier's code and message.
-use vm_spec::program::{ProbeTarget, Program};
-
-/// The symbol standing in for every probe target at compile time.
-const PLACEHOLDER: &str = "stapvm_placeholder";
+use vm_spec::program::Program;
 
 /// Why the program was refused: the verifier's (or the image writer's)
 /// error, one line.
@@ -20,23 +17,15 @@ pub struct Refused(pub String);
 
 /// The image of `prog` the verifier sees at compile time.
 pub fn image(prog: &Program) -> Result<Vec<u8>, Refused> {
-    let syms: Vec<Option<(String, u32)>> = prog
-        .probes
-        .iter()
-        .map(|p| match &p.target {
-            ProbeTarget::None => None,
-            ProbeTarget::Symbol { offset, .. } => Some((PLACEHOLDER.to_string(), *offset)),
-            ProbeTarget::FirstOf(_) => Some((PLACEHOLDER.to_string(), 0)),
-        })
-        .collect();
-    vm_spec::image::build(prog, &syms).map_err(|e| Refused(format!("image: {e}")))
+    vm_spec::image::build_stand_in(prog, vm_spec::image::StandIns::Uniform)
+        .map_err(|e| Refused(format!("image: {e}")))
 }
 
 /// Verifies `prog` as the module will: `Err` holds the verifier's code
 /// name and message (`BAD_JUMP: insn 3 (handler 0 pc 3): ...`).
 pub fn run(prog: &Program) -> Result<(), Refused> {
     let img = image(prog)?;
-    vm_spec::verify::verify_image(&img)
+    vm_spec::core::verify_image(&img)
         .map(|_| ())
         .map_err(|e| Refused(format!("{}: {}", e.name, e.message)))
 }
@@ -45,7 +34,7 @@ pub fn run(prog: &Program) -> Result<(), Refused> {
 mod tests {
     use super::*;
     use vm_spec::abi;
-    use vm_spec::program::{default_limits, Handler, Insn, Probe, SrcLoc};
+    use vm_spec::program::{default_limits, Handler, Insn, Probe, ProbeTarget, SrcLoc};
 
     fn prog(code: Vec<Insn>) -> Program {
         Program {
@@ -75,7 +64,7 @@ mod tests {
     }
 
     #[test]
-    fn patterns_verify_with_the_placeholder() {
+    fn patterns_verify_with_a_stand_in() {
         let ret = Insn::new(abi::STP_OP_RET, 0, 0, 0, 0);
         assert_eq!(run(&prog(vec![ret])), Ok(()));
     }

@@ -7,8 +7,9 @@
 //! core in user space.
 mod common;
 use common::{fail, run_program, RunOptions};
-use vm_spec::core::{HostEnv, HostSession};
 use vm_spec::program::{Program, RelocKind, TargetSite};
+use vm_testkit::host::HostSession;
+use vm_testkit::HostEnv;
 
 /// The program of `src`, or a panic with the rendered diagnostics.
 fn build(src: &str) -> Program {

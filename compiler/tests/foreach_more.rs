@@ -4,7 +4,7 @@
 //! (`arr[1, *]`), and over statistics arrays sorted by any extractor.
 mod common;
 use vm_spec::abi;
-use vm_spec::core::HostSession;
+use vm_testkit::host::HostSession;
 
 /// Runs begin then end probes; the output, then an `ERROR:` line per
 /// run-time error.

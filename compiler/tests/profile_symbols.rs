@@ -5,7 +5,7 @@
 //! symbols (symname/symdata give the hex form; helpers.h).
 mod common;
 use vm_spec::abi;
-use vm_spec::core::HostEnv;
+use vm_testkit::HostEnv;
 
 /// Runs the begin probes, one timer probe run (every script here has at
 /// most one timer probe) and the end probes with `env`; the output, then

@@ -1,7 +1,7 @@
 //! The `runok-output` corpus (`/work/shared/corpus/stp-testsuite/runok-output`,
 //! see its MANIFEST.md): SystemTap scripts with the output stap prints.
 //! Each script is compiled, then run in user space on the C core
-//! (`vm_spec::core::HostSession`, the code stapvm.ko runs): begin probes,
+//! (`vm_testkit::host::HostSession`, the code stapvm.ko runs): begin probes,
 //! then, unless a handler called `exit()`, timer probes in period order for
 //! a bounded simulated time, then end probes. Which output is expected and
 //! how it is compared (line by line, hex dump, multiset for an unsorted

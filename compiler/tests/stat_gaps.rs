@@ -127,7 +127,7 @@ fn the_guest_case_runs_the_same_in_user_space() {
 #[test]
 fn both_interpreters_agree_on_element_histogram_strings() {
     // The compiled programs on the C core and the reference VM
-    // (vm_spec::diff): MSTHISTS of entries in slots other than 0, samples
+    // (vm_testkit::diff): MSTHISTS of entries in slots other than 0, samples
     // on three CPUs, an absent key.
     use vm_spec::abi;
     let src = "global a, n\nprobe timer.ms(1) { n++; a[n % 3, \"k\"] <<< n * n; \
@@ -146,7 +146,7 @@ fn both_interpreters_agree_on_element_histogram_strings() {
     let mut runs = vec![timer; 12];
     runs.push(end);
     let run_cpus = (0..13).map(|i| i % 3).collect();
-    let case = vm_spec::gen::Case {
+    let case = vm_testkit::gen::Case {
         seed: 0,
         program,
         env: Default::default(),
@@ -154,7 +154,7 @@ fn both_interpreters_agree_on_element_histogram_strings() {
         cpus: 3,
         run_cpus,
     };
-    if let Err(e) = vm_spec::diff::check_case(&case) {
+    if let Err(e) = vm_testkit::diff::check_case(&case) {
         panic!("{e}");
     }
 }

@@ -3,9 +3,9 @@
 //! scalar is a one-entry map (docs/design.md §7), printed at exit as stap
 //! prints it (`name="value"`) when written and never read.
 mod common;
-use vm_spec::core::HostSession;
 use vm_spec::maps::{quoted, Val};
 use vm_spec::program::{GlobalType, MapValue, Program};
+use vm_testkit::host::HostSession;
 
 /// The lines printed at exit for string globals written and never read,
 /// read from their maps as the CLI does.

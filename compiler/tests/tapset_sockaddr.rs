@@ -4,7 +4,7 @@
 //! user space with the sockaddr in the `HostEnv`'s user memory.
 mod common;
 use common::*;
-use vm_spec::core::HostEnv;
+use vm_testkit::HostEnv;
 
 /// The entry of `__x64_sys_connect(3, USER, len)` with `sa` at `USER`.
 fn connect_env(sa: &[u8], len: i64) -> HostEnv {

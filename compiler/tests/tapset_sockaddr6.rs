@@ -6,7 +6,7 @@
 //! `HostEnv`'s user memory.
 mod common;
 use common::*;
-use vm_spec::core::HostEnv;
+use vm_testkit::HostEnv;
 
 /// The entry of `__x64_sys_NAME(3, USER, len)` (syscall number `nr`) with
 /// `sa` at `USER`.

@@ -6,8 +6,9 @@ mod common;
 use common::*;
 use compiler::Options;
 use vm_spec::abi;
-use vm_spec::core::{HostEnv, HostSession};
 use vm_spec::program::{ProbeTarget, Program};
+use vm_testkit::host::HostSession;
+use vm_testkit::HostEnv;
 
 /// Runs begin then end probes, which must not fail; the output.
 fn run(src: &str) -> String {

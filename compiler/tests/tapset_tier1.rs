@@ -8,7 +8,7 @@ mod common;
 use common::{run_begin_end, run_program, RunOptions};
 use compiler::Options;
 use vm_spec::abi;
-use vm_spec::core::HostEnv;
+use vm_testkit::HostEnv;
 
 /// Output then one `ERROR:` line per run-time error of `src`'s begin and
 /// end probes, in environment `env` (both verifiers check it first).

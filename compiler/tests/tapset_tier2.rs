@@ -6,8 +6,8 @@
 //! memory, registers and task given by the `HostEnv`.
 mod common;
 use common::*;
-use vm_spec::core::HostEnv;
 use vm_spec::program::{Program, RelocKind, TargetSite};
+use vm_testkit::HostEnv;
 
 /// A NUL-terminated "hello" here.
 const HELLO: u64 = 0x1000;

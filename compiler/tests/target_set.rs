@@ -6,8 +6,9 @@
 mod common;
 use common::*;
 use vm_spec::abi;
-use vm_spec::core::{HostEnv, HostSession};
 use vm_spec::program::{ProbeTarget, Program};
+use vm_testkit::host::HostSession;
+use vm_testkit::HostEnv;
 
 /// Where clone3's `struct clone_args` lives.
 const ARGS: u64 = USER;

@@ -5,8 +5,8 @@
 //! (`c && exit()`, stap's untyped function) and `cmdline_str()` (empty in
 //! user space, which has no mm).
 mod common;
-use vm_spec::core::HostEnv;
 use vm_spec::program::Program;
+use vm_testkit::HostEnv;
 
 /// Runs the begin (then end) probes of `prog` as process `pid`; output,
 /// then an `ERROR:` line per run-time error.

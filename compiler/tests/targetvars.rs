@@ -3,8 +3,8 @@
 //! `TargetVar` per use for the loader; the forms not supported yet are
 //! refused with stap-style messages.
 use compiler::{compile, Options};
-use vm_spec::core::HostSession;
 use vm_spec::program::{Program, RelocKind, TargetSite};
+use vm_testkit::host::HostSession;
 
 fn ok(src: &str) -> Program {
     match compile("t.stp", src, &Options::default()) {

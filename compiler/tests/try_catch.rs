@@ -1,14 +1,14 @@
 //! `try { } catch [(msg)] { }` end to end in user space: scripts compiled,
 //! verified, and run on both the C core (`HostSession`) and the reference
-//! VM (`vm_spec::diff::check_case` compares records, registers, fuel and
+//! VM (`vm_testkit::diff::check_case` compares records, registers, fuel and
 //! outcomes), with stap's semantics: what is caught (error(), division by
 //! 0, read faults, array overflow, MAXNESTING, from called functions too)
 //! and what is not (MAXACTION), the message a catch variable receives,
 //! nesting, loops, and a caught error neither printed nor counted.
 mod common;
 use vm_spec::abi;
-use vm_spec::core::HostEnv;
-use vm_spec::gen::Case;
+use vm_testkit::gen::Case;
+use vm_testkit::HostEnv;
 
 /// Runs the begin probes on both VMs (which must agree; then the end
 /// probes on the C core); the output, then one `ERROR: message` line per
@@ -45,7 +45,7 @@ fn run_with(src: &str, defines: &[(&str, &str)]) -> String {
         cpus: 1,
         run_cpus: Vec::new(),
     };
-    if let Err(m) = vm_spec::diff::check_case(&case) {
+    if let Err(m) = vm_testkit::diff::check_case(&case) {
         panic!("C core and reference VM differ: {m}");
     }
     r.report("")

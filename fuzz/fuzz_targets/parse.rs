@@ -7,24 +7,13 @@
 //! script (docs/testing.md).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use vm_spec::program::{ProbeTarget, Program};
+use vm_spec::program::Program;
 
-/// The image the loader would build, each probe target resolved to a
-/// stand-in symbol (a pattern to `vfs_read`), as compiler/tests do.
+/// The stand-in image of a compiled program (`StandIns::Named`, as the
+/// test kit builds them).
 fn image(p: &Program) -> Vec<u8> {
-    let syms: Vec<Option<(String, u32)>> = p
-        .probes
-        .iter()
-        .map(|pr| match &pr.target {
-            ProbeTarget::None => None,
-            ProbeTarget::Symbol { name, .. } if name.contains(['*', '?']) => {
-                Some(("vfs_read".into(), 0))
-            }
-            ProbeTarget::Symbol { name, offset } => Some((name.clone(), *offset)),
-            ProbeTarget::FirstOf(v) => v.first().map(|s| (s.clone(), 0)),
-        })
-        .collect();
-    vm_spec::image::build(p, &syms).expect("the image of a compiled program builds")
+    vm_spec::image::build_stand_in(p, vm_spec::image::StandIns::Named)
+        .expect("the image of a compiled program builds")
 }
 
 fuzz_target!(|data: &[u8]| {

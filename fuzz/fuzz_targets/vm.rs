@@ -1,5 +1,5 @@
 //! Fuzz target: the VM on mutated code. The first two bytes pick a
-//! generated program (`vm_spec::gen`), the third a starting instruction;
+//! generated program (`vm_testkit::gen`), the third a starting instruction;
 //! every following 8 bytes overwrite one instruction (op, a, b, c, imm),
 //! wrapping around the code. If the result verifies, every handler runs on
 //! the C core (ASan-checked) and on the reference VM: neither may crash,
@@ -8,8 +8,8 @@
 //! unwritten register or leaves its tables (a verifier bug).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use vm_spec::diff::check_case;
-use vm_spec::gen::generate;
+use vm_testkit::diff::check_case;
+use vm_testkit::gen::generate;
 use vm_spec::program::Insn;
 
 fuzz_target!(|data: &[u8]| {
@@ -51,7 +51,7 @@ fuzz_target!(|data: &[u8]| {
         .map(|k| i64::from(k % case.cpus.max(1)))
         .collect();
     match check_case(&case) {
-        Ok(_) | Err(vm_spec::diff::Mismatch::Rejected { .. }) => {}
+        Ok(_) | Err(vm_testkit::diff::Mismatch::Rejected { .. }) => {}
         Err(m) => panic!("{m}"),
     }
 });

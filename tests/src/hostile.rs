@@ -3,10 +3,10 @@
 //! each a valid image with one thing broken, in the program (bad code, bad
 //! descriptors) or in the bytes (header, sections, limits), with the
 //! verifier error it must be refused with; and seeded mutations of valid
-//! images (`vm_spec::mutate`), each with the verdict of the Rust verifier
-//! (`vm_spec::verify`, which gives the C verifier's code and message):
-//! refused with that code and message, or accepted (then the guest runs
-//! it for a moment).
+//! images (`vm_testkit::mutate`), each with the verdict of the C verifier
+//! built for user space (`vm_spec::core`, the code stapvm.ko runs): refused
+//! with that code and message, which the guest must see again through the
+//! ioctl, or accepted (then the guest runs it for a moment).
 use vm_spec::abi::{self, *};
 use vm_spec::image;
 use vm_spec::program::*;
@@ -189,18 +189,10 @@ pub fn valid_images() -> Vec<(&'static str, Vec<u8>)> {
     ]
 }
 
-/// Builds the image of a program, resolving each symbolic target to itself.
+/// The stand-in image of a program (`StandIns::Named`: each symbolic
+/// target resolved to itself).
 pub fn build(prog: &Program) -> Vec<u8> {
-    let syms: Vec<Option<(String, u32)>> = prog
-        .probes
-        .iter()
-        .map(|p| match &p.target {
-            ProbeTarget::None => None,
-            ProbeTarget::Symbol { name, offset } => Some((name.clone(), *offset)),
-            ProbeTarget::FirstOf(v) => Some((v[0].clone(), 0)),
-        })
-        .collect();
-    image::build(prog, &syms).expect("image::build")
+    image::build_stand_in(prog, image::StandIns::Named).expect("image::build")
 }
 
 fn get_u32(img: &[u8], off: usize) -> u32 {
@@ -1045,7 +1037,7 @@ pub struct Mutated {
 }
 
 /// The valid images the mutations start from: the hand-made programs and
-/// generated ones (`vm_spec::gen`: maps, statistics, functions, strings).
+/// generated ones (`vm_testkit::gen`: maps, statistics, functions, strings).
 fn mutation_bases() -> Vec<Vec<u8>> {
     let mut v: Vec<Vec<u8>> = valid_images()
         .into_iter()
@@ -1053,7 +1045,7 @@ fn mutation_bases() -> Vec<Vec<u8>> {
         .map(|(_, img)| img)
         .collect();
     for seed in 0..8 {
-        v.push(build(&vm_spec::gen::generate(seed).program));
+        v.push(build(&vm_testkit::gen::generate(seed).program));
     }
     v
 }
@@ -1067,11 +1059,11 @@ pub fn mutations(n: usize, accepted: usize) -> Vec<Mutated> {
     let mut seed = 0u64;
     while nref < n || nacc < accepted {
         let base = &bases[seed as usize % bases.len()];
-        let mut rng = vm_spec::gen::Rng::new(seed);
-        let m = vm_spec::mutate::mutate(base, &mut rng);
+        let mut rng = vm_testkit::gen::Rng::new(seed);
+        let m = vm_testkit::mutate::mutate(base, &mut rng);
         let name = format!("mut-{seed:04}-{}", m.kind);
         seed += 1;
-        match vm_spec::verify::verify_image(&m.image) {
+        match vm_spec::core::verify_image(&m.image) {
             Err(e) if nref < n => {
                 nref += 1;
                 out.push(Mutated {

@@ -1,10 +1,10 @@
 //! The hostile images of the guest case `hostile-images`, checked against
-//! the user-space build of the C verifier (the code stapvm.ko runs on LOAD)
-//! and the Rust verifier (the compiler's): every hand-written attack is
-//! refused with the expected error by both, every mutation gets the
-//! verdict and message `gen-hostile` wrote from both, every valid image is
-//! accepted, and every verifier error code an image can cause has an
-//! attack. The guest case then checks the same images through the ioctl.
+//! the user-space build of the C verifier (the code stapvm.ko runs on LOAD,
+//! and the compiler's last pass): every hand-written attack is refused
+//! with the expected error, every valid image is accepted, the seeded
+//! mutations reach many kinds of refusal, and every verifier error code an
+//! image can cause has an attack. The guest case then checks the same
+//! images, and the mutations' recorded verdicts, through the ioctl.
 use stapvm_tests::hostile::{errno_name, hostile, mutations, valid_images};
 use vm_spec::core::verify_image;
 use vm_spec::tables::VERIFY_ERRORS;
@@ -14,8 +14,8 @@ const NO_IMAGE: &[(&str, &str)] = &[
     ("OK", "not an error"),
     (
         "NO_MEMORY",
-        "the verifier's scratch allocation failing; vm-spec/tests/verify.rs \
-         no_memory_is_reported makes it fail in both verifiers",
+        "the verifier's scratch allocation failing; vm-testkit/tests/verify.rs \
+         no_memory_is_reported makes it fail",
     ),
 ];
 
@@ -25,7 +25,6 @@ fn valid_images_verify() {
         if let Err(e) = verify_image(&img) {
             panic!("valid image {name} refused: {} {}", e.name, e.message);
         }
-        assert!(vm_spec::verify::verify_image(&img).is_ok(), "{name}");
     }
 }
 
@@ -34,11 +33,7 @@ fn hostile_images_are_refused_with_the_expected_error() {
     let mut bad = Vec::new();
     for h in hostile() {
         let name = &h.name;
-        let c = verify_image(&h.image);
-        if c != vm_spec::verify::verify_image(&h.image) {
-            bad.push(format!("{name}: the C and Rust verifiers disagree"));
-        }
-        match c {
+        match verify_image(&h.image) {
             Err(e) if e.code == h.code && e.message.contains(&h.fragment) => {}
             Err(e) => bad.push(format!(
                 "{name}: got {} ({}), want {} with {:?}",
@@ -67,16 +62,12 @@ fn every_error_code_has_a_hostile_image() {
 }
 
 #[test]
-fn mutations_get_the_same_verdict_from_both_verifiers() {
+fn mutations_have_distinct_names_and_reach_many_refusals() {
     let muts = mutations(240, 40);
     assert_eq!(muts.len(), 280);
     let mut names = std::collections::HashSet::new();
     for m in &muts {
         assert!(names.insert(m.name.clone()), "{}: name used twice", m.name);
-        let c = verify_image(&m.image)
-            .map(|_| ())
-            .map_err(|e| (e.code, e.message));
-        assert_eq!(c, m.refusal.clone().map_or(Ok(()), Err), "{}", m.name);
     }
     // Mutations reach past the header: several kinds of refusal.
     let mut codes: Vec<u32> = muts

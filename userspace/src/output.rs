@@ -10,8 +10,9 @@
 use crate::ring::Batch;
 use std::io::{self, Write};
 use vm_spec::abi;
-use vm_spec::core::{self, FmtArg};
+use vm_spec::core::{self};
 use vm_spec::program::Program;
+use vm_spec::records::FmtArg;
 use vm_spec::records::{self, Record};
 use vm_spec::tables::RUNTIME_ERRORS;
 
@@ -748,7 +749,8 @@ mod bench {
 #[cfg(test)]
 mod end_to_end {
     use super::*;
-    use vm_spec::core::{HostEnv, HostSession};
+    use vm_testkit::host::HostSession;
+    use vm_testkit::HostEnv;
 
     fn run_begin(src: &str) -> (String, String) {
         let c = compiler::compile("x.stp", src, &compiler::Options::default())

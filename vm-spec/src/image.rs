@@ -38,6 +38,51 @@ pub fn stat_size(nbuckets: u32) -> u64 {
     64 + 8 * u64::from(nbuckets)
 }
 
+/// The kernel function that stands in for a name pattern (`vfs_*`,
+/// `m:f*`) in a stand-in image: a real symbol of every kernel, so such an
+/// image also loads in a guest.
+pub const STAND_IN_SYMBOL: &str = "vfs_read";
+
+/// Which names a stand-in image gives its probes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StandIns {
+    /// Each probe the first symbol it names, with its offset; a pattern,
+    /// which only the loader can expand, [`STAND_IN_SYMBOL`]. What the
+    /// test kit runs and the guest loads.
+    Named,
+    /// Every probe [`STAND_IN_SYMBOL`] (with its offset): the compiler's
+    /// check of the code,
+    /// where the names are the loader's business (it resolves them
+    /// against kallsyms and reports a missing one itself).
+    Uniform,
+}
+
+/// Symbols standing in for the loader's resolution where there is no
+/// target kernel (the compiler's verify pass, tests, benches, fuzzing).
+pub fn stand_in_symbols(prog: &Program, names: StandIns) -> Vec<Option<(String, u32)>> {
+    let stand_in = || Some((STAND_IN_SYMBOL.to_string(), 0));
+    prog.probes
+        .iter()
+        .map(|p| match (&p.target, names) {
+            (ProbeTarget::None, _) => None,
+            (ProbeTarget::Symbol { offset, .. }, StandIns::Uniform) => {
+                Some((STAND_IN_SYMBOL.to_string(), *offset))
+            }
+            (_, StandIns::Uniform) => stand_in(),
+            (ProbeTarget::Symbol { name, .. }, _) if name.contains(['*', '?', '[', ':']) => {
+                stand_in()
+            }
+            (ProbeTarget::Symbol { name, offset }, _) => Some((name.clone(), *offset)),
+            (ProbeTarget::FirstOf(names), _) => names.first().map(|n| (n.clone(), 0)),
+        })
+        .collect()
+}
+
+/// The image of `prog` with [`stand_in_symbols`].
+pub fn build_stand_in(prog: &Program, names: StandIns) -> Result<Vec<u8>, ImageError> {
+    build(prog, &stand_in_symbols(prog, names))
+}
+
 /// Builds the flat image. `symbols[i]` is the resolution of `prog.probes[i]`.
 pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, ImageError> {
     let to_u32 =

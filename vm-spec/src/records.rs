@@ -3,10 +3,20 @@
 //! bytes are treated as untrusted: every length and index is checked, and
 //! no input makes these functions panic.
 use crate::abi;
-use crate::core::FmtArg;
 use crate::program::{ArgKind, Format};
 use std::mem::size_of;
 use thiserror::Error;
+
+/// One printf argument, as the formatter takes it (`struct stp_fmt_arg`
+/// of kmod/core/stp_core.h; [`OwnedArg::as_fmt_arg`] of a record's
+/// argument).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FmtArg<'a> {
+    /// An integer (`%d`, `%x`, `%c`, ...).
+    Int(i64),
+    /// A string (`%s`); bytes, not necessarily UTF-8.
+    Str(&'a [u8]),
+}
 
 /// Bytes of `struct stp_rec_hdr`.
 pub const HDR_LEN: usize = size_of::<abi::stp_rec_hdr>();

@@ -5,8 +5,10 @@
 use super::{build_with, check};
 use compiler::Options;
 use vm_spec::abi;
-use vm_spec::core::{HostEnv, HostError, HostSession};
 use vm_spec::program::Program;
+use vm_testkit::host::HostError;
+use vm_testkit::host::HostSession;
+use vm_testkit::HostEnv;
 
 /// How `run_begin_end` / `run_program` run a script. The default: one
 /// CPU, the default `HostEnv`, no timer probe run, no extra check.

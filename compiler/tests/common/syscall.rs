@@ -2,7 +2,7 @@
 //! as the syscall tapset reads it: ARG 0 points at a `struct pt_regs`
 //! holding the syscall's number and arguments; what they point at (a path,
 //! a sockaddr) is user memory at `USER`.
-use vm_spec::core::HostEnv;
+use vm_testkit::HostEnv;
 
 /// Where the fake `struct pt_regs` lives.
 pub const REGS: u64 = 0x10000;

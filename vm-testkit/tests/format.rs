@@ -1,7 +1,8 @@
 //! stap printf formatting (the C core's `stp_format`): integer conversions
 //! checked against C's snprintf where stap and C agree, stap's own rules
 //! (SystemTap testsuite `printf/int1`, `printf/ptr-1.3`) where they differ.
-use vm_spec::core::{format, FmtArg};
+use vm_spec::core::format;
+use vm_spec::records::FmtArg;
 
 extern "C" {
     fn snprintf(buf: *mut u8, size: usize, fmt: *const u8, ...) -> i32;
@@ -195,16 +196,16 @@ fn star_width_precision_modifiers_and_oddities() {
 /// The C core and the reference VM's Rust formatter, on one format.
 fn both(fmt: &str, args: &[FmtArg]) -> Vec<u8> {
     let c = format(fmt, args);
-    let r: Vec<vm_spec::fmt::Arg> = args
+    let r: Vec<vm_refvm::fmt::Arg> = args
         .iter()
         .map(|a| match a {
-            FmtArg::Int(v) => vm_spec::fmt::Arg::Int(*v),
-            FmtArg::Str(s) => vm_spec::fmt::Arg::Str(s),
+            FmtArg::Int(v) => vm_refvm::fmt::Arg::Int(*v),
+            FmtArg::Str(s) => vm_refvm::fmt::Arg::Str(s),
         })
         .collect();
     assert_eq!(
         c,
-        vm_spec::fmt::format(fmt.as_bytes(), &r, 1 << 16),
+        vm_refvm::fmt::format(fmt.as_bytes(), &r, 1 << 16),
         "{fmt}"
     );
     c

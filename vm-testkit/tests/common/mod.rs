@@ -108,18 +108,10 @@ pub fn add_function(
     h as i32
 }
 
-/// The image of a program; kprobe targets resolve to the symbol written.
+/// The stand-in image of a program (`StandIns::Named`: kprobe targets
+/// resolve to the symbol written).
 pub fn build(p: &Program) -> Vec<u8> {
-    let syms: Vec<Option<(String, u32)>> = p
-        .probes
-        .iter()
-        .map(|pr| match &pr.target {
-            ProbeTarget::None => None,
-            ProbeTarget::Symbol { name, offset } => Some((name.clone(), *offset)),
-            ProbeTarget::FirstOf(v) => v.first().map(|n| (n.clone(), 0)),
-        })
-        .collect();
-    image::build(p, &syms).expect("image builds")
+    image::build_stand_in(p, image::StandIns::Named).expect("image builds")
 }
 
 /// Header field offsets (struct stp_image_hdr).

@@ -1,8 +1,8 @@
 //! The producer side of a ring (ring.c) through `HostRing`: reserve and
 //! commit, drops when full, wakeups, wrapping records, and hostile
 //! consumer positions that must never make reserve point outside the data.
-use vm_spec::core::HostRing;
 use vm_spec::records::{self, Record};
+use vm_testkit::host::HostRing;
 
 /// A 16-byte EXIT record with time stamp `t`.
 fn exit_rec(t: u64) -> Vec<u8> {

@@ -27,13 +27,13 @@
 //!
 //! Left out: programs the verifier must refuse (the verifier tests and the
 //! fuzz targets cover those).
-use crate::abi;
-use crate::core::HostEnv;
-use crate::program::{
+use vm_refvm::HostEnv;
+use vm_spec::abi;
+use vm_spec::program::{
     default_limits, ArgKind, Format, FuncSig, Global, GlobalType, Handler, Hist, Insn, MapDecl,
     MapValue, Probe, ProbeTarget, Program, RegexTable, SrcLoc, Stat,
 };
-use crate::tables::{HelperArg, HelperRes, HELPERS};
+use vm_spec::tables::{HelperArg, HelperRes, HELPERS};
 
 /// A small deterministic random source (xorshift64*, splitmix64 seeding).
 #[derive(Debug, Clone)]
@@ -1885,7 +1885,7 @@ pub fn generate(seed: u64) -> Case {
     // MAXNESTING frames must fit STP_MAX_FRAME_BYTES at this MAXSTRINGLEN.
     let nest: Vec<u32> = [1u32, 2, 3, 5, 10, 10, 31, 64]
         .into_iter()
-        .filter(|&n| crate::core::frames_size(n, cap) <= abi::STP_MAX_FRAME_BYTES as usize)
+        .filter(|&n| vm_spec::core::frames_size(n, cap) <= abi::STP_MAX_FRAME_BYTES as usize)
         .collect();
     let maxnest = rng.pick(&nest).unwrap_or(1);
     limits[abi::STP_LIM_MAXNESTING as usize] = maxnest;

@@ -3,9 +3,11 @@
 mod common;
 use common::*;
 use vm_spec::abi::*;
-use vm_spec::core::{HostEnv, HostSession, RuntimeError};
 use vm_spec::program::*;
 use vm_spec::records::{OwnedArg, Record};
+use vm_testkit::host::HostSession;
+use vm_testkit::host::RuntimeError;
+use vm_testkit::HostEnv;
 
 fn with_globals(mut p: Program, n: usize) -> Program {
     p.globals = (0..n)

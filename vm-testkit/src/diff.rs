@@ -1,6 +1,6 @@
 //! Differential comparison of the two interpreters: the C core (vm.c, the
 //! code stapvm.ko runs, through [`HostSession`]) and the Rust reference
-//! interpreter ([`crate::refvm`]). [`check_case`] runs every handler run of
+//! interpreter (`vm_refvm`). [`check_case`] runs every handler run of
 //! a generated [`Case`] on both, with the same [`HostEnv`], and compares
 //! after each run: how the run ended (error code, handler, pc, address),
 //! every register the run wrote when it ended with RET, MAXACTION fuel
@@ -12,12 +12,14 @@
 //! kept for `Case::cpus` simulated CPUs and each run has its CPU id.
 //!
 //! Used by `tests/differential.rs` and by the `differential` fuzz target.
-use crate::abi;
-use crate::core::{verify_image, HostSession};
 use crate::gen::Case;
-use crate::refvm::{build_image, Outcome, RefProgram, RefSession};
+use crate::host::HostSession;
 use std::fmt::Write as _;
 use thiserror::Error;
+use vm_refvm::{Outcome, RefProgram, RefSession};
+use vm_spec::abi;
+use vm_spec::core::verify_image;
+use vm_spec::image::build_stand_in;
 
 /// Counters over compared runs, to show what a campaign exercised.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -82,7 +84,9 @@ impl Summary {
             let name = if k == 0 {
                 "RET"
             } else {
-                crate::tables::RUNTIME_ERRORS.get(k).map_or("?", |e| e.name)
+                vm_spec::tables::RUNTIME_ERRORS
+                    .get(k)
+                    .map_or("?", |e| e.name)
             };
             let _ = writeln!(s, "  {name:<10} {n}");
         }
@@ -100,7 +104,7 @@ pub enum Mismatch {
         /// The case's seed.
         seed: u64,
         /// The verifier's complaint.
-        error: crate::core::VerifyError,
+        error: vm_spec::core::VerifyError,
         /// Disassembly of the program.
         listing: String,
     },
@@ -137,7 +141,7 @@ fn hex(b: &[u8]) -> String {
 
 fn listing(case: &Case) -> String {
     // Long constant strings would bury the code: cut every line.
-    let mut s: String = crate::disasm::disassemble(&case.program)
+    let mut s: String = vm_spec::disasm::disassemble(&case.program)
         .lines()
         .map(|l| match l.char_indices().nth(140) {
             Some((k, _)) => format!("{}...\n", &l[..k]),
@@ -196,7 +200,8 @@ fn first_record_diff(c: &[Vec<u8>], r: &[Vec<u8>]) -> Option<String> {
 pub fn check_case(case: &Case) -> Result<Summary, Mismatch> {
     let seed = case.seed;
     let setup = |what: String| Mismatch::Setup { seed, what };
-    let image = build_image(&case.program).map_err(|e| setup(e.to_string()))?;
+    let image = build_stand_in(&case.program, vm_spec::image::StandIns::Named)
+        .map_err(|e| setup(e.to_string()))?;
     if let Err(error) = verify_image(&image) {
         return Err(Mismatch::Rejected {
             seed,

@@ -1,11 +1,11 @@
-//! Differential test: random verified programs (`vm_spec::gen`) run on the
+//! Differential test: random verified programs (`vm_testkit::gen`) run on the
 //! C core (`HostSession`, the code stapvm.ko runs) and on the Rust
-//! reference interpreter (`vm_spec::refvm`), compared run by run
-//! (`vm_spec::diff::check_case`). `STAPVM_DIFF_N` sets the number of seeds
+//! reference interpreter (`vm_refvm::vm`), compared run by run
+//! (`vm_testkit::diff::check_case`). `STAPVM_DIFF_N` sets the number of seeds
 //! (default 3000), `STAPVM_DIFF_SEED` the first seed (default 0).
 use vm_spec::abi::*;
-use vm_spec::diff::{check_case, Summary};
-use vm_spec::gen::generate;
+use vm_testkit::diff::{check_case, Summary};
+use vm_testkit::gen::generate;
 
 fn env_u64(name: &str, default: u64) -> u64 {
     std::env::var(name)
@@ -137,10 +137,13 @@ mod hole {
     //! sound if the back edge brings every register the loop target
     //! assumes written. These programs enter a loop body by a forward jump
     //! that skips the writes, then let LOOP carry them back.
+    use vm_refvm::vm::{Outcome, RefProgram, RefSession};
     use vm_spec::abi::*;
-    use vm_spec::core::{verify_image, HostEnv, HostSession};
+    use vm_spec::core::verify_image;
+    use vm_spec::image::{build_stand_in, StandIns};
     use vm_spec::program::*;
-    use vm_spec::refvm::{build_image, Outcome, RefProgram, RefSession};
+    use vm_testkit::host::HostSession;
+    use vm_testkit::HostEnv;
 
     fn i(op: u32, a: u8, b: u8, c: u8, imm: i32) -> Insn {
         Insn {
@@ -247,7 +250,7 @@ mod hole {
     #[test]
     fn back_edges_must_bring_what_the_target_reads() {
         for p in [skip_into_loop(), loop_into_dead_code()] {
-            let img = build_image(&p).expect("image");
+            let img = build_stand_in(&p, StandIns::Named).expect("image");
             match verify_image(&img) {
                 Err(e) => {
                     eprintln!("refused as it must be: {} {}", e.name, e.message);
@@ -271,7 +274,7 @@ mod hole {
                 }
             }
         }
-        let img = build_image(&structured_loop()).expect("image");
+        let img = build_stand_in(&structured_loop(), StandIns::Named).expect("image");
         verify_image(&img).expect("a structured loop verifies");
         let mut r = RefSession::new(RefProgram::from_image(&img).expect("ref"));
         let rep = r.run_handler(0, &HostEnv::default()).expect("run");
@@ -298,7 +301,8 @@ fn write_fuzz_corpus() {
     }
     for seed in 0..32u64 {
         let case = generate(seed);
-        let img = vm_spec::refvm::build_image(&case.program).expect("image");
+        let img = vm_spec::image::build_stand_in(&case.program, vm_spec::image::StandIns::Named)
+            .expect("image");
         let w = |t: &str, bytes: &[u8]| {
             std::fs::write(dir.join(t).join(format!("gen-{seed}")), bytes).expect("write")
         };

@@ -4,10 +4,11 @@
 mod common;
 use common::*;
 use vm_spec::abi::*;
-use vm_spec::core::{HostEnv, HostSession};
 use vm_spec::hist::bucket_of;
 use vm_spec::program::*;
 use vm_spec::records::Record;
+use vm_testkit::host::HostSession;
+use vm_testkit::HostEnv;
 
 /// Handler 0 adds r0 (global 0) to statistic 0; handler 1 reads every
 /// extractor into globals 1..=7; handler 2 emits the histogram; handler 3

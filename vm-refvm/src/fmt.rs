@@ -1,5 +1,5 @@
 //! SystemTap's printf in Rust, for the reference interpreter's SPRINTF
-//! ([`crate::refvm`]) only: written from the rules documented in
+//! ([`crate::vm`]) only: written from the rules documented in
 //! kmod/core/format.c and opcodes.h, not by calling the C formatter, so
 //! that the differential test compares two implementations.
 //!

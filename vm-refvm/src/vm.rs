@@ -2,7 +2,9 @@
 //! stapvm ISA in safe Rust, written from the ISA tables and their comments
 //! (`include/stapvm/opcodes.h`, `helpers.h`, `abi.h`) and used as the oracle
 //! of the differential tests against the C core (kmod/core/vm.c through
-//! [`crate::core::HostSession`]).
+//! vm-testkit's `HostSession`). It runs images the caller has verified
+//! (the test kit verifies with the C verifier first); decoding them checks
+//! every bound itself, so a malformed image is an error, never a panic.
 //!
 //! It is meant to be obviously right rather than fast: every register,
 //! table and jump access is checked, and what the verifier should have made
@@ -52,13 +54,13 @@
 //! Left out: concurrency (GADD is a plain wrapping add), the kernel's
 //! nesting guard, MAXERRORS and probe arming (the caller decides which
 //! handler runs when).
-use crate::abi;
-use crate::core::{HostEnv, VerifyError};
-use crate::maps::{MapEntry, Val};
-use crate::program::{Insn, ProbeTarget, Program};
+use crate::env::HostEnv;
 use std::collections::BTreeMap;
 use std::mem::{offset_of, size_of};
 use thiserror::Error;
+use vm_spec::abi;
+use vm_spec::maps::{MapEntry, Val};
+use vm_spec::program::{Insn, Program};
 
 /// Page size of the simulated address space (`STP_ENV_PAGE_SIZE` of the
 /// user-space environment, vm-spec/csrc/stp_env.h): memory is mapped in
@@ -68,13 +70,9 @@ pub const PAGE_SIZE: u64 = 4096;
 /// Why a [`RefProgram`] or a run could not be set up.
 #[derive(Debug, Error)]
 pub enum RefError {
-    /// The C verifier refused the image (the reference VM runs only
-    /// verified images).
-    #[error(transparent)]
-    Verify(#[from] VerifyError),
     /// The program could not be laid out as an image.
     #[error(transparent)]
-    Image(#[from] crate::image::ImageError),
+    Image(#[from] vm_spec::image::ImageError),
     /// The image is malformed although it verified (a verifier bug).
     #[error("image does not decode: {0}")]
     BadImage(&'static str),
@@ -199,18 +197,21 @@ fn section(img: &[u8], sec: u32, esize: usize) -> Result<(&[u8], usize), RefErro
 }
 
 impl RefProgram {
-    /// Verifies `image` with the C verifier (the reference VM trusts
-    /// nothing else to have done it) and decodes its tables.
+    /// Decodes the tables of `image`, which the caller has verified (the
+    /// reference VM does not verify; what a verifier should have refused
+    /// ends a run with [`Outcome::VerifierHole`]).
     pub fn from_image(image: &[u8]) -> Result<Self, RefError> {
-        crate::core::verify_image(image)?;
         Self::decode(image)
     }
 
-    /// Builds the image of `prog` as [`crate::core::HostSession::from_program`]
-    /// does (each kprobe resolved to the first symbol it names), then
+    /// Builds the stand-in image of `prog` (`vm_spec::image::build_stand_in`,
+    /// as the test kit's `HostSession::from_program` does), then
     /// [`RefProgram::from_image`].
     pub fn from_program(prog: &Program) -> Result<Self, RefError> {
-        Self::from_image(&build_image(prog)?)
+        Self::from_image(&vm_spec::image::build_stand_in(
+            prog,
+            vm_spec::image::StandIns::Named,
+        )?)
     }
 
     /// Decodes an image's tables without verifying it (every read is
@@ -381,21 +382,6 @@ impl RefProgram {
     fn limit(&self, l: u32) -> u32 {
         self.limits.get(l as usize).copied().unwrap_or(0)
     }
-}
-
-/// The image of `prog` with each kprobe resolved to the first symbol it
-/// names (what [`crate::core::HostSession::from_program`] loads).
-pub fn build_image(prog: &Program) -> Result<Vec<u8>, crate::image::ImageError> {
-    let syms: Vec<Option<(String, u32)>> = prog
-        .probes
-        .iter()
-        .map(|p| match &p.target {
-            ProbeTarget::None => None,
-            ProbeTarget::Symbol { name, offset } => Some((name.clone(), *offset)),
-            ProbeTarget::FirstOf(names) => names.first().map(|n| (n.clone(), 0)),
-        })
-        .collect();
-    crate::image::build(prog, &syms)
 }
 
 // ---------------------------------------------------------------------
@@ -571,7 +557,7 @@ fn catch_message(code: u32, addr: u64, msg: &[u8], cap: u32) -> Vec<u8> {
     let mut v = if code == abi::STP_RTE_USER {
         msg.to_vec()
     } else {
-        crate::tables::RUNTIME_ERRORS
+        vm_spec::tables::RUNTIME_ERRORS
             .get(code as usize)
             .map_or("", |e| e.msg)
             .replace("%llx", &format!("{addr:x}"))
@@ -1489,8 +1475,8 @@ impl Machine<'_> {
             abi::STP_OP_STHISTS => {
                 // Drawn by this crate's hist.rs (what user space prints
                 // for STHIST's record), not by the C formatter.
-                let kind = crate::program::Hist::from_abi(d.hist, d.start, d.stop, d.interval);
-                let h = crate::hist::Histogram {
+                let kind = vm_spec::program::Hist::from_abi(d.hist, d.start, d.stop, d.interval);
+                let h = vm_spec::hist::Histogram {
                     kind,
                     buckets: (0..d.nbuckets as usize).map(bucket).collect(),
                 };
@@ -1733,8 +1719,9 @@ impl Machine<'_> {
             }
             _ if op == abi::STP_OP_MSTHISTS => {
                 // Drawn by hist.rs, as STHISTS.
-                let kind = crate::program::Hist::from_abi(st.hist, st.start, st.stop, st.interval);
-                let h = crate::hist::Histogram {
+                let kind =
+                    vm_spec::program::Hist::from_abi(st.hist, st.start, st.stop, st.interval);
+                let h = vm_spec::hist::Histogram {
                     kind,
                     buckets: (0..st.nbuckets as usize)
                         .map(|b| {
@@ -2334,7 +2321,7 @@ fn ent_cmp(sort: u32, a: (u64, &[Val], &Val), b: (u64, &[Val], &Val)) -> std::cm
 }
 
 /// A reference-VM session: a program, its globals, one ring and the
-/// record clock, as [`crate::core::HostSession`] has them. The ring is
+/// record clock, as vm-testkit's `HostSession` has them. The ring is
 /// drained after every run (as `HostSession` does), so drops happen when
 /// one run writes more than the ring holds.
 #[derive(Debug)]
@@ -2377,7 +2364,7 @@ impl RefSession {
     }
 
     /// Simulates `n` CPU ids (at least 1) for statistics and empties every
-    /// statistic, as [`crate::core::HostSession::set_cpus`]: a run updates
+    /// statistic, as `HostSession::set_cpus`: a run updates
     /// the copy of its [`HostEnv::cpu`] (no copy: BADOP at its first
     /// statistic instruction), the extractors merge all `n` in CPU order.
     pub fn set_cpus(&mut self, n: u32) {
@@ -2390,7 +2377,7 @@ impl RefSession {
     }
 
     /// The entries of map `map` in insertion order (`None` if there is no
-    /// such map), as [`crate::core::HostSession::map_entries`] decodes them
+    /// such map), as `HostSession::map_entries` decodes them
     /// (its order is the storage's: sort by `seq` to compare).
     pub fn map_entries(&self, map: usize) -> Option<Vec<MapEntry>> {
         let m = self.aggs.maps.get(map)?;

@@ -6,9 +6,9 @@
 //! unknown opcodes, limits at and past their bounds). Used by the
 //! agreement test of the two verifiers (`vm-spec/tests/verify.rs`) and by
 //! `gen-hostile` for the guest's ioctl test. Testing only.
-use crate::abi::*;
 use crate::gen::Rng;
 use std::mem::{offset_of, size_of};
+use vm_spec::abi::*;
 
 const HDR: usize = size_of::<stp_image_hdr>();
 const OFF_SEC: usize = offset_of!(stp_image_hdr, sec);
@@ -199,7 +199,7 @@ pub fn mutate(base: &[u8], rng: &mut Rng) -> Mutation {
         }
         "limit" => {
             let l = rng.below(u64::from(STP_LIM__COUNT)) as usize;
-            let lim = crate::limits::LIMITS[l];
+            let lim = vm_spec::limits::LIMITS[l];
             let vals = [
                 0,
                 lim.min.wrapping_sub(1),
