@@ -7,20 +7,14 @@
 //! built for user space (`vm_spec::core`, the code stapvm.ko runs): refused
 //! with that code and message, which the guest must see again through the
 //! ioctl, or accepted (then the guest runs it for a moment).
-use vm_spec::abi::{self, *};
+use vm_spec::abi::*;
 use vm_spec::image;
 use vm_spec::program::*;
 
-/// Size of `struct stp_image_hdr`, and field offsets inside it.
-const HDR_SIZE: usize = std::mem::size_of::<abi::stp_image_hdr>();
-const OFF_VERSION: usize = 4;
-const OFF_HDR_SIZE: usize = 6;
-const OFF_TOTAL: usize = 8;
-const OFF_FLAGS: usize = 12;
-const OFF_NGLOBALS: usize = 16;
-const OFF_RESERVED: usize = 20;
-const OFF_SEC: usize = 24;
-const OFF_LIMITS: usize = OFF_SEC + 8 * STP_SEC__COUNT as usize;
+use vm_testkit::layout::{
+    get32 as get_u32, put16 as put_u16, put32 as put_u32, sec_desc, section as sec, HDR_SIZE,
+    OFF_FLAGS, OFF_HDR_SIZE, OFF_LIMITS, OFF_NGLOBALS, OFF_RESERVED, OFF_TOTAL, OFF_VERSION,
+};
 
 fn i(op: stp_opcode, a: u8, b: u8, c: u8, imm: i32) -> Insn {
     Insn::new(op, a, b, c, imm)
@@ -195,26 +189,8 @@ pub fn build(prog: &Program) -> Vec<u8> {
     image::build_stand_in(prog, image::StandIns::Named).expect("image::build")
 }
 
-fn get_u32(img: &[u8], off: usize) -> u32 {
-    u32::from_le_bytes(img[off..off + 4].try_into().unwrap())
-}
-
-fn put_u32(img: &mut [u8], off: usize, v: u32) {
-    img[off..off + 4].copy_from_slice(&v.to_le_bytes());
-}
-
-fn put_u16(img: &mut [u8], off: usize, v: u16) {
-    img[off..off + 2].copy_from_slice(&v.to_le_bytes());
-}
-
-/// (offset, size) of section `s` in a built image.
-fn sec(img: &[u8], s: stp_section) -> (usize, usize) {
-    let o = OFF_SEC + 8 * s as usize;
-    (get_u32(img, o) as usize, get_u32(img, o + 4) as usize)
-}
-
 fn set_sec(img: &mut [u8], s: stp_section, off: u32, size: u32) {
-    let o = OFF_SEC + 8 * s as usize;
+    let o = sec_desc(s);
     put_u32(img, o, off);
     put_u32(img, o + 4, size);
 }

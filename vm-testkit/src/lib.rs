@@ -4,6 +4,7 @@
 //! - [`host`]: `HostSession`, the C VM core run in user space against a
 //!   simulated [`HostEnv`], with one ring.
 //! - [`gen`]: random verified programs and environments (seeded).
+//! - [`layout`]: image-header offsets, for tests that break images.
 //! - [`mutate`]: seeded mutations of valid images, for the verifier.
 //! - [`diff`]: one case run on the C core and on the reference VM
 //!   (vm-refvm), every observable compared.
@@ -11,6 +12,7 @@
 pub mod diff;
 pub mod gen;
 pub mod host;
+pub mod layout;
 pub mod mutate;
 pub mod paths;
 

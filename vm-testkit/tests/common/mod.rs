@@ -1,7 +1,7 @@
-//! Shared helpers of the vm-spec integration tests: a tiny program builder
+//! Shared helpers of the C core's integration tests: a tiny program builder
 //! on top of `vm_spec::program` (`RET`, `i`, `handler`, `begin`, ...), the
 //! image of a program (`build`) and byte patching of built images (header
-//! offsets, `get32`/`put32`, `section`). Every test file takes its program
+//! offsets, `get32`/`put32`, `section`: `vm_testkit::layout`). Every test file takes its program
 //! and image builders from here.
 #![allow(dead_code)]
 use vm_spec::abi::*;
@@ -114,30 +114,5 @@ pub fn build(p: &Program) -> Vec<u8> {
     image::build_stand_in(p, image::StandIns::Named).expect("image builds")
 }
 
-/// Header field offsets (struct stp_image_hdr).
-pub const OFF_VERSION: usize = 4;
-pub const OFF_HDR_SIZE: usize = 6;
-pub const OFF_TOTAL: usize = 8;
-pub const OFF_FLAGS: usize = 12;
-pub const OFF_NGLOBALS: usize = 16;
-pub const OFF_RESERVED: usize = 20;
-pub const OFF_SEC: usize = 24;
-pub const OFF_LIMITS: usize = OFF_SEC + 8 * STP_SEC__COUNT as usize;
-
-pub fn get32(img: &[u8], off: usize) -> u32 {
-    u32::from_le_bytes(img[off..off + 4].try_into().unwrap())
-}
-
-pub fn put32(img: &mut [u8], off: usize, v: u32) {
-    img[off..off + 4].copy_from_slice(&v.to_le_bytes());
-}
-
-pub fn put16(img: &mut [u8], off: usize, v: u16) {
-    img[off..off + 2].copy_from_slice(&v.to_le_bytes());
-}
-
-/// (offset, size) of section `s`.
-pub fn section(img: &[u8], s: stp_section) -> (usize, usize) {
-    let o = OFF_SEC + 8 * s as usize;
-    (get32(img, o) as usize, get32(img, o + 4) as usize)
-}
+#[allow(unused_imports)]
+pub use vm_testkit::layout::*;
