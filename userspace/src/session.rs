@@ -497,6 +497,25 @@ fn event_loop<C: Control, M: RingMemory, W: Write, E: Write>(
     }
 }
 
+/// `prog` made ready for `image::build` on the running kernel, as `run` and
+/// `dump --kernel` both need it: its probes resolved (/proc/kallsyms; one
+/// `WARNING:` line per optional probe dropped and, when `verbose`, what
+/// each wildcard matched) and its target variables' constants filled in
+/// (BTF).
+pub fn resolve_on_kernel(prog: &Program, verbose: bool) -> Result<resolve::Resolved, Error> {
+    let mut resolved = resolve::resolve(prog)?;
+    for w in &resolved.warnings {
+        eprintln!("WARNING: {w}");
+    }
+    if verbose {
+        for (display, n) in &resolved.expanded {
+            eprintln!("stapvm: probe point '{display}' matched {n} functions");
+        }
+    }
+    crate::targetvars::apply(&mut resolved.program, &resolved.symbols)?;
+    Ok(resolved)
+}
+
 /// Runs a compiled program on the running kernel. `compile_time` is shown
 /// by `-v` when the program was compiled in this process. Returns the exit
 /// status.
@@ -507,17 +526,7 @@ pub fn run(
 ) -> Result<i32, Error> {
     let verbose = opts.verbose > 0;
     let t0 = Instant::now();
-    let resolved = resolve::resolve(prog)?;
-    for w in &resolved.warnings {
-        eprintln!("WARNING: {w}");
-    }
-    if verbose {
-        for (display, n) in &resolved.expanded {
-            eprintln!("stapvm: probe point '{display}' matched {n} functions");
-        }
-    }
-    let mut resolved = resolved;
-    crate::targetvars::apply(&mut resolved.program, &resolved.symbols)?;
+    let mut resolved = resolve_on_kernel(prog, verbose)?;
     // -c: the command is forked now (held before exec) so that target()
     // is known when the image is built.
     let child = match &opts.cmd {
