@@ -1,6 +1,6 @@
 //! Compile-time bench: `compiler::compile` (parse, resolve, types, lower,
 //! verify: everything `stapvm compile` does except reading and writing
-//! files) on every corpus script that compiles: /work/shared/corpus/seeds,
+//! files) on every corpus script that compiles: ../shared/corpus/seeds,
 //! stp-examples, every .stp of stp-testsuite (parseok, runok-output ...;
 //! the parseko and semko files are refused by design) and
 //! tests/cases/*/script.stp (with the case's compile-args -D values).
@@ -13,8 +13,9 @@
 //!
 //! Target (design brief §6): compile <= 20 ms per script.
 //!
-//! `cargo bench -p stapvm-benches --bench compile`; STAPVM_BENCH_CORPUS
-//! overrides /work/shared/corpus.
+//! `cargo bench -p stapvm-benches --bench compile`; the corpus is
+//! `vm_testkit::paths::corpus_dir()`: ../shared/corpus from the workspace
+//! root, or $STAPVM_SHARED/corpus.
 use stapvm_benches::{cpu_ms, image_of, median, quick, selected};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -75,8 +76,7 @@ fn stp_files_deep(dir: &Path) -> Vec<PathBuf> {
 }
 
 fn scripts() -> Vec<Script> {
-    let corpus =
-        PathBuf::from(std::env::var("STAPVM_BENCH_CORPUS").unwrap_or("/work/shared/corpus".into()));
+    let corpus = vm_testkit::paths::corpus_dir();
     let mut out = Vec::new();
     for sub in ["seeds", "stp-examples", "stp-testsuite"] {
         let root = corpus.join(sub);

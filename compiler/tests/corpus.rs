@@ -1,4 +1,4 @@
-//! The SystemTap parse test corpus (`/work/shared/corpus/stp-testsuite`,
+//! The SystemTap parse test corpus (`../shared/corpus/stp-testsuite`,
 //! see its MANIFEST.md), run the way stap's testsuite runs it: every
 //! `parseok` file must parse (`stap -p1` exits 0), every `parseko` file must
 //! be rejected with a diagnostic and without a panic, every `semko` file
@@ -21,7 +21,11 @@ use compiler::{check_for, compile_for, parse_only_for, Options, Target};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
-const ROOT: &str = "/work/shared/corpus/stp-testsuite";
+/// `stp-testsuite` of the corpus (`vm_testkit::paths`: `../shared/corpus`
+/// from the workspace root, or `$STAPVM_SHARED/corpus`).
+fn root() -> PathBuf {
+    vm_testkit::paths::corpus("stp-testsuite")
+}
 
 /// One corpus case, translated from its invocation.
 #[derive(Debug, Default)]
@@ -192,7 +196,7 @@ fn load(path: &Path) -> Case {
 }
 
 fn files(dir: &str) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(Path::new(ROOT).join(dir))
+    let mut out: Vec<PathBuf> = std::fs::read_dir(root().join(dir))
         .map(|rd| {
             rd.flatten()
                 .map(|e| e.path())
@@ -238,7 +242,11 @@ fn analyse(c: &Case) -> Result<(), String> {
 /// counts and the failures; returns the failures.
 fn run_dir(dir: &str, want_ok: bool, f: fn(&Case) -> Result<(), String>) -> Vec<String> {
     let paths = files(dir);
-    assert!(!paths.is_empty(), "no corpus files in {ROOT}/{dir}");
+    assert!(
+        !paths.is_empty(),
+        "no corpus files in {}/{dir}",
+        root().display()
+    );
     let mut failures = Vec::new();
     for p in &paths {
         let case = load(p);
@@ -336,8 +344,8 @@ fn semko_files_are_rejected() {
 /// symbols (without them the probe points are the loader's business).
 #[test]
 fn semko_werror_and_symbols_are_what_rejects() {
-    let root = Path::new(ROOT).join("semko");
-    let c = load(&root.join("fortyeight.stp"));
+    let semko = root().join("semko");
+    let c = load(&semko.join("fortyeight.stp"));
     assert!(c.target.werror);
     let e = analyse_semko(&c).unwrap_err();
     assert!(
@@ -347,11 +355,11 @@ fn semko_werror_and_symbols_are_what_rejects() {
     );
     let plain = Case {
         target: Target::default(),
-        ..load(&root.join("fortyeight.stp"))
+        ..load(&semko.join("fortyeight.stp"))
     };
     analyse(&plain).unwrap();
     for f in ["sixteen.stp", "seventeen.stp", "thirtytwo.stp"] {
-        let c = load(&root.join(f));
+        let c = load(&semko.join(f));
         let e = analyse_semko(&c).unwrap_err();
         assert!(
             e.contains("semantic error: while resolving probe point: identifier")
@@ -368,7 +376,7 @@ fn semko_werror_and_symbols_are_what_rejects() {
         ..Target::default()
     };
     for f in ["sixteen.stp", "thirtytwo.stp"] {
-        let c = load(&root.join(f));
+        let c = load(&semko.join(f));
         check_for(&c.name, &c.script, &c.opts, &t)
             .unwrap_or_else(|e| panic!("{f}: {}", e.rendered));
     }
@@ -443,14 +451,14 @@ fn deleting_any_token_of_the_corpus_never_panics() {
 
 #[test]
 fn shell_wrappers_are_translated() {
-    let c = load(&Path::new(ROOT).join("parseok/nineteen.stp"));
+    let c = load(&root().join("parseok/nineteen.stp"));
     assert_eq!(c.script, "$1 {log (@1.@2)}");
     // The second argument is two control characters (`# <- control codes`).
     assert_eq!(
         c.opts.args,
         vec!["probe foo".to_string(), "\u{b}\u{c}".to_string()]
     );
-    let c = load(&Path::new(ROOT).join("parseok/macros05.stp"));
+    let c = load(&root().join("parseok/macros05.stp"));
     assert_eq!(c.opts.args.len(), 5);
     assert!(c.script.contains("@define foo"));
 }

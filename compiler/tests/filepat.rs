@@ -9,10 +9,10 @@ use compiler::{check_for, compile, Options, Target};
 use vm_spec::abi;
 use vm_spec::program::{split_source_file, ProbeTarget};
 
-const EXAMPLE: &str = "/work/shared/corpus/stp-examples/profiling__functioncallcount.stp";
-
 fn example_source() -> String {
-    std::fs::read_to_string(EXAMPLE).unwrap_or_else(|_| {
+    std::fs::read_to_string(vm_testkit::paths::corpus(
+        "stp-examples/profiling__functioncallcount.stp",
+    )).unwrap_or_else(|_| {
         // The example's probes, for a machine without the corpus.
         "probe kernel.function(@1).call { called[ppfunc()] <<< 1 }\n\
          global called\n\

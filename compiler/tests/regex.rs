@@ -221,8 +221,9 @@ fn regex_operands_are_expressions_and_one_table_per_pattern() {
 
 #[test]
 fn corpus_example_compiles_and_matches() {
-    let path = "/work/shared/corpus/stp-examples/general__regex.stp";
-    let src = std::fs::read_to_string(path).unwrap();
+    let file = vm_testkit::paths::corpus("stp-examples/general__regex.stp");
+    let path = &file.to_string_lossy().into_owned();
+    let src = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let c = compile(path, &src, &Options::default()).unwrap_or_else(|f| panic!("{}", f.rendered));
     image(&c.program);
     let t = &c.program.regexes[0];

@@ -1,4 +1,4 @@
-//! The `runok-output` corpus (`/work/shared/corpus/stp-testsuite/runok-output`,
+//! The `runok-output` corpus (`../shared/corpus/stp-testsuite/runok-output`,
 //! see its MANIFEST.md): SystemTap scripts with the output stap prints.
 //! Each script is compiled, then run in user space on the C core
 //! (`vm_testkit::host::HostSession`, the code stapvm.ko runs): begin probes,

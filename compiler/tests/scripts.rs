@@ -8,10 +8,29 @@ use compiler::{check, compile, Options};
 use vm_spec::abi;
 use vm_spec::program::ProbeTarget;
 
-const SEED: &str = include_str!("/work/shared/corpus/seeds/syscall-open.stp");
+/// The corpus seed (`seeds/syscall-open.stp`), read at run time from the
+/// corpus `vm_testkit::paths` finds (`../shared/corpus` from the workspace
+/// root, or `$STAPVM_SHARED/corpus`).
+fn seed() -> String {
+    let path = vm_testkit::paths::corpus("seeds/syscall-open.stp");
+    std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (the corpus is ../shared/corpus from the workspace root, or set STAPVM_SHARED)",
+            path.display()
+        )
+    })
+}
 
-/// Scripts covering the issue-2 subset; each must compile and verify.
-const FEATURES: &[&str] = &[
+/// Scripts covering the issue-2 subset, then the seed; each must compile
+/// and verify.
+fn features() -> Vec<String> {
+    let mut v: Vec<String> = FEATURE_SNIPPETS.iter().map(|s| s.to_string()).collect();
+    v.push(seed());
+    v
+}
+
+/// The issue-2 features, one script each (`features()` adds the seed).
+const FEATURE_SNIPPETS: &[&str] = &[
     "probe begin { printf(\"hello world\\n\"); exit() }",
     "probe end { println(\"bye\") }",
     "global n\nprobe timer.ms(100) { n++ } probe timer.s(1) { printf(\"%d\\n\", n) }",
@@ -36,12 +55,12 @@ const FEATURES: &[&str] = &[
     "probe begin(10) { } probe begin(-10) { } probe end(1) { } probe never { x = 1 }",
     "probe begin { ; ; { } }",
     "probe begin { x = 5; x -= 1; x *= 2; x /= 3; x %= 4; x <<= 1; x >>= 1; x &= 7; x |= 8; x ^= 1; x-- ; --x }",
-    SEED,
 ];
 
 #[test]
 fn seed_script_compiles_with_one_warning() {
-    let c = build(SEED);
+    let seed = seed();
+    let c = build(&seed);
     assert_eq!(c.warnings.len(), 1);
     assert_eq!(
         c.warnings[0],
@@ -63,7 +82,7 @@ fn seed_script_compiles_with_one_warning() {
     assert_eq!(p.handlers[0].probe_point, "syscall.open");
     assert_eq!(u32::from(p.handlers[0].ctx), abi::STP_CTX_KPROBE);
     assert_eq!(p.formats[0].text, "%s (%d) open\n");
-    assert_eq!(p.source, SEED);
+    assert_eq!(p.source, seed);
     assert_eq!(p.source_name, "x.stp");
     verify(p).unwrap();
     image(p);
@@ -76,7 +95,7 @@ fn seed_script_compiles_with_one_warning() {
 
 #[test]
 fn feature_scripts_compile_verify_and_build_images() {
-    for src in FEATURES {
+    for src in &features() {
         let c = build(src);
         verify(&c.program).unwrap_or_else(|e| panic!("{src}\n{e}"));
         let img = image(&c.program);
@@ -380,7 +399,7 @@ fn token_spans(src: &str) -> Vec<(usize, usize)> {
 
 #[test]
 fn deleting_any_one_token_never_panics() {
-    for src in FEATURES {
+    for src in &features() {
         for (lo, hi) in token_spans(src) {
             let cut = format!("{}{}", &src[..lo], &src[hi..]);
             if let Ok(c) = compile("x.stp", &cut, &Options::default()) {
@@ -402,7 +421,7 @@ fn random_character_edits_never_panic() {
             .wrapping_add(1442695040888963407);
         (seed >> 33) as usize
     };
-    for src in FEATURES {
+    for src in &features() {
         for _ in 0..60 {
             let mut b = src.as_bytes().to_vec();
             let at = next() % (b.len() + 1);
@@ -426,13 +445,13 @@ fn random_character_edits_never_panic() {
 fn corpus_files() -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     for dir in [
-        "/work/shared/corpus/stp-testsuite/parseok",
-        "/work/shared/corpus/stp-testsuite/parseko",
-        "/work/shared/corpus/stp-testsuite/semko",
-        "/work/shared/corpus/stp-examples",
-        "/work/shared/corpus/seeds",
+        "stp-testsuite/parseok",
+        "stp-testsuite/parseko",
+        "stp-testsuite/semko",
+        "stp-examples",
+        "seeds",
     ] {
-        if let Ok(rd) = std::fs::read_dir(dir) {
+        if let Ok(rd) = std::fs::read_dir(vm_testkit::paths::corpus(dir)) {
             for e in rd.flatten() {
                 let p = e.path();
                 if p.extension().is_some_and(|x| x == "stp") {
@@ -509,7 +528,7 @@ fn parseko_and_semko_are_rejected() {
 fn c_verifier_accepts_every_program() {
     // `image` runs `vm_spec::core::verify_image` (the C verifier stapvm.ko
     // runs on LOAD); the counts it reports must match the program.
-    for src in FEATURES {
+    for src in &features() {
         let c = build(src);
         let info = vm_spec::core::verify_image(&image(&c.program)).unwrap();
         assert_eq!(info.nhandlers as usize, c.program.handlers.len());
@@ -618,10 +637,11 @@ fn examples_report() {
     let mut failures = Vec::new();
     for (file, tier, args) in EXAMPLES {
         let path = if file.starts_with("seeds/") {
-            format!("/work/shared/corpus/{file}")
+            vm_testkit::paths::corpus(file)
         } else {
-            format!("/work/shared/corpus/stp-examples/{file}")
+            vm_testkit::paths::corpus(&format!("stp-examples/{file}"))
         };
+        let path = path.to_string_lossy().into_owned();
         let Ok(bytes) = std::fs::read(&path) else {
             continue;
         };

@@ -1,4 +1,4 @@
-//! The tier-1 tapset functions of /work/shared/research/systemtap.md that
+//! The tier-1 tapset functions of ../shared/research/systemtap.md that
 //! came last, run on the C core in user space with stap's outputs:
 //! `abort()`, `assert()`, `log()`, `warn()`, `egid()`, `HZ()`,
 //! `get_cycles()`, `local_clock_us/ms/s()`, `cpu_clock_ns/us/ms/s(cpu)`,

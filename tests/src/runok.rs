@@ -7,7 +7,8 @@
 //! (`compiler/tests/runok.rs`, which includes this file with `#[path]`) and
 //! the guest driver (`runok-cases`, which generates the QEMU guest's cases
 //! and compares their outputs), so both judge an output the same way.
-//! Only `std` is used here, for that reason.
+//! Only `std` and `vm_testkit::paths` (a dependency of both crates) are
+//! used here, for that reason.
 //!
 //! The rules:
 //! - An `.exp` file is a Tcl script. Walked top to bottom, `set test NAME`
@@ -28,14 +29,11 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-/// Where the corpus is, unless `STAPVM_RUNOK_CORPUS` says otherwise.
-pub const DEFAULT_ROOT: &str = "/work/shared/corpus/stp-testsuite/runok-output";
-
-/// The corpus directory.
+/// The corpus directory: `stp-testsuite/runok-output` of the corpus
+/// `vm_testkit::paths` finds (`../shared/corpus` from the workspace root,
+/// or `$STAPVM_SHARED/corpus`).
 pub fn root() -> PathBuf {
-    std::env::var_os("STAPVM_RUNOK_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_ROOT))
+    vm_testkit::paths::corpus("stp-testsuite/runok-output")
 }
 
 /// Known mistakes of upstream `.exp` files: (case, wrong text, right text,

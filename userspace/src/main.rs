@@ -142,12 +142,7 @@ fn cmd_check(a: &cli::CheckArgs) -> Result<u8, Error> {
 fn cmd_dump(a: &cli::DumpArgs) -> Result<u8, Error> {
     let mut prog = read_program(&a.program)?;
     if a.kernel {
-        let resolved = resolve::resolve(&prog).map_err(session::Error::from)?;
-        for w in &resolved.warnings {
-            eprintln!("WARNING: {w}");
-        }
-        prog = resolved.program;
-        targetvars::apply(&mut prog, &resolved.symbols).map_err(session::Error::from)?;
+        prog = session::resolve_on_kernel(&prog, false)?.program;
     }
     print!("{}", vm_spec::disasm::disassemble(&prog));
     Ok(0)

@@ -10,8 +10,9 @@
 use crate::ring::Batch;
 use std::io::{self, Write};
 use vm_spec::abi;
-use vm_spec::core::{self};
-use vm_spec::program::Program;
+use vm_spec::core;
+use vm_spec::maps::MapEntry;
+use vm_spec::program::{GlobalType, Program};
 use vm_spec::records::FmtArg;
 use vm_spec::records::{self, Record};
 use vm_spec::tables::RUNTIME_ERRORS;
@@ -178,18 +179,44 @@ impl<'p> Renderer<'p> {
     }
 }
 
-/// The lines stap prints for globals at exit: `name=value` for each global
-/// marked `print_at_exit`, in declaration order. `values[i]` is global i.
-#[cfg(test)]
-pub fn globals_text(prog: &Program, values: &[i64]) -> String {
+/// What stap prints for the globals at exit (its end probe, which an error
+/// abort skips), in declaration order: `name=value` for each long scalar
+/// marked `print_at_exit` (`values[i]` is global i, 0 when missing),
+/// `name="value"` for such a string scalar (read from its one-entry map),
+/// and the entries of each array written and never read
+/// (`vm_spec::maps::exit_text`). `map_entries(i)` reads every entry of map
+/// `i` (STP_IOC_MAP_READ); its first error is returned.
+pub fn exit_globals_text<E>(
+    prog: &Program,
+    values: &[i64],
+    mut map_entries: impl FnMut(usize) -> Result<Vec<MapEntry>, E>,
+) -> Result<String, E> {
     let mut out = String::new();
     for (i, g) in prog.globals.iter().enumerate() {
-        if g.print_at_exit {
+        let str_map = match g.ty {
+            GlobalType::Str => string_global_map(prog, &g.name),
+            GlobalType::Long => None,
+        };
+        if let (true, Some(mi)) = (g.print_at_exit, str_map) {
+            out.push_str(&string_global_text(&g.name, &map_entries(mi)?));
+        } else if g.print_at_exit {
             let v = values.get(i).copied().unwrap_or(0);
             out.push_str(&format!("{}={v}\n", g.name));
+        } else if let Some((mi, m)) = prog
+            .maps
+            .iter()
+            .enumerate()
+            .find(|(_, m)| m.name == g.name && m.print_at_exit)
+        {
+            out.push_str(&vm_spec::maps::exit_text(m, &map_entries(mi)?));
         }
     }
-    out
+    Ok(out)
+}
+
+/// Whether `exit_globals_text` needs the scalar values (STP_IOC_GLOBALS).
+pub fn exit_needs_values(prog: &Program) -> bool {
+    prog.globals.iter().any(|g| g.print_at_exit)
 }
 
 /// The map holding string global `name` (`GlobalType::Str`: a one-entry
@@ -203,7 +230,7 @@ pub fn string_global_map(prog: &Program, name: &str) -> Option<usize> {
 /// The line stap prints at exit for string global `name` whose map holds
 /// `entries` (none: never written, or deleted): `name="value"`, the value
 /// escaped as `%#s` does.
-pub fn string_global_text(name: &str, entries: &[vm_spec::maps::MapEntry]) -> String {
+pub fn string_global_text(name: &str, entries: &[MapEntry]) -> String {
     let value = match entries.first().map(|e| &e.value) {
         Some(vm_spec::maps::Val::Str(s)) => s.as_slice(),
         _ => b"",
@@ -560,11 +587,74 @@ mod tests {
         assert_eq!(string_global_text("msg", &[]), "msg=\"\"\n");
     }
 
+    /// `exit_globals_text` with map reads that must not happen.
+    fn scalars_text(p: &Program, values: &[i64]) -> String {
+        exit_globals_text(p, values, |mi| -> Result<_, ()> { panic!("map {mi} read") }).unwrap()
+    }
+
+    #[test]
+    fn globals_at_exit_in_declaration_order() {
+        use vm_spec::maps::{MapEntry, Val};
+        use vm_spec::program::{ArgKind, MapDecl, MapValue};
+        let mut p = prog();
+        // n (long, printed), hidden (long, not printed), then a string
+        // scalar, an array written and never read and one that is read.
+        for (name, ty) in [
+            ("msg", GlobalType::Str),
+            ("arr", GlobalType::Long),
+            ("read", GlobalType::Long),
+        ] {
+            p.globals.push(Global {
+                name: name.into(),
+                ty,
+                print_at_exit: ty == GlobalType::Str,
+            });
+        }
+        let map = |name: &str, value, print_at_exit| MapDecl {
+            name: name.into(),
+            keys: vec![ArgKind::Int],
+            value,
+            capacity: 8,
+            print_at_exit,
+            ..Default::default()
+        };
+        p.maps = vec![
+            map("msg", MapValue::Str, false),
+            map("arr", MapValue::Long, true),
+            map("read", MapValue::Long, false),
+        ];
+        let entry = |seq, k, value| MapEntry {
+            seq,
+            keys: vec![Val::Int(k)],
+            value,
+        };
+        let mut reads = Vec::new();
+        let text = exit_globals_text(&p, &[7, 9], |mi| -> Result<_, ()> {
+            reads.push(mi);
+            Ok(match mi {
+                0 => vec![entry(1, 0, Val::Str(b"a\"b".to_vec()))],
+                _ => vec![entry(2, 3, Val::Int(30)), entry(1, 5, Val::Int(50))],
+            })
+        })
+        .unwrap();
+        assert_eq!(text, "n=7\nmsg=\"a\\\"b\"\narr[5]=50\narr[3]=30\n");
+        assert_eq!(reads, vec![0, 1], "the read array's map is not read");
+        // A failed map read is the result.
+        assert_eq!(exit_globals_text(&p, &[], |_| Err("EFAULT")), Err("EFAULT"));
+        // Never written: the empty string.
+        p.globals.truncate(3);
+        let text = exit_globals_text(&p, &[], |_| -> Result<_, ()> { Ok(Vec::new()) });
+        assert_eq!(text.unwrap(), "n=0\nmsg=\"\"\n");
+        assert!(exit_needs_values(&p));
+        p.globals.iter_mut().for_each(|g| g.print_at_exit = false);
+        assert!(!exit_needs_values(&p));
+    }
+
     #[test]
     fn globals_and_summary() {
         let p = prog();
-        assert_eq!(globals_text(&p, &[7, 9]), "n=7\n");
-        assert_eq!(globals_text(&p, &[]), "n=0\n");
+        assert_eq!(scalars_text(&p, &[7, 9]), "n=7\n");
+        assert_eq!(scalars_text(&p, &[]), "n=0\n");
         let mut st = abi::stp_status {
             state: abi::STP_STATE_STOPPED,
             ..Default::default()

@@ -398,37 +398,17 @@ pub fn drive<C: Control, M: RingMemory, W: Write, E: Write>(
     // abort (MAXERRORS, MAXSKIPPED) skips: in declaration order, scalars
     // as `name=value`, arrays written and never read through MAP_READ.
     if exit_status == 0 {
-        let values = if prog.globals.iter().any(|g| g.print_at_exit) {
+        let values = if output::exit_needs_values(prog) {
             ctl.globals(prog.globals.len())
                 .map_err(ioctl_err("STP_IOC_GLOBALS"))?
         } else {
             Vec::new()
         };
-        for (i, g) in prog.globals.iter().enumerate() {
-            let str_map = match g.ty {
-                vm_spec::program::GlobalType::Str => output::string_global_map(prog, &g.name),
-                vm_spec::program::GlobalType::Long => None,
-            };
-            if let (true, Some(mi)) = (g.print_at_exit, str_map) {
-                let entries = ctl
-                    .map_entries(mi, &prog.maps[mi])
-                    .map_err(ioctl_err("STP_IOC_MAP_READ"))?;
-                pr.output(output::string_global_text(&g.name, &entries).as_bytes());
-            } else if g.print_at_exit {
-                let v = values.get(i).copied().unwrap_or(0);
-                pr.output(format!("{}={v}\n", g.name).as_bytes());
-            } else if let Some((mi, m)) = prog
-                .maps
-                .iter()
-                .enumerate()
-                .find(|(_, m)| m.name == g.name && m.print_at_exit)
-            {
-                let entries = ctl
-                    .map_entries(mi, m)
-                    .map_err(ioctl_err("STP_IOC_MAP_READ"))?;
-                pr.output(vm_spec::maps::exit_text(m, &entries).as_bytes());
-            }
-        }
+        let text = output::exit_globals_text(prog, &values, |mi| {
+            ctl.map_entries(mi, &prog.maps[mi])
+                .map_err(ioctl_err("STP_IOC_MAP_READ"))
+        })?;
+        pr.output(text.as_bytes());
         pr.flush();
     }
     for line in output::summary(prog, &status) {
@@ -517,6 +497,25 @@ fn event_loop<C: Control, M: RingMemory, W: Write, E: Write>(
     }
 }
 
+/// `prog` made ready for `image::build` on the running kernel, as `run` and
+/// `dump --kernel` both need it: its probes resolved (/proc/kallsyms; one
+/// `WARNING:` line per optional probe dropped and, when `verbose`, what
+/// each wildcard matched) and its target variables' constants filled in
+/// (BTF).
+pub fn resolve_on_kernel(prog: &Program, verbose: bool) -> Result<resolve::Resolved, Error> {
+    let mut resolved = resolve::resolve(prog)?;
+    for w in &resolved.warnings {
+        eprintln!("WARNING: {w}");
+    }
+    if verbose {
+        for (display, n) in &resolved.expanded {
+            eprintln!("stapvm: probe point '{display}' matched {n} functions");
+        }
+    }
+    crate::targetvars::apply(&mut resolved.program, &resolved.symbols)?;
+    Ok(resolved)
+}
+
 /// Runs a compiled program on the running kernel. `compile_time` is shown
 /// by `-v` when the program was compiled in this process. Returns the exit
 /// status.
@@ -527,17 +526,7 @@ pub fn run(
 ) -> Result<i32, Error> {
     let verbose = opts.verbose > 0;
     let t0 = Instant::now();
-    let resolved = resolve::resolve(prog)?;
-    for w in &resolved.warnings {
-        eprintln!("WARNING: {w}");
-    }
-    if verbose {
-        for (display, n) in &resolved.expanded {
-            eprintln!("stapvm: probe point '{display}' matched {n} functions");
-        }
-    }
-    let mut resolved = resolved;
-    crate::targetvars::apply(&mut resolved.program, &resolved.symbols)?;
+    let mut resolved = resolve_on_kernel(prog, verbose)?;
     // -c: the command is forked now (held before exec) so that target()
     // is known when the image is built.
     let child = match &opts.cmd {

@@ -15,7 +15,7 @@
 //!                                 of corpus case CASE; exit 0 when it
 //!                                 matches, else 1 with the difference
 //!
-//! The corpus is `stapvm_tests::runok::root()` (STAPVM_RUNOK_CORPUS);
+//! The corpus is `stapvm_tests::runok::root()` (STAPVM_SHARED);
 //! without it `gen` writes nothing. tests/guest/run calls both.
 use std::fs;
 use std::path::Path;
