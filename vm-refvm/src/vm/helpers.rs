@@ -1,0 +1,219 @@
+//! The helpers (helpers.h): CALLI/CALLS against the run's [`HostEnv`],
+//! and the fault-safe string copy they share with the string opcodes.
+use super::*;
+
+impl Machine<'_> {
+    /// A NUL-terminated string at `addr`, at most MAXSTRINGLEN - 1 bytes, read
+    /// one page-bounded chunk at a time (helpers.h: nofault copies); a
+    /// fault reports the address of the chunk that failed.
+    pub(super) fn copy_string(&self, addr: u64) -> Result<Vec<u8>, u64> {
+        let cap = u64::from(self.cap);
+        let mut out = Vec::new();
+        while (out.len() as u64) < cap {
+            let a = addr.wrapping_add(out.len() as u64);
+            let chunk = (PAGE_SIZE - a % PAGE_SIZE).min(cap - out.len() as u64);
+            let bytes = self.mem.read(a, chunk).ok_or(a)?;
+            if let Some(nul) = bytes.iter().position(|&b| b == 0) {
+                out.extend_from_slice(&bytes[..nul]);
+                return Ok(out);
+            }
+            out.extend_from_slice(&bytes);
+        }
+        Ok(out)
+    }
+
+    pub(super) fn call_int(&mut self, insn: &Insn) -> Step<u64> {
+        let e = self.env;
+        let Ok(id) = u32::try_from(insn.imm) else {
+            return Err(Stop::Hole(format!("helper {}", insn.imm)));
+        };
+        Ok(match id {
+            abi::STP_HLP_PID => e.pid as u64,
+            abi::STP_HLP_TID => e.tid as u64,
+            abi::STP_HLP_PPID => e.ppid as u64,
+            abi::STP_HLP_UID => e.uid as u64,
+            abi::STP_HLP_EUID => e.euid as u64,
+            abi::STP_HLP_GID => e.gid as u64,
+            abi::STP_HLP_CPU => e.cpu as u64,
+            abi::STP_HLP_GETTIMEOFDAY_NS => e.wall_ns,
+            abi::STP_HLP_LOCAL_CLOCK_NS => self.tick(),
+            abi::STP_HLP_JIFFIES => e.jiffies as u64,
+            abi::STP_HLP_RETVAL => e.retval as u64,
+            abi::STP_HLP_ADDR => e.ip,
+            abi::STP_HLP_USER_MODE => u64::from(e.user_mode),
+            abi::STP_HLP_USER_STRING_OK => {
+                let addr = self.rd(insn.b)?;
+                u64::from(self.copy_string(addr).is_ok())
+            }
+            abi::STP_HLP_MM_ARG => {
+                // No mm in the user-space environment (helpers.h).
+                self.rd(insn.b)?;
+                0
+            }
+            abi::STP_HLP_ARG => {
+                let n = self.rd(insn.b)?;
+                usize::try_from(n)
+                    .ok()
+                    .and_then(|k| e.args.get(k))
+                    .map_or(0, |v| *v as u64)
+            }
+            abi::STP_HLP_KERNEL_LONG
+            | abi::STP_HLP_KERNEL_INT
+            | abi::STP_HLP_KERNEL_SHORT
+            | abi::STP_HLP_KERNEL_CHAR => {
+                let bytes: u64 = match id {
+                    abi::STP_HLP_KERNEL_INT => 4,
+                    abi::STP_HLP_KERNEL_SHORT => 2,
+                    abi::STP_HLP_KERNEL_CHAR => 1,
+                    _ => 8,
+                };
+                let addr = self.rd(insn.b)?;
+                let b = self
+                    .mem
+                    .read(addr, bytes)
+                    .ok_or(Stop::Fault(abi::STP_RTE_KFAULT, addr))?;
+                // Little-endian, sign-extended from `bytes` bytes.
+                let mut a = [0u8; 8];
+                a[..b.len()].copy_from_slice(&b);
+                let shift = 64 - 8 * bytes;
+                ((u64::from_le_bytes(a) << shift) as i64 >> shift) as u64
+            }
+            abi::STP_HLP_TASK_CURRENT => e.task,
+            abi::STP_HLP_EGID => e.egid as u64,
+            abi::STP_HLP_HZ => e.hz as u64,
+            abi::STP_HLP_GET_CYCLES => e.cycles,
+            abi::STP_HLP_CPU_ONLINE => {
+                // helpers.h: the environment's cpu, or a bit of its mask.
+                let c = self.rd(insn.b)? as i64;
+                let bit = (0..64).contains(&c) && (e.online_mask >> c) & 1 == 1;
+                u64::from(c == e.cpu || bit)
+            }
+            abi::STP_HLP_RANDOM => {
+                // helpers.h: x % n (unsigned), 0 for n == 0.
+                let n = self.rd(insn.b)?;
+                u64::from(e.random).checked_rem(n).unwrap_or(0)
+            }
+            abi::STP_HLP_USER_LONG
+            | abi::STP_HLP_USER_INT
+            | abi::STP_HLP_USER_SHORT
+            | abi::STP_HLP_USER_CHAR => {
+                let bytes: u64 = match id {
+                    abi::STP_HLP_USER_INT => 4,
+                    abi::STP_HLP_USER_SHORT => 2,
+                    abi::STP_HLP_USER_CHAR => 1,
+                    _ => 8,
+                };
+                let addr = self.rd(insn.b)?;
+                // helpers.h: 0 on a fault, else sign-extended little-endian.
+                match self.mem.read(addr, bytes) {
+                    None => 0,
+                    Some(b) => {
+                        let mut a = [0u8; 8];
+                        a[..b.len()].copy_from_slice(&b);
+                        let shift = 64 - 8 * bytes;
+                        ((u64::from_le_bytes(a) << shift) as i64 >> shift) as u64
+                    }
+                }
+            }
+            abi::STP_HLP_REGISTER => {
+                // The user-space environment's registers (csrc/stp_env.h):
+                // pt_regs word index -> the value it holds there.
+                match self.rd(insn.b)? {
+                    8 => e.args[5] as u64,
+                    9 => e.args[4] as u64,
+                    10 => e.retval as u64,
+                    11 => e.args[3] as u64,
+                    12 => e.args[2] as u64,
+                    13 => e.args[1] as u64,
+                    14 => e.args[0] as u64,
+                    16 => e.ip,
+                    _ => 0,
+                }
+            }
+            abi::STP_HLP_UADDR => {
+                if e.user_mode {
+                    e.ip
+                } else {
+                    0
+                }
+            }
+            abi::STP_HLP_IS_RETURN => {
+                // The probe handler's context, also inside a function.
+                let outer = self.frames.first().map_or(self.handler, |f| f.handler);
+                let ctx = self.prog.handlers.get(outer as usize).map(|h| h.ctx);
+                u64::from(ctx == Some(abi::STP_CTX_KRETPROBE))
+            }
+            abi::STP_HLP_PID2TASK => {
+                let nr = self.rd(insn.b)? as i64;
+                if nr > 0 && nr == e.tid {
+                    e.task
+                } else {
+                    0
+                }
+            }
+            id if id < abi::STP_HLP__COUNT => {
+                // A string helper through CALLI: the C core stops with BADOP.
+                return Err(Stop::Fault(abi::STP_RTE_BADOP, 0));
+            }
+            _ => return Err(Stop::Hole(format!("helper {id}"))),
+        })
+    }
+
+    pub(super) fn call_str(&mut self, insn: &Insn) -> Step<Vec<u8>> {
+        let Ok(id) = u32::try_from(insn.imm) else {
+            return Err(Stop::Hole(format!("helper {}", insn.imm)));
+        };
+        match id {
+            abi::STP_HLP_EXECNAME => {
+                let mut v = self.env.execname.as_bytes().to_vec();
+                v.truncate(self.cap as usize);
+                if let Some(nul) = v.iter().position(|&b| b == 0) {
+                    v.truncate(nul);
+                }
+                Ok(v)
+            }
+            abi::STP_HLP_PEXECNAME => {
+                let mut v = self.env.pexecname.as_bytes().to_vec();
+                v.truncate(self.cap as usize);
+                if let Some(nul) = v.iter().position(|&b| b == 0) {
+                    v.truncate(nul);
+                }
+                Ok(v)
+            }
+            abi::STP_HLP_SYMNAME | abi::STP_HLP_SYMDATA => {
+                // No symbols in user space: the hex form (helpers.h).
+                let mut v = format!("{:#x}", self.rd(insn.b)?).into_bytes();
+                v.truncate(self.cap as usize);
+                Ok(v)
+            }
+            abi::STP_HLP_BACKTRACE => {
+                // Whole frames only, at most STP_MAX_BACKTRACE (helpers.h).
+                let mut v = Vec::new();
+                for f in self.env.stack.iter().take(abi::STP_MAX_BACKTRACE as usize) {
+                    let one = format!("{}{f:#x}", if v.is_empty() { "" } else { " " });
+                    if v.len() + one.len() > self.cap as usize {
+                        break;
+                    }
+                    v.extend_from_slice(one.as_bytes());
+                }
+                Ok(v)
+            }
+            abi::STP_HLP_KERNEL_STRING | abi::STP_HLP_USER_STRING => {
+                let addr = self.rd(insn.b)?;
+                let code = if id == abi::STP_HLP_USER_STRING {
+                    abi::STP_RTE_USTRFAULT
+                } else {
+                    abi::STP_RTE_KSTRFAULT
+                };
+                self.copy_string(addr).map_err(|a| Stop::Fault(code, a))
+            }
+            abi::STP_HLP_MODNAME => {
+                // No symbols in user space: never known (helpers.h).
+                self.rd(insn.b)?;
+                Ok(Vec::new())
+            }
+            id if id < abi::STP_HLP__COUNT => Err(Stop::Fault(abi::STP_RTE_BADOP, 0)),
+            _ => Err(Stop::Hole(format!("helper {id}"))),
+        }
+    }
+}
