@@ -25,13 +25,9 @@ use std::collections::HashMap;
 use vm_spec::abi;
 use vm_spec::program::*;
 
-#[path = "strglobals.rs"]
 mod strglobals;
-#[path = "tapset.rs"]
 mod tapset;
-#[path = "tier1.rs"]
 mod tier1;
-#[path = "trycatch.rs"]
 mod trycatch;
 
 /// The program's tables, shared by all handlers.
