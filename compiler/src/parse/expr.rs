@@ -504,8 +504,11 @@ const PRINT_FAMILY: &[&str] = &[
     "sprintdln",
 ];
 
-/// The statistics extractors.
-pub const STAT_OPS: &[&str] = &["@avg", "@count", "@sum", "@min", "@max", "@variance"];
+/// The names of the statistics extractors (`@count(s)` ...): parsed as
+/// `ExprKind::Stat`, and the extractors a `foreach` may sort by. The
+/// histogram operators (`@hist_log`, `@hist_linear`) are `hist_op`'s.
+pub(crate) const STAT_EXTRACTORS: &[&str] =
+    &["@avg", "@count", "@sum", "@min", "@max", "@variance"];
 
 /// `(` expr `)` of a one-operand `@` operator, as an `AtOp`.
 fn at_op1(i: In) -> PResult<Expr> {
@@ -594,7 +597,7 @@ fn symbol(i: In) -> PResult<Expr> {
     let guru = GURU.with(|g| g.get());
     let (i, e) = if name == "@hist_linear" || name == "@hist_log" {
         hist_op(i)?
-    } else if STAT_OPS.contains(&name.as_str()) {
+    } else if STAT_EXTRACTORS.contains(&name.as_str()) {
         let (r, _) = op("(")(rest)?;
         let (mut r, x) = expr(r)?;
         let mut args = vec![x];

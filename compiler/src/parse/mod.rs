@@ -40,7 +40,8 @@ use lexer::{Junk, TokKind, Token};
 use nom::error::{ErrorKind, ParseError};
 use std::cell::Cell;
 
-pub use expr::{expr, STAT_OPS};
+pub use expr::expr;
+pub(crate) use expr::STAT_EXTRACTORS;
 pub use stmt::statement;
 
 use decl::item;

@@ -2,7 +2,7 @@
 //! `foreach` (tuples, value, slice, sorting, `limit`), `try`/`catch`,
 //! `return`, `delete`, `break`, `continue`, `next` and expression
 //! statements.
-use super::expr::{indexable, key_list, STAT_OPS};
+use super::expr::{indexable, key_list, STAT_EXTRACTORS};
 use super::*;
 
 fn stmt(kind: StmtKind, span: Span) -> Stmt {
@@ -101,7 +101,10 @@ fn foreach(i: In, span: Span) -> PResult<Stmt> {
         r = r2;
     }
     let mut stat = None;
-    if let Some(t) = r.first().filter(|t| STAT_OPS.contains(&t.text.as_str())) {
+    if let Some(t) = r
+        .first()
+        .filter(|t| STAT_EXTRACTORS.contains(&t.text.as_str()))
+    {
         stat = Some((t.text.clone(), t.span));
         r = &r[1..];
         if !(peek_op(r, "+") || peek_op(r, "-")) {

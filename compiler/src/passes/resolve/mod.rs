@@ -20,6 +20,7 @@
 //! (arrays, `foreach`, `delete`).
 use crate::ast::*;
 use crate::diag::{Diagnostic, Diags};
+use crate::parse::STAT_EXTRACTORS;
 use std::collections::HashMap;
 use vm_spec::abi;
 use vm_spec::program::{ProbeTarget, TargetSite};
@@ -476,7 +477,7 @@ pub fn run(script: &Script, diags: &mut Diags) -> Resolved {
                 format!("sort by {op} of an array that is not a statistic"),
                 span,
             ));
-        } else if !["@count", "@sum", "@min", "@max", "@avg", "@variance"].contains(&op.as_str()) {
+        } else if !STAT_EXTRACTORS.contains(&op.as_str()) {
             // `@variance` parses and sorts by @count, as in stap 5.x
             // (translate.cxx maps sc_variance to SORT_COUNT; lower/foreach.rs).
             r.diags.push(Diagnostic::unsupported(

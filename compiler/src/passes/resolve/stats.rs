@@ -2,18 +2,16 @@
 //! extractors, and the literal parameters of `@variance` and the
 //! histograms, which must agree across uses (stap).
 use super::*;
+use crate::parse::STAT_EXTRACTORS;
 
-/// The extractors and histograms of statistics (`@count` ...).
-pub const STAT_OPS: &[&str] = &[
-    "@count",
-    "@sum",
-    "@min",
-    "@max",
-    "@avg",
-    "@variance",
-    "@hist_log",
-    "@hist_linear",
-];
+/// The histogram operators of statistics.
+const HIST_OPS: &[&str] = &["@hist_log", "@hist_linear"];
+
+/// Whether `op` is an operator on a statistic: an extractor
+/// (`parse::STAT_EXTRACTORS`) or a histogram (`HIST_OPS`).
+fn is_stat_op(op: &str) -> bool {
+    STAT_EXTRACTORS.contains(&op) || HIST_OPS.contains(&op)
+}
 
 impl Resolver<'_> {
     /// The statistic `a` names (a global, made a statistic here), or an
@@ -92,7 +90,7 @@ impl Resolver<'_> {
             "@variance" => args.len().saturating_sub(1).min(1),
             _ => 0,
         };
-        if !STAT_OPS.contains(&op) || args.len() != nparams + 1 {
+        if !is_stat_op(op) || args.len() != nparams + 1 {
             self.err(Diagnostic::semantic(
                 format!("wrong number of arguments to {op}"),
                 e.span,
