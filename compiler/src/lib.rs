@@ -1,31 +1,47 @@
 //! The stapvm compiler: a SystemTap script in, a `vm_spec::program::Program`
 //! (bytecode the kernel's verifier checks) out.
 //!
-//! The passes, one per file, in the order `compile` runs them:
+//! The passes, in the order `compile` runs them (`pass1` and `front` are
+//! the parts `parse_only` and `check` share); each is a module, `parse`,
+//! `passes::resolve` and `passes::lower` a directory of them:
 //!
 //! 1. `parse::lexer` — text to tokens (`$1`/`@1` pasted here, as in stap);
 //! 2. `parse::preprocess` — `@define` macros expanded, `%( %? %: %)`
 //!    conditionals evaluated for a `Target` (kernel version, arch ...);
 //! 3. `parse` — tokens to the `ast` (nom over the token slice), the whole
-//!    SystemTap grammar; parse errors stop here with stap's "Pass 1: parse
-//!    failed" summary;
-//! 4. `passes::expand` — probe aliases (`=`, `+=`, suffixes, wildcard
+//!    SystemTap grammar; parse errors, or a script left with no
+//!    declaration, stop here with stap's "Pass 1: parse failed" summary;
+//! 4. `tapset::kernel_aliases` — the `vfs`, `netdev`, `signal` and
+//!    `kprocess` probe aliases, rebuilt on BTF, added to a script that
+//!    uses them;
+//! 5. `passes::expand` — probe aliases (`=`, `+=`, suffixes, wildcard
 //!    uses) replaced by probes on their points, prologue and epilogue
-//!    around the body; the alias definitions are gone afterwards; then
-//!    `tapset`, the built-in tapset: syscall probe points and their alias
-//!    variables, `@entry`, tapset functions (docs/tapset.md);
-//! 5. `passes::resolve` — probe points, names, built-ins, the
-//!    `syscall.open` warning; every construct the later passes cannot
-//!    handle yet (functions, arrays, statistics, foreach, target
-//!    variables ...) is reported here as `not supported yet: <feature>`;
-//! 6. `passes::types` — long/string inference. N.B. needs every name
-//!    resolved, so it runs only when `resolve` found no error;
-//! 7. `passes::lower` — handlers, probes and tables. Runs only on a script
-//!    without errors;
-//! 8. `verify` — the program laid out as the module's image and checked
-//!    by the Rust verifier (`vm_spec::verify`, the module's rules and
-//!    codes), so `stapvm compile` never writes a program the module's
-//!    verifier would refuse.
+//!    around the body; the alias definitions are gone afterwards;
+//! 6. `passes::prometheus` — `probe prometheus` points dropped with a
+//!    warning (stapvm has no procfs probes);
+//! 7. `tapset` — the built-in tapset as AST rewrites: syscall probe points
+//!    and their alias variables, `@entry`, tapset functions
+//!    (docs/tapset.md);
+//! 8. `passes::resolve` — probe points, names (globals, locals, user
+//!    functions), built-ins, target variables, statistics and arrays, the
+//!    `syscall.open` warning; what the later passes cannot handle yet
+//!    (conditional probe points, `*` components, user-space probes,
+//!    embedded C ...) is reported here as `not supported yet: <feature>`;
+//! 9. `passes::elide` — stap's `no probes found` when every probe reduced
+//!    to nothing (after a resolution without errors); then, when the
+//!    `Target` has a kernel symbol list (`stapvm check`), `symbols` checks
+//!    the kernel function probe points against it;
+//! 10. `passes::types` — long/string inference. N.B. needs every name
+//!     resolved, so it runs only when the passes before found no error;
+//!     with `Target::werror` (stap's `-W`) a warning fails here too;
+//! 11. `passes::lower` — the handlers (one per probe and context of its
+//!     points, one per user function called), the probes, and the
+//!     constant, string, format, map and statistics tables. Runs only on a
+//!     script without errors;
+//! 12. `verify` — the program laid out as the module's image and checked
+//!     by the module's own verifier (kmod/core/verify.c, built for user
+//!     space), so `stapvm compile` never writes a program the module's
+//!     verifier would refuse.
 //!
 //! Embedded C (`%{ %}`) is a parse error, as in stap without `-g`; with
 //! `Target::guru` it parses (`parse_only` accepts it) and `resolve` refuses

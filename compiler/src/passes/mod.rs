@@ -1,7 +1,11 @@
-//! The compiler's passes after parsing, one per file, run in the order
-//! `lib.rs::compile` lists: `expand` (probe aliases) → `resolve` (names, probe points) → `types`
-//! (long/string inference) → `lower` (bytecode). Each is a plain function
-//! from the previous pass's result to its own, reporting into `diag::Diags`.
+//! The compiler's passes after parsing, run in the order
+//! `lib.rs::compile` lists: `expand` (probe aliases) → `prometheus` (its
+//! probes dropped) → `resolve` (names, probe points) → `elide` (`no probes
+//! found`) → `types` (long/string inference) → `lower` (bytecode), with
+//! the built-in tapset's rewrites (`crate::tapset`) between `prometheus`
+//! and `resolve`. Each is a plain function from the previous pass's result
+//! to its own, reporting into `diag::Diags`; `resolve` and `lower` are
+//! directories, a file per part.
 pub mod elide;
 pub mod expand;
 pub mod lower;

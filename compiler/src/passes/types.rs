@@ -222,7 +222,7 @@ impl Typer<'_> {
     /// A foreach loop: keys and value tied to the array's.
     fn foreach(&mut self, f: &Foreach) {
         if matches!(&f.array.kind, ExprKind::Stat { op, .. } if op.starts_with("@hist")) {
-            // Bucket indexes of a histogram (resolve.rs foreach_hist).
+            // Bucket indexes of a histogram (resolve/arrays.rs foreach_hist).
             self.expr(&f.array, Ty::Unknown);
             let locals = self.res.body_locals(self.probe).to_vec();
             for (name, sp) in &f.keys {

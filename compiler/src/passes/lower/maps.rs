@@ -1,0 +1,116 @@
+//! Global arrays (the MAP* instructions): an array's map id and key runs,
+//! element assignment (`a[k] = v`, `a[k] op= v`, `a[k] .= s`), and
+//! `delete` of an element, a whole array or a scalar.
+use super::*;
+
+impl Gen<'_> {
+    /// The MAP id of global array `g` (arrays numbered in declaration order).
+    pub(super) fn map_id(&self, g: usize) -> i32 {
+        self.res.globals.iter().take(g).filter(|x| x.array).count() as i32
+    }
+
+    /// The global array an `Index`/`In` base names.
+    pub(super) fn array_of(&self, base: &Expr) -> Option<usize> {
+        match self.r#ref(base) {
+            Ref::Global(g) if self.res.globals.get(g).is_some_and(|x| x.array) => Some(g),
+            _ => None,
+        }
+    }
+
+    /// Evaluates the keys of an access to array `g` into its key runs.
+    pub(super) fn key_runs(&mut self, g: usize, keys: &[Option<Expr>]) -> (u8, u8) {
+        let kinds: Vec<bool> = self
+            .types
+            .keys
+            .get(g)
+            .map(|k| k.iter().map(|t| *t == Ty::Str).collect())
+            .unwrap_or_default();
+        let ks: Vec<Expr> = keys.iter().flatten().cloned().collect();
+        self.arg_runs(&ks, &kinds)
+    }
+
+    /// `a[k] op= rhs` (or `=`); returns the register of the value.
+    pub(super) fn assign_elem(
+        &mut self,
+        g: usize,
+        keys: &[Option<Expr>],
+        op: AssignOp,
+        rhs: &Expr,
+        is_str: bool,
+    ) -> u8 {
+        use abi::*;
+        let map = self.map_id(g);
+        if is_str {
+            let v = self.alloc_s();
+            if op == AssignOp::Concat {
+                let (rb, sc) = self.key_runs(g, keys);
+                self.emit(STP_OP_MGETS, v, rb, sc, map);
+                let r = self.str(rhs);
+                let t = self.alloc_s();
+                self.emit(STP_OP_SCAT, t, v, r, 0);
+                self.emit(STP_OP_SMOV, v, t, 0, 0);
+                self.emit(STP_OP_MSETS, v, rb, sc, map);
+            } else {
+                self.str_into(rhs, v);
+                let (rb, sc) = self.key_runs(g, keys);
+                self.emit(STP_OP_MSETS, v, rb, sc, map);
+            }
+            return v;
+        }
+        let v = self.alloc_r();
+        self.int_into(rhs, v);
+        let (rb, sc) = self.key_runs(g, keys);
+        match op {
+            AssignOp::Bin(b) => {
+                let mop = map | ((binop(b) as i32) << 16);
+                self.emit(STP_OP_MOPR, v, rb, sc, mop);
+            }
+            _ => {
+                self.emit(STP_OP_MSET, v, rb, sc, map);
+            }
+        }
+        v
+    }
+
+    /// `delete e`: an element, a whole array, or a scalar.
+    pub(super) fn delete(&mut self, e: &Expr) {
+        use abi::*;
+        let mark = (self.next_r, self.next_s);
+        match &e.kind {
+            ExprKind::Index { base, keys } => {
+                if let Some(g) = self.array_of(base) {
+                    let (rb, sc) = self.key_runs(g, keys);
+                    let map = self.map_id(g);
+                    self.emit(STP_OP_MDEL, 0, rb, sc, map);
+                }
+            }
+            ExprKind::Var(_) => match self.r#ref(e) {
+                Ref::Global(g) if self.res.globals.get(g).is_some_and(|x| x.array) => {
+                    let map = self.map_id(g);
+                    self.emit(STP_OP_MCLEAR, 0, 0, 0, map);
+                }
+                Ref::Global(g) if self.sglobal_delete(g) => {}
+                Ref::Global(g) => {
+                    let t = self.alloc_r();
+                    self.load_int(t, 0);
+                    self.emit(STP_OP_STG, t, 0, 0, g as i32);
+                }
+                Ref::Local(l) => {
+                    let x = self.local(l);
+                    let is_str =
+                        self.types.locals.get(self.probe).and_then(|t| t.get(l)) == Some(&Ty::Str);
+                    if is_str {
+                        let k = self.tabs.string(b"");
+                        self.emit(STP_OP_SLDK, x, 0, 0, k);
+                    } else {
+                        self.load_int(x, 0);
+                    }
+                }
+                _ => {}
+            },
+            _ => self.fail("not supported yet: delete of this kind"),
+        }
+        self.next_r = mark.0;
+        self.next_s = mark.1;
+    }
+}

@@ -1,0 +1,114 @@
+//! The program's tables, shared by all handlers of one lowering: constants,
+//! strings (cut as stap cuts them), formats, regular expressions (their
+//! DFAs), target variables, and the relocated constant and special formats
+//! of `target()`, `switch_file()` and `warn()`.
+use super::*;
+
+/// The program's tables, shared by all handlers.
+pub(super) struct Tables {
+    pub(super) konsts: Vec<i64>,
+    pub(super) kidx: HashMap<i64, i32>,
+    pub(super) strings: Vec<Vec<u8>>,
+    pub(super) sidx: HashMap<Vec<u8>, i32>,
+    pub(super) formats: Vec<Format>,
+    pub(super) maxstr: usize,
+    /// Target variables, their `handler` set once the handler is placed.
+    pub(super) target_vars: Vec<TargetVar>,
+    /// Regular expressions (REMATCH's RX operand), one per pattern.
+    pub(super) regexes: Vec<RegexTable>,
+    /// `Program::target_konst`, made by the first `target()`.
+    pub(super) target_konst: Option<i32>,
+    /// `Program::switch_file_format`, made by the first `switch_file()`
+    /// (never shared with a printf of the same text).
+    pub(super) switch_fmt: Option<i32>,
+    /// `Program::warn_format`, made by the first `warn(msg)` (never shared
+    /// either).
+    pub(super) warn_fmt: Option<i32>,
+}
+
+impl Tables {
+    pub(super) fn konst(&mut self, v: i64) -> i32 {
+        if let Some(&i) = self.kidx.get(&v) {
+            return i;
+        }
+        let i = self.konsts.len() as i32;
+        self.konsts.push(v);
+        self.kidx.insert(v, i);
+        i
+    }
+
+    /// A fresh constant the loader patches (never shared).
+    pub(super) fn reloc_konst(&mut self) -> i32 {
+        self.konsts.push(0);
+        (self.konsts.len() - 1) as i32
+    }
+
+    /// A constant string, cut at a NUL (C semantics) and at MAXSTRINGLEN - 1
+    /// bytes (the NUL counts, as in stap).
+    pub(super) fn string(&mut self, s: &[u8]) -> i32 {
+        let mut b: Vec<u8> = s.iter().copied().take_while(|&c| c != 0).collect();
+        b.truncate(self.maxstr);
+        if let Some(&i) = self.sidx.get(&b) {
+            return i;
+        }
+        let i = self.strings.len() as i32;
+        self.strings.push(b.clone());
+        self.sidx.insert(b, i);
+        i
+    }
+
+    /// The DFA of a regex literal (`resolve` already refused a pattern
+    /// that does not compile).
+    pub(super) fn regex(&mut self, pattern: &[u8]) -> Result<i32, String> {
+        if let Some(i) = self.regexes.iter().position(|r| r.pattern == pattern) {
+            return Ok(i as i32);
+        }
+        let t = crate::regex::compile(pattern).map_err(|e| e.to_string())?;
+        self.regexes.push(t);
+        Ok((self.regexes.len() - 1) as i32)
+    }
+
+    pub(super) fn format(&mut self, text: &str, args: Vec<ArgKind>) -> i32 {
+        let f = Format {
+            text: text.to_string(),
+            args,
+        };
+        let special = self.switch_fmt.map(|i| i as usize);
+        let warn = self.warn_fmt.map(|i| i as usize);
+        if let Some(i) = (0..self.formats.len())
+            .find(|&i| self.formats[i] == f && Some(i) != special && Some(i) != warn)
+        {
+            return i as i32;
+        }
+        self.formats.push(f);
+        (self.formats.len() - 1) as i32
+    }
+
+    /// The constant `target()` reads (the loader patches it).
+    pub(super) fn target_konst(&mut self) -> i32 {
+        match self.target_konst {
+            Some(k) => k,
+            None => {
+                let k = self.reloc_konst();
+                self.target_konst = Some(k);
+                k
+            }
+        }
+    }
+
+    /// The format of `switch_file()`'s PRINTF record.
+    pub(super) fn switch_format(&mut self) -> i32 {
+        match self.switch_fmt {
+            Some(f) => f,
+            None => {
+                self.formats.push(Format {
+                    text: String::new(),
+                    args: Vec::new(),
+                });
+                let f = (self.formats.len() - 1) as i32;
+                self.switch_fmt = Some(f);
+                f
+            }
+        }
+    }
+}

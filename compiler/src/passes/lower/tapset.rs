@@ -1,0 +1,98 @@
+//! Lowering of the tapset functions that need more than one instruction or
+//! a string opcode of their own: `print_char` (a one-conversion PRINTF),
+//! `big_endian*` / `little_endian*` (byte swaps as shift-and-mask
+//! sequences: no opcode), `text_strn` and `string_quoted` (STEXTN) and
+//! `tokenize` (STOK, whose state is the CPU's tokenizer in the VM).
+//!
+//! A child module of `lower`: it extends the lowering of one handler.
+use super::*;
+
+impl Gen<'_> {
+    /// Calls tapset built-in `b`; the result goes to `dst` or `sdst` by
+    /// its kind (see `resolve::Builtin`).
+    pub(super) fn call_tapset(
+        &mut self,
+        b: Builtin,
+        args: &[Expr],
+        dst: Option<u8>,
+        sdst: Option<u8>,
+    ) {
+        use abi::*;
+        match b {
+            Builtin::PrintChar => {
+                // stap's _stp_print_char: the low byte, as %c writes it.
+                let r = self.alloc_r();
+                if let Some(a) = args.first() {
+                    self.int_into(a, r);
+                }
+                let f = self.tabs.format("%c", vec![ArgKind::Int]);
+                self.emit(STP_OP_PRINTF, 0, r, 0, f);
+                if let Some(d) = dst {
+                    self.load_int(d, 0);
+                }
+            }
+            Builtin::Endian { bytes, big } => {
+                let d = dst.unwrap_or_else(|| self.alloc_r());
+                let v = self.alloc_r();
+                if let Some(a) = args.first() {
+                    self.int_into(a, v);
+                }
+                self.endian(d, v, bytes, big);
+            }
+            Builtin::TextStrn | Builtin::StringQuoted => {
+                let d = self.alloc_s();
+                let s = match args.first() {
+                    Some(a) => self.str(a),
+                    None => return,
+                };
+                let pair = self.alloc_r();
+                self.alloc_r();
+                if b == Builtin::TextStrn && args.len() == 3 {
+                    self.int_into(&args[1], pair);
+                    self.int_into(&args[2], pair + 1);
+                } else {
+                    self.load_int(pair, 0);
+                    self.load_int(pair + 1, 1);
+                }
+                self.emit(STP_OP_STEXTN, d, s, pair, 0);
+                if let Some(t) = sdst {
+                    self.emit(STP_OP_SMOV, t, d, 0, 0);
+                }
+            }
+            Builtin::Tokenize => {
+                let d = sdst.unwrap_or_else(|| self.alloc_s());
+                let (input, delim) = match args {
+                    [i, dl] => (self.str(i), self.str(dl)),
+                    [dl] => {
+                        let e = self.alloc_s();
+                        let k = self.tabs.string(b"");
+                        self.emit(STP_OP_SLDK, e, 0, 0, k);
+                        (e, self.str(dl))
+                    }
+                    _ => return,
+                };
+                self.emit(STP_OP_STOK, d, input, delim, 0);
+            }
+            _ => self.fail("internal error: not a tapset built-in"),
+        }
+    }
+
+    /// `d := v`'s low `bytes` bytes, swapped when `big` (the target is
+    /// little-endian), as an unsigned number: for each byte k,
+    /// `((v >> 8k) & 0xff) << 8(bytes-1-k)` (unswapped: `<< 8k`), ORed.
+    fn endian(&mut self, d: u8, v: u8, bytes: u8, big: bool) {
+        use abi::*;
+        let (t, sh, mask) = (self.alloc_r(), self.alloc_r(), self.alloc_r());
+        self.load_int(d, 0);
+        self.load_int(mask, 0xff);
+        for k in 0..i64::from(bytes) {
+            self.load_int(sh, 8 * k);
+            self.emit(STP_OP_SHR, t, v, sh, 0);
+            self.emit(STP_OP_AND, t, t, mask, 0);
+            let to = if big { i64::from(bytes) - 1 - k } else { k };
+            self.load_int(sh, 8 * to);
+            self.emit(STP_OP_SHL, t, t, sh, 0);
+            self.emit(STP_OP_OR, d, d, t, 0);
+        }
+    }
+}

@@ -1,0 +1,506 @@
+//! Name and probe-point resolution.
+//!
+//! Computes: what every probe point means (probe kind, handler context,
+//! symbolic target, timer period, flags), which names are globals and which
+//! are probe locals, which built-in each call is, and how each global is
+//! used (for stap's print-at-exit rule). Reports the semantic errors of this
+//! stage (unknown probe points and functions, `$return` outside return
+//! probes, `break` outside loops, non-lvalues, every `not supported yet`
+//! feature) and the `syscall.open` warning.
+//!
+//! Needs: the parsed `Script`. Runs next: `passes::types`.
+//!
+//! This file holds the result (`Resolved` and its parts), the walk's state
+//! (`Resolver`) and the entry point `run`, which walks the declarations
+//! and then checks what needs the whole script (functions reachable from a
+//! probe, unused globals, arrays against scalars and statistics). The rest
+//! is in `probes.rs` (probe points), `walk.rs` (the expression and
+//! statement walk), `builtins.rs` (the built-in functions), `targets.rs`
+//! (target variables and `@cast`), `stats.rs` (statistics) and `arrays.rs`
+//! (arrays, `foreach`, `delete`).
+use crate::ast::*;
+use crate::diag::{Diagnostic, Diags};
+use crate::parse::STAT_EXTRACTORS;
+use std::collections::HashMap;
+use vm_spec::abi;
+use vm_spec::program::{ProbeTarget, TargetSite};
+
+mod arrays;
+mod builtins;
+mod probes;
+mod stats;
+mod targets;
+mod walk;
+
+pub use builtins::Builtin;
+
+/// What a name or call in an expression refers to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Ref {
+    /// Nothing (not a name or call).
+    #[default]
+    None,
+    /// `Resolved::globals[i]`.
+    Global(usize),
+    /// Local `i` of the enclosing probe.
+    Local(usize),
+    /// A built-in function.
+    Builtin(Builtin),
+    /// A user function: `Resolved::funcs[i]`.
+    Func(usize),
+}
+
+/// One global variable.
+#[derive(Debug, Clone)]
+pub struct GlobalInfo {
+    /// Name.
+    pub name: String,
+    /// Its declaration token.
+    pub span: Span,
+    /// Initialiser.
+    pub init: Option<Literal>,
+    /// Assigned or incremented somewhere.
+    pub written: bool,
+    /// Its value is used somewhere (stap's `read && used`).
+    pub used: bool,
+    /// An associative array: declared `[N]` / `%`, or used with keys.
+    pub array: bool,
+    /// `[N]`: the declared maximum number of elements.
+    pub size: Option<i64>,
+    /// `%`: a wrap-around array.
+    pub wrap: bool,
+}
+
+/// One resolved probe point.
+#[derive(Debug, Clone)]
+pub struct Point {
+    /// `abi::STP_PROBE_*`.
+    pub kind: u8,
+    /// `abi::STP_CTX_*` of its handler.
+    pub ctx: u8,
+    /// Symbolic target.
+    pub target: ProbeTarget,
+    /// Timer period.
+    pub period_ns: u64,
+    /// kretprobe maxactive.
+    pub maxactive: u32,
+    /// `abi::STP_PROBE_F_*`.
+    pub flags: u8,
+    /// The point as written.
+    pub display: String,
+    /// Its first component.
+    pub span: Span,
+    /// `begin(N)` / `end(N)` sequence number (0 otherwise).
+    pub sequence: i64,
+    /// `oneshot`: a begin probe that calls exit() after its body.
+    pub oneshot: bool,
+}
+
+/// One user function, resolved.
+#[derive(Debug, Clone)]
+pub struct RFunc {
+    /// Index of the `Item::Function` in `Script::items`.
+    pub item: usize,
+    /// Its name.
+    pub name: String,
+    /// Number of parameters: `locals[..nparams]` are the parameters.
+    pub nparams: usize,
+    /// Its local variables (parameters first): name and first use.
+    pub locals: Vec<(String, Span)>,
+    /// Called, directly or not, from some probe (only these are checked
+    /// and lowered, as stap elides the others).
+    pub used: bool,
+}
+
+/// One probe declaration, resolved.
+#[derive(Debug, Clone)]
+pub struct RProbe {
+    /// Index of the `Item::Probe` in `Script::items`.
+    pub item: usize,
+    /// Its points that get a handler (`never` has none).
+    pub points: Vec<Point>,
+    /// Its local variables: name and first use.
+    pub locals: Vec<(String, Span)>,
+}
+
+/// The result of resolution.
+#[derive(Debug, Clone, Default)]
+pub struct Resolved {
+    /// Global variables in declaration order.
+    pub globals: Vec<GlobalInfo>,
+    /// Probes in source order.
+    pub probes: Vec<RProbe>,
+    /// User functions in source order.
+    pub funcs: Vec<RFunc>,
+    /// What each expression refers to, indexed by `ExprId`.
+    pub refs: Vec<Ref>,
+    /// Globals used as statistics, in order of first use.
+    pub stats: Vec<StatGlobal>,
+    /// `delete x` of a global scalar: the `Var` expressions.
+    pub delete_globals: Vec<ExprId>,
+    /// Target variables (`$x`, `$x->a->b`; not `$return`): the `Target` or
+    /// `Deref` expression, where its parameter comes from and the member
+    /// chain.
+    pub target_vars: HashMap<ExprId, (TargetSite, Vec<String>)>,
+    /// `@defined(x)` decided at compile time (the probe has no target
+    /// variables, or `x` is `$return`): the `AtOp` expression and the
+    /// answer. Any other `@defined(x)` has `x` in `target_vars` and is
+    /// answered at load time (`RelocKind::Exists`).
+    pub defined_consts: HashMap<ExprId, bool>,
+}
+
+impl Resolved {
+    /// The locals of body `i`: probe `i`, or function `i - probes.len()`
+    /// (the numbering `types` and `lower` use for bodies).
+    pub fn body_locals(&self, i: usize) -> &[(String, Span)] {
+        match self.probes.get(i) {
+            Some(p) => &p.locals,
+            None => self
+                .funcs
+                .get(i - self.probes.len())
+                .map_or(&[], |f| f.locals.as_slice()),
+        }
+    }
+}
+
+/// The message of the `syscall.open` warning.
+pub const SYSCALL_OPEN_WARNING: &str = "syscall.open only sees open(2); glibc's open() calls \
+openat(2), so most programs call openat: probe syscall.open, syscall.openat to see both";
+
+/// The state of the walk over the script (`run`, `walk.rs`).
+struct Resolver<'a> {
+    diags: &'a mut Diags,
+    globals: Vec<GlobalInfo>,
+    refs: Vec<Ref>,
+    /// Locals of the probe being walked.
+    locals: Vec<(String, Span)>,
+    /// Which of them are assigned somewhere.
+    assigned: Vec<bool>,
+    /// Contexts of the probe being walked.
+    ctxs: Vec<u8>,
+    /// Points of the probe being walked (none in a function).
+    cur_points: Vec<Point>,
+    /// See `Resolved::target_vars`.
+    target_vars: HashMap<ExprId, (TargetSite, Vec<String>)>,
+    /// See `Resolved::defined_consts`.
+    defined_consts: HashMap<ExprId, bool>,
+    /// Loop nesting of the statement being walked.
+    loops: u32,
+    /// Globals read anywhere (stap's "read", for "Eliding unused variable").
+    read_globals: Vec<usize>,
+    /// User functions by name: (name, item index, parameter names).
+    func_names: Vec<(String, usize)>,
+    /// Functions the body being walked calls.
+    calls: Vec<usize>,
+    /// Walking a function body.
+    in_func: bool,
+    /// Statistics found so far (globals used with `<<<` or an extractor).
+    stats: Vec<StatGlobal>,
+    /// Plain (scalar) uses of globals: a statistic may have none.
+    scalar_uses: Vec<(usize, Span)>,
+    /// Arrays of the enclosing `foreach` loops.
+    iterating: Vec<usize>,
+    /// Arrays the body being walked writes.
+    writes: Vec<usize>,
+    /// Calls inside a `foreach`: function, array iterated, call token.
+    iter_calls: Vec<(usize, usize, Span)>,
+    /// `delete` of global scalars.
+    delete_globals: Vec<ExprId>,
+    /// Elements named as statistics (`a[k] <<< v`, `@count(a[k])`).
+    stat_elems: Vec<(usize, Span)>,
+    /// Elements used as values (`a[k]`, `a[k] = v`, `v = [k] in a`).
+    value_elems: Vec<(usize, Span)>,
+    /// `foreach (... in a @sum-)`: the array and the extractor.
+    stat_sorts: Vec<(usize, String, Span)>,
+}
+
+/// A global used as a statistic (`s <<< v`, `@count(s)` ...).
+#[derive(Debug, Clone)]
+pub struct StatGlobal {
+    /// Index into `Resolved::globals`.
+    pub global: usize,
+    /// The histogram the script draws, if any.
+    pub hist: vm_spec::program::Hist,
+    /// `@variance` is used.
+    pub variance: bool,
+    /// `@variance`'s bit shift.
+    pub shift: u8,
+    /// A statistics array (`a[k] <<< v`): the value of a global array.
+    pub array: bool,
+}
+
+impl Resolver<'_> {
+    fn err(&mut self, d: Diagnostic) {
+        self.diags.push(d);
+    }
+
+    fn unsupported(&mut self, feature: &str, span: Span) {
+        self.err(Diagnostic::unsupported(feature, span));
+    }
+
+    fn set_ref(&mut self, id: ExprId, r: Ref) {
+        if let Some(slot) = self.refs.get_mut(id as usize) {
+            *slot = r;
+        }
+    }
+
+    /// The global or local named `name` (a new local on first sight).
+    fn var(&mut self, name: &str, span: Span) -> Ref {
+        if let Some(g) = self.globals.iter().position(|g| g.name == name) {
+            return Ref::Global(g);
+        }
+        if let Some(l) = self.locals.iter().position(|(n, _)| n == name) {
+            return Ref::Local(l);
+        }
+        self.locals.push((name.to_string(), span));
+        self.assigned.push(false);
+        Ref::Local(self.locals.len() - 1)
+    }
+}
+
+/// Resolves `script`, reporting errors and warnings into `diags`.
+pub fn run(script: &Script, diags: &mut Diags) -> Resolved {
+    let mut r = Resolver {
+        diags,
+        globals: Vec::new(),
+        refs: vec![Ref::None; script.nexprs as usize],
+        locals: Vec::new(),
+        assigned: Vec::new(),
+        ctxs: Vec::new(),
+        cur_points: Vec::new(),
+        target_vars: HashMap::new(),
+        defined_consts: HashMap::new(),
+        loops: 0,
+        read_globals: Vec::new(),
+        func_names: Vec::new(),
+        calls: Vec::new(),
+        in_func: false,
+        stats: Vec::new(),
+        stat_elems: Vec::new(),
+        value_elems: Vec::new(),
+        stat_sorts: Vec::new(),
+        scalar_uses: Vec::new(),
+        iterating: Vec::new(),
+        writes: Vec::new(),
+        iter_calls: Vec::new(),
+        delete_globals: Vec::new(),
+    };
+    for it in &script.items {
+        match it {
+            Item::Global(g) => {
+                if let Some(p) = g.private {
+                    r.unsupported("private", p);
+                }
+                r.globals.push(GlobalInfo {
+                    name: g.name.clone(),
+                    span: g.span,
+                    init: g.init.clone(),
+                    written: false,
+                    used: false,
+                    array: g.array,
+                    size: g.size,
+                    wrap: g.wrap,
+                });
+            }
+            Item::Unsupported(u) => r.unsupported(&u.feature, u.span),
+            Item::Function(f) => {
+                if f.body.is_none() {
+                    r.unsupported("embedded C functions", f.span);
+                } else if r.func_names.iter().any(|(n, _)| *n == f.name) {
+                    r.unsupported("function overloading", f.span);
+                } else {
+                    // `private` is file scope: one file here, so no effect.
+                    r.func_names.push((f.name.clone(), f.params.len()));
+                }
+            }
+            Item::Alias(a) => {
+                let at = a.names.first().map_or(a.span, |p| p.span());
+                r.unsupported("probe aliases", at);
+            }
+            Item::Embedded(span) => r.unsupported("embedded C", *span),
+            Item::Probe(_) => {}
+        }
+    }
+    // Function bodies: locals start with the parameters.
+    let mut funcs = Vec::new();
+    let mut fcalls: Vec<Vec<usize>> = Vec::new();
+    let mut fwrites: Vec<Vec<usize>> = Vec::new();
+    for (idx, it) in script.items.iter().enumerate() {
+        let Item::Function(f) = it else { continue };
+        let Some(body) = &f.body else { continue };
+        if !r.func_names.iter().any(|(n, _)| *n == f.name)
+            || funcs.iter().any(|x: &RFunc| x.name == f.name)
+        {
+            continue;
+        }
+        r.locals = f.params.iter().map(|p| (p.name.clone(), p.span)).collect();
+        r.assigned = vec![true; f.params.len()];
+        r.ctxs = vec![abi::STP_CTX_FUNCTION as u8];
+        r.loops = 0;
+        r.in_func = true;
+        r.calls = Vec::new();
+        r.writes = Vec::new();
+        r.stmt(body);
+        r.in_func = false;
+        fcalls.push(std::mem::take(&mut r.calls));
+        fwrites.push(std::mem::take(&mut r.writes));
+        funcs.push(RFunc {
+            item: idx,
+            name: f.name.clone(),
+            nparams: f.params.len(),
+            locals: std::mem::take(&mut r.locals),
+            used: false,
+        });
+    }
+    let mut probes = Vec::new();
+    let mut open_at: Option<Span> = None;
+    let mut saw_openat = false;
+    for (idx, it) in script.items.iter().enumerate() {
+        let Item::Probe(p) = it else { continue };
+        let mut points = Vec::new();
+        for pp in &p.points {
+            let names: Vec<&str> = pp.components.iter().map(|c| c.name.as_str()).collect();
+            match names.as_slice() {
+                ["syscall" | "nd_syscall", "open", ..] => {
+                    open_at.get_or_insert(pp.span());
+                }
+                ["syscall" | "nd_syscall", "openat", ..] => saw_openat = true,
+                _ => {}
+            }
+            if let Some(point) = r.point(pp) {
+                points.push(point);
+            }
+        }
+        r.locals = Vec::new();
+        r.assigned = Vec::new();
+        r.ctxs = points.iter().map(|p| p.ctx).collect();
+        r.cur_points = points.clone();
+        r.loops = 0;
+        r.stmt(&p.body);
+        // Functions reachable from this probe (bounded: each is marked once).
+        let mut work = std::mem::take(&mut r.calls);
+        while let Some(f) = work.pop() {
+            if let Some(rf) = funcs.get_mut(f) {
+                if !rf.used {
+                    rf.used = true;
+                    work.extend(fcalls.get(f).into_iter().flatten().copied());
+                }
+            }
+        }
+        for (l, (name, span)) in r.locals.iter().enumerate() {
+            if !r.assigned.get(l).copied().unwrap_or(true) {
+                r.diags.push(Diagnostic::warning(
+                    format!("never-assigned local variable '{name}'"),
+                    *span,
+                ));
+            }
+        }
+        probes.push(RProbe {
+            item: idx,
+            points,
+            locals: std::mem::take(&mut r.locals),
+        });
+    }
+    for (g, info) in r.globals.iter().enumerate() {
+        if !info.written && !r.read_globals.contains(&g) {
+            r.diags.push(Diagnostic::warning(
+                format!("Eliding unused variable '{}'", info.name),
+                info.span,
+            ));
+        }
+    }
+    if let (Some(span), false) = (open_at, saw_openat) {
+        r.diags
+            .push(Diagnostic::warning(SYSCALL_OPEN_WARNING, span));
+    }
+    // A function called inside a foreach must not write the array, even
+    // through the functions it calls (stap: semko/thirteen, fourteen).
+    for (f, g, span) in std::mem::take(&mut r.iter_calls) {
+        let mut seen = vec![false; fcalls.len()];
+        let mut work = vec![f];
+        let mut hit = false;
+        while let Some(x) = work.pop() {
+            if x >= seen.len() || seen[x] {
+                continue;
+            }
+            seen[x] = true;
+            hit |= fwrites[x].contains(&g);
+            work.extend(fcalls[x].iter().copied());
+        }
+        if hit {
+            let name = r.globals[g].name.clone();
+            r.diags.push(Diagnostic::semantic(
+                format!("function call modifies var '{name}' during 'foreach' iteration"),
+                span,
+            ));
+        }
+    }
+    // A global is an array or a scalar, not both; nor a statistic.
+    for st in &r.stats {
+        if r.globals[st.global].array && !st.array {
+            let name = r.globals[st.global].name.clone();
+            r.diags.push(Diagnostic::semantic(
+                format!("array '{name}' used as a statistic"),
+                r.globals[st.global].span,
+            ));
+        }
+    }
+    for (g, span) in r.scalar_uses.clone() {
+        if r.globals[g].array {
+            let name = r.globals[g].name.clone();
+            r.diags.push(Diagnostic::semantic(
+                format!("array '{name}' used as a scalar"),
+                span,
+            ));
+        }
+    }
+    // A statistics array's elements are only `<<<`-ed and extracted, and a
+    // plain array's are not statistics.
+    for (g, span) in std::mem::take(&mut r.value_elems) {
+        if r.stats.iter().any(|s| s.global == g && s.array) {
+            r.diags
+                .push(Diagnostic::semantic("invalid type stats", span));
+        }
+    }
+    for (g, span) in std::mem::take(&mut r.stat_elems) {
+        if !r.stats.iter().any(|s| s.global == g && s.array) {
+            let name = r.globals[g].name.clone();
+            r.diags.push(Diagnostic::semantic(
+                format!("array '{name}' used as a statistic"),
+                span,
+            ));
+        }
+    }
+    for (g, op, span) in std::mem::take(&mut r.stat_sorts) {
+        if !r.stats.iter().any(|s| s.global == g && s.array) {
+            r.diags.push(Diagnostic::semantic(
+                format!("sort by {op} of an array that is not a statistic"),
+                span,
+            ));
+        } else if !STAT_EXTRACTORS.contains(&op.as_str()) {
+            // `@variance` parses and sorts by @count, as in stap 5.x
+            // (translate.cxx maps sc_variance to SORT_COUNT; lower/foreach.rs).
+            r.diags.push(Diagnostic::unsupported(
+                &format!("foreach sorted by {op}"),
+                span,
+            ));
+        }
+    }
+    // A statistic is only ever `<<<`-ed and extracted (stap's pe_stats).
+    for (g, span) in std::mem::take(&mut r.scalar_uses) {
+        if r.stats.iter().any(|s| s.global == g) {
+            r.diags
+                .push(Diagnostic::semantic("invalid type stats", span));
+        }
+    }
+    Resolved {
+        globals: r.globals,
+        probes,
+        funcs,
+        refs: r.refs,
+        stats: r.stats,
+        delete_globals: r.delete_globals,
+        target_vars: r.target_vars,
+        defined_consts: r.defined_consts,
+    }
+}

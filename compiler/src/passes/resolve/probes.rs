@@ -1,0 +1,413 @@
+//! Probe points: what each point means (probe kind, handler context,
+//! symbolic target, timer period, flags, `begin`/`end` sequence), with
+//! stap's messages for the points that do not match and the ones not
+//! supported yet.
+use super::*;
+
+fn lit_num(c: &Component) -> Option<i64> {
+    match c.arg {
+        Some(Literal::Num(n, _)) => Some(n),
+        _ => None,
+    }
+}
+
+fn lit_str(c: &Component) -> Option<&str> {
+    match &c.arg {
+        Some(Literal::Str(s, _)) => std::str::from_utf8(s).ok(),
+        _ => None,
+    }
+}
+
+impl Resolver<'_> {
+    /// `timer.profile`, `timer.profile.tick`, `perf.sw.cpu_clock` (every
+    /// `period_ns` of CPU time; 0: every tick): a timer flagged
+    /// `STP_PROBE_F_PROFILE` (abi.h), one per CPU, with the interrupted
+    /// registers for `addr()` and `user_mode()`. `c` are the components
+    /// that take no argument.
+    fn profile_point(&mut self, mut p: Point, c: &[Component], period_ns: u64) -> Option<Point> {
+        if let Some(a) = c.iter().find(|x| x.arg.is_some()) {
+            self.err(Diagnostic::semantic("probe point mismatch", a.span));
+            return None;
+        }
+        p.kind = abi::STP_PROBE_TIMER as u8;
+        p.ctx = abi::STP_CTX_TIMER as u8;
+        p.period_ns = period_ns;
+        p.flags |= abi::STP_PROBE_F_PROFILE as u8;
+        Some(p)
+    }
+
+    /// Resolves one probe point; `None` after reporting an error, or for
+    /// `never`.
+    pub(super) fn point(&mut self, pp: &ProbePoint) -> Option<Point> {
+        let c = &pp.components;
+        let first = c.first()?;
+        let span = first.span;
+        let names: Vec<&str> = c.iter().map(|c| c.name.as_str()).collect();
+        if let Some(cond) = pp.condition {
+            self.unsupported("conditional probe points (if)", cond);
+            return None;
+        }
+        if pp.sufficient {
+            self.unsupported("sufficient probe points (!)", span);
+            return None;
+        }
+        if let Some(w) = c.iter().find(|c| c.name.contains('*')) {
+            self.unsupported("wildcard probe points", w.span);
+            return None;
+        }
+        let flags = if pp.optional {
+            abi::STP_PROBE_F_OPTIONAL as u8
+        } else {
+            0
+        };
+        let mut p = Point {
+            kind: 0,
+            ctx: 0,
+            target: ProbeTarget::None,
+            period_ns: 0,
+            maxactive: 0,
+            flags,
+            display: pp.display(),
+            span,
+            sequence: 0,
+            oneshot: false,
+        };
+        let mismatch = |r: &mut Self, at: &Component| {
+            r.err(Diagnostic::semantic("probe point mismatch", at.span));
+            None
+        };
+        // An argument where none is allowed, or a missing one.
+        let bad_arg = |r: &mut Self, at: &Component| {
+            r.err(Diagnostic::semantic("probe point mismatch", at.span));
+            None
+        };
+        match names.as_slice() {
+            ["begin"] | ["end"] => {
+                if first.arg.is_some() && lit_num(first).is_none() {
+                    return bad_arg(self, first);
+                }
+                p.sequence = lit_num(first).unwrap_or(0);
+                let begin = names[0] == "begin";
+                p.kind = if begin {
+                    abi::STP_PROBE_BEGIN
+                } else {
+                    abi::STP_PROBE_END
+                } as u8;
+                p.ctx = if begin {
+                    abi::STP_CTX_BEGIN
+                } else {
+                    abi::STP_CTX_END
+                } as u8;
+                if p.flags != 0 {
+                    p.flags = 0;
+                }
+                Some(p)
+            }
+            ["never"] => None,
+            ["oneshot"] if first.arg.is_none() => {
+                p.kind = abi::STP_PROBE_BEGIN as u8;
+                p.ctx = abi::STP_CTX_BEGIN as u8;
+                p.flags = 0;
+                p.oneshot = true;
+                Some(p)
+            }
+            ["error"] => {
+                // Runs at STOP instead of the end probes when the session
+                // is in the error state; handler context END.
+                if first.arg.is_some() && lit_num(first).is_none() {
+                    return bad_arg(self, first);
+                }
+                p.sequence = lit_num(first).unwrap_or(0);
+                p.kind = abi::STP_PROBE_ERROR as u8;
+                p.ctx = abi::STP_CTX_END as u8;
+                p.flags = 0;
+                Some(p)
+            }
+            ["timer", unit] => {
+                let unit_c = &c[1];
+                let scale: i64 = match *unit {
+                    "s" | "sec" => 1_000_000_000,
+                    "ms" | "msec" => 1_000_000,
+                    "us" | "usec" => 1_000,
+                    "ns" | "nsec" => 1,
+                    "hz" => 0,
+                    "jiffies" => {
+                        self.unsupported("timer.jiffies", unit_c.span);
+                        return None;
+                    }
+                    "profile" => return self.profile_point(p, c, 0),
+                    _ => return mismatch(self, unit_c),
+                };
+                let Some(n) = lit_num(unit_c) else {
+                    return bad_arg(self, unit_c);
+                };
+                const MIN: i64 = 100_000;
+                const MAX: i64 = 1_000_000_000 * 60 * 60 * 24;
+                let ns = if scale == 0 {
+                    if n <= 0 {
+                        None
+                    } else {
+                        Some(1_000_000_000 / n)
+                    }
+                } else {
+                    n.checked_mul(scale)
+                };
+                match ns {
+                    Some(ns) if (MIN..=MAX).contains(&ns) => {
+                        p.period_ns = ns as u64;
+                    }
+                    _ => {
+                        let (lo, hi) = if scale == 0 {
+                            (1, 1_000_000_000 / MIN)
+                        } else {
+                            (if scale < MIN { MIN / scale } else { 1 }, MAX / scale)
+                        };
+                        self.err(
+                            Diagnostic::semantic("while resolving probe point", span).with_note(
+                                format!("interval value out of range ({lo}, {hi})"),
+                                None,
+                            ),
+                        );
+                        return None;
+                    }
+                }
+                p.kind = abi::STP_PROBE_TIMER as u8;
+                p.ctx = abi::STP_CTX_TIMER as u8;
+                Some(p)
+            }
+            ["timer", _, "randomize"] => {
+                self.unsupported("timer randomize", c[2].span);
+                None
+            }
+            ["kernel" | "kprobe", "function", ..] => {
+                if first.arg.is_some() {
+                    return bad_arg(self, first);
+                }
+                self.function_point(p, c, None, 1)
+            }
+            ["module", "function", ..] => self.function_point(p, c, Some(first), 1),
+            ["kprobe", "module", "function", ..] => {
+                if first.arg.is_some() {
+                    return bad_arg(self, first);
+                }
+                self.function_point(p, c, Some(&c[1]), 2)
+            }
+            ["syscall" | "nd_syscall", name, rest @ ..] => {
+                let nc = &c[1];
+                if first.arg.is_some() || nc.arg.is_some() {
+                    return bad_arg(self, if first.arg.is_some() { first } else { nc });
+                }
+                let ret = match rest {
+                    [] => false,
+                    ["return"] if c[2].arg.is_none() => true,
+                    _ => return mismatch(self, &c[2]),
+                };
+                p.target = ProbeTarget::FirstOf(vec![
+                    format!("__x64_sys_{name}"),
+                    format!("__se_sys_{name}"),
+                    format!("sys_{name}"),
+                ]);
+                self.set_kprobe(&mut p, ret);
+                Some(p)
+            }
+            ["process", ..] => {
+                self.unsupported("user-space probes (process)", span);
+                None
+            }
+            ["module", ..] | ["kprobe", "module", ..] => {
+                let at = if names[0] == "module" { 1 } else { 2 };
+                mismatch(self, c.get(at).unwrap_or(first))
+            }
+            ["kernel", "trace", ..] => {
+                // kernel.trace("name"): one built-in tracepoint, its raw
+                // arguments in the ARG helper's slots 0..5 (for `$arg`s).
+                let tc = &c[1];
+                if first.arg.is_some() {
+                    return bad_arg(self, first);
+                }
+                if let Some(extra) = c.get(2) {
+                    return mismatch(self, extra);
+                }
+                let Some(name) = lit_str(tc) else {
+                    return bad_arg(self, tc);
+                };
+                if name.contains(['*', '?', '[', ':']) {
+                    self.unsupported("wildcard tracepoints", tc.span);
+                    return None;
+                }
+                if name.is_empty()
+                    || name.len() > abi::STP_MAX_SYMBOL_LEN as usize
+                    || !name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+                {
+                    self.err(Diagnostic::semantic(
+                        format!("invalid tracepoint name \"{name}\""),
+                        tc.span,
+                    ));
+                    return None;
+                }
+                p.kind = abi::STP_PROBE_TRACEPOINT as u8;
+                p.ctx = abi::STP_CTX_KPROBE as u8;
+                p.target = ProbeTarget::Symbol {
+                    name: name.to_string(),
+                    offset: 0,
+                };
+                Some(p)
+            }
+            ["kernel", "tracepoint", ..] => {
+                self.unsupported("tracepoints", span);
+                None
+            }
+            ["kernel", "statement" | "data", ..] | ["kprobe", "statement", ..] => {
+                self.unsupported(&format!("{}.{} probes", names[0], names[1]), span);
+                None
+            }
+            ["timer", "profile", "tick"] => self.profile_point(p, c, 0),
+            ["perf", "sw", "cpu_clock"] => self.profile_point(p, c, 1_000_000),
+            ["perf", "sw", "cpu_clock", "sample"] => match lit_num(&c[3]) {
+                Some(n) if (100_000..=1_000_000_000).contains(&n) => {
+                    self.profile_point(p, &c[..3], n as u64)
+                }
+                _ => bad_arg(self, &c[3]),
+            },
+            ["perf" | "procfs" | "netfilter" | "java" | "python2" | "python3" | "input"
+            | "syscall_any" | "nd_syscall_any" | "tp_syscall" | "debuginfod" | "lsm"
+            | "prometheus", ..] => {
+                self.unsupported(&format!("{} probes", names[0]), span);
+                None
+            }
+            _ => {
+                // Name the first component that does not fit.
+                let at = match names.as_slice() {
+                    ["kernel" | "kprobe" | "timer" | "syscall" | "nd_syscall", ..] => {
+                        c.get(1).unwrap_or(first)
+                    }
+                    ["begin" | "end" | "never" | "error", ..] => c.get(1).unwrap_or(first),
+                    _ => first,
+                };
+                mismatch(self, at)
+            }
+        }
+    }
+
+    /// `kernel.function("f")`, `kprobe.function("f")`, `module("m").function("f")`,
+    /// `kprobe.module("m").function("f")` and their `.call` / `.return` /
+    /// `.maxactive(N)`: `c[fi]` is the `function` component. A glob
+    /// (`*`, `?`) or a module makes the target a pattern the loader expands
+    /// on the running kernel (`ProbeTarget::Symbol`'s `module:glob` form).
+    fn function_point(
+        &mut self,
+        mut p: Point,
+        c: &[Component],
+        module: Option<&Component>,
+        fi: usize,
+    ) -> Option<Point> {
+        let fc = &c[fi];
+        let bad = |r: &mut Self, at: &Component| {
+            r.err(Diagnostic::semantic("probe point mismatch", at.span));
+            None
+        };
+        let Some(sym) = lit_str(fc) else {
+            return bad(self, fc);
+        };
+        if sym.contains('[') {
+            self.unsupported("wildcard probe points with [...]", fc.span);
+            return None;
+        }
+        // `FUNC@FILEPAT`: the loader keeps the functions declared in a
+        // matching source file (vm_spec::program::split_source_file).
+        let (sym, file) = vm_spec::program::split_source_file(sym);
+        if sym.contains([':', '+']) || file.is_some_and(|f| f.contains(['@', ':', '+'])) {
+            self.unsupported("function probes with a file, line or offset", fc.span);
+            return None;
+        }
+        if let Some(f) = file.filter(|f| {
+            f.is_empty()
+                || f.len() > abi::STP_MAX_SYMBOL_LEN as usize
+                || !f.bytes().all(|c| c.is_ascii_graphic())
+        }) {
+            self.err(Diagnostic::semantic(
+                format!("invalid source file pattern \"{f}\""),
+                fc.span,
+            ));
+            return None;
+        }
+        // Only files of stap's blocklist (`*@kernel/kprobes.c`): stap's
+        // no-match on any kernel.
+        if u32::from(p.flags) & abi::STP_PROBE_F_OPTIONAL == 0
+            && file.is_some_and(crate::symbols::only_blocklisted_files)
+        {
+            self.err(
+                Diagnostic::semantic("while resolving probe point", p.span)
+                    .with_note("no match", None),
+            );
+            return None;
+        }
+        if sym.is_empty()
+            || sym.len() > abi::STP_MAX_SYMBOL_LEN as usize
+            || !sym
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || b"_.$*?".contains(&c))
+        {
+            self.err(Diagnostic::semantic(
+                format!("invalid kernel symbol name \"{sym}\""),
+                fc.span,
+            ));
+            return None;
+        }
+        let mut name = sym.to_string();
+        if let Some(mc) = module {
+            let Some(m) = lit_str(mc) else {
+                return bad(self, mc);
+            };
+            if m.is_empty()
+                || m.len() + 1 + sym.len() > abi::STP_MAX_SYMBOL_LEN as usize
+                || !m
+                    .bytes()
+                    .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-')
+            {
+                self.err(Diagnostic::semantic(
+                    format!("invalid kernel module name \"{m}\""),
+                    mc.span,
+                ));
+                return None;
+            }
+            // kallsyms and kprobes spell module names with '_'.
+            name = format!("{}:{sym}", m.replace('-', "_"));
+        }
+        if let Some(f) = file {
+            name = format!("{name}@{f}");
+        }
+        let mut ret = false;
+        for (k, comp) in c[fi + 1..].iter().enumerate() {
+            match comp.name.as_str() {
+                "call" if !ret && k == 0 => {}
+                "return" if !ret => ret = true,
+                "maxactive" if ret => match lit_num(comp) {
+                    Some(m) if (0..=i64::from(u32::MAX)).contains(&m) => p.maxactive = m as u32,
+                    _ => return bad(self, comp),
+                },
+                n @ ("inline" | "exported" | "label" | "callee" | "callees") => {
+                    self.unsupported(&format!("'.{n}' probe points"), comp.span);
+                    return None;
+                }
+                _ => return bad(self, comp),
+            }
+            if comp.name != "maxactive" && comp.arg.is_some() {
+                return bad(self, comp);
+            }
+        }
+        p.target = ProbeTarget::Symbol { name, offset: 0 };
+        self.set_kprobe(&mut p, ret);
+        Some(p)
+    }
+
+    fn set_kprobe(&self, p: &mut Point, ret: bool) {
+        if ret {
+            p.kind = abi::STP_PROBE_KRETPROBE as u8;
+            p.ctx = abi::STP_CTX_KRETPROBE as u8;
+        } else {
+            p.kind = abi::STP_PROBE_KPROBE as u8;
+            p.ctx = abi::STP_CTX_KPROBE as u8;
+        }
+    }
+}

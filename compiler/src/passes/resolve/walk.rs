@@ -1,0 +1,279 @@
+//! The walk over probe and function bodies: every expression and
+//! statement, with its names resolved, its uses recorded (written, used,
+//! read) and the errors of this stage reported; each construct with rules
+//! of its own has its file (`builtins.rs`, `targets.rs`, `stats.rs`,
+//! `arrays.rs`).
+use super::*;
+
+impl Resolver<'_> {
+    /// An assignment or increment target: `what` is its operator token.
+    fn lvalue(&mut self, e: &Expr, op_span: Span, value_used: bool, read: bool) {
+        match &e.kind {
+            ExprKind::Var(name) => {
+                let r = self.var(name, e.span);
+                self.set_ref(e.id, r);
+                match r {
+                    Ref::Global(g) => {
+                        self.scalar_uses.push((g, e.span));
+                        self.globals[g].written = true;
+                        if read && value_used {
+                            self.globals[g].used = true;
+                        }
+                    }
+                    Ref::Local(l) => {
+                        if let Some(a) = self.assigned.get_mut(l) {
+                            *a = true;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            ExprKind::Unsupported(_) => self.expr(e, true),
+            ExprKind::Index { base, keys } if matches!(base.kind, ExprKind::Var(_)) => {
+                if let Some(g) = self.array_ref(base, keys, e.span) {
+                    self.array_write(g, e.span);
+                    self.value_elems.push((g, e.span));
+                    if read && value_used {
+                        self.globals[g].used = true;
+                        self.read_globals.push(g);
+                    }
+                }
+            }
+            _ => {
+                self.expr(e, true);
+                self.err(Diagnostic::semantic(
+                    "Expecting lvalue for assignment",
+                    op_span,
+                ));
+            }
+        }
+    }
+
+    /// Walks an expression; `used` tells whether its value is consumed.
+    pub(super) fn expr(&mut self, e: &Expr, used: bool) {
+        match &e.kind {
+            ExprKind::Num(_) | ExprKind::Str(_) => {}
+            ExprKind::Var(name) => {
+                let r = self.var(name, e.span);
+                self.set_ref(e.id, r);
+                if let Ref::Global(g) = r {
+                    self.globals[g].used = true;
+                    self.read_globals.push(g);
+                    self.scalar_uses.push((g, e.span));
+                }
+            }
+            ExprKind::Target(name) => {
+                if name == "$return" {
+                    self.check_ctx(abi::STP_HLP_RETVAL, "$return", e.span);
+                } else {
+                    self.target_var(e, name, &[]);
+                }
+            }
+            ExprKind::Call { name, args } => self.call(e, name, args),
+            ExprKind::Print { kind, format, args } => {
+                for a in args {
+                    self.expr(a, true);
+                }
+                match kind {
+                    PrintKind::Printf
+                        if format
+                            .as_deref()
+                            .is_some_and(|f| std::str::from_utf8(f).is_err()) =>
+                    {
+                        // The program's format table holds text.
+                        self.unsupported("non-UTF-8 bytes in a printf format", e.span)
+                    }
+                    PrintKind::Printf
+                        if format.as_deref().is_some_and(|f| {
+                            crate::printf::uses_memory(&String::from_utf8_lossy(f))
+                        }) =>
+                    {
+                        self.unsupported("printf %m / %M", e.span)
+                    }
+                    _ => {}
+                }
+            }
+            ExprKind::Unary(_, a) => self.expr(a, true),
+            ExprKind::Binary(_, a, b)
+            | ExprKind::Cmp(_, a, b)
+            | ExprKind::And(a, b)
+            | ExprKind::Or(a, b)
+            | ExprKind::Concat(a, b) => {
+                self.expr(a, true);
+                self.expr(b, true);
+            }
+            ExprKind::Ternary(c, a, b) => {
+                self.expr(c, true);
+                self.expr(a, used);
+                self.expr(b, used);
+            }
+            ExprKind::Assign(op, lhs, rhs) => {
+                self.expr(rhs, true);
+                self.lvalue(lhs, e.span, used, *op != AssignOp::Set);
+            }
+            ExprKind::PreIncr(_, a) | ExprKind::PostIncr(_, a) => {
+                self.lvalue(a, e.span, used, true);
+            }
+            ExprKind::Unsupported(feature) => self.unsupported(feature, e.span),
+            ExprKind::Format { name, format, args } => {
+                self.exprs(args);
+                if format
+                    .as_deref()
+                    .is_some_and(|f| std::str::from_utf8(f).is_err())
+                {
+                    self.unsupported(&format!("non-UTF-8 bytes in a {name} format"), e.span)
+                }
+            }
+            ExprKind::Index { base, keys } if matches!(base.kind, ExprKind::Var(_)) => {
+                if let Some(g) = self.array_ref(base, keys, e.span) {
+                    self.globals[g].used = true;
+                    self.read_globals.push(g);
+                    self.value_elems.push((g, e.span));
+                }
+            }
+            ExprKind::Index { base, keys } => {
+                self.exprs(keys.iter().flatten());
+                if matches!(base.kind, ExprKind::Stat { .. }) {
+                    self.expr(base, true);
+                } else {
+                    self.unsupported("arrays", e.span);
+                }
+            }
+            ExprKind::In { keys, array } => {
+                if let Some(g) = self.array_ref(array, keys, e.span) {
+                    self.globals[g].used = true;
+                    self.read_globals.push(g);
+                }
+            }
+            ExprKind::Stat { op, args } => self.stat_expr(e, op, args),
+            ExprKind::Append(a, b) => {
+                self.expr(b, true);
+                if let Some(g) = self.stat_operand(a) {
+                    if matches!(a.kind, ExprKind::Index { .. }) {
+                        self.array_write(g, a.span);
+                    } else {
+                        self.globals[g].written = true;
+                    }
+                }
+            }
+            ExprKind::Regex { lhs, re, .. } => {
+                self.expr(lhs, true);
+                // stap compiles the DFA in pass 2: a bad pattern is a
+                // semantic error at the operator.
+                if let Err(err) = crate::regex::compile(re) {
+                    self.err(Diagnostic::semantic(err.to_string(), e.span));
+                }
+            }
+            ExprKind::Ushr(a, b) => {
+                self.exprs([&**a, &**b]);
+                self.unsupported("operator '>>>'", e.span);
+            }
+            ExprKind::Deref { base, comps } if matches!(&base.kind, ExprKind::Target(n) if n != "$return") =>
+            {
+                for c in comps {
+                    if let TargetComp::Index(i) = c {
+                        self.expr(i, true);
+                    }
+                }
+                if let ExprKind::Target(name) = &base.kind {
+                    self.target_var(e, name, comps);
+                }
+            }
+            ExprKind::Deref { base, comps } if matches!(&base.kind, ExprKind::AtOp { op, .. } if op == "@cast") =>
+            {
+                self.cast(e, base, comps);
+            }
+            ExprKind::Deref { base, .. } => {
+                let what = match &base.kind {
+                    ExprKind::Target(_) => "target variables",
+                    ExprKind::AtOp { op, .. } if op == "@var" => "@var",
+                    _ => "@cast",
+                };
+                self.unsupported(what, base.span);
+            }
+            ExprKind::AddrOf(_) => self.unsupported("address-of operator '&'", e.span),
+            ExprKind::AtOp { op, args } if op == "@defined" => self.defined(e, args),
+            ExprKind::AtOp { op, .. } => self.unsupported(op, e.span),
+        }
+    }
+
+    /// Walks operands whose values are used.
+    pub(super) fn exprs<'e>(&mut self, es: impl IntoIterator<Item = &'e Expr>) {
+        for a in es {
+            self.expr(a, true);
+        }
+    }
+
+    pub(super) fn stmt(&mut self, s: &Stmt) {
+        match &s.kind {
+            StmtKind::Null | StmtKind::Next => {}
+            StmtKind::Block(b) => b.iter().for_each(|s| self.stmt(s)),
+            StmtKind::Expr(e) => self.expr(e, false),
+            StmtKind::If { cond, then, els } => {
+                self.expr(cond, true);
+                self.stmt(then);
+                if let Some(e) = els {
+                    self.stmt(e);
+                }
+            }
+            StmtKind::Loop {
+                init,
+                cond,
+                incr,
+                body,
+            } => {
+                if let Some(e) = init {
+                    self.expr(e, false);
+                }
+                self.expr(cond, true);
+                if let Some(e) = incr {
+                    self.expr(e, false);
+                }
+                self.loops += 1;
+                self.stmt(body);
+                self.loops -= 1;
+            }
+            StmtKind::Break | StmtKind::Continue => {
+                if self.loops == 0 {
+                    let what = if matches!(s.kind, StmtKind::Break) {
+                        "break"
+                    } else {
+                        "continue"
+                    };
+                    self.err(Diagnostic::semantic(
+                        format!("cannot '{what}' outside loop"),
+                        s.span,
+                    ));
+                }
+            }
+            StmtKind::Unsupported(u) => self.unsupported(&u.feature, u.span),
+            StmtKind::Foreach(f) => self.foreach(f, s.span),
+            StmtKind::Delete(e) => self.delete(e),
+            StmtKind::Return(e) => {
+                if !self.in_func {
+                    self.err(Diagnostic::semantic(
+                        "cannot 'return' outside a function",
+                        s.span,
+                    ));
+                }
+                if let Some(e) = e {
+                    self.expr(e, true);
+                }
+            }
+            StmtKind::Try { body, var, handler } => {
+                self.stmt(body);
+                if let Some((name, sp)) = var {
+                    match self.var(name, *sp) {
+                        Ref::Local(l) => {
+                            if let Some(a) = self.assigned.get_mut(l) {
+                                *a = true;
+                            }
+                        }
+                        _ => self.unsupported("a global as the catch variable", *sp),
+                    }
+                }
+                self.stmt(handler);
+            }
+        }
+    }
+}
