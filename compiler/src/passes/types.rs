@@ -8,8 +8,9 @@
 //! mismatch (string)` chained to `type was first inferred here (long)`, and
 //! `type mismatch: left and right sides don't agree (long vs string)`),
 //! locals left without a type (`unresolved type `), printf argument count
-//! and kinds. Globals are long scalars for now: one inferred as a string is
-//! "not supported yet".
+//! and kinds. Globals are typed like locals, across every probe and
+//! function that uses them (a string global is lowered as a one-entry map,
+//! `passes/lower/strglobals.rs`).
 //!
 //! Needs: the `Script` and `passes::resolve`'s `Resolved` (run only when
 //! resolution found no error). Runs next: `passes::lower`.

@@ -15,8 +15,10 @@
 //! Global initialisers become a `begin` handler that runs before the others.
 //!
 //! Needs: the `Script`, `Resolved` and `Types` of a script without errors,
-//! and the limit values. Runs last; the result goes to the `.stpb` writer and,
-//! at load time, to `vm_spec::image::build` and the kernel's verifier.
+//! and the limit values. Runs next: `verify` (compiler/src/verify.rs, the
+//! module's verifier on the stand-in image); the result then goes to the
+//! `.stpb` writer and, at load time, to `vm_spec::image::build` and the
+//! kernel's verifier.
 //!
 //! This file holds the lowering state (`Gen`, one per handler), its
 //! register, jump and source-location primitives, the setup of one handler
@@ -304,7 +306,6 @@ fn handler(
         g.local_reg.push(reg);
     }
     g.span = span;
-    let _ = g.probe;
     g.stmt(stmt);
     g.leave(saved);
     let (line, col) = lines.line_col(stmt.span.lo);

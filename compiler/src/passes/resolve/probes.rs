@@ -72,19 +72,16 @@ impl Resolver<'_> {
             sequence: 0,
             oneshot: false,
         };
+        // A component that does not fit here, or an argument where none
+        // is allowed (or a missing one): stap says the same for both.
         let mismatch = |r: &mut Self, at: &Component| {
-            r.err(Diagnostic::semantic("probe point mismatch", at.span));
-            None
-        };
-        // An argument where none is allowed, or a missing one.
-        let bad_arg = |r: &mut Self, at: &Component| {
             r.err(Diagnostic::semantic("probe point mismatch", at.span));
             None
         };
         match names.as_slice() {
             ["begin"] | ["end"] => {
                 if first.arg.is_some() && lit_num(first).is_none() {
-                    return bad_arg(self, first);
+                    return mismatch(self, first);
                 }
                 p.sequence = lit_num(first).unwrap_or(0);
                 let begin = names[0] == "begin";
@@ -98,9 +95,7 @@ impl Resolver<'_> {
                 } else {
                     abi::STP_CTX_END
                 } as u8;
-                if p.flags != 0 {
-                    p.flags = 0;
-                }
+                p.flags = 0;
                 Some(p)
             }
             ["never"] => None,
@@ -115,7 +110,7 @@ impl Resolver<'_> {
                 // Runs at STOP instead of the end probes when the session
                 // is in the error state; handler context END.
                 if first.arg.is_some() && lit_num(first).is_none() {
-                    return bad_arg(self, first);
+                    return mismatch(self, first);
                 }
                 p.sequence = lit_num(first).unwrap_or(0);
                 p.kind = abi::STP_PROBE_ERROR as u8;
@@ -139,7 +134,7 @@ impl Resolver<'_> {
                     _ => return mismatch(self, unit_c),
                 };
                 let Some(n) = lit_num(unit_c) else {
-                    return bad_arg(self, unit_c);
+                    return mismatch(self, unit_c);
                 };
                 const MIN: i64 = 100_000;
                 const MAX: i64 = 1_000_000_000 * 60 * 60 * 24;
@@ -181,21 +176,21 @@ impl Resolver<'_> {
             }
             ["kernel" | "kprobe", "function", ..] => {
                 if first.arg.is_some() {
-                    return bad_arg(self, first);
+                    return mismatch(self, first);
                 }
                 self.function_point(p, c, None, 1)
             }
             ["module", "function", ..] => self.function_point(p, c, Some(first), 1),
             ["kprobe", "module", "function", ..] => {
                 if first.arg.is_some() {
-                    return bad_arg(self, first);
+                    return mismatch(self, first);
                 }
                 self.function_point(p, c, Some(&c[1]), 2)
             }
             ["syscall" | "nd_syscall", name, rest @ ..] => {
                 let nc = &c[1];
                 if first.arg.is_some() || nc.arg.is_some() {
-                    return bad_arg(self, if first.arg.is_some() { first } else { nc });
+                    return mismatch(self, if first.arg.is_some() { first } else { nc });
                 }
                 let ret = match rest {
                     [] => false,
@@ -223,13 +218,13 @@ impl Resolver<'_> {
                 // arguments in the ARG helper's slots 0..5 (for `$arg`s).
                 let tc = &c[1];
                 if first.arg.is_some() {
-                    return bad_arg(self, first);
+                    return mismatch(self, first);
                 }
                 if let Some(extra) = c.get(2) {
                     return mismatch(self, extra);
                 }
                 let Some(name) = lit_str(tc) else {
-                    return bad_arg(self, tc);
+                    return mismatch(self, tc);
                 };
                 if name.contains(['*', '?', '[', ':']) {
                     self.unsupported("wildcard tracepoints", tc.span);
@@ -267,7 +262,7 @@ impl Resolver<'_> {
                 Some(n) if (100_000..=1_000_000_000).contains(&n) => {
                     self.profile_point(p, &c[..3], n as u64)
                 }
-                _ => bad_arg(self, &c[3]),
+                _ => mismatch(self, &c[3]),
             },
             ["perf" | "procfs" | "netfilter" | "java" | "python2" | "python3" | "input"
             | "syscall_any" | "nd_syscall_any" | "tp_syscall" | "debuginfod" | "lsm"
