@@ -878,7 +878,7 @@ op_MOPR:
 op_MDEL:
 op_MHAS:
 op_MCLEAR: {	/* verify.c: map id < nmaps, key runs and value kind match */
-	u32 op = ((u32)in.imm >> 16) & 0xff;	/* MOPR only */
+	u32 op = STP_IMM_HI(in.imm);	/* MOPR only */
 	struct stp_map *m;
 	struct stp_map_key k;
 	unsigned long fl;
@@ -888,7 +888,7 @@ op_MCLEAR: {	/* verify.c: map id < nmaps, key runs and value kind match */
 
 	if (!rc->maps)
 		goto op_BADOP;
-	m = rc->maps[in.imm & 0xffff];
+	m = rc->maps[STP_IMM_LO(in.imm)];
 	if (in.op == STP_OP_MOPR && (op == STP_OP_DIV || op == STP_OP_MOD) &&
 	    !r[in.a])
 		FAIL(STP_RTE_DIVZERO, 0);
@@ -952,7 +952,7 @@ op_MCLEAR: {	/* verify.c: map id < nmaps, key runs and value kind match */
 }
 op_MITER:
 op_MNEXT: {	/* verify.c: map id < nmaps, iterator < niters, runs match */
-	u32 id = (u32)in.imm & 0xffff;
+	u32 id = STP_IMM_LO(in.imm);
 	struct stp_iter *it;
 	struct stp_map *m;
 	unsigned long fl;
@@ -963,7 +963,7 @@ op_MNEXT: {	/* verify.c: map id < nmaps, iterator < niters, runs match */
 		goto op_BADOP;
 	m = rc->maps[id];
 	/* verify.c: niters covers iter_frame per level, depth included */
-	it = &rc->iters[depth * p->iter_frame + (((u32)in.imm >> 16) & 0xff)];
+	it = &rc->iters[depth * p->iter_frame + STP_IMM_HI(in.imm)];
 	if (in.op == STP_OP_MNEXT && it->map != id)
 		goto op_BADOP;	/* filled for another map (or never) */
 	if (in.op == STP_OP_MITER && (in.c & 0x70) && !stats_ok)
@@ -1030,7 +1030,7 @@ op_MSTADD:
 op_MSTX:
 op_MSTHIST:
 op_MSTHISTS: {	/* verify.c: a statistics array (STP_MAPV_STAT), runs match */
-	u32 x = ((u32)in.imm >> 16) & 0xff;	/* MSTX: the extractor */
+	u32 x = STP_IMM_HI(in.imm);	/* MSTX: the extractor */
 	const struct stp_stat_desc *d;
 	struct stp_map *m;
 	struct stp_map_key k;
@@ -1041,8 +1041,8 @@ op_MSTHISTS: {	/* verify.c: a statistics array (STP_MAPV_STAT), runs match */
 
 	if (!rc->maps || !stats_ok)
 		goto op_BADOP;
-	m = rc->maps[in.imm & 0xffff];
-	d = &p->stats[p->maps[in.imm & 0xffff].stat];	/* verify.c */
+	m = rc->maps[STP_IMM_LO(in.imm)];
+	d = &p->stats[p->maps[STP_IMM_LO(in.imm)].stat];	/* verify.c */
 	map_key(m, r, slen, sregs, (u64)vm->str_cap + 1, in.b, in.c, &k);
 	if (!map_lock(m, p->limits[STP_LIM_MAXTRYLOCK], &fl))
 		goto skip;
@@ -1074,7 +1074,7 @@ op_MSTHISTS: {	/* verify.c: a statistics array (STP_MAPV_STAT), runs match */
 		memset(&sm, 0, sizeof(sm));
 	}
 	if (in.op == STP_OP_MSTHIST && sm.count > 0)
-		emit_hist(rc, d, p->maps[in.imm & 0xffff].stat, slot);
+		emit_hist(rc, d, p->maps[STP_IMM_LO(in.imm)].stat, slot);
 	if (in.op == STP_OP_MSTHISTS && sm.count > 0) {
 		/* under the lock: the slot is not re-used while it is drawn */
 		struct hist_ctx hc = { sa, d, slot };

@@ -143,14 +143,14 @@ fn imm_operand(kind: Operand, insn: &Insn, prog: &Program, pc: usize) -> Option<
         Operand::MAP => table_ref("map", imm, &prog.maps, |m| m.name.clone()),
         Operand::RX => table_ref("rx", imm, &prog.regexes, |r| quote(&r.pattern)),
         Operand::MOP | Operand::MIT | Operand::MSX => {
-            let id = imm & 0xffff;
-            let x = (imm >> 16) & 0xff;
+            let id = i32::from(crate::tables::imm_lo(imm));
+            let x = crate::tables::imm_hi(imm);
             let m = table_ref("map", id, &prog.maps, |m| m.name.clone());
             if kind == Operand::MIT {
                 format!("{m} it{x}")
             } else {
                 let op = crate::tables::OPCODES
-                    .get(x as usize)
+                    .get(usize::from(x))
                     .map_or("?", |o| o.name);
                 format!("{m} {op}")
             }
