@@ -158,15 +158,18 @@ static const char *const stp_limit_name[STP_LIM__COUNT] = {
 #undef STP_X_LIM_NAME
 };
 
-/* The handler context each probe kind requires. */
+/* The handler context each probe kind requires (abi.h). */
 static const u8 stp_probe_ctx[STP_PROBE__COUNT] = {
-	[STP_PROBE_BEGIN] = STP_CTX_BEGIN,
-	[STP_PROBE_END] = STP_CTX_END,
-	[STP_PROBE_TIMER] = STP_CTX_TIMER,
-	[STP_PROBE_KPROBE] = STP_CTX_KPROBE,
-	[STP_PROBE_KRETPROBE] = STP_CTX_KRETPROBE,
-	[STP_PROBE_ERROR] = STP_CTX_END,
-	[STP_PROBE_TRACEPOINT] = STP_CTX_KPROBE,
+#define STP_X_PROBE_CTX(name, str, ctx, uses) [STP_PROBE_##name] = STP_CTX_##ctx,
+	STP_PROBE_KINDS(STP_X_PROBE_CTX)
+#undef STP_X_PROBE_CTX
+};
+
+/* The descriptor fields each probe kind uses (enum stp_probe_uses). */
+static const u8 stp_probe_uses[STP_PROBE__COUNT] = {
+#define STP_X_PROBE_USES(name, str, ctx, uses) [STP_PROBE_##name] = (uses),
+	STP_PROBE_KINDS(STP_X_PROBE_USES)
+#undef STP_X_PROBE_USES
 };
 
 /* Per-instruction read-before-write state. */
@@ -728,20 +731,21 @@ static int check_probes(const struct stp_prog *p,
 
 	for (i = 0; i < p->nprobes; i++) {
 		const struct stp_probe_desc *d = &p->probes[i];
-		bool kp = d->kind == STP_PROBE_KPROBE ||
-			  d->kind == STP_PROBE_KRETPROBE ||
-			  d->kind == STP_PROBE_TRACEPOINT;
+		u32 uses;
+		bool kp;
 
 		if (d->kind >= STP_PROBE__COUNT)
 			return FAIL(res, BAD_PROBE, i,
 				    "probe %u has unknown kind %u",
 				    VI(i), VI(d->kind));
+		uses = stp_probe_uses[d->kind];
+		kp = uses & STP_PROBE_USES_SYMBOL;
 		if (d->flags & ~STP_PROBE_F__ALL)
 			return FAIL(res, BAD_PROBE, i,
 				    "probe %u has unknown flags 0x%x",
 				    VI(i), VI(d->flags));
 		if ((d->flags & STP_PROBE_F_PROFILE) &&
-		    d->kind != STP_PROBE_TIMER)
+		    !(uses & STP_PROBE_USES_PERIOD))
 			return FAIL(res, BAD_PROBE, i,
 				    "probe %u: the profile flag is only for timers",
 				    VI(i));
@@ -760,7 +764,7 @@ static int check_probes(const struct stp_prog *p,
 				    VI(stp_probe_ctx[d->kind]),
 				    VI(d->handler),
 				    VI(p->handlers[d->handler].ctx));
-		if (d->kind == STP_PROBE_TIMER &&
+		if ((uses & STP_PROBE_USES_PERIOD) &&
 		    !(d->period_ns == 0 && (d->flags & STP_PROBE_F_PROFILE))) {
 			if (d->period_ns < STP_MIN_TIMER_NS)
 				return FAIL(res, BAD_PROBE, i,
@@ -784,8 +788,9 @@ static int check_probes(const struct stp_prog *p,
 					    VI(i));
 			continue;
 		}
-		if (d->kind == STP_PROBE_TRACEPOINT &&
-		    (d->offset || d->maxactive))
+		/* of the kinds with a symbol, a tracepoint uses neither */
+		if ((d->offset && !(uses & STP_PROBE_USES_OFFSET)) ||
+		    (d->maxactive && !(uses & STP_PROBE_USES_MAXACTIVE)))
 			return FAIL(res, BAD_PROBE, i,
 				    "probe %u: offset or maxactive set on a tracepoint",
 				    VI(i));

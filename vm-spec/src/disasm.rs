@@ -40,17 +40,11 @@ pub fn quote(bytes: &[u8]) -> String {
     out
 }
 
-/// The name of a probe kind (`abi::STP_PROBE_*`).
+/// The name of a probe kind (`abi::STP_PROBE_*`, `tables::PROBE_KINDS`).
 pub fn probe_kind_name(kind: u8) -> String {
-    match u32::from(kind) {
-        abi::STP_PROBE_BEGIN => "begin".into(),
-        abi::STP_PROBE_END => "end".into(),
-        abi::STP_PROBE_TIMER => "timer".into(),
-        abi::STP_PROBE_KPROBE => "kprobe".into(),
-        abi::STP_PROBE_KRETPROBE => "kretprobe".into(),
-        abi::STP_PROBE_ERROR => "error".into(),
-        abi::STP_PROBE_TRACEPOINT => "tracepoint".into(),
-        k => format!("kind#{k}?"),
+    match crate::tables::PROBE_KINDS.get(usize::from(kind)) {
+        Some(k) => k.name.into(),
+        None => format!("kind#{kind}?"),
     }
 }
 

@@ -1,5 +1,5 @@
-//! The X-macro tables of the ABI header (opcodes, helpers, limits, verifier
-//! and run-time errors, ioctl numbers) as Rust constants, expanded from the
+//! The X-macro tables of the ABI header (opcodes, helpers, limits, probe
+//! kinds, verifier and run-time errors, ioctl numbers) as Rust constants, expanded from the
 //! header by build.rs, and the packed immediate's accessors on its
 //! generated constants. Indexes equal the C enum values.
 
@@ -120,6 +120,18 @@ pub struct HelperInfo {
     pub doc: &'static str,
 }
 
+/// One row of `STP_PROBE_KINDS` (abi.h); `PROBE_KINDS[k]` is kind `k`
+/// (`abi::STP_PROBE_*`).
+#[derive(Debug, Clone, Copy)]
+pub struct ProbeKindInfo {
+    /// Lower-case name (`kprobe`).
+    pub name: &'static str,
+    /// The context its handler must have (`abi::STP_CTX_*`).
+    pub ctx: u32,
+    /// The descriptor fields it uses (`abi::STP_PROBE_USES_*`).
+    pub uses: u32,
+}
+
 /// One row of `STP_VERIFY_ERRORS`.
 #[derive(Debug, Clone, Copy)]
 pub struct VerifyErrorInfo {
@@ -181,6 +193,19 @@ const _: () = assert!(RUNTIME_ERRORS.len() == STP_RTE__COUNT as usize);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn probe_kinds_are_indexed_by_kind() {
+        assert_eq!(PROBE_KINDS.len(), crate::abi::STP_PROBE__COUNT as usize);
+        let kp = &PROBE_KINDS[crate::abi::STP_PROBE_TRACEPOINT as usize];
+        assert_eq!(
+            (kp.name, kp.ctx),
+            ("tracepoint", crate::abi::STP_CTX_KPROBE)
+        );
+        assert_eq!(kp.uses, crate::abi::STP_PROBE_USES_SYMBOL);
+        let t = &PROBE_KINDS[crate::abi::STP_PROBE_TIMER as usize];
+        assert_eq!(t.uses, crate::abi::STP_PROBE_USES_PERIOD);
+    }
 
     #[test]
     fn packed_immediates_round_trip() {

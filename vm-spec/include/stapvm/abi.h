@@ -239,17 +239,50 @@ struct stp_handler_desc {
 	__u8 reserved[2];	/* must be 0 */
 };
 
-/* Kinds of probe point; each implies the context of its handler. */
+/*
+ * Fields of struct stp_probe_desc that a probe kind uses (the uses column
+ * of STP_PROBE_KINDS); the verifier refuses the others when they are not
+ * 0 (BAD_PROBE). Enumerators, not macros, so that build.rs's expansion
+ * of the table names them in Rust too.
+ */
+enum stp_probe_uses {
+	STP_PROBE_USES_SYMBOL = 1,	/* symbol: kernel symbol or tracepoint */
+	STP_PROBE_USES_OFFSET = 2,	/* offset into the symbol */
+	STP_PROBE_USES_MAXACTIVE = 4,	/* kretprobe instances */
+	STP_PROBE_USES_PERIOD = 8,	/* period_ns, STP_PROBE_F_PROFILE */
+};
+
+/*
+ * Kinds of probe point, one row each: name (the kind's number is its row,
+ * from 0: enum stp_probe_kind), lower-case name, the context its handler
+ * must have (enum stp_ctx: verified, and what the module runs it in) and
+ * the descriptor fields it uses (enum stp_probe_uses).
+ *
+ *   BEGIN       runs at START, process context
+ *   END         runs at STOP, process context
+ *   TIMER       hrtimer every period_ns, or timer.profile (the flag)
+ *   KPROBE      symbol + offset; maxactive is accepted and unused
+ *   KRETPROBE   symbol (+ offset), maxactive instances
+ *   ERROR       runs at STOP instead of END in the error state
+ *   TRACEPOINT  symbol = the tracepoint's name; raw arguments in ARG 1..6,
+ *               so its handlers are verified as kprobes'
+ */
+#define STP_PROBE_KINDS(X)						\
+	X(BEGIN,      "begin",      BEGIN,     0)			\
+	X(END,        "end",        END,       0)			\
+	X(TIMER,      "timer",      TIMER,     STP_PROBE_USES_PERIOD)	\
+	X(KPROBE,     "kprobe",     KPROBE,    STP_PROBE_USES_SYMBOL |	\
+	  STP_PROBE_USES_OFFSET | STP_PROBE_USES_MAXACTIVE)		\
+	X(KRETPROBE,  "kretprobe",  KRETPROBE, STP_PROBE_USES_SYMBOL |	\
+	  STP_PROBE_USES_OFFSET | STP_PROBE_USES_MAXACTIVE)		\
+	X(ERROR,      "error",      END,       0)			\
+	X(TRACEPOINT, "tracepoint", KPROBE,    STP_PROBE_USES_SYMBOL)
+
+/* Probe kind numbers: STP_PROBE_BEGIN == 0, in table order. */
 enum stp_probe_kind {
-	STP_PROBE_BEGIN,	/* STP_CTX_BEGIN; runs at START */
-	STP_PROBE_END,		/* STP_CTX_END; runs at STOP */
-	STP_PROBE_TIMER,	/* STP_CTX_TIMER; period_ns */
-	STP_PROBE_KPROBE,	/* STP_CTX_KPROBE; symbol + offset */
-	STP_PROBE_KRETPROBE,	/* STP_CTX_KRETPROBE; symbol */
-	/* STP_CTX_END; runs at STOP instead of END in the error state */
-	STP_PROBE_ERROR,
-	/* STP_CTX_KPROBE; symbol = tracepoint name; raw args in ARG 1..6 */
-	STP_PROBE_TRACEPOINT,
+#define STP_X_PROBE_KIND_ENUM(name, str, ctx, uses) STP_PROBE_##name,
+	STP_PROBE_KINDS(STP_X_PROBE_KIND_ENUM)
+#undef STP_X_PROBE_KIND_ENUM
 	STP_PROBE__COUNT
 };
 
