@@ -50,8 +50,9 @@ struct stp_insn {
 #define STP_MAX_SREGS		16u	/* string registers per handler */
 #define STP_MAX_FMT_ARGS	32u	/* arguments of one printf */
 #define STP_MAX_SYMBOL_LEN	127u	/* probe target symbol, bytes */
-#define STP_MIN_RING_PAGES	4u	/* data pages of one per-CPU ring */
-#define STP_MAX_RING_PAGES	4096u	/* power of two */
+/* RING_PAGES' bounds (STP_LIMITS; no suffix: build.rs expands them to Rust) */
+#define STP_MIN_RING_PAGES	4	/* data pages of one per-CPU ring */
+#define STP_MAX_RING_PAGES	4096	/* power of two */
 #define STP_LOG_MAX		512u	/* bytes of a LOAD error message */
 #define STP_MAX_TIMER_NS	86400000000000ull /* one day: timer period */
 #define STP_MAX_MAXACTIVE	4096u	/* kretprobe instances */
@@ -116,7 +117,7 @@ struct stp_insn {
 	X(MAXSKIPPED,    100,    0, 1000000000)			\
 	X(MAXNESTING,    10,     1, 64)				\
 	X(MAXTRYLOCK,    100,    1, 100000)			\
-	X(RING_PAGES,    64,     4, 4096)			\
+	X(RING_PAGES,    64, STP_MIN_RING_PAGES, STP_MAX_RING_PAGES) \
 	X(STP_OVERLOAD_THRESHOLD, 500000000,  1000000, 4000000000) \
 	X(STP_OVERLOAD_INTERVAL,  1000000000, 10000000, 4000000000) \
 	X(STP_NO_OVERLOAD, 0,    0, 1)
@@ -556,7 +557,8 @@ enum stp_runtime_error {
  * kernel's copy_struct_from_user():
  *   - args_size == the size it knows;
  *   - args_size larger (a newer caller) when every byte past the size it
- *     knows is zero; otherwise E2BIG (also when args_size > 4096);
+ *     knows is zero; otherwise E2BIG (also when args_size >
+ *     STP_ARGS_SIZE_MAX, as clone3 and openat2 refuse more than a page);
  *   - args_size equal to an older size listed here (STP_*_ARGS_SIZE_VER*),
  *     the missing tail reading as zero; any other smaller size is EINVAL.
  * The ioctl number encodes sizeof() of the structure the caller was built
@@ -744,6 +746,16 @@ struct stp_map_rec {
 
 /* ------------------------------------------------------------------ */
 /* Rings                                                               */
+
+/*
+ * The page size of the user-space models of a session: the C core built
+ * for user space (vm-spec/csrc/stp_env.h: STP_ENV_PAGE_SIZE, the unit of
+ * its nofault copies), HostSession's ring (RING_PAGES pages) and the
+ * reference VM's simulated memory. The module uses the kernel's PAGE_SIZE
+ * and reports it in struct stp_session_info.page_size; consumers of real
+ * rings use that.
+ */
+#define STP_HOST_PAGE_SIZE	4096u
 
 /*
  * One single-producer ring per possible CPU, BPF-ringbuf layout. The ring
