@@ -8,7 +8,8 @@
 //!   differential tests check);
 //! - hit-empty / hit-count / hit-printf: one handler run per "hit", as
 //!   the kernel runs one per probe hit: an empty handler, `n++` on a
-//!   global, `m[execname(), pid()]++` on an array, and `printf("%d %s\n", pid(), execname())` (ring reserve +
+//!   global, `m[execname(), pid()]++` on an array, `s <<< pid()` on a
+//!   statistic with a log histogram, and `printf("%d %s\n", pid(), execname())` (ring reserve +
 //!   commit + clock included);
 //! - printf-loop: 1,000 printf records per run, ns per record.
 //!
@@ -94,6 +95,13 @@ fn main() {
             "hit-map",
             "kprobe handler { m[execname(), pid()]++ }",
             format!("global m; probe {GETPPID} {{ m[execname(), pid()]++ }}"),
+        ),
+        (
+            "hit-stat",
+            "kprobe handler { s <<< pid() } (@hist_log)",
+            format!(
+                "global s; probe {GETPPID} {{ s <<< pid() }} probe end {{ print(@hist_log(s)) }}"
+            ),
         ),
         (
             "hit-printf",

@@ -158,15 +158,18 @@ static const char *const stp_limit_name[STP_LIM__COUNT] = {
 #undef STP_X_LIM_NAME
 };
 
-/* The handler context each probe kind requires. */
+/* The handler context each probe kind requires (abi.h). */
 static const u8 stp_probe_ctx[STP_PROBE__COUNT] = {
-	[STP_PROBE_BEGIN] = STP_CTX_BEGIN,
-	[STP_PROBE_END] = STP_CTX_END,
-	[STP_PROBE_TIMER] = STP_CTX_TIMER,
-	[STP_PROBE_KPROBE] = STP_CTX_KPROBE,
-	[STP_PROBE_KRETPROBE] = STP_CTX_KRETPROBE,
-	[STP_PROBE_ERROR] = STP_CTX_END,
-	[STP_PROBE_TRACEPOINT] = STP_CTX_KPROBE,
+#define STP_X_PROBE_CTX(name, str, ctx, uses) [STP_PROBE_##name] = STP_CTX_##ctx,
+	STP_PROBE_KINDS(STP_X_PROBE_CTX)
+#undef STP_X_PROBE_CTX
+};
+
+/* The descriptor fields each probe kind uses (enum stp_probe_uses). */
+static const u8 stp_probe_uses[STP_PROBE__COUNT] = {
+#define STP_X_PROBE_USES(name, str, ctx, uses) [STP_PROBE_##name] = (uses),
+	STP_PROBE_KINDS(STP_X_PROBE_USES)
+#undef STP_X_PROBE_USES
 };
 
 /* Per-instruction read-before-write state. */
@@ -728,20 +731,21 @@ static int check_probes(const struct stp_prog *p,
 
 	for (i = 0; i < p->nprobes; i++) {
 		const struct stp_probe_desc *d = &p->probes[i];
-		bool kp = d->kind == STP_PROBE_KPROBE ||
-			  d->kind == STP_PROBE_KRETPROBE ||
-			  d->kind == STP_PROBE_TRACEPOINT;
+		u32 uses;
+		bool kp;
 
 		if (d->kind >= STP_PROBE__COUNT)
 			return FAIL(res, BAD_PROBE, i,
 				    "probe %u has unknown kind %u",
 				    VI(i), VI(d->kind));
+		uses = stp_probe_uses[d->kind];
+		kp = uses & STP_PROBE_USES_SYMBOL;
 		if (d->flags & ~STP_PROBE_F__ALL)
 			return FAIL(res, BAD_PROBE, i,
 				    "probe %u has unknown flags 0x%x",
 				    VI(i), VI(d->flags));
 		if ((d->flags & STP_PROBE_F_PROFILE) &&
-		    d->kind != STP_PROBE_TIMER)
+		    !(uses & STP_PROBE_USES_PERIOD))
 			return FAIL(res, BAD_PROBE, i,
 				    "probe %u: the profile flag is only for timers",
 				    VI(i));
@@ -760,7 +764,7 @@ static int check_probes(const struct stp_prog *p,
 				    VI(stp_probe_ctx[d->kind]),
 				    VI(d->handler),
 				    VI(p->handlers[d->handler].ctx));
-		if (d->kind == STP_PROBE_TIMER &&
+		if ((uses & STP_PROBE_USES_PERIOD) &&
 		    !(d->period_ns == 0 && (d->flags & STP_PROBE_F_PROFILE))) {
 			if (d->period_ns < STP_MIN_TIMER_NS)
 				return FAIL(res, BAD_PROBE, i,
@@ -784,8 +788,9 @@ static int check_probes(const struct stp_prog *p,
 					    VI(i));
 			continue;
 		}
-		if (d->kind == STP_PROBE_TRACEPOINT &&
-		    (d->offset || d->maxactive))
+		/* of the kinds with a symbol, a tracepoint uses neither */
+		if ((d->offset && !(uses & STP_PROBE_USES_OFFSET)) ||
+		    (d->maxactive && !(uses & STP_PROBE_USES_MAXACTIVE)))
 			return FAIL(res, BAD_PROBE, i,
 				    "probe %u: offset or maxactive set on a tracepoint",
 				    VI(i));
@@ -980,8 +985,8 @@ static int check_map_insn(const struct stp_prog *p,
 			  const struct insn_state *in, bool live,
 			  struct stp_verify_result *res)
 {
-	/* check_imm: the map id (bits 0..15) < nmaps */
-	const struct stp_map_desc *d = &p->maps[insn->imm & 0xffff];
+	/* check_imm: the map id (STP_IMM_LO) < nmaps */
+	const struct stp_map_desc *d = &p->maps[STP_IMM_LO(insn->imm)];
 	u32 nstr = popcount32(d->key_str_mask);
 	u32 nlong = d->nkeys - nstr;
 	u32 want = STP_MAPV__COUNT, col;
@@ -1006,19 +1011,19 @@ static int check_map_insn(const struct stp_prog *p,
 	if (want != STP_MAPV__COUNT && d->value != want)
 		return FAIL(res, BAD_MAP, off + pc,
 			    AT "%s on map %u, whose values are of kind %u",
-			    ATV(pc), VS(oi->name), VI(insn->imm & 0xffff),
+			    ATV(pc), VS(oi->name), VI(STP_IMM_LO(insn->imm)),
 			    VI(d->value));
 	if (insn->op == STP_OP_MSTX &&
-	    ((insn->imm >> 16) & 0xff) == STP_OP_STVAR &&
+	    STP_IMM_HI(insn->imm) == STP_OP_STVAR &&
 	    !(p->stats[d->stat].flags & STP_STAT_F_VARIANCE))
 		return FAIL(res, BAD_STAT, off + pc,
 			    AT "MSTX @variance of map %u, whose statistic has no variance flag",
-			    ATV(pc), VI(insn->imm & 0xffff));
+			    ATV(pc), VI(STP_IMM_LO(insn->imm)));
 	if ((insn->op == STP_OP_MSTHIST || insn->op == STP_OP_MSTHISTS) &&
 	    p->stats[d->stat].hist == STP_HIST_NONE)
 		return FAIL(res, BAD_STAT, off + pc,
 			    AT "%s of map %u, whose statistic has no histogram",
-			    ATV(pc), VS(oi->name), VI(insn->imm & 0xffff));
+			    ATV(pc), VS(oi->name), VI(STP_IMM_LO(insn->imm)));
 	if (oi->c == STP_OPND_SORT) {
 		col = insn->c & 15;
 		/* an extractor order only on a statistics array's value */
@@ -1027,19 +1032,20 @@ static int check_map_insn(const struct stp_prog *p,
 		     ((insn->c >> 4) & 7) >= STP_SORTX__COUNT))
 			return FAIL(res, BAD_MAP, off + pc,
 				    AT "MITER order 0x%x on map %u: an extractor order needs a statistics array's value",
-				    ATV(pc), VI(insn->c), VI(insn->imm & 0xffff));
+				    ATV(pc), VI(insn->c), VI(STP_IMM_LO(insn->imm)));
 		if ((col > d->nkeys && col != 15) || (!col && insn->c))
 			return FAIL(res, BAD_MAP, off + pc,
 				    AT "MITER order 0x%x on map %u of %u keys",
-				    ATV(pc), VI(insn->c), VI(insn->imm & 0xffff),
+				    ATV(pc), VI(insn->c), VI(STP_IMM_LO(insn->imm)),
 				    VI(d->nkeys));
 		return 0;
 	}
+	/* check_imm: the iterator (STP_IMM_HI) < STP_MAX_ITERS <= 8 */
 	if (insn->op == STP_OP_MNEXT && live &&
-	    !(in->it & (1u << ((insn->imm >> 16) & 7))))
+	    !(in->it & (1u << STP_IMM_HI(insn->imm))))
 		return FAIL(res, UNINIT_REGISTER, off + pc,
 			    AT "iterator %u read before MITER fills it",
-			    ATV(pc), VI((insn->imm >> 16) & 7));
+			    ATV(pc), VI(STP_IMM_HI(insn->imm)));
 	if (oi->b == STP_OPND_RN)
 		return check_runs(h, hi, off, pc, insn, nlong, nstr, "map",
 				  "key", in, live, res);
@@ -1057,10 +1063,10 @@ static void map_flow(const struct stp_prog *p, const struct stp_insn *insn,
 	u32 nstr, nlong, i;
 
 	if (oi->imm == STP_OPND_MIT && insn->op == STP_OP_MITER)
-		out->it |= (u8)(1u << ((insn->imm >> 16) & 7));
+		out->it |= (u8)(1u << STP_IMM_HI(insn->imm));	/* check_imm */
 	if (oi->b != STP_OPND_RNW)
 		return;
-	d = &p->maps[insn->imm & 0xffff];	/* check_imm */
+	d = &p->maps[STP_IMM_LO(insn->imm)];	/* check_imm */
 	nstr = popcount32(d->key_str_mask);
 	nlong = d->nkeys - nstr;
 	for (i = 0; i < nlong; i++)		/* <= STP_MAX_MAP_KEYS */
@@ -1231,9 +1237,9 @@ static int check_imm(const struct stp_prog *p,
 	case STP_OPND_MOP:
 	case STP_OPND_MIT:
 	case STP_OPND_MSX: {
-		u32 x = ((u32)imm >> 16) & 0xff;
+		u32 x = STP_IMM_HI(imm);
 
-		if ((u32)imm >> 24 ||
+		if (x >= STP_IMM_HI_LIMIT ||
 		    (k == STP_OPND_MIT && x >= STP_MAX_ITERS) ||
 		    (k == STP_OPND_MSX &&
 		     (x < STP_OP_STCOUNT || x > STP_OP_STVAR)) ||
@@ -1248,7 +1254,7 @@ static int check_imm(const struct stp_prog *p,
 				    VS(k == STP_OPND_MIT ? "iterator" :
 				       k == STP_OPND_MSX ? "extractor" :
 				       "operation"));
-		imm &= 0xffff;
+		imm = (s32)STP_IMM_LO(imm);
 		what = "map";
 		n = p->nmaps;
 		break;
@@ -1544,7 +1550,7 @@ int stp_verify(const void *image, u32 size, struct stp_prog *prog,
 
 		for (j = 0; j < h->insn_count; j++) {	/* inside CODE */
 			const struct stp_insn *in = &p.code[h->insn_off + j];
-			u32 it = ((u32)in->imm >> 16) & 0xff;
+			u32 it = STP_IMM_HI(in->imm);
 
 			if (in->op >= STP_OP__COUNT ||
 			    stp_opcode_info[in->op].imm != STP_OPND_MIT)

@@ -26,6 +26,12 @@
  * Statistics: STADD writes the running CPU's copy (rc->stats.cpu), the
  * extractors merge the copies of every CPU id (rc->stats), see opcodes.h.
  *
+ * This file is the dispatch loop and the records it writes (PRINTF, EXIT,
+ * errors, histograms). The work of the string instructions is in
+ * vm_str.c, the statistics' merge and extraction in vm_stat.c; vm_int.h
+ * declares them and holds, static inline, what every hit may run (the
+ * `<<<` update, SREG, the small utilities).
+ *
  * Associative arrays: map instructions run map.c under the map's lock
  * (rc->maps), foreach iterators live in rc->iters (this CPU's); a lock not
  * taken in MAXTRYLOCK attempts ends the run as skipped (rc->skipped).
@@ -40,86 +46,8 @@
  * only LOOP jumps backwards and only LOOP and FCALL* enter code again, and
  * each charges one unit of fuel; returns only pop frames.
  */
-#include "stp_core.h"
+#include "vm_int.h"
 #include "map_int.h"
-
-/*
- * Address of string register i of the current frame (verify.c: i < nsregs
- * <= STP_MAX_SREGS); sregs and slen are the current frame's.
- */
-#define SREG(i)	(sregs + (u64)(i) * ((u64)vm->str_cap + 1))
-
-static u32 min_u32(u32 a, u32 b)
-{
-	return a < b ? a : b;
-}
-
-static u32 round8(u32 n)
-{
-	return (n + 7) & ~7u;
-}
-
-/*
- * Copies a NUL-terminated string from kernel or user memory into dst (at
- * most cap bytes), one nofault read per page so that bytes after the NUL on
- * a following, maybe unmapped, page are never touched. On a fault, *fault
- * is the address of the chunk that failed.
- */
-static int copy_string(void *env, bool user, char *dst, u32 cap, u64 addr,
-		       u32 *len, u64 *fault)
-{
-	u32 n = 0;
-
-	/* Each iteration copies >= 1 byte: at most cap iterations, in
-	 * practice cap / STP_ENV_PAGE_SIZE + 2.
-	 */
-	while (n < cap) {
-		u64 a = addr + n;
-		u32 chunk = STP_ENV_PAGE_SIZE - (u32)(a & (STP_ENV_PAGE_SIZE - 1));
-		const char *nul;
-		int err;
-
-		chunk = min_u32(chunk, cap - n);
-		err = user ? stp_env_read_user(env, dst + n, a, chunk)
-			   : stp_env_read_kernel(env, dst + n, a, chunk);
-		if (err) {
-			*fault = a;
-			return err;
-		}
-		nul = memchr(dst + n, 0, chunk);
-		if (nul) {
-			n = (u32)(nul - dst);
-			break;
-		}
-		n += chunk;
-	}
-	*len = n;
-	return 0;
-}
-
-/*
- * USER_STRING_OK (helpers.h): 1 when copy_string(user) of addr would not
- * fault, else 0. Reads the same pages in pieces of a small buffer; each
- * iteration reads >= 1 byte, so at most cap iterations.
- */
-static u64 user_string_ok(void *env, u32 cap, u64 addr)
-{
-	char buf[64];
-	u32 n = 0;
-
-	while (n < cap) {
-		u64 a = addr + n;
-		u32 chunk = STP_ENV_PAGE_SIZE - (u32)(a & (STP_ENV_PAGE_SIZE - 1));
-
-		chunk = min_u32(min_u32(chunk, cap - n), (u32)sizeof(buf));
-		if (stp_env_read_user(env, buf, a, chunk))
-			return 0;
-		if (memchr(buf, 0, chunk))
-			return 1;
-		n += chunk;
-	}
-	return 1;
-}
 
 /*
  * Room for a record of len bytes (header included, a multiple of 8) with
@@ -223,556 +151,8 @@ static void emit_printf(struct stp_vm *vm, const u64 *r, const u32 *slen,
 	stp_ring_commit(rc->ring, hdr, len);
 }
 
-/*
- * SPRINTF: formats the text of f (verify.c: it has one) with r[rb..] and
- * s[sc..] into dst (str_cap + 1 bytes; verify.c: dst is not one of the
- * arguments). Returns the length, cut at cap.
- */
-static u32 do_sprintf(struct stp_vm *vm, const struct stp_prog *p,
-		      const u64 *r, const u32 *slen, char *sregs,
-		      const struct stp_format_desc *f, u32 rb, u32 sc,
-		      char *dst, u32 cap)
-{
-	struct stp_fmt_arg args[STP_MAX_FMT_ARGS];
-	const struct stp_str_desc *t = &p->strs[f->text];
-	u32 i, ri = rb, si = sc;
-	int n;
-
-	/* verify.c: nargs <= STP_MAX_FMT_ARGS, runs inside the files. */
-	for (i = 0; i < f->nargs; i++) {
-		if (f->str_mask & (1u << i)) {
-			args[i].is_str = 1;
-			args[i].len = slen[si];
-			args[i].i = 0;
-			args[i].s = SREG(si);
-			si++;
-		} else {
-			args[i].is_str = 0;
-			args[i].len = 0;
-			args[i].i = (s64)r[ri++];
-			args[i].s = NULL;
-		}
-	}
-	n = stp_format((const char *)p->strdata + t->off, t->len, args,
-		       f->nargs, dst, cap + 1);
-	if (n < 0)
-		return 0;
-	/*
-	 * Cut at the first NUL (%c of 0): string registers never hold one,
-	 * and stap's C strings end there (sprintf("%c", 0) is "").
-	 */
-	return (u32)strnlen(dst, min_u32((u32)n, cap));
-}
-
-/* Index of the first occurrence of needle in hay, or -1. */
-static s64 find_str(const char *hay, u32 hl, const char *needle, u32 nl)
-{
-	u32 i;
-
-	if (nl > hl)
-		return -1;
-	for (i = 0; i + nl <= hl; i++)	/* at most hl + 1 iterations */
-		if (!memcmp(hay + i, needle, nl))
-			return i;
-	return -1;
-}
-
-/* The kernel's simple_strtol on a counted string (opcodes.h: STOL). */
-static s64 str_tol(const char *s, u32 n, u64 base)
-{
-	bool neg = false;
-	u64 v = 0;
-	u32 i = 0;
-
-	if (i < n && s[i] == '-') {
-		neg = true;
-		i++;
-	}
-	if (base == 0) {
-		if (i + 1 < n && s[i] == '0' && (s[i + 1] | 0x20) == 'x' &&
-		    i + 2 < n)
-			base = 16;
-		else if (i < n && s[i] == '0')
-			base = 8;
-		else
-			base = 10;
-	}
-	if (base == 16 && i + 1 < n && s[i] == '0' && (s[i + 1] | 0x20) == 'x')
-		i += 2;
-	for (; i < n; i++) {		/* at most n iterations */
-		u8 c = (u8)s[i];
-		u64 d;
-
-		if (c >= '0' && c <= '9')
-			d = c - '0';
-		else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z')
-			d = (c | 0x20) - 'a' + 10;
-		else
-			break;
-		if (d >= base)
-			break;
-		v = v * base + d;
-	}
-	return neg ? (s64)(0 - v) : (s64)v;
-}
-
-/* str_replace into dst (cap bytes at most); dst is none of the sources. */
-static u32 str_repl(const char *s, u32 sl, const char *from, u32 fl,
-		    const char *to, u32 tl, char *dst, u32 cap)
-{
-	u32 i = 0, n = 0;
-
-	if (!fl) {
-		memcpy(dst, s, sl);	/* sl <= cap: same capacity */
-		return sl;
-	}
-	while (i < sl && n < cap) {	/* i grows every iteration */
-		if (i + fl <= sl && !memcmp(s + i, from, fl)) {
-			u32 k = min_u32(tl, cap - n);
-
-			memcpy(dst + n, to, k);
-			n += k;
-			i += fl;
-		} else {
-			dst[n++] = s[i++];
-		}
-	}
-	return n;
-}
-
-/*
- * stap's _stp_decode_utf8 on s[0..n) (n >= 1): the code point of a valid
- * 2..4-byte UTF-8 sequence (not overlong, no surrogate, <= 0x10FFFF) and
- * its length, else the first byte and 1.
- */
-static u32 decode_utf8(const u8 *s, u32 n, u32 *cp)
-{
-	u32 len, c, i;
-	u8 b = s[0];
-
-	if ((b & 0xe0) == 0xc0 && n >= 2) {
-		len = 2;
-		c = b & 0x1f;
-	} else if ((b & 0xf0) == 0xe0 && n >= 3) {
-		len = 3;
-		c = b & 0x0f;
-	} else if ((b & 0xf8) == 0xf0 && n >= 4) {
-		len = 4;
-		c = b & 0x07;
-	} else {
-		goto verbatim;
-	}
-	for (i = 1; i < len; i++) {	/* at most 3 iterations */
-		if ((s[i] & 0xc0) != 0x80)
-			goto verbatim;
-		c = (c << 6) | (s[i] & 0x3f);
-	}
-	if ((c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff || c < 0x80 ||
-	    (len == 3 && c < 0x800) || (len == 4 && c < 0x10000))
-		goto verbatim;
-	*cp = c;
-	return len;
-verbatim:
-	*cp = b;
-	return 1;
-}
-
-/*
- * The escape of byte c < 0x80 (opcodes.h, STEXTN) into e; its length.
- */
-static u32 text_escape(u32 c, char *e)
-{
-	static const char from[] = "\a\b\f\n\r\t\v\"\\";
-	static const char to[] = "abfnrtv\"\\";
-	const char *k = c ? memchr(from, (int)c, sizeof(from) - 1) : NULL;
-
-	if (c >= 0x20 && c <= 0x7e && c != '"' && c != '\\') {
-		e[0] = (char)c;
-		return 1;
-	}
-	e[0] = '\\';
-	if (k) {
-		e[1] = to[k - from];
-		return 2;
-	}
-	e[1] = (char)('0' + ((c >> 6) & 3));
-	e[2] = (char)('0' + ((c >> 3) & 7));
-	e[3] = (char)('0' + (c & 7));
-	return 4;
-}
-
-/*
- * STEXTN (opcodes.h): stap's _stp_text_str of s (sl bytes) into dst, at
- * most cap bytes (cap >= 15: MAXSTRINGLEN >= 16); dst is not s.
- */
-static u32 text_strn(const char *s, u32 sl, char *dst, u32 cap, s64 len,
-		     bool quoted)
-{
-	s64 budget = len <= 0 || len > (s64)cap ? (s64)cap : len;
-	u32 i = 0, n = 0, c = 0, esc = 0, esc_len = 0;
-	bool have_esc = false;
-
-	if (quoted) {
-		budget = (budget < 5 ? 5 : budget) - 2;
-		dst[n++] = '"';
-	}
-	while (i < sl) {	/* i grows every iteration */
-		char e[10];
-		u32 k = decode_utf8((const u8 *)s + i, sl - i, &c), num, j;
-
-		if (budget <= 0)
-			break;
-		i += k;
-		if (k > 1) {
-			num = c <= 0xffff ? 6 : 10;
-			e[0] = '\\';
-			e[1] = c <= 0xffff ? 'u' : 'U';
-			for (j = 0; j < num - 2; j++) {	/* at most 8 */
-				u32 d = (c >> (4 * (num - 3 - j))) & 0xf;
-
-				e[2 + j] = (char)(d < 10 ? '0' + d : 'A' + d - 10);
-			}
-		} else {
-			num = text_escape(c, e);
-		}
-		if (num > 1 && !have_esc && budget - 3 < (s64)num) {
-			have_esc = true;
-			esc = n;
-			esc_len = num;
-		}
-		if (budget < (s64)num)
-			break;
-		memcpy(dst + n, e, num);
-		n += num;
-		budget -= num;
-	}
-	if (quoted) {
-		if (c && i < sl) {
-			/* n + budget == 1 + the quoted budget >= 4 */
-			u32 cut = (u32)((s64)n + budget - 3);
-
-			n = have_esc && esc < cut && cut < esc + esc_len ? esc
-									   : cut;
-			memcpy(dst + n, "\"...", 4);
-			n += 4;
-		} else {
-			dst[n++] = '"';
-		}
-	}
-	return n;
-}
-
-/*
- * STOK (opcodes.h): stap's tokenize on this CPU's tokenizer; the token
- * into dst (cap bytes). s may be dst: it is copied before dst is written.
- */
-static u32 tokenize(struct stp_vm *vm, const char *s, u32 sl,
-		    const char *delim, u32 dl, char *dst, u32 cap)
-{
-	u32 start, end;
-
-	if (!vm->tok)
-		return 0;
-	if (sl) {
-		sl = min_u32(sl, min_u32(cap, vm->str_cap));
-		memcpy(vm->tok, s, sl);
-		vm->tok_len = sl;
-		vm->tok_pos = 1;
-	}
-	/* tok_pos - 1 <= tok_len: every token start is inside or at the end */
-	while (vm->tok_pos) {	/* tok_pos grows or becomes 0 */
-		start = vm->tok_pos - 1;
-		for (end = start; end < vm->tok_len; end++)
-			if (dl && memchr(delim, vm->tok[end], dl))
-				break;
-		vm->tok_pos = end < vm->tok_len ? end + 2 : 0;
-		if (end > start) {
-			memcpy(dst, vm->tok + start, end - start);
-			return end - start;
-		}
-	}
-	return 0;
-}
-
 /* ------------------------------------------------------------------ */
-/* Statistics                                                          */
-
-/*
- * Copy of statistic d for CPU id cpu (< area->ncpus, checked at entry);
- * slot is the entry slot of a statistics array (< its capacity), else 0.
- */
-static struct stp_stat_cpu *stat_at(const struct stp_stat_area *a,
-				    const struct stp_stat_desc *d, u32 cpu,
-				    u32 slot)
-{
-	/*
-	 * verify.c: offset + size <= stat_bytes <= stride; an array's
-	 * statistic: offset + capacity * size <= stat_bytes.
-	 */
-	return (struct stp_stat_cpu *)(a->base + (u64)cpu * a->stride +
-				       d->offset +
-				       (u64)slot * stp_stat_size(d));
-}
-
-/*
- * The message a catch receives (opcodes.h, TRY): stap's text of err with
- * %llx / %llu replaced by addr, or error(msg)'s text; at most cap bytes
- * at dst (which may overlap msg: memmove). Returns the length.
- */
-static u32 catch_message(char *dst, u32 cap, u32 err, u64 addr,
-			 const char *msg, u32 msg_len)
-{
-	const char *m = stp_rte_info[err].msg;
-	u32 n = 0, i;
-
-	if (err == STP_RTE_USER) {
-		n = min_u32(msg_len, cap);
-		memmove(dst, msg, n);
-		return n;
-	}
-	/* table messages are short constants: at most 128 characters */
-	for (i = 0; m[i] && i < 128 && n < cap; i++) {
-		char num[24];
-		u32 k = 0;
-		u64 v = addr;
-		bool hex = m[i + 1] == 'l' && m[i + 2] == 'l' && m[i + 3] == 'x';
-
-		if (m[i] != '%' || m[i + 1] != 'l' || m[i + 2] != 'l' ||
-		    (m[i + 3] != 'x' && m[i + 3] != 'u')) {
-			dst[n++] = m[i];
-			continue;
-		}
-		do {		/* at most 20 digits */
-			u32 dg = hex ? (u32)(v & 15) : (u32)(v % 10);
-
-			num[k++] = (char)(dg < 10 ? '0' + dg : 'a' + dg - 10);
-			v = hex ? v >> 4 : v / 10;
-		} while (v && k < sizeof(num));
-		while (k && n < cap)
-			dst[n++] = num[--k];
-		i += 3;
-	}
-	return n;
-}
-
-/* stap's _stp_div64 without the error: 0 for y == 0, -x for y == -1. */
-static s64 div64(s64 x, s64 y)
-{
-	if (!y)
-		return 0;
-	if (y == -1)
-		return (s64)(0 - (u64)x);
-	return x / y;
-}
-
-/*
- * Position of the highest set bit, 1-based: 1..64. x != 0, for which
- * __builtin_clzll is undefined (the kernel's own fls64 uses it too).
- */
-static inline u32 fls64_nz(u64 x)
-{
-	return 64 - (u32)__builtin_clzll(x);
-}
-
-/* Bucket of v in a statistic's histogram (opcodes.h: STADD). */
-static u32 hist_bucket(const struct stp_stat_desc *d, s64 v)
-{
-	u64 q;
-	u32 n;
-
-	if (d->hist == STP_HIST_LOG) {
-		if (!v)
-			return STP_HIST_LOG_BUCKETS / 2;
-		if (v > 0)
-			n = STP_HIST_LOG_BUCKETS / 2 + fls64_nz((u64)v);
-		else
-			n = STP_HIST_LOG_BUCKETS / 2 - fls64_nz(0 - (u64)v);
-		/* n <= 64 + 63 and n >= 64 - 64 */
-		return n;
-	}
-	/* LINEAR; verify.c: interval > 0, nbuckets >= 3 */
-	v = (s64)((u64)v - (u64)(s64)d->start);
-	if (v < 0)
-		return 0;
-	q = (u64)v / (u64)d->interval;
-	return q >= d->nbuckets - 2 ? d->nbuckets - 1 : (u32)q + 1;
-}
-
-/*
- * s <<< v on this CPU's copy: one writer (the per-CPU guard); readers on
- * other CPUs read the fields once each, so stores are single and untorn.
- */
-static void stat_add(struct stp_stat_cpu *sc, const struct stp_stat_desc *d,
-		     s64 v)
-{
-	s64 *bk = (s64 *)(sc + 1);
-	s64 n = sc->count;
-	s64 vs = (s64)((u64)v << d->shift);	/* verify.c: shift <= 62 */
-
-	if (!n) {
-		STP_WRITE_ONCE(sc->sum, v);
-		STP_WRITE_ONCE(sc->min, v);
-		STP_WRITE_ONCE(sc->max, v);
-		STP_WRITE_ONCE(sc->avg_s, vs);
-		STP_WRITE_ONCE(sc->m2, 0);
-	} else {
-		STP_WRITE_ONCE(sc->sum, (s64)((u64)sc->sum + (u64)v));
-		if (v > sc->max)
-			STP_WRITE_ONCE(sc->max, v);
-		if (v < sc->min)
-			STP_WRITE_ONCE(sc->min, v);
-		if (d->flags & STP_STAT_F_VARIANCE) {
-			/* stap keeps delta in an int: the low 32 bits */
-			s64 delta = (s32)(u32)((u64)vs - (u64)sc->avg_s);
-			s64 avg = (s64)((u64)sc->avg_s +
-					(u64)div64(delta, n + 1));
-			s64 m2 = (s64)((u64)sc->m2 + (u64)delta *
-				       ((u64)vs - (u64)avg));
-
-			STP_WRITE_ONCE(sc->avg_s, avg);
-			STP_WRITE_ONCE(sc->m2, m2);
-			STP_WRITE_ONCE(sc->variance_s, div64(m2, n));
-		}
-	}
-	STP_WRITE_ONCE(sc->count, n + 1);
-	if (d->hist != STP_HIST_NONE) {
-		u32 b = hist_bucket(d, v);	/* < nbuckets */
-
-		STP_WRITE_ONCE(bk[b], bk[b] + 1);
-	}
-}
-
-/* The merged scalars of a statistic (stap's _stp_stat_get). */
-struct stat_merged {
-	s64 count;
-	s64 sum;
-	s64 min;
-	s64 max;
-	s64 variance;
-};
-
-static void stat_merge(const struct stp_stat_area *a,
-		       const struct stp_stat_desc *d, u32 slot, bool variance,
-		       struct stat_merged *m)
-{
-	s64 avg_s, s1 = 0, s2 = 0, last_c = 0, last_var = 0;
-	u32 i, ncopies = 0;
-
-	memset(m, 0, sizeof(*m));
-	for (i = 0; i < a->ncpus; i++) {	/* CPU ids */
-		const struct stp_stat_cpu *sc = stat_at(a, d, i, slot);
-		s64 c = STP_READ_ONCE(sc->count);
-		s64 mn = STP_READ_ONCE(sc->min), mx = STP_READ_ONCE(sc->max);
-
-		if (c <= 0)
-			continue;
-		if (!m->count) {
-			m->min = mn;
-			m->max = mx;
-		}
-		m->count += c;
-		m->sum = (s64)((u64)m->sum + (u64)STP_READ_ONCE(sc->sum));
-		if (mx > m->max)
-			m->max = mx;
-		if (mn < m->min)
-			m->min = mn;
-	}
-	if (!variance || m->count <= 0)
-		return;
-	avg_s = div64((s64)((u64)m->sum << d->shift), m->count);
-	for (i = 0; i < a->ncpus; i++) {	/* CPU ids */
-		const struct stp_stat_cpu *sc = stat_at(a, d, i, slot);
-		s64 c = STP_READ_ONCE(sc->count);
-		u64 dev = (u64)STP_READ_ONCE(sc->avg_s) - (u64)avg_s;
-
-		if (c <= 0)
-			continue;
-		s1 = (s64)((u64)s1 + (u64)c * dev * dev);
-		s2 = (s64)((u64)s2 + (u64)(c - 1) *
-			   (u64)STP_READ_ONCE(sc->variance_s));
-		ncopies++;
-		last_c = c;
-		last_var = STP_READ_ONCE(sc->variance_s);
-	}
-	m->variance = div64((s64)((u64)s1 + (u64)s2), m->count - 1) >>
-		      ((2 * d->shift) & 63);
-	/*
-	 * A statistics array is a stap pmap: its aggregation copies the
-	 * first CPU's node whole, so one CPU's samples give that CPU's
-	 * Welford variance unmerged (runok maps/ix.exp).
-	 */
-	if ((d->flags & STP_STAT_F_ARRAY) && ncopies == 1)
-		m->variance = (last_c > 1 ? last_var : 0) >>
-			      ((2 * d->shift) & 63);
-}
-
-/*
- * Extractor x (STP_OP_STCOUNT .. STP_OP_STVAR; verify.c: MSTX names one)
- * of merged scalars m, into *v. False, and *v untouched, for any but
- * @count and @sum of an empty statistic: stap's "empty aggregate".
- */
-static inline bool stat_extract(const struct stat_merged *m, u32 x, u64 *v)
-{
-	if (x == STP_OP_STCOUNT || x == STP_OP_STSUM) {
-		*v = (u64)(x == STP_OP_STCOUNT ? m->count : m->sum);
-		return true;
-	}
-	if (m->count <= 0)
-		return false;
-	if (x == STP_OP_STMIN)
-		*v = (u64)m->min;
-	else if (x == STP_OP_STMAX)
-		*v = (u64)m->max;
-	else if (x == STP_OP_STAVG)
-		*v = (u64)div64(m->sum, m->count);
-	else
-		*v = (u64)m->variance;
-	return true;
-}
-
-/*
- * Merges statistic d (entry slot of an array; no variance) into *m and
- * says whether it is empty: no sample on any CPU.
- */
-static inline bool stat_empty(const struct stp_stat_area *a,
-			      const struct stp_stat_desc *d, u32 slot,
-			      struct stat_merged *m)
-{
-	stat_merge(a, d, slot, false, m);
-	return m->count <= 0;
-}
-
-/* Bucket b of statistic d summed over CPUs. */
-static s64 stat_bucket(const struct stp_stat_area *a,
-		       const struct stp_stat_desc *d, u32 slot, u32 b)
-{
-	u64 sum = 0;
-	u32 i;
-
-	for (i = 0; i < a->ncpus; i++) {	/* CPU ids */
-		const s64 *bk = (const s64 *)(stat_at(a, d, i, slot) + 1);
-
-		sum += (u64)STP_READ_ONCE(bk[b]);
-	}
-	return (s64)sum;
-}
-
-/*
- * STHISTS, MSTHISTS: the merged buckets of a statistic (copy slot: 0 for
- * a scalar, the entry's slot of a statistics array) for stp_format_hist.
- */
-struct hist_ctx {
-	const struct stp_stat_area *a;
-	const struct stp_stat_desc *d;
-	u32 slot;
-};
-
-static s64 hist_ctx_bucket(const void *ctx, u32 i)
-{
-	const struct hist_ctx *h = ctx;
-
-	return stat_bucket(h->a, h->d, h->slot, i);	/* i < d->nbuckets */
-}
+/* Statistics records                                                  */
 
 /*
  * STHIST: an STP_REC_HIST record with the merged buckets (dropped if the
@@ -801,7 +181,7 @@ static void emit_hist(struct stp_run_ctx *rc, const struct stp_stat_desc *d,
 	h->interval = d->interval;
 	bk = (s64 *)(h + 1);
 	for (b = 0; b < d->nbuckets; b++)
-		bk[b] = stat_bucket(&rc->stats, d, slot, b);
+		bk[b] = stp_stat_bucket(&rc->stats, d, slot, b);
 	stp_ring_commit(rc->ring, hdr, len);
 }
 
@@ -872,27 +252,6 @@ static u64 map_arith(u32 op, u64 x, u64 y)
 #ifndef STP_ENV_JUMP_TABLE
 #define STP_ENV_JUMP_TABLE
 #endif
-
-/*
- * REMATCH: walk the DFA of @d over the @len bytes of @str (opcodes.h).
- * verify.c (check_regexes) proved start and every entry < nstates, every
- * class < nclasses - 1 and the rows inside REGEXDATA, so each index below
- * is in range. At most len + 1 <= MAXSTRINGLEN steps.
- */
-static u64 regex_match(const struct stp_prog *p,
-			const struct stp_regex_desc *d, const u8 *str, u32 len)
-{
-	const u16 *t = p->rxdata + d->trans;
-	u32 n = d->nclasses;
-	u32 st = d->start;
-	u32 i;
-
-	for (i = 0; i < len && st >= 2; i++)
-		st = t[(u64)st * n + d->classes[str[i]]];
-	if (st >= 2)
-		st = t[(u64)st * n + n - 1];
-	return st == 1;
-}
 
 /* The table has 256 slots; the X-macro fills the defined ones. */
 #if defined(__clang__)
@@ -1126,8 +485,8 @@ op_SLEN:
 	r[in.a] = slen[in.b];
 	NEXT();
 op_REMATCH:	/* verify.c: a < nregs, b < nsregs, imm < nregexes */
-	r[in.a] = regex_match(p, &p->regexes[in.imm],
-			      (const u8 *)SREG(in.b), slen[in.b]);
+	r[in.a] = stp_regex_match(p, &p->regexes[in.imm],
+				  (const u8 *)SREG(in.b), slen[in.b]);
 	NEXT();
 op_CALLI:	/* verify.c: imm < STP_HLP__COUNT, INT result, context */
 	switch (in.imm) {
@@ -1210,7 +569,7 @@ op_CALLI:	/* verify.c: imm < STP_HLP__COUNT, INT result, context */
 		r[in.a] = (u64)stp_env_user_mode(env);
 		break;
 	case STP_HLP_USER_STRING_OK:
-		r[in.a] = user_string_ok(env, cap, r[in.b]);
+		r[in.a] = stp_user_string_ok(env, cap, r[in.b]);
 		break;
 	case STP_HLP_MM_ARG:
 		r[in.a] = stp_env_mm_arg(env, r[in.b] != 0);
@@ -1284,8 +643,8 @@ op_CALLS:	/* verify.c: imm < STP_HLP__COUNT, STR result, context */
 		bool user = in.imm == STP_HLP_USER_STRING;
 		u32 n = 0;
 
-		if (copy_string(env, user, SREG(in.a), cap, r[in.b], &n,
-				&addr)) {
+		if (stp_copy_string(env, user, SREG(in.a), cap, r[in.b], &n,
+				    &addr)) {
 			slen[in.a] = 0;	/* helpers.h: empty after a fault */
 			FAIL(user ? STP_RTE_USTRFAULT : STP_RTE_KSTRFAULT,
 			     addr);
@@ -1406,8 +765,9 @@ ret_pop: {
 	NEXT();
 }
 op_SPRINTF:	/* verify.c: format with text, runs ok, a not an argument */
-	slen[in.a] = do_sprintf(vm, p, r, slen, sregs, &p->formats[in.imm],
-				in.b, in.c, SREG(in.a), cap);
+	slen[in.a] = stp_do_sprintf(vm, p, r, slen, sregs,
+				    &p->formats[in.imm], in.b, in.c,
+				    SREG(in.a), cap);
 	NEXT();
 op_SSUB: {	/* verify.c: c, c + 1 < nregs (OPND_RP) */
 	s64 start = (s64)r[in.c], len = (s64)r[in.c + 1];
@@ -1423,27 +783,28 @@ op_SSUB: {	/* verify.c: c, c + 1 < nregs (OPND_RP) */
 	NEXT();
 }
 op_SFIND:
-	r[in.a] = (u64)find_str(SREG(in.b), slen[in.b], SREG(in.c),
-				slen[in.c]);
+	r[in.a] = (u64)stp_find_str(SREG(in.b), slen[in.b], SREG(in.c),
+				    slen[in.c]);
 	NEXT();
 op_STOL:
-	r[in.a] = (u64)str_tol(SREG(in.b), slen[in.b], r[in.c]);
+	r[in.a] = (u64)stp_str_tol(SREG(in.b), slen[in.b], r[in.c]);
 	NEXT();
 op_SREPL:	/* verify.c: a is none of b, c, c + 1 (OPND_SP) */
-	slen[in.a] = str_repl(SREG(in.b), slen[in.b], SREG(in.c), slen[in.c],
-			      SREG(in.c + 1), slen[in.c + 1], SREG(in.a), cap);
+	slen[in.a] = stp_str_repl(SREG(in.b), slen[in.b], SREG(in.c),
+				  slen[in.c], SREG(in.c + 1), slen[in.c + 1],
+				  SREG(in.a), cap);
 	NEXT();
 op_STEXT:	/* verify.c: a != b */
-	slen[in.a] = text_strn(SREG(in.b), slen[in.b], SREG(in.a), cap, 0,
-			       false);
+	slen[in.a] = stp_text_strn(SREG(in.b), slen[in.b], SREG(in.a), cap,
+				   0, false);
 	NEXT();
 op_STEXTN:	/* verify.c: a != b; c, c + 1 < nregs (OPND_RP) */
-	slen[in.a] = text_strn(SREG(in.b), slen[in.b], SREG(in.a), cap,
-			       (s64)r[in.c], r[in.c + 1] != 0);
+	slen[in.a] = stp_text_strn(SREG(in.b), slen[in.b], SREG(in.a), cap,
+				   (s64)r[in.c], r[in.c + 1] != 0);
 	NEXT();
 op_STOK:
-	slen[in.a] = tokenize(vm, SREG(in.b), slen[in.b], SREG(in.c),
-			      slen[in.c], SREG(in.a), cap);
+	slen[in.a] = stp_tokenize(vm, SREG(in.b), slen[in.b], SREG(in.c),
+				  slen[in.c], SREG(in.a), cap);
 	NEXT();
 op_SCHAR: {
 	s64 i = (s64)r[in.c];
@@ -1478,14 +839,14 @@ op_STVAR:
 	if (!stats_ok)
 		goto op_BADOP;
 	/* verify.c: STVAR only with STP_STAT_F_VARIANCE */
-	stat_merge(sa, &p->stats[in.imm], 0, in.op == STP_OP_STVAR, &sm);
-	if (!stat_extract(&sm, in.op, &r[in.a]))
+	stp_stat_merge(sa, &p->stats[in.imm], 0, in.op == STP_OP_STVAR, &sm);
+	if (!stp_stat_extract(&sm, in.op, &r[in.a]))
 		FAIL(STP_RTE_EMPTY_AGG, 0);
 	NEXT();
 op_STHIST:	/* verify.c: the statistic has a histogram */
 	if (!stats_ok)
 		goto op_BADOP;
-	if (stat_empty(sa, &p->stats[in.imm], 0, &sm))
+	if (stp_stat_empty(sa, &p->stats[in.imm], 0, &sm))
 		FAIL(STP_RTE_EMPTY_AGG, 0);
 	emit_hist(rc, &p->stats[in.imm], (u32)in.imm, 0);
 	NEXT();
@@ -1494,20 +855,20 @@ op_STHISTS: {	/* verify.c: the statistic has a histogram */
 
 	if (!stats_ok)
 		goto op_BADOP;
-	if (stat_empty(sa, &p->stats[in.imm], 0, &sm))
+	if (stp_stat_empty(sa, &p->stats[in.imm], 0, &sm))
 		FAIL(STP_RTE_EMPTY_AGG, 0);
-	slen[in.a] = stp_format_hist(&p->stats[in.imm], hist_ctx_bucket, &hc,
-				     SREG(in.a), cap);
+	slen[in.a] = stp_format_hist(&p->stats[in.imm], stp_hist_ctx_bucket,
+				     &hc, SREG(in.a), cap);
 	NEXT();
 }
 op_STBKT:	/* verify.c: the statistic has a histogram */
 	if (!stats_ok)
 		goto op_BADOP;
-	if (stat_empty(sa, &p->stats[in.imm], 0, &sm))
+	if (stp_stat_empty(sa, &p->stats[in.imm], 0, &sm))
 		FAIL(STP_RTE_EMPTY_AGG, 0);
 	if (r[in.b] >= p->stats[in.imm].nbuckets)	/* negative too */
 		FAIL(STP_RTE_HIST_INDEX, 0);
-	r[in.a] = (u64)stat_bucket(sa, &p->stats[in.imm], 0, (u32)r[in.b]);
+	r[in.a] = (u64)stp_stat_bucket(sa, &p->stats[in.imm], 0, (u32)r[in.b]);
 	NEXT();
 op_MGET:
 op_MGETS:
@@ -1517,7 +878,7 @@ op_MOPR:
 op_MDEL:
 op_MHAS:
 op_MCLEAR: {	/* verify.c: map id < nmaps, key runs and value kind match */
-	u32 op = ((u32)in.imm >> 16) & 0xff;	/* MOPR only */
+	u32 op = STP_IMM_HI(in.imm);	/* MOPR only */
 	struct stp_map *m;
 	struct stp_map_key k;
 	unsigned long fl;
@@ -1527,7 +888,7 @@ op_MCLEAR: {	/* verify.c: map id < nmaps, key runs and value kind match */
 
 	if (!rc->maps)
 		goto op_BADOP;
-	m = rc->maps[in.imm & 0xffff];
+	m = rc->maps[STP_IMM_LO(in.imm)];
 	if (in.op == STP_OP_MOPR && (op == STP_OP_DIV || op == STP_OP_MOD) &&
 	    !r[in.a])
 		FAIL(STP_RTE_DIVZERO, 0);
@@ -1591,7 +952,7 @@ op_MCLEAR: {	/* verify.c: map id < nmaps, key runs and value kind match */
 }
 op_MITER:
 op_MNEXT: {	/* verify.c: map id < nmaps, iterator < niters, runs match */
-	u32 id = (u32)in.imm & 0xffff;
+	u32 id = STP_IMM_LO(in.imm);
 	struct stp_iter *it;
 	struct stp_map *m;
 	unsigned long fl;
@@ -1602,7 +963,7 @@ op_MNEXT: {	/* verify.c: map id < nmaps, iterator < niters, runs match */
 		goto op_BADOP;
 	m = rc->maps[id];
 	/* verify.c: niters covers iter_frame per level, depth included */
-	it = &rc->iters[depth * p->iter_frame + (((u32)in.imm >> 16) & 0xff)];
+	it = &rc->iters[depth * p->iter_frame + STP_IMM_HI(in.imm)];
 	if (in.op == STP_OP_MNEXT && it->map != id)
 		goto op_BADOP;	/* filled for another map (or never) */
 	if (in.op == STP_OP_MITER && (in.c & 0x70) && !stats_ok)
@@ -1622,7 +983,7 @@ op_MNEXT: {	/* verify.c: map id < nmaps, iterator < niters, runs match */
 		for (i = 0; i < it->count; i++) {	/* <= iter_cap */
 			struct stp_iter_ent *xe = &it->idx[i];
 
-			stat_merge(sa, d, xe->slot, false, &sm);
+			stp_stat_merge(sa, d, xe->slot, false, &sm);
 			xe->key = x == STP_SORTX_SUM ? sm.sum :
 				  x == STP_SORTX_MIN ? sm.min :
 				  x == STP_SORTX_MAX ? sm.max :
@@ -1669,7 +1030,7 @@ op_MSTADD:
 op_MSTX:
 op_MSTHIST:
 op_MSTHISTS: {	/* verify.c: a statistics array (STP_MAPV_STAT), runs match */
-	u32 x = ((u32)in.imm >> 16) & 0xff;	/* MSTX: the extractor */
+	u32 x = STP_IMM_HI(in.imm);	/* MSTX: the extractor */
 	const struct stp_stat_desc *d;
 	struct stp_map *m;
 	struct stp_map_key k;
@@ -1680,8 +1041,8 @@ op_MSTHISTS: {	/* verify.c: a statistics array (STP_MAPV_STAT), runs match */
 
 	if (!rc->maps || !stats_ok)
 		goto op_BADOP;
-	m = rc->maps[in.imm & 0xffff];
-	d = &p->stats[p->maps[in.imm & 0xffff].stat];	/* verify.c */
+	m = rc->maps[STP_IMM_LO(in.imm)];
+	d = &p->stats[p->maps[STP_IMM_LO(in.imm)].stat];	/* verify.c */
 	map_key(m, r, slen, sregs, (u64)vm->str_cap + 1, in.b, in.c, &k);
 	if (!map_lock(m, p->limits[STP_LIM_MAXTRYLOCK], &fl))
 		goto skip;
@@ -1708,22 +1069,22 @@ op_MSTHISTS: {	/* verify.c: a statistics array (STP_MAPV_STAT), runs match */
 	e = stp_map_lookup(m, &k);
 	if (e) {
 		slot = (u32)((u64)(e - m->ents) / m->ent_size);
-		stat_merge(sa, d, slot, x == STP_OP_STVAR, &sm);
+		stp_stat_merge(sa, d, slot, x == STP_OP_STVAR, &sm);
 	} else {
 		memset(&sm, 0, sizeof(sm));
 	}
 	if (in.op == STP_OP_MSTHIST && sm.count > 0)
-		emit_hist(rc, d, p->maps[in.imm & 0xffff].stat, slot);
+		emit_hist(rc, d, p->maps[STP_IMM_LO(in.imm)].stat, slot);
 	if (in.op == STP_OP_MSTHISTS && sm.count > 0) {
 		/* under the lock: the slot is not re-used while it is drawn */
 		struct hist_ctx hc = { sa, d, slot };
 
-		slen[in.a] = stp_format_hist(d, hist_ctx_bucket, &hc,
+		slen[in.a] = stp_format_hist(d, stp_hist_ctx_bucket, &hc,
 					     SREG(in.a), cap);
 	}
 	stp_env_map_unlock(&m->lock, fl);
 	if (in.op == STP_OP_MSTX) {
-		if (!stat_extract(&sm, x, &r[in.a]))
+		if (!stp_stat_extract(&sm, x, &r[in.a]))
 			FAIL(STP_RTE_EMPTY_AGG, 0);
 		NEXT();
 	}
@@ -1771,8 +1132,8 @@ fail:
 			slen = dsl;
 			sregs = dsb;
 			/* verify.c: cr < nsregs of the catching handler */
-			slen[cr] = catch_message(SREG(cr), cap, err, addr,
-						 umsg, umsg_len);
+			slen[cr] = stp_catch_message(SREG(cr), cap, err,
+						     addr, umsg, umsg_len);
 			cpc = 0;
 			creg = 0;
 			umsg = NULL;

@@ -17,6 +17,9 @@ use vm_spec::abi;
 
 /// Bytes of a record header (`struct stp_rec_hdr`).
 pub const REC_HDR_LEN: usize = std::mem::size_of::<abi::stp_rec_hdr>();
+/// Where the header's `len` and `time_ns` lie.
+const REC_LEN_AT: usize = std::mem::offset_of!(abi::stp_rec_hdr, len);
+const REC_TIME_AT: usize = std::mem::offset_of!(abi::stp_rec_hdr, time_ns);
 
 /// What a ring consumer needs from the ring's memory.
 pub trait RingMemory {
@@ -187,7 +190,7 @@ impl<M: RingMemory> Consumer<M> {
             let off = (cons & mask) as usize;
             let avail = prod - cons;
             let len = if avail >= REC_HDR_LEN as u64 {
-                le_u32(data, off)
+                le_u32(data, off + REC_LEN_AT)
             } else {
                 0
             };
@@ -209,7 +212,7 @@ impl<M: RingMemory> Consumer<M> {
             // The data is mapped twice in a row, so a record of at most
             // `size` bytes starting below `size` never wraps.
             let rec = &data[off..off + len as usize];
-            let time_ns = le_u64(rec, 8);
+            let time_ns = le_u64(rec, REC_TIME_AT);
             batch.push(self.cpu, time_ns, rec);
             cons += len64;
             n += 1;

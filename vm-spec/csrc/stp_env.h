@@ -38,7 +38,8 @@ typedef __s16 s16;
 typedef __s32 s32;
 typedef __s64 s64;
 
-#define STP_ENV_PAGE_SIZE 4096u
+/* abi.h's, which stp_core.h includes before the core expands this */
+#define STP_ENV_PAGE_SIZE STP_HOST_PAGE_SIZE
 
 #define STP_READ_ONCE(x) (*(const volatile __typeof__(x) *)&(x))
 #define STP_WRITE_ONCE(x, v) (*(volatile __typeof__(x) *)&(x) = (v))

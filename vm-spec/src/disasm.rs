@@ -40,17 +40,11 @@ pub fn quote(bytes: &[u8]) -> String {
     out
 }
 
-/// The name of a probe kind (`abi::STP_PROBE_*`).
+/// The name of a probe kind (`abi::STP_PROBE_*`, `tables::PROBE_KINDS`).
 pub fn probe_kind_name(kind: u8) -> String {
-    match u32::from(kind) {
-        abi::STP_PROBE_BEGIN => "begin".into(),
-        abi::STP_PROBE_END => "end".into(),
-        abi::STP_PROBE_TIMER => "timer".into(),
-        abi::STP_PROBE_KPROBE => "kprobe".into(),
-        abi::STP_PROBE_KRETPROBE => "kretprobe".into(),
-        abi::STP_PROBE_ERROR => "error".into(),
-        abi::STP_PROBE_TRACEPOINT => "tracepoint".into(),
-        k => format!("kind#{k}?"),
+    match crate::tables::PROBE_KINDS.get(usize::from(kind)) {
+        Some(k) => k.name.into(),
+        None => format!("kind#{kind}?"),
     }
 }
 
@@ -143,14 +137,14 @@ fn imm_operand(kind: Operand, insn: &Insn, prog: &Program, pc: usize) -> Option<
         Operand::MAP => table_ref("map", imm, &prog.maps, |m| m.name.clone()),
         Operand::RX => table_ref("rx", imm, &prog.regexes, |r| quote(&r.pattern)),
         Operand::MOP | Operand::MIT | Operand::MSX => {
-            let id = imm & 0xffff;
-            let x = (imm >> 16) & 0xff;
+            let id = i32::from(crate::tables::imm_lo(imm));
+            let x = crate::tables::imm_hi(imm);
             let m = table_ref("map", id, &prog.maps, |m| m.name.clone());
             if kind == Operand::MIT {
                 format!("{m} it{x}")
             } else {
                 let op = crate::tables::OPCODES
-                    .get(x as usize)
+                    .get(usize::from(x))
                     .map_or("?", |o| o.name);
                 format!("{m} {op}")
             }

@@ -4,7 +4,7 @@
 //! no input makes these functions panic.
 use crate::abi;
 use crate::program::{ArgKind, Format};
-use std::mem::size_of;
+use std::mem::{offset_of, size_of};
 use thiserror::Error;
 
 /// One printf argument, as the formatter takes it (`struct stp_fmt_arg`
@@ -24,6 +24,20 @@ pub const HDR_LEN: usize = size_of::<abi::stp_rec_hdr>();
 pub const ERROR_PAYLOAD_LEN: usize = size_of::<abi::stp_rec_error>();
 /// Bytes of `struct stp_rec_hist` (the buckets follow it).
 pub const HIST_PAYLOAD_LEN: usize = size_of::<abi::stp_rec_hist>();
+
+/// Where the fields of the header and payloads lie (abi.h's structs).
+const HDR_LEN_AT: usize = offset_of!(abi::stp_rec_hdr, len);
+const HDR_TYPE_AT: usize = offset_of!(abi::stp_rec_hdr, type_);
+const HDR_ID_AT: usize = offset_of!(abi::stp_rec_hdr, id);
+const HDR_TIME_AT: usize = offset_of!(abi::stp_rec_hdr, time_ns);
+const ERR_HANDLER_AT: usize = offset_of!(abi::stp_rec_error, handler);
+const ERR_PC_AT: usize = offset_of!(abi::stp_rec_error, pc);
+const ERR_ADDR_AT: usize = offset_of!(abi::stp_rec_error, addr);
+const HIST_KIND_AT: usize = offset_of!(abi::stp_rec_hist, hist);
+const HIST_NBUCKETS_AT: usize = offset_of!(abi::stp_rec_hist, nbuckets);
+const HIST_START_AT: usize = offset_of!(abi::stp_rec_hist, start);
+const HIST_STOP_AT: usize = offset_of!(abi::stp_rec_hist, stop);
+const HIST_INTERVAL_AT: usize = offset_of!(abi::stp_rec_hist, interval);
 
 /// One decoded record.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -151,7 +165,7 @@ pub fn record_len(head: &[u8]) -> Option<u32> {
     if head.len() < HDR_LEN {
         return None;
     }
-    let len = u32_at(head, 0)?;
+    let len = u32_at(head, HDR_LEN_AT)?;
     if (len as usize) < HDR_LEN || len % 8 != 0 {
         return None;
     }
@@ -172,10 +186,10 @@ pub fn parse(rec: &[u8], formats: &[Format]) -> Result<Record, RecordError> {
         have: rec.len(),
         need: HDR_LEN,
     };
-    let len = u32_at(rec, 0).ok_or(trunc.clone())?;
-    let ty = u16_at(rec, 4).ok_or(trunc.clone())?;
-    let id = u16_at(rec, 6).ok_or(trunc.clone())?;
-    let time_ns = u64_at(rec, 8).ok_or(trunc)?;
+    let len = u32_at(rec, HDR_LEN_AT).ok_or(trunc.clone())?;
+    let ty = u16_at(rec, HDR_TYPE_AT).ok_or(trunc.clone())?;
+    let id = u16_at(rec, HDR_ID_AT).ok_or(trunc.clone())?;
+    let time_ns = u64_at(rec, HDR_TIME_AT).ok_or(trunc)?;
     if (len as usize) < HDR_LEN || len % 8 != 0 {
         return Err(RecordError::BadLength(len));
     }
@@ -202,7 +216,7 @@ pub fn parse(rec: &[u8], formats: &[Format]) -> Result<Record, RecordError> {
                 return Err(RecordError::BadErrorCode(id));
             }
             let bad = RecordError::BadPayload("error record size");
-            let addr = u64_at(body, 8).ok_or(bad.clone())?;
+            let addr = u64_at(body, ERR_ADDR_AT).ok_or(bad.clone())?;
             // Only STP_RTE_USER carries bytes after the struct: its
             // message, addr bytes, zero-padded to 8.
             let msg_len = if u32::from(id) == abi::STP_RTE_USER {
@@ -219,8 +233,8 @@ pub fn parse(rec: &[u8], formats: &[Format]) -> Result<Record, RecordError> {
             }
             Ok(Record::Error {
                 code: id,
-                handler: u32_at(body, 0).ok_or(bad.clone())?,
-                pc: u32_at(body, 4).ok_or(bad.clone())?,
+                handler: u32_at(body, ERR_HANDLER_AT).ok_or(bad.clone())?,
+                pc: u32_at(body, ERR_PC_AT).ok_or(bad.clone())?,
                 addr,
                 time_ns,
                 msg: body[ERROR_PAYLOAD_LEN..ERROR_PAYLOAD_LEN + msg_len].to_vec(),
@@ -234,11 +248,11 @@ pub fn parse(rec: &[u8], formats: &[Format]) -> Result<Record, RecordError> {
         }
         abi::STP_REC_HIST => {
             let bad = RecordError::BadPayload("histogram record");
-            let kind = *body.first().ok_or(bad.clone())?;
-            let nb = u32_at(body, 4).ok_or(bad.clone())?;
-            let start = u32_at(body, 8).ok_or(bad.clone())? as i32;
-            let stop = u32_at(body, 12).ok_or(bad.clone())? as i32;
-            let interval = u32_at(body, 16).ok_or(bad.clone())? as i32;
+            let kind = *body.get(HIST_KIND_AT).ok_or(bad.clone())?;
+            let nb = u32_at(body, HIST_NBUCKETS_AT).ok_or(bad.clone())?;
+            let start = u32_at(body, HIST_START_AT).ok_or(bad.clone())? as i32;
+            let stop = u32_at(body, HIST_STOP_AT).ok_or(bad.clone())? as i32;
+            let interval = u32_at(body, HIST_INTERVAL_AT).ok_or(bad.clone())? as i32;
             let kind = match crate::program::Hist::from_abi(kind.into(), start, stop, interval) {
                 crate::program::Hist::None => return Err(bad),
                 k => k,

@@ -50,8 +50,9 @@ struct stp_insn {
 #define STP_MAX_SREGS		16u	/* string registers per handler */
 #define STP_MAX_FMT_ARGS	32u	/* arguments of one printf */
 #define STP_MAX_SYMBOL_LEN	127u	/* probe target symbol, bytes */
-#define STP_MIN_RING_PAGES	4u	/* data pages of one per-CPU ring */
-#define STP_MAX_RING_PAGES	4096u	/* power of two */
+/* RING_PAGES' bounds (STP_LIMITS; no suffix: build.rs expands them to Rust) */
+#define STP_MIN_RING_PAGES	4	/* data pages of one per-CPU ring */
+#define STP_MAX_RING_PAGES	4096	/* power of two */
 #define STP_LOG_MAX		512u	/* bytes of a LOAD error message */
 #define STP_MAX_TIMER_NS	86400000000000ull /* one day: timer period */
 #define STP_MAX_MAXACTIVE	4096u	/* kretprobe instances */
@@ -116,7 +117,7 @@ struct stp_insn {
 	X(MAXSKIPPED,    100,    0, 1000000000)			\
 	X(MAXNESTING,    10,     1, 64)				\
 	X(MAXTRYLOCK,    100,    1, 100000)			\
-	X(RING_PAGES,    64,     4, 4096)			\
+	X(RING_PAGES,    64, STP_MIN_RING_PAGES, STP_MAX_RING_PAGES) \
 	X(STP_OVERLOAD_THRESHOLD, 500000000,  1000000, 4000000000) \
 	X(STP_OVERLOAD_INTERVAL,  1000000000, 10000000, 4000000000) \
 	X(STP_NO_OVERLOAD, 0,    0, 1)
@@ -239,17 +240,50 @@ struct stp_handler_desc {
 	__u8 reserved[2];	/* must be 0 */
 };
 
-/* Kinds of probe point; each implies the context of its handler. */
+/*
+ * Fields of struct stp_probe_desc that a probe kind uses (the uses column
+ * of STP_PROBE_KINDS); the verifier refuses the others when they are not
+ * 0 (BAD_PROBE). Enumerators, not macros, so that build.rs's expansion
+ * of the table names them in Rust too.
+ */
+enum stp_probe_uses {
+	STP_PROBE_USES_SYMBOL = 1,	/* symbol: kernel symbol or tracepoint */
+	STP_PROBE_USES_OFFSET = 2,	/* offset into the symbol */
+	STP_PROBE_USES_MAXACTIVE = 4,	/* kretprobe instances */
+	STP_PROBE_USES_PERIOD = 8,	/* period_ns, STP_PROBE_F_PROFILE */
+};
+
+/*
+ * Kinds of probe point, one row each: name (the kind's number is its row,
+ * from 0: enum stp_probe_kind), lower-case name, the context its handler
+ * must have (enum stp_ctx: verified, and what the module runs it in) and
+ * the descriptor fields it uses (enum stp_probe_uses).
+ *
+ *   BEGIN       runs at START, process context
+ *   END         runs at STOP, process context
+ *   TIMER       hrtimer every period_ns, or timer.profile (the flag)
+ *   KPROBE      symbol + offset; maxactive is accepted and unused
+ *   KRETPROBE   symbol (+ offset), maxactive instances
+ *   ERROR       runs at STOP instead of END in the error state
+ *   TRACEPOINT  symbol = the tracepoint's name; raw arguments in ARG 1..6,
+ *               so its handlers are verified as kprobes'
+ */
+#define STP_PROBE_KINDS(X)						\
+	X(BEGIN,      "begin",      BEGIN,     0)			\
+	X(END,        "end",        END,       0)			\
+	X(TIMER,      "timer",      TIMER,     STP_PROBE_USES_PERIOD)	\
+	X(KPROBE,     "kprobe",     KPROBE,    STP_PROBE_USES_SYMBOL |	\
+	  STP_PROBE_USES_OFFSET | STP_PROBE_USES_MAXACTIVE)		\
+	X(KRETPROBE,  "kretprobe",  KRETPROBE, STP_PROBE_USES_SYMBOL |	\
+	  STP_PROBE_USES_OFFSET | STP_PROBE_USES_MAXACTIVE)		\
+	X(ERROR,      "error",      END,       0)			\
+	X(TRACEPOINT, "tracepoint", KPROBE,    STP_PROBE_USES_SYMBOL)
+
+/* Probe kind numbers: STP_PROBE_BEGIN == 0, in table order. */
 enum stp_probe_kind {
-	STP_PROBE_BEGIN,	/* STP_CTX_BEGIN; runs at START */
-	STP_PROBE_END,		/* STP_CTX_END; runs at STOP */
-	STP_PROBE_TIMER,	/* STP_CTX_TIMER; period_ns */
-	STP_PROBE_KPROBE,	/* STP_CTX_KPROBE; symbol + offset */
-	STP_PROBE_KRETPROBE,	/* STP_CTX_KRETPROBE; symbol */
-	/* STP_CTX_END; runs at STOP instead of END in the error state */
-	STP_PROBE_ERROR,
-	/* STP_CTX_KPROBE; symbol = tracepoint name; raw args in ARG 1..6 */
-	STP_PROBE_TRACEPOINT,
+#define STP_X_PROBE_KIND_ENUM(name, str, ctx, uses) STP_PROBE_##name,
+	STP_PROBE_KINDS(STP_X_PROBE_KIND_ENUM)
+#undef STP_X_PROBE_KIND_ENUM
 	STP_PROBE__COUNT
 };
 
@@ -523,7 +557,8 @@ enum stp_runtime_error {
  * kernel's copy_struct_from_user():
  *   - args_size == the size it knows;
  *   - args_size larger (a newer caller) when every byte past the size it
- *     knows is zero; otherwise E2BIG (also when args_size > 4096);
+ *     knows is zero; otherwise E2BIG (also when args_size >
+ *     STP_ARGS_SIZE_MAX, as clone3 and openat2 refuse more than a page);
  *   - args_size equal to an older size listed here (STP_*_ARGS_SIZE_VER*),
  *     the missing tail reading as zero; any other smaller size is EINVAL.
  * The ioctl number encodes sizeof() of the structure the caller was built
@@ -711,6 +746,16 @@ struct stp_map_rec {
 
 /* ------------------------------------------------------------------ */
 /* Rings                                                               */
+
+/*
+ * The page size of the user-space models of a session: the C core built
+ * for user space (vm-spec/csrc/stp_env.h: STP_ENV_PAGE_SIZE, the unit of
+ * its nofault copies), HostSession's ring (RING_PAGES pages) and the
+ * reference VM's simulated memory. The module uses the kernel's PAGE_SIZE
+ * and reports it in struct stp_session_info.page_size; consumers of real
+ * rings use that.
+ */
+#define STP_HOST_PAGE_SIZE	4096u
 
 /*
  * One single-producer ring per possible CPU, BPF-ringbuf layout. The ring

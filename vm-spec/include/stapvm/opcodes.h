@@ -54,11 +54,11 @@
  *        long keys, as many string registers from c as it has string
  *        keys (base 0 for an empty run); the value operand's file must be
  *        the map's value kind (BAD_MAP)
- *   MOP  map id in bits 0..15, in bits 16..23 the opcode of the
- *        arithmetic (ADD, SUB, MUL, DIV, MOD, AND, OR, XOR, SHL, SHR),
- *        bits 24..31 zero; the map's values must be longs
- *   MIT  map id in bits 0..15, an iterator (< STP_MAX_ITERS) in bits
- *        16..23, bits 24..31 zero
+ *   MOP  packed (STP_IMM_PACK, below): the map id, and in the high
+ *        field the opcode of the arithmetic (ADD, SUB, MUL, DIV, MOD,
+ *        AND, OR, XOR, SHL, SHR); the map's values must be longs
+ *   MIT  packed: the map id, and an iterator (< STP_MAX_ITERS) in the
+ *        high field
  *   RM   integer register read, then written
  *   RNW  integer register run written (the map's long keys)
  *   SNW  string register run written (the map's string keys)
@@ -69,10 +69,16 @@
  *        (enum stp_sort_extractor: @sum, @min, @max, @avg of each entry,
  *        merged over CPUs; 0, @count, is the stored value)
  *   RX   index into the REGEXES section (regular expressions, abi.h)
- *   MSX  map id in bits 0..15, in bits 16..23 the opcode of a scalar
- *        extractor (STCOUNT, STSUM, STMIN, STMAX, STAVG, STVAR), bits
- *        24..31 zero; the map is a statistics array (STVAR: its
- *        statistic has STP_STAT_F_VARIANCE)
+ *   MSX  packed: the map id, and in the high field the opcode of a
+ *        scalar extractor (STCOUNT, STSUM, STMIN, STMAX, STAVG, STVAR);
+ *        the map is a statistics array (STVAR: its statistic has
+ *        STP_STAT_F_VARIANCE)
+ *
+ * Packed immediates (MOP, MIT, MSX: the opcodes MOPR, MITER, MNEXT and
+ * MSTX) hold two fields, built with STP_IMM_PACK(lo, hi) and read with
+ * STP_IMM_LO(imm) / STP_IMM_HI(imm): the map id in the low
+ * STP_IMM_LO_BITS bits (0..15), the second operand above them, below
+ * STP_IMM_HI_LIMIT (bits 16..23; bits 24..31 must be zero, BAD_MAP).
  *
  * Cost is what the instruction charges against MAXACTION. Straight-line code
  * is bounded by the handler length, so only back edges charge.
@@ -323,9 +329,9 @@
  *    keys' samples (the price: `<<<` on an array serialises on the map's
  *    lock; stap's per-CPU maps avoid it but need a merge of whole tables
  *    on every read).
- *  - MSTX (imm: map | extractor opcode << 16) and MSTHIST: under the lock,
- *    look the key up and merge the slot's copies as the scalar extractor
- *    does; an absent key is an empty statistic (@count, @sum 0; the
+ *  - MSTX (imm: STP_IMM_PACK(map, extractor opcode)) and MSTHIST: under
+ *    the lock, look the key up and merge the slot's copies as the scalar
+ *    extractor does; an absent key is an empty statistic (@count, @sum 0; the
  *    others, MSTHIST included, end the run with STP_RTE_EMPTY_AGG).
  *    MSTHIST's STP_REC_HIST record has the statistic's index as its id.
  *    MSTHISTS (sprint(@hist_*(a[k]))) draws the merged histogram into
@@ -463,6 +469,22 @@ enum stp_opcode {
 #undef STP_X_OPCODE_ENUM
 	STP_OP__COUNT
 };
+
+/*
+ * Packed immediates (operand kinds MOP, MIT, MSX; see the header
+ * comment): the map id in the low field, the arithmetic opcode, iterator
+ * or extractor opcode in the high one. Values of the high field are below
+ * STP_IMM_HI_LIMIT. The numbers carry no suffix: build.rs hands them to
+ * Rust as they are (vm-spec/src/tables.rs: imm_pack, imm_lo, imm_hi).
+ */
+#define STP_IMM_LO_BITS		16
+#define STP_IMM_LO_MASK		((1u << STP_IMM_LO_BITS) - 1)
+#define STP_IMM_HI_LIMIT	256
+#define STP_IMM_LO(imm)		((unsigned int)(imm) & STP_IMM_LO_MASK)
+#define STP_IMM_HI(imm)		((unsigned int)(imm) >> STP_IMM_LO_BITS)
+#define STP_IMM_PACK(lo, hi)						\
+	((int)(((unsigned int)(hi) << STP_IMM_LO_BITS) |		\
+	       ((unsigned int)(lo) & STP_IMM_LO_MASK)))
 
 /* Operand kinds used in the table above (see the header comment). */
 enum stp_operand_kind {
