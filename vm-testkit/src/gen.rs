@@ -33,6 +33,7 @@ use vm_spec::program::{
     default_limits, ArgKind, Format, FuncSig, Global, GlobalType, Handler, Hist, Insn, MapDecl,
     MapValue, Probe, ProbeTarget, Program, RegexTable, SrcLoc, Stat,
 };
+use vm_spec::tables::imm_pack;
 use vm_spec::tables::{HelperArg, HelperRes, HELPERS};
 
 /// A small deterministic random source (xorshift64*, splitmix64 seeding).
@@ -1476,7 +1477,7 @@ impl HGen<'_> {
                     k,
                     b,
                     c,
-                    id as i32 | (abi::STP_OP_ADD << 16) as i32,
+                    imm_pack(id as u16, abi::STP_OP_ADD as u16),
                 )
             } else {
                 ins(abi::STP_OP_MSET, k, b, c, id as i32)
@@ -1618,7 +1619,13 @@ impl HGen<'_> {
                 let op = self.rng.pick(&OPS)?;
                 let a = self.dst()?;
                 self.load_choice(out, d, a, &VALS);
-                out.push(ins(abi::STP_OP_MOPR, a, b, c, imm | (op << 16) as i32));
+                out.push(ins(
+                    abi::STP_OP_MOPR,
+                    a,
+                    b,
+                    c,
+                    imm_pack(imm as u16, op as u16),
+                ));
                 d.r |= 1u64 << a;
                 self.observe(out, a);
             }
@@ -1710,7 +1717,13 @@ impl HGen<'_> {
                 }
                 let x = self.rng.pick(&ops)?;
                 let a = self.dst()?;
-                out.push(ins(abi::STP_OP_MSTX, a, b, c, imm | (x << 16) as i32));
+                out.push(ins(
+                    abi::STP_OP_MSTX,
+                    a,
+                    b,
+                    c,
+                    imm_pack(imm as u16, x as u16),
+                ));
                 d.r |= 1u64 << a;
                 self.observe(out, a);
             }
@@ -1799,7 +1812,7 @@ impl HGen<'_> {
                 col | x << 4 | if self.rng.chance(1, 2) { 0x80 } else { 0 }
             }
         };
-        let imm = id as i32 | (it << 16) as i32;
+        let imm = imm_pack(id as u16, it as u16);
         out.push(ins(abi::STP_OP_MITER, 0, limit, sort, imm));
         let f = self.dst()?;
         let mut db = *d;

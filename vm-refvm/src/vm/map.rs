@@ -3,6 +3,7 @@
 //! iterators, and the M* and MIT* opcodes, as kmod/core/map.c and vm.c
 //! define them.
 use super::*;
+use vm_spec::tables::{imm_hi, imm_lo};
 
 impl Machine<'_> {
     /// The key tuple of a map instruction: long keys from r[b..], string
@@ -23,7 +24,7 @@ impl Machine<'_> {
     }
 
     pub(super) fn map_desc(&self, imm: i32) -> Step<(usize, RefMapDesc)> {
-        let id = (imm as u32 & 0xffff) as usize;
+        let id = usize::from(imm_lo(imm));
         let d = *self
             .prog
             .maps
@@ -49,7 +50,7 @@ impl Machine<'_> {
             return Err(Stop::Hole(format!("map {id}: value kind")));
         }
         // MOPR by zero fails before the map is touched.
-        let aop = (insn.imm as u32 >> 16) & 0xff;
+        let aop = u32::from(imm_hi(insn.imm));
         if op == abi::STP_OP_MOPR
             && (aop == abi::STP_OP_DIV || aop == abi::STP_OP_MOD)
             && self.rd(insn.a)? == 0
@@ -189,7 +190,7 @@ impl Machine<'_> {
             .get(&key)
             .and_then(|s| m.stats.get(s))
             .map_or_else(Vec::new, |v| v.iter().collect());
-        let x = (insn.imm as u32 >> 16) & 0xff;
+        let x = u32::from(imm_hi(insn.imm));
         let mut g = merge(&st, &copies, x == abi::STP_OP_STVAR);
         // stap's pmap aggregation: samples on one CPU only give that
         // copy's Welford variance unmerged (opcodes.h: MSTX).
@@ -256,7 +257,7 @@ impl Machine<'_> {
     /// MITER and MNEXT (opcodes.h: Associative arrays).
     pub(super) fn iter_op(&mut self, insn: &Insn) -> Step<()> {
         let (id, d) = self.map_desc(insn.imm)?;
-        let it = ((insn.imm as u32 >> 16) & 0xff) as usize;
+        let it = usize::from(imm_hi(insn.imm));
         if it >= abi::STP_MAX_ITERS as usize {
             return Err(Stop::Hole(format!("iterator {it}")));
         }

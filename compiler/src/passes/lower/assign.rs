@@ -2,6 +2,7 @@
 //! and globals here, of array elements with `maps.rs`'s `assign_elem` (or
 //! MOPR for an increment), of string globals with `strglobals.rs`.
 use super::*;
+use vm_spec::tables::imm_pack;
 
 impl Gen<'_> {
     /// `lhs op= rhs`; returns the register holding the assigned value (only
@@ -110,7 +111,7 @@ impl Gen<'_> {
                 let d = self.alloc_r();
                 self.load_int(d, i64::from(delta));
                 let (rb, sc) = self.key_runs(g, keys);
-                let mop = self.map_id(g) | ((STP_OP_ADD as i32) << 16);
+                let mop = imm_pack(self.map_id(g) as u16, STP_OP_ADD as u16);
                 self.emit(STP_OP_MOPR, d, rb, sc, mop);
                 if let Some(x) = dst {
                     if pre {

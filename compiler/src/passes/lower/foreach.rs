@@ -2,6 +2,7 @@
 //! the nesting level, with slices, sorting, `limit` and the value), and
 //! over the buckets of a histogram (a counted loop).
 use super::*;
+use vm_spec::tables::imm_pack;
 
 impl Gen<'_> {
     /// `foreach ([v =] [k...] in a [+|-] [limit n]) body`: MITER fills
@@ -25,7 +26,7 @@ impl Gen<'_> {
         let depth = self.iter_depth;
         self.iter_depth += 1;
         let mark = (self.next_r, self.next_s);
-        let mit = map | (i32::from(depth) << 16);
+        let mit = imm_pack(map as u16, u16::from(depth));
         let kinds: Vec<Ty> = self.types.keys.get(g).cloned().unwrap_or_default();
         // A slice's fixed keys, evaluated once, before the limit (stap's
         // order): (key column, register, is_str).

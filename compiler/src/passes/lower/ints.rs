@@ -4,6 +4,7 @@
 //! `@defined` (relocated constants the loader fills from BTF), and
 //! `binop`, the opcode of each binary operator.
 use super::*;
+use vm_spec::tables::imm_pack;
 
 impl Gen<'_> {
     /// A target variable (`$x`, `$x->a->b`) into `dst`, through constants
@@ -180,7 +181,7 @@ impl Gen<'_> {
                     .and_then(|a| self.stat_elem(a).map(|g| (g, &a.kind)))
                 {
                     let (rb, sc) = self.key_runs(g, keys);
-                    let msx = self.map_id(g) | ((opc as i32) << 16);
+                    let msx = imm_pack(self.map_id(g) as u16, opc as u16);
                     self.emit(STP_OP_MSTX, dst, rb, sc, msx);
                     return;
                 }

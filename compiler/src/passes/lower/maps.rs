@@ -2,6 +2,7 @@
 //! element assignment (`a[k] = v`, `a[k] op= v`, `a[k] .= s`), and
 //! `delete` of an element, a whole array or a scalar.
 use super::*;
+use vm_spec::tables::imm_pack;
 
 impl Gen<'_> {
     /// The MAP id of global array `g` (arrays numbered in declaration order).
@@ -62,7 +63,7 @@ impl Gen<'_> {
         let (rb, sc) = self.key_runs(g, keys);
         match op {
             AssignOp::Bin(b) => {
-                let mop = map | ((binop(b) as i32) << 16);
+                let mop = imm_pack(map as u16, binop(b) as u16);
                 self.emit(STP_OP_MOPR, v, rb, sc, mop);
             }
             _ => {

@@ -3,6 +3,7 @@
 //! exit of the statistics written and never read (the `end` handler
 //! `stats_at_exit` makes).
 use super::*;
+use vm_spec::tables::imm_pack;
 
 impl Gen<'_> {
     /// The STAT index of the statistic `a` names.
@@ -176,7 +177,7 @@ fn stat_array_at_exit(
             rv + j as u8,
             b,
             c,
-            mit | ((x as i32) << 16),
+            imm_pack(mit as u16, x as u16),
         ));
     }
     let se_run = if nstr > 0 { se } else { 0 };
