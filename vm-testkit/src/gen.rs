@@ -27,6 +27,7 @@
 //!
 //! Left out: programs the verifier must refuse (the verifier tests and the
 //! fuzz targets cover those).
+use vm_refvm::vm::PAGE_SIZE as PAGE;
 use vm_refvm::HostEnv;
 use vm_spec::abi;
 use vm_spec::program::{
@@ -296,24 +297,24 @@ fn gen_env(rng: &mut Rng) -> (HostEnv, Vec<u64>) {
             addrs.push(STR_BASE + rng.below(8192));
         }
         addrs.push(STR_BASE + 8192 - 1 - rng.below(8));
-        addrs.push(STR_BASE + 4096 - rng.below(8));
+        addrs.push(STR_BASE + PAGE - rng.below(8));
     }
     if rng.chance(3, 4) {
         // A string that runs into an unmapped page.
         let l = 1 + rng.below(300);
         env.memory
-            .push((EDGE_BASE + 4096 - l, nonzero_bytes(rng, l as usize)));
-        addrs.push(EDGE_BASE + 4096 - l);
-        addrs.push(EDGE_BASE + 4096 - 1 - rng.below(l));
-        addrs.push(EDGE_BASE + 4096 - 4);
-        addrs.push(EDGE_BASE + rng.below(4096));
+            .push((EDGE_BASE + PAGE - l, nonzero_bytes(rng, l as usize)));
+        addrs.push(EDGE_BASE + PAGE - l);
+        addrs.push(EDGE_BASE + PAGE - 1 - rng.below(l));
+        addrs.push(EDGE_BASE + PAGE - 4);
+        addrs.push(EDGE_BASE + rng.below(PAGE));
     }
     if rng.chance(1, 4) {
         // The last page, its bytes running up to 2^64; maybe page 0 too,
         // where a string copy that wraps around would continue.
-        let k = 4096 - 1 - rng.below(64);
+        let k = PAGE - 1 - rng.below(64);
         env.memory
-            .push((TOP_PAGE + k, nonzero_bytes(rng, (4096 - k) as usize)));
+            .push((TOP_PAGE + k, nonzero_bytes(rng, (PAGE - k) as usize)));
         addrs.push(TOP_PAGE + k);
         addrs.push(u64::MAX - rng.below(8));
         if rng.chance(1, 2) {

@@ -12,7 +12,9 @@ use vm_spec::core::{ffi, VerifiedImage, VerifyError};
 use vm_spec::program::{ArgKind, Format, Program};
 use vm_spec::records::{self, Record, RecordError};
 
-const PAGE: u64 = 4096;
+/// The user-space models' page size (`STP_HOST_PAGE_SIZE`, abi.h): the
+/// simulated memory's and the ring's.
+const PAGE: u64 = abi::STP_HOST_PAGE_SIZE as u64;
 
 /// A run-time error that ended a handler (`enum stp_runtime_error`), as the
 /// VM reported it.

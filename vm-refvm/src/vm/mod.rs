@@ -68,10 +68,11 @@ use vm_spec::abi;
 use vm_spec::maps::{MapEntry, Val};
 use vm_spec::program::{Insn, Program};
 
-/// Page size of the simulated address space (`STP_ENV_PAGE_SIZE` of the
-/// user-space environment, vm-spec/csrc/stp_env.h): memory is mapped in
-/// whole pages and string copies never cross one in a single read.
-pub const PAGE_SIZE: u64 = 4096;
+/// Page size of the simulated address space (`STP_HOST_PAGE_SIZE` of
+/// abi.h, the user-space environment's `STP_ENV_PAGE_SIZE`): memory is
+/// mapped in whole pages and string copies never cross one in a single
+/// read.
+pub const PAGE_SIZE: u64 = abi::STP_HOST_PAGE_SIZE as u64;
 
 mod helpers;
 mod image;
