@@ -35,7 +35,7 @@ use vm_spec::program::{
     MapValue, Probe, ProbeTarget, Program, RegexTable, SrcLoc, Stat,
 };
 use vm_spec::tables::imm_pack;
-use vm_spec::tables::{HelperArg, HelperRes, HELPERS};
+use vm_spec::tables::{HelperArg, HelperRes, HELPERS, PROBE_KINDS};
 
 /// A small deterministic random source (xorshift64*, splitmix64 seeding).
 #[derive(Debug, Clone)]
@@ -1873,15 +1873,14 @@ fn limits_default(l: u32) -> u32 {
     default_limits().get(l as usize).copied().unwrap_or(1)
 }
 
-/// The probe kind that fires a handler of context `ctx`.
+/// The probe kind that fires a handler of context `ctx`: the first of
+/// abi.h's `STP_PROBE_KINDS` with that context (END before ERROR, KPROBE
+/// before TRACEPOINT).
 fn probe_kind(ctx: u32) -> u32 {
-    match ctx {
-        abi::STP_CTX_BEGIN => abi::STP_PROBE_BEGIN,
-        abi::STP_CTX_END => abi::STP_PROBE_END,
-        abi::STP_CTX_TIMER => abi::STP_PROBE_TIMER,
-        abi::STP_CTX_KPROBE => abi::STP_PROBE_KPROBE,
-        _ => abi::STP_PROBE_KRETPROBE,
-    }
+    PROBE_KINDS
+        .iter()
+        .position(|k| k.ctx == ctx)
+        .map_or(abi::STP_PROBE_KRETPROBE, |k| k as u32)
 }
 
 /// The case of `seed`: a random verified program with 1 to 4 handlers, the

@@ -96,6 +96,17 @@ pub struct Point {
     pub oneshot: bool,
 }
 
+impl Point {
+    /// Makes this point of kind `kind` (`abi::STP_PROBE_*`), with the
+    /// handler context abi.h's `STP_PROBE_KINDS` gives that kind.
+    pub(super) fn set_kind(&mut self, kind: u32) {
+        self.kind = kind as u8;
+        self.ctx = vm_spec::tables::PROBE_KINDS
+            .get(kind as usize)
+            .map_or(0, |k| k.ctx as u8);
+    }
+}
+
 /// One user function, resolved.
 #[derive(Debug, Clone)]
 pub struct RFunc {

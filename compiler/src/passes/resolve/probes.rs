@@ -29,8 +29,7 @@ impl Resolver<'_> {
             self.err(Diagnostic::semantic("probe point mismatch", a.span));
             return None;
         }
-        p.kind = abi::STP_PROBE_TIMER as u8;
-        p.ctx = abi::STP_CTX_TIMER as u8;
+        p.set_kind(abi::STP_PROBE_TIMER);
         p.period_ns = period_ns;
         p.flags |= abi::STP_PROBE_F_PROFILE as u8;
         Some(p)
@@ -85,23 +84,17 @@ impl Resolver<'_> {
                 }
                 p.sequence = lit_num(first).unwrap_or(0);
                 let begin = names[0] == "begin";
-                p.kind = if begin {
+                p.set_kind(if begin {
                     abi::STP_PROBE_BEGIN
                 } else {
                     abi::STP_PROBE_END
-                } as u8;
-                p.ctx = if begin {
-                    abi::STP_CTX_BEGIN
-                } else {
-                    abi::STP_CTX_END
-                } as u8;
+                });
                 p.flags = 0;
                 Some(p)
             }
             ["never"] => None,
             ["oneshot"] if first.arg.is_none() => {
-                p.kind = abi::STP_PROBE_BEGIN as u8;
-                p.ctx = abi::STP_CTX_BEGIN as u8;
+                p.set_kind(abi::STP_PROBE_BEGIN);
                 p.flags = 0;
                 p.oneshot = true;
                 Some(p)
@@ -113,8 +106,7 @@ impl Resolver<'_> {
                     return mismatch(self, first);
                 }
                 p.sequence = lit_num(first).unwrap_or(0);
-                p.kind = abi::STP_PROBE_ERROR as u8;
-                p.ctx = abi::STP_CTX_END as u8;
+                p.set_kind(abi::STP_PROBE_ERROR);
                 p.flags = 0;
                 Some(p)
             }
@@ -166,8 +158,7 @@ impl Resolver<'_> {
                         return None;
                     }
                 }
-                p.kind = abi::STP_PROBE_TIMER as u8;
-                p.ctx = abi::STP_CTX_TIMER as u8;
+                p.set_kind(abi::STP_PROBE_TIMER);
                 Some(p)
             }
             ["timer", _, "randomize"] => {
@@ -240,8 +231,7 @@ impl Resolver<'_> {
                     ));
                     return None;
                 }
-                p.kind = abi::STP_PROBE_TRACEPOINT as u8;
-                p.ctx = abi::STP_CTX_KPROBE as u8;
+                p.set_kind(abi::STP_PROBE_TRACEPOINT);
                 p.target = ProbeTarget::Symbol {
                     name: name.to_string(),
                     offset: 0,
@@ -398,11 +388,9 @@ impl Resolver<'_> {
 
     fn set_kprobe(&self, p: &mut Point, ret: bool) {
         if ret {
-            p.kind = abi::STP_PROBE_KRETPROBE as u8;
-            p.ctx = abi::STP_CTX_KRETPROBE as u8;
+            p.set_kind(abi::STP_PROBE_KRETPROBE);
         } else {
-            p.kind = abi::STP_PROBE_KPROBE as u8;
-            p.ctx = abi::STP_CTX_KPROBE as u8;
+            p.set_kind(abi::STP_PROBE_KPROBE);
         }
     }
 }
