@@ -1,11 +1,7 @@
 # getppid in a loop until the session ends (at most 10 s), then stop it.
+. /stapvm/case-lib.sh
 retval -1 &
 r=$!
-n=0
-while [ -r "/proc/$STAPVM_PID/stat" ] && ! grep -q ') Z ' "/proc/$STAPVM_PID/stat" &&
-	[ $n -lt 100 ]; do
-	sleep 0.1
-	n=$((n + 1))
-done
+wait_gone "$STAPVM_PID" 100
 kill $r
 wait $r
