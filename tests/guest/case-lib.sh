@@ -20,6 +20,17 @@ wait_gone() {
 	! alive "$1"
 }
 
+# getppid_until_gone PID TENTHS: getppid in a loop (`retval -1`) until PID
+# has exited (at most TENTHS/10 s), then stops the loop; the status is the
+# loop's (killed).
+getppid_until_gone() {
+	retval -1 &
+	r=$!
+	wait_gone "$1" "$2"
+	kill $r
+	wait $r
+}
+
 # connect_lo_closed N: brings lo up, then N TCP connects to a closed port
 # on it (127.0.0.1:9: SYN out, RST back, the SYN dropped for want of a
 # socket).
