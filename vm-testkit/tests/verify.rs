@@ -711,10 +711,7 @@ fn big_map(keys: &[bool], capacity: u32, code: Vec<Insn>) -> Program {
     let mut p = begin(2, 0, code);
     p.maps.push(MapDecl {
         name: "a".into(),
-        keys: keys
-            .iter()
-            .map(|&s| if s { ArgKind::Str } else { ArgKind::Int })
-            .collect(),
+        keys: key_kinds(keys),
         value: MapValue::Long,
         capacity,
         ..Default::default()

@@ -138,6 +138,13 @@ pub fn st(hist: Hist, variance: bool, shift: u8) -> Stat {
     }
 }
 
+/// Map key kinds: true a string key, false an integer one.
+pub fn key_kinds(keys: &[bool]) -> Vec<ArgKind> {
+    keys.iter()
+        .map(|&s| if s { ArgKind::Str } else { ArgKind::Int })
+        .collect()
+}
+
 /// Map `a[long]` of `capacity` entries holding statistic 0 (a statistics
 /// array).
 pub fn stat_array_map(capacity: u32) -> MapDecl {
