@@ -28,28 +28,10 @@ pub fn parse(format: &str) -> Result<Vec<ArgKind>, &'static str> {
             started = true;
             k += 1;
         }
-        if k < b.len() && b[k] == b'*' {
-            args.push(ArgKind::Int);
-            started = true;
-            k += 1;
-        } else {
-            while k < b.len() && b[k].is_ascii_digit() {
-                started = true;
-                k += 1;
-            }
-        }
+        width_or_precision(b, &mut k, &mut args, &mut started);
         if k < b.len() && b[k] == b'.' {
             k += 1;
-            if k < b.len() && b[k] == b'*' {
-                args.push(ArgKind::Int);
-                started = true;
-                k += 1;
-            } else {
-                while k < b.len() && b[k].is_ascii_digit() {
-                    started = true;
-                    k += 1;
-                }
-            }
+            width_or_precision(b, &mut k, &mut args, &mut started);
         }
         if k < b.len() && b[k] == b'l' {
             k += 1;
@@ -70,6 +52,22 @@ pub fn parse(format: &str) -> Result<Vec<ArgKind>, &'static str> {
         k += 1;
     }
     Ok(args)
+}
+
+/// The width (or, after the `.`, the precision) at `b[*k]`, if any: `*`
+/// (one long argument, pushed on `args`) or digits. Moves `*k` past it and
+/// sets `started` when there is one.
+fn width_or_precision(b: &[u8], k: &mut usize, args: &mut Vec<ArgKind>, started: &mut bool) {
+    if *k < b.len() && b[*k] == b'*' {
+        args.push(ArgKind::Int);
+        *started = true;
+        *k += 1;
+    } else {
+        while *k < b.len() && b[*k].is_ascii_digit() {
+            *started = true;
+            *k += 1;
+        }
+    }
 }
 
 /// True when `format` uses `%m`/`%M` (memory dumps, not supported yet).

@@ -40,12 +40,7 @@ fn run_script(src: &str, defines: &[(String, String)]) -> Result<Vec<u8>, String
         ..Default::default()
     };
     let compiled = compile("-", src, &opts.compile).map_err(|f| {
-        let first = f
-            .rendered
-            .lines()
-            .find(|l| l.contains("error"))
-            .unwrap_or("compile error")
-            .to_string();
+        let first = common::first_error_line(&f.rendered).unwrap_or("compile error");
         format!("compile: {first}")
     })?;
     let r = common::run_program(&compiled.program, &opts).map_err(|e| format!("load: {e}"))?;

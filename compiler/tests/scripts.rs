@@ -657,12 +657,7 @@ fn examples_report() {
                 compiled.push(*file);
             }
             Err(e) => {
-                let first = e
-                    .rendered
-                    .lines()
-                    .find(|l| l.contains("error"))
-                    .unwrap_or("")
-                    .to_string();
+                let first = first_error_line(&e.rendered).unwrap_or("").to_string();
                 if MUST_COMPILE.contains(file) {
                     failures.push(format!("{file} must compile: {first}"));
                 } else if *tier != 'E'

@@ -663,24 +663,15 @@ fn entry_patched(
 /// (no histogram), and map 0 (`a[long]` of longs).
 fn tables_prog() -> Program {
     let mut p = timer_prog();
-    p.stats = vec![
-        Stat {
-            name: "s".into(),
-            hist: Hist::Log,
-            variance: true,
-            shift: 0,
-            print_at_exit: false,
-            array: false,
-        },
-        Stat {
-            name: "t".into(),
-            hist: Hist::None,
-            variance: false,
-            shift: 0,
-            print_at_exit: false,
-            array: false,
-        },
-    ];
+    let stat = |name: &str, hist, variance| Stat {
+        name: name.into(),
+        hist,
+        variance,
+        shift: 0,
+        print_at_exit: false,
+        array: false,
+    };
+    p.stats = vec![stat("s", Hist::Log, true), stat("t", Hist::None, false)];
     p.maps = vec![MapDecl {
         name: "a".into(),
         keys: vec![ArgKind::Int],

@@ -468,6 +468,16 @@ mod tests {
     use std::collections::HashSet;
     use std::process::Command;
 
+    /// Runs `cmd`, which must succeed (its stderr is the panic message).
+    fn succeeds(cmd: &mut Command) {
+        let out = cmd.output().expect("cc runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
     /// A tree of C files compiled with `cc -g` from relative paths (so a
     /// CU's name is `fs/a.c`, as in a kernel build), except
     /// `kernel/b.c`, compiled by absolute path; `flags` choose the DWARF
@@ -504,37 +514,17 @@ mod tests {
             std::fs::write(dir.join(f), text).unwrap();
         }
         let abs = dir.join("kernel/b.c");
-        let out = Command::new("cc")
-            .current_dir(&dir)
-            .args(flags)
-            .args([
-                "-g",
-                "-O1",
-                "-o",
-                "vmlinux",
-                "fs/a.c",
-                "fs/sub/c.c",
-                "kernel/kprobes.c",
-            ])
-            .arg(&abs)
-            .output()
-            .expect("cc runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        // `cc FLAGS -g -O1` in the tree; `succeeds` runs it with the rest.
+        let cc = || {
+            let mut cmd = Command::new("cc");
+            cmd.current_dir(&dir).args(flags).args(["-g", "-O1"]);
+            cmd
+        };
+        succeeds(
+            cc().args(["-o", "vmlinux", "fs/a.c", "fs/sub/c.c", "kernel/kprobes.c"])
+                .arg(&abs),
         );
-        let out = Command::new("cc")
-            .current_dir(&dir)
-            .args(flags)
-            .args(["-g", "-O1", "-c", "-o", "a.o", "fs/a.c"])
-            .output()
-            .expect("cc runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        succeeds(cc().args(["-c", "-o", "a.o", "fs/a.c"]));
         dir
     }
 

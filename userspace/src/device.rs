@@ -119,6 +119,20 @@ fn ioctl_ptr(fd: &impl AsRawFd, request: u64, arg: *mut libc::c_void) -> io::Res
     }
 }
 
+/// Issues one ioctl whose argument is `arg`, the `#[repr(C)]` struct of
+/// abi.h that `request` encodes (see `ioctl_ptr`).
+fn ioctl_arg<T>(fd: &impl AsRawFd, request: u64, arg: &mut T) -> io::Result<i32> {
+    ioctl_ptr(fd, request, std::ptr::from_mut(arg).cast())
+}
+
+/// Issues one ioctl that fills in a `T` (the struct of abi.h `request`
+/// encodes) and returns it.
+fn ioctl_read<T: Default>(fd: &impl AsRawFd, request: u64) -> io::Result<T> {
+    let mut out = T::default();
+    ioctl_arg(fd, request, &mut out)?;
+    Ok(out)
+}
+
 /// `/dev/stapvm`, open.
 #[derive(Debug)]
 pub struct Device {
@@ -161,11 +175,7 @@ impl Device {
             err_code: 0,
             err_where: 0,
         };
-        match ioctl_ptr(
-            &self.file,
-            tables::IOC_LOAD,
-            std::ptr::addr_of_mut!(args).cast(),
-        ) {
+        match ioctl_arg(&self.file, tables::IOC_LOAD, &mut args) {
             Ok(fd) => {
                 // SAFETY: a successful LOAD returns a new descriptor that
                 // nothing else owns; ownership passes to the OwnedFd.
@@ -210,13 +220,7 @@ impl Session {
 
     /// INFO: ring geometry.
     pub fn info(&self) -> io::Result<abi::stp_session_info> {
-        let mut info = abi::stp_session_info::default();
-        ioctl_ptr(
-            &self.file,
-            tables::IOC_INFO,
-            std::ptr::addr_of_mut!(info).cast(),
-        )?;
-        Ok(info)
+        ioctl_read(&self.file, tables::IOC_INFO)
     }
 
     /// START: runs begin probes and arms the others; on failure, says
@@ -228,11 +232,7 @@ impl Session {
             failed_probe: abi::STP_START_NO_PROBE,
             failed_err: 0,
         };
-        match ioctl_ptr(
-            &self.file,
-            tables::IOC_START,
-            std::ptr::addr_of_mut!(args).cast(),
-        ) {
+        match ioctl_arg(&self.file, tables::IOC_START, &mut args) {
             Ok(_) => Ok(()),
             Err(err) => Err(StartError {
                 err,
@@ -250,13 +250,7 @@ impl Session {
 
     /// STATUS: counters summed over CPUs.
     pub fn status(&self) -> io::Result<abi::stp_status> {
-        let mut st = abi::stp_status::default();
-        ioctl_ptr(
-            &self.file,
-            tables::IOC_STATUS,
-            std::ptr::addr_of_mut!(st).cast(),
-        )?;
-        Ok(st)
+        ioctl_read(&self.file, tables::IOC_STATUS)
     }
 
     /// GLOBALS: the values of the first `count` global scalars.
@@ -268,11 +262,7 @@ impl Session {
             reserved: 0,
         };
         if count > 0 {
-            ioctl_ptr(
-                &self.file,
-                tables::IOC_GLOBALS,
-                std::ptr::addr_of_mut!(args).cast(),
-            )?;
+            ioctl_arg(&self.file, tables::IOC_GLOBALS, &mut args)?;
             values.truncate(args.count as usize);
         }
         Ok(values)
@@ -298,11 +288,7 @@ impl Session {
                 count: 0,
                 flags: 0,
             };
-            ioctl_ptr(
-                &self.file,
-                tables::IOC_MAP_READ,
-                std::ptr::addr_of_mut!(args).cast(),
-            )?;
+            ioctl_arg(&self.file, tables::IOC_MAP_READ, &mut args)?;
             // SAFETY: buf is buf.len() * 8 initialised bytes.
             let bytes =
                 unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), buf.len() * 8) };
@@ -328,11 +314,7 @@ impl Session {
             count: u32::try_from(count).unwrap_or(u32::MAX),
             reserved: 0,
         };
-        ioctl_ptr(
-            &self.file,
-            tables::IOC_PROBE_STATS,
-            std::ptr::addr_of_mut!(args).cast(),
-        )?;
+        ioctl_arg(&self.file, tables::IOC_PROBE_STATS, &mut args)?;
         stats.truncate(count.min(args.count as usize));
         Ok(stats)
     }

@@ -363,6 +363,13 @@ ffffffff81234900 W weak_fn
 garbage
 ";
 
+    fn sym(name: &str, offset: u32) -> ProbeTarget {
+        ProbeTarget::Symbol {
+            name: name.into(),
+            offset,
+        }
+    }
+
     fn syms(names: &[&str]) -> Kallsyms {
         let wanted = names.iter().map(|s| s.to_string()).collect();
         Kallsyms::parse(FIXTURE, &wanted)
@@ -381,15 +388,9 @@ garbage
     #[test]
     fn resolves_symbols() {
         let k = syms(&["vfs_read", "nope"]);
-        let t = ProbeTarget::Symbol {
-            name: "vfs_read".into(),
-            offset: 4,
-        };
+        let t = sym("vfs_read", 4);
         assert_eq!(k.resolve(&t), Ok(Some(("vfs_read".into(), 4))));
-        let t = ProbeTarget::Symbol {
-            name: "nope".into(),
-            offset: 0,
-        };
+        let t = sym("nope", 0);
         assert_eq!(k.resolve(&t), Err(ResolveError::Missing("nope".into())));
         assert_eq!(k.resolve(&ProbeTarget::None), Ok(None));
     }
@@ -412,10 +413,7 @@ garbage
     #[test]
     fn scan_stops_once_every_preferred_symbol_is_found() {
         let t1 = ProbeTarget::FirstOf(vec!["__x64_sys_openat".into(), "sys_openat".into()]);
-        let t2 = ProbeTarget::Symbol {
-            name: "vfs_read".into(),
-            offset: 0,
-        };
+        let t2 = sym("vfs_read", 0);
         let wanted = wanted_names([&t1, &t2]);
         let preferred = preferred_names([&t1, &t2]);
         // Everything up to vfs_read, then an error: never reached.
@@ -496,15 +494,9 @@ ffffffff81000080 t kprobe_vfs_readx
         k.restrict(Some(&allowed), &black);
         assert_eq!(k.pattern_matches("vfs_read*"), ["vfs_read"]);
         assert_eq!(k.pattern_matches("ext4:ext4_*"), ["ext4:ext4_llseek"]);
-        let t = ProbeTarget::Symbol {
-            name: "ext4:ext4_llseek".into(),
-            offset: 0,
-        };
+        let t = sym("ext4:ext4_llseek", 0);
         assert_eq!(k.resolve(&t), Ok(Some(("ext4:ext4_llseek".into(), 0))));
-        let t = ProbeTarget::Symbol {
-            name: "nope*".into(),
-            offset: 0,
-        };
+        let t = sym("nope*", 0);
         assert_eq!(k.resolve(&t), Err(ResolveError::NoMatch("nope*".into())));
         assert!(glob("a?c*", "abcdef") && !glob("a?c", "ac"));
     }

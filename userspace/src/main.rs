@@ -83,14 +83,15 @@ fn read_program(path: &Path) -> Result<Program, Error> {
     })
 }
 
+/// Reads the script `a` names and compiles it (compile, run).
+fn compile_script(a: &cli::ScriptArgs) -> Result<(script::Source, Program), Error> {
+    let src = script::read_source(a)?;
+    let prog = script::compile(&src, &a.defines, a.no_warnings, a.werror)?;
+    Ok((src, prog))
+}
+
 fn cmd_compile(a: &cli::CompileArgs) -> Result<u8, Error> {
-    let src = script::read_source(&a.script)?;
-    let prog = script::compile(
-        &src,
-        &a.script.defines,
-        a.script.no_warnings,
-        a.script.werror,
-    )?;
+    let (src, prog) = compile_script(&a.script)?;
     let out = a
         .output
         .clone()
@@ -105,13 +106,7 @@ fn cmd_compile(a: &cli::CompileArgs) -> Result<u8, Error> {
 
 fn cmd_run(a: &cli::RunArgs) -> Result<u8, Error> {
     let t0 = Instant::now();
-    let src = script::read_source(&a.script)?;
-    let prog = script::compile(
-        &src,
-        &a.script.defines,
-        a.script.no_warnings,
-        a.script.werror,
-    )?;
+    let (_, prog) = compile_script(&a.script)?;
     let status = session::run(&prog, &a.session, Some(t0.elapsed()))?;
     if status != 0 {
         // stap's closing line when the run pass fails (staprun, like

@@ -222,6 +222,12 @@ mod tests {
         }
     }
 
+    /// `text` scanned for `patterns`, without filter list or blacklist.
+    fn scan(text: &str, patterns: &[&str]) -> Kallsyms {
+        let patterns: Vec<String> = patterns.iter().map(|p| p.to_string()).collect();
+        Kallsyms::scan(text.as_bytes(), &HashSet::new(), &HashSet::new(), &patterns).unwrap()
+    }
+
     fn kallsyms() -> Kallsyms {
         let text = "ffffffff81000000 T vfs_read\nffffffff81000010 T vfs_write\n";
         let wanted = ["vfs_read", "vfs_write", "nope"]
@@ -283,28 +289,12 @@ mod tests {
     #[test]
     fn patterns_expand_to_one_probe_per_match_and_are_capped() {
         let text = "ffffffff81000000 T vfs_read\nffffffff81000010 T vfs_readv\n";
-        let pat = ProbeTarget::Symbol {
-            name: "vfs_read*".into(),
-            offset: 0,
-        };
-        let k = Kallsyms::scan(
-            text.as_bytes(),
-            &HashSet::new(),
-            &HashSet::new(),
-            &["vfs_read*".to_string(), "x*".to_string()],
-        )
-        .unwrap();
+        let pat = sym("vfs_read*");
+        let k = scan(text, &["vfs_read*", "x*"]);
         let prog = Program {
             probes: vec![
                 probe("kernel.function(\"vfs_read*\")", pat.clone(), false),
-                probe(
-                    "kernel.function(\"x*\")?",
-                    ProbeTarget::Symbol {
-                        name: "x*".into(),
-                        offset: 0,
-                    },
-                    true,
-                ),
+                probe("kernel.function(\"x*\")?", sym("x*"), true),
             ],
             ..Default::default()
         };
@@ -337,22 +327,9 @@ mod tests {
         let many: String = (0..abi::STP_MAX_PROBES + 1)
             .map(|i| format!("ffffffff81000000 T f{i}\n"))
             .collect();
-        let k = Kallsyms::scan(
-            many.as_bytes(),
-            &HashSet::new(),
-            &HashSet::new(),
-            &["f*".to_string()],
-        )
-        .unwrap();
+        let k = scan(&many, &["f*"]);
         let prog3 = Program {
-            probes: vec![probe(
-                "kernel.function(\"f*\")",
-                ProbeTarget::Symbol {
-                    name: "f*".into(),
-                    offset: 0,
-                },
-                false,
-            )],
+            probes: vec![probe("kernel.function(\"f*\")", sym("f*"), false)],
             ..Default::default()
         };
         let e = resolve_with(&prog3, &k).unwrap_err();

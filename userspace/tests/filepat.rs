@@ -20,6 +20,16 @@ fn release() -> String {
         .to_string()
 }
 
+/// Asserts that the command of `out` succeeded (its stderr is the panic
+/// message).
+fn assert_success(out: &Output) {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Compiles `script` into DIR/x.stpb and runs `stapvm dump --kernel` on it
 /// with the debug root `root`.
 fn dump_kernel(dir: &Path, script: &str, root: &Path) -> Output {
@@ -36,11 +46,7 @@ fn dump_kernel(dir: &Path, script: &str, root: &Path) -> Output {
         ])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     Command::new(bin)
         .args(["dump", "--kernel", stpb.to_str().unwrap()])
         .env("STAPVM_DEBUGINFO", root)
@@ -128,18 +134,10 @@ fn file_patterns_select_functions_by_their_dwarf_source_file() {
         .arg(&vmlinux)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let out = dump_kernel(&d, "probe kernel.function(\"vfs_*@fs/*.c\") { }\n", &root);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let targets: Vec<&str> = stdout
         .lines()
         .filter_map(|l| {

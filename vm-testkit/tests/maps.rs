@@ -15,10 +15,7 @@ use vm_testkit::HostEnv;
 fn map(keys: &[bool], value: MapValue, capacity: u32, wrap: bool) -> MapDecl {
     MapDecl {
         name: "m".into(),
-        keys: keys
-            .iter()
-            .map(|s| if *s { ArgKind::Str } else { ArgKind::Int })
-            .collect(),
+        keys: key_kinds(keys),
         value,
         capacity,
         sized: capacity != 2048,

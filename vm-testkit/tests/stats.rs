@@ -52,21 +52,8 @@ fn prog(hist: Hist) -> Program {
             ],
         ),
     ]);
-    p.globals = (0..8)
-        .map(|k| Global {
-            name: format!("g{k}"),
-            ty: GlobalType::Long,
-            print_at_exit: false,
-        })
-        .collect();
-    p.stats = vec![Stat {
-        name: "s".into(),
-        hist,
-        variance: true,
-        shift: 0,
-        print_at_exit: false,
-        array: false,
-    }];
+    p.globals = long_globals(8);
+    p.stats = vec![st(hist, true, 0)];
     p
 }
 
@@ -253,30 +240,14 @@ fn array_prog(hist: Hist) -> Program {
             vec![i(STP_OP_LDG, 0, 0, 0, 1), i(STP_OP_MDEL, 0, 0, 0, 0), RET],
         ),
     ]);
-    p.globals = (0..14)
-        .map(|k| Global {
-            name: format!("g{k}"),
-            ty: GlobalType::Long,
-            print_at_exit: false,
-        })
-        .collect();
-    let st = |array| Stat {
+    p.globals = long_globals(14);
+    let a = |array| Stat {
         name: "a".into(),
-        hist,
-        variance: true,
-        shift: 0,
-        print_at_exit: false,
         array,
+        ..st(hist, true, 0)
     };
-    p.stats = vec![st(true), st(false)];
-    p.maps = vec![MapDecl {
-        name: "a".into(),
-        keys: vec![ArgKind::Int],
-        value: MapValue::Stat,
-        capacity: 4,
-        stat: 0,
-        ..Default::default()
-    }];
+    p.stats = vec![a(true), a(false)];
+    p.maps = vec![stat_array_map(4)];
     p
 }
 

@@ -54,14 +54,7 @@ fn verifier_rules() {
     assert_eq!(verdict(&t).0, "OK");
     // STHISTS needs a statistic with a histogram.
     let mut h = begin(0, 1, vec![i(STP_OP_STHISTS, 0, 0, 0, 0), RET]);
-    h.stats.push(Stat {
-        name: "s".into(),
-        hist: Hist::None,
-        variance: false,
-        shift: 0,
-        print_at_exit: false,
-        array: false,
-    });
+    h.stats.push(st(Hist::None, false, 0));
     let (name, msg) = verdict(&h);
     assert_eq!(name, "BAD_STAT", "{msg}");
     h.stats[0].hist = Hist::Log;

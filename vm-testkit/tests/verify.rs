@@ -711,10 +711,7 @@ fn big_map(keys: &[bool], capacity: u32, code: Vec<Insn>) -> Program {
     let mut p = begin(2, 0, code);
     p.maps.push(MapDecl {
         name: "a".into(),
-        keys: keys
-            .iter()
-            .map(|&s| if s { ArgKind::Str } else { ArgKind::Int })
-            .collect(),
+        keys: key_kinds(keys),
         value: MapValue::Long,
         capacity,
         ..Default::default()
@@ -781,13 +778,19 @@ fn regex_prog(f: impl FnOnce(&mut RegexTable)) -> Program {
     p
 }
 
+/// The image of `p` with `bytes` written at byte `at` of descriptor `k`
+/// (a `D`) of section `sec`.
+fn desc_patched<D>(p: &Program, sec: stp_section, k: usize, at: usize, bytes: &[u8]) -> Vec<u8> {
+    let mut img = build(p);
+    let (off, _) = section(&img, sec);
+    let o = off + k * std::mem::size_of::<D>() + at;
+    img[o..o + bytes.len()].copy_from_slice(bytes);
+    img
+}
+
 /// Patches 32-bit word `word` of regex descriptor `k`.
 fn regex_patched(p: &Program, k: usize, word: usize, v: u32) -> Vec<u8> {
-    let mut img = build(p);
-    let (off, _) = section(&img, STP_SEC_REGEXES);
-    let es = std::mem::size_of::<stp_regex_desc>();
-    put32(&mut img, off + k * es + 4 * word, v);
-    img
+    desc_patched::<stp_regex_desc>(p, STP_SEC_REGEXES, k, 4 * word, &v.to_le_bytes())
 }
 
 fn regex_cases() -> Vec<Case> {
@@ -1089,24 +1092,9 @@ fn with_stats(stats: Vec<Stat>, code: Vec<Insn>) -> Program {
     p
 }
 
-fn st(hist: Hist, variance: bool, shift: u8) -> Stat {
-    Stat {
-        name: "s".into(),
-        hist,
-        variance,
-        shift,
-        print_at_exit: false,
-        array: false,
-    }
-}
-
 /// Patches byte `at` of statistic descriptor `k` (struct stp_stat_desc).
 fn stat_patched(p: &Program, k: usize, at: usize, bytes: &[u8]) -> Vec<u8> {
-    let mut img = build(p);
-    let (off, _) = section(&img, STP_SEC_STATS);
-    let o = off + k * std::mem::size_of::<stp_stat_desc>() + at;
-    img[o..o + bytes.len()].copy_from_slice(bytes);
-    img
+    desc_patched::<stp_stat_desc>(p, STP_SEC_STATS, k, at, bytes)
 }
 
 /// A program with statistics array `a[long]` (map 0, statistic 0: log
@@ -1121,24 +1109,13 @@ fn stat_array(variance: bool, hist: Hist, code: Vec<Insn>) -> Program {
         },
         st(Hist::None, false, 0),
     ];
-    p.maps = vec![MapDecl {
-        name: "a".into(),
-        keys: vec![ArgKind::Int],
-        value: MapValue::Stat,
-        capacity: 8,
-        stat: 0,
-        ..Default::default()
-    }];
+    p.maps = vec![stat_array_map(8)];
     p
 }
 
 /// Patches byte `at` of map descriptor `k` (struct stp_map_desc).
 fn map_patched(p: &Program, k: usize, at: usize, bytes: &[u8]) -> Vec<u8> {
-    let mut img = build(p);
-    let (off, _) = section(&img, STP_SEC_MAPS);
-    let o = off + k * std::mem::size_of::<stp_map_desc>() + at;
-    img[o..o + bytes.len()].copy_from_slice(bytes);
-    img
+    desc_patched::<stp_map_desc>(p, STP_SEC_MAPS, k, at, bytes)
 }
 
 fn stat_array_cases() -> Vec<Case> {

@@ -9,17 +9,6 @@ use vm_testkit::host::HostSession;
 use vm_testkit::host::RuntimeError;
 use vm_testkit::HostEnv;
 
-fn with_globals(mut p: Program, n: usize) -> Program {
-    p.globals = (0..n)
-        .map(|k| Global {
-            name: format!("g{k}"),
-            ty: GlobalType::Long,
-            print_at_exit: false,
-        })
-        .collect();
-    p
-}
-
 /// Runs handler 0 of `p` once in a default environment.
 fn run(p: &Program) -> (HostSession, Result<(), RuntimeError>) {
     run_env(p, &HostEnv::default())
@@ -727,11 +716,7 @@ fn verified_random_programs_run_safely() {
         // One statistic, with everything the statistic instructions need.
         p.stats = vec![Stat {
             name: "st".into(),
-            hist: Hist::Log,
-            variance: true,
-            shift: 0,
-            print_at_exit: false,
-            array: false,
+            ..st(Hist::Log, true, 0)
         }];
         let Ok(mut s) = HostSession::from_program(&p) else {
             continue;

@@ -50,6 +50,12 @@ pub fn first_semantic_error(src: &str) -> String {
         .to_string()
 }
 
+/// The first line of a rendered failure that names an error (the
+/// summaries of `scripts` and `runok`), if any.
+pub fn first_error_line(rendered: &str) -> Option<&str> {
+    rendered.lines().find(|l| l.contains("error"))
+}
+
 /// One handler as assembly lines (`vm_spec::disasm::compact`): `LDI r0, 5`,
 /// `JZ r1, ->7`, `PRINTF r0, s0, fmt0`.
 pub fn disasm(h: &Handler) -> Vec<String> {

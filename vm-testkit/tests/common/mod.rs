@@ -108,6 +108,56 @@ pub fn add_function(
     h as i32
 }
 
+/// `n` long globals `g0`, `g1`, ... (not printed at exit).
+pub fn long_globals(n: usize) -> Vec<Global> {
+    (0..n)
+        .map(|k| Global {
+            name: format!("g{k}"),
+            ty: GlobalType::Long,
+            print_at_exit: false,
+        })
+        .collect()
+}
+
+/// `p` with `long_globals(n)`.
+pub fn with_globals(mut p: Program, n: usize) -> Program {
+    p.globals = long_globals(n);
+    p
+}
+
+/// Scalar statistic `s` with histogram `hist`, the variance iff
+/// `variance`, and `shift`.
+pub fn st(hist: Hist, variance: bool, shift: u8) -> Stat {
+    Stat {
+        name: "s".into(),
+        hist,
+        variance,
+        shift,
+        print_at_exit: false,
+        array: false,
+    }
+}
+
+/// Map key kinds: true a string key, false an integer one.
+pub fn key_kinds(keys: &[bool]) -> Vec<ArgKind> {
+    keys.iter()
+        .map(|&s| if s { ArgKind::Str } else { ArgKind::Int })
+        .collect()
+}
+
+/// Map `a[long]` of `capacity` entries holding statistic 0 (a statistics
+/// array).
+pub fn stat_array_map(capacity: u32) -> MapDecl {
+    MapDecl {
+        name: "a".into(),
+        keys: vec![ArgKind::Int],
+        value: MapValue::Stat,
+        capacity,
+        stat: 0,
+        ..Default::default()
+    }
+}
+
 /// The stand-in image of a program (`StandIns::Named`: kprobe targets
 /// resolve to the symbol written).
 pub fn build(p: &Program) -> Vec<u8> {
