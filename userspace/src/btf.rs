@@ -231,6 +231,12 @@ impl Btf {
         self.recs.len()
     }
 
+    /// Whether there are no types at all (not even `void`: never, for a
+    /// parsed blob).
+    pub fn is_empty(&self) -> bool {
+        self.recs.is_empty()
+    }
+
     /// The kind of type `id` (0 for void).
     pub fn kind(&self, id: u32) -> Result<u8, BtfError> {
         Ok(self.rec(id)?.kind())

@@ -1,23 +1,10 @@
 //! `stapvm`: the command-line front end. Parses the command line (cli.rs),
 //! dispatches to the subcommands and turns every failure into one
 //! `ERROR: ...` line on stderr and stap's exit status.
-mod btf;
-mod cli;
-mod debuginfo;
-mod device;
-mod kallsyms;
-mod list;
-mod outfile;
-mod output;
-mod resolve;
-mod ring;
-mod script;
-mod session;
-mod target;
-mod targetvars;
 
 use clap::Parser;
-use cli::{Cli, Command, DebugCommand};
+use stapvm::cli::{self, Cli, Command, DebugCommand};
+use stapvm::{device, list, script, session};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;

@@ -1,0 +1,28 @@
+//! The `stapvm` command's library: everything but the command-line entry
+//! point (main.rs), so that other crates' tests (tests/tests/) can drive the
+//! output path on records from the C core without the product linking the
+//! test kit.
+//!
+//! - `cli`: the command line (clap), stap's options and habits.
+//! - `script`: script sources, `-D`, compilation.
+//! - `kallsyms`, `resolve`: kernel symbols and wildcard expansion on the
+//!   target; `debuginfo`: the DWARF source file of each function.
+//! - `btf`, `targetvars`: target variables relocated from BTF.
+//! - `device`: the ioctls of /dev/stapvm; `ring`: the mmap'd ring consumer.
+//! - `output`: records to text, globals, summaries; `outfile`: `-o`, `-S`.
+//! - `session`: the load/run loop; `target`: `-x`/`-c` and `target()`.
+//! - `list`: `stapvm list [-L]`.
+pub mod btf;
+pub mod cli;
+pub mod debuginfo;
+pub mod device;
+pub mod kallsyms;
+pub mod list;
+pub mod outfile;
+pub mod output;
+pub mod resolve;
+pub mod ring;
+pub mod script;
+pub mod session;
+pub mod target;
+pub mod targetvars;
