@@ -105,7 +105,9 @@ static inline void stp_store_release_u64(u64 *p, u64 v)
 
 /*
  * Full barrier: orders ring.c's producer_pos store before its
- * consumer_pos load (the wakeup decision).
+ * consumer_pos load (the wakeup decision). Partner: the smp_mb() in
+ * stp_session_poll (session.c), between the consumer's store of
+ * consumer_pos and the load of producer_pos before it sleeps.
  */
 #define stp_env_mb()	smp_mb()
 

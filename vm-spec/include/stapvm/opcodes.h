@@ -548,7 +548,8 @@ struct stp_opcode_info {
 /*
  * STP_OPCODE_INFO_INIT expands to the initialiser of a
  * `struct stp_opcode_info [STP_OP__COUNT]` table. The C core defines the one
- * table (kmod/core/isa.c); Rust reads it through the user-space build.
+ * table (kmod/core/isa.c); Rust expands STP_OPCODES itself (vm-spec/build.rs,
+ * build/tables.rs.in: tables::OPCODES).
  */
 #define STP_X_OPCODE_INFO(name, a, b, c, imm, cost, doc)		\
 	[STP_OP_##name] = { #name, doc, STP_OPND_##a, STP_OPND_##b,	\
