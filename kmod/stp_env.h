@@ -67,8 +67,8 @@
 
 /* The per-hit environment handed to stp_run() in stp_run_ctx.env. */
 struct stp_kenv {
-	struct pt_regs *regs;	/* kprobe/kretprobe registers, the
-				 * interrupted ones (timer.profile), else NULL */
+	/* kprobe/kretprobe registers, the interrupted ones (timer.profile) */
+	struct pt_regs *regs;	/* else NULL */
 	void *scratch;		/* STP_KENV_SCRATCH bytes, or NULL */
 };
 

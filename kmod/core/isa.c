@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+// SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * isa.c - the data tables of the stapvm ABI, expanded once from the
  * X-macros of vm-spec/include/stapvm: operand kinds of every opcode, the

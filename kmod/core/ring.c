@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+// SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * ring.c - the producer side of one per-CPU record ring (BPF-ringbuf
  * layout, abi.h draws the mapping): reserve room for a record, then commit

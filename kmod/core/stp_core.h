@@ -47,7 +47,7 @@
  *  [ ] Error numbers used by abi.h: EINVAL E2BIG ENOEXEC EPROTO ERANGE
  *      ENOMEM EFAULT (positive values; the core returns -E*).
  *  [ ] memcpy, memmove, memset, memchr, memcmp, strnlen with their
- *      libc/kernel signatures.
+ *      libc/kernel signatures; ARRAY_SIZE(a) (kernel: linux/kernel.h).
  *  [ ] STP_ENV_PAGE_SIZE: the page size (power of two); string helpers
  *      never let one nofault copy cross a page boundary.
  *  [ ] STP_READ_ONCE(x), STP_WRITE_ONCE(x, v): single, untorn access to

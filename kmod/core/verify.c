@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+// SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * verify.c - the stapvm verifier: decides whether an image from user space
  * may be run by vm.c, and if so describes it as a struct stp_prog.
@@ -130,45 +130,52 @@
 
 /* Entry sizes of the sections, in enum stp_section order. */
 static const u32 stp_sec_entry[STP_SEC__COUNT] = {
-#define STP_X_SEC_SIZE(name, type) [STP_SEC_##name] = sizeof(type),
+#define STP_X_SEC_SIZE(name, type) \
+	[STP_SEC_##name] = sizeof(type),
 	STP_SECTIONS(STP_X_SEC_SIZE)
 #undef STP_X_SEC_SIZE
 };
 
 static const char *const stp_sec_name[STP_SEC__COUNT] = {
-#define STP_X_SEC_NAME(name, type) [STP_SEC_##name] = #name,
+#define STP_X_SEC_NAME(name, type) \
+	[STP_SEC_##name] = #name,
 	STP_SECTIONS(STP_X_SEC_NAME)
 #undef STP_X_SEC_NAME
 };
 
 static const u32 stp_limit_min[STP_LIM__COUNT] = {
-#define STP_X_LIM_MIN(name, def, min, max) [STP_LIM_##name] = min,
+#define STP_X_LIM_MIN(name, def, min, max) \
+	[STP_LIM_##name] = min,
 	STP_LIMITS(STP_X_LIM_MIN)
 #undef STP_X_LIM_MIN
 };
 
 static const u32 stp_limit_max[STP_LIM__COUNT] = {
-#define STP_X_LIM_MAX(name, def, min, max) [STP_LIM_##name] = max,
+#define STP_X_LIM_MAX(name, def, min, max) \
+	[STP_LIM_##name] = max,
 	STP_LIMITS(STP_X_LIM_MAX)
 #undef STP_X_LIM_MAX
 };
 
 static const char *const stp_limit_name[STP_LIM__COUNT] = {
-#define STP_X_LIM_NAME(name, def, min, max) [STP_LIM_##name] = #name,
+#define STP_X_LIM_NAME(name, def, min, max) \
+	[STP_LIM_##name] = #name,
 	STP_LIMITS(STP_X_LIM_NAME)
 #undef STP_X_LIM_NAME
 };
 
 /* The handler context each probe kind requires (abi.h). */
 static const u8 stp_probe_ctx[STP_PROBE__COUNT] = {
-#define STP_X_PROBE_CTX(name, str, ctx, uses) [STP_PROBE_##name] = STP_CTX_##ctx,
+#define STP_X_PROBE_CTX(name, str, ctx, uses) \
+	[STP_PROBE_##name] = STP_CTX_##ctx,
 	STP_PROBE_KINDS(STP_X_PROBE_CTX)
 #undef STP_X_PROBE_CTX
 };
 
 /* The descriptor fields each probe kind uses (enum stp_probe_uses). */
 static const u8 stp_probe_uses[STP_PROBE__COUNT] = {
-#define STP_X_PROBE_USES(name, str, ctx, uses) [STP_PROBE_##name] = (uses),
+#define STP_X_PROBE_USES(name, str, ctx, uses) \
+	[STP_PROBE_##name] = (uses),
 	STP_PROBE_KINDS(STP_X_PROBE_USES)
 #undef STP_X_PROBE_USES
 };
@@ -385,7 +392,7 @@ static int check_counts(const struct stp_prog *p,
 	};
 	u32 i;
 
-	for (i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(caps); i++) {
 		u32 n = *(const u32 *)((const u8 *)p + caps[i].offset);
 
 		if (n > caps[i].max)

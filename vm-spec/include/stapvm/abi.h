@@ -314,8 +314,10 @@ struct stp_probe_desc {
 	__u32 offset;		/* byte offset into the symbol; kprobes only */
 	__u32 maxactive;	/* kretprobes; 0 = kernel default */
 	__u32 reserved2;	/* must be 0 */
-	__u64 period_ns;	/* timers only; in [STP_MIN_TIMER_NS, STP_MAX_TIMER_NS],
-				 * or 0 with STP_PROBE_F_PROFILE (every tick) */
+	/* timers: in [STP_MIN_TIMER_NS, STP_MAX_TIMER_NS], or 0 with
+	 * STP_PROBE_F_PROFILE (every tick); other kinds 0
+	 */
+	__u64 period_ns;
 };
 
 /*
