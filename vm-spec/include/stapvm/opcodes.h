@@ -83,7 +83,9 @@
  * Cost is what the instruction charges against MAXACTION. Straight-line code
  * is bounded by the handler length, so only back edges charge.
  *
- * Columns: name, a, b, c, imm, cost, meaning.
+ * Columns: name, a, b, c, imm, cost, meaning. The rows whose imm is of
+ * kind MOP, MIT or MSX (MOPR, MITER, MNEXT, MSTX) take a packed
+ * immediate: STP_IMM_PACK(map id, operand).
  *
  * What the one-line meanings leave out (the rules vm.c implements and the
  * reference interpreter, vm-spec/src/refvm.rs, was checked against):
