@@ -2,10 +2,12 @@
 /*
  * The probe points of a session and the one path every hit
  * takes into the VM: kprobes (symbol + offset), kretprobes (return value
- * in regs), hrtimers (CLOCK_MONOTONIC, relative, forwarded and restarted)
- * and begin/end handlers, which run in process context with preemption
- * disabled. START runs begin handlers, then arms every probe; a
- * non-optional probe that fails to arm unwinds everything armed.
+ * in regs), hrtimers (CLOCK_MONOTONIC, relative, forwarded and restarted),
+ * tracepoints of the kernel image (one generic probe function, below),
+ * the per-CPU perf events of timer.profile, and begin/end/error handlers,
+ * which run in process context with preemption disabled. START runs
+ * begin handlers, then arms every probe; a non-optional probe that fails
+ * to arm unwinds everything armed.
  *
  * Every hit: session active? -> per-CPU nesting guard (a hit on a CPU that
  * is already inside a handler of this session is skipped and counted;
@@ -18,15 +20,19 @@
  *
  * timer.profile: perf cpu-clock events, one per online CPU (below).
  *
- * Left out: tracepoints, CPU hotplug for timer.profile, @entry data for
- * kretprobes (no entry_handler), and kprobe batch registration
+ * Left out: tracepoints of modules, CPU hotplug for timer.profile, @entry
+ * data for kretprobes (no entry_handler), and kprobe batch registration
  * (register_kprobes is all-or-nothing; optional probes need one by one).
  *
  * Contexts: the handlers run in kprobe context (preemption disabled, IRQs
  * disabled for int3 kprobes, enabled for ftrace-based ones), kretprobe
- * context (preemption disabled) and hardirq (hrtimer); they never sleep,
- * allocate or take a lock. Arm/disarm/begin/end run in process context
- * under the session lock.
+ * context (preemption disabled), hardirq (hrtimer, perf cpu-clock) and
+ * whatever context a tracepoint fires in (preemption disabled); a kprobe
+ * or tracepoint on code that NMI handlers run fires in NMI context. They
+ * never sleep or allocate, and take no lock but a map's, by trylock (the
+ * nesting guard in stp_hit skips a hit that interrupts one of the same
+ * session on this CPU). Arm/disarm/begin/end run in process context under
+ * the session lock.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

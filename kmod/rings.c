@@ -96,7 +96,8 @@ void stp_rings_free(struct stp_session *s)
 /*
  * Any ring with unconsumed records? producer_pos is load-acquired, the
  * partner of the core's store-release in stp_ring_commit(); consumer_pos
- * is user-written and only compared.
+ * is user-written and only compared. For poll, the caller puts a full
+ * barrier before this (the wakeup handshake: stp_session_poll).
  */
 bool stp_rings_pending(struct stp_session *s)
 {

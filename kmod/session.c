@@ -486,8 +486,9 @@ static int stp_ioc_status(struct stp_session *s, void __user *arg)
 	st.exit_requested = READ_ONCE(s->exit_requested);
 	/*
 	 * exit_requested, then error: pairs with the full barrier of the
-	 * xchg in stp_request_exit, so an exit asked for by a breaker is
-	 * never reported without the error state.
+	 * successful cmpxchg in stp_request_stop (error is stored before
+	 * it), so an exit asked for by a breaker is never reported without
+	 * the error state.
 	 */
 	smp_rmb();
 	st.state = stp_reported_state(s);
@@ -658,9 +659,22 @@ static __poll_t stp_session_poll(struct file *file, poll_table *pt)
 
 	poll_wait(file, &s->wq, pt);
 	/*
-	 * Pairs with the xchg in stp_request_exit (via the waitqueue).
-	 * exit_requested keeps EPOLLIN up until STOP (abi.h); state is read
-	 * without the lock: a stale RUNNING only reports one more EPOLLIN.
+	 * The consumer's half of the ring wakeup (core/ring.c,
+	 * stp_ring_commit): user space stored consumer_pos (a store-release)
+	 * before calling poll(); this barrier orders that store before
+	 * stp_rings_pending()'s loads of producer_pos, as the producer's
+	 * stp_env_mb() orders its store of producer_pos before its load of
+	 * consumer_pos. So either the producer sees us caught up and queues
+	 * the wakeup, or the check below sees its record. poll_wait() put us
+	 * on s->wq first, so a wakeup after that check is not lost either: the
+	 * wake_up_all() of stp_wake_fn() takes the waitqueue lock we took.
+	 */
+	smp_mb();
+	/*
+	 * exit_requested: set by the successful cmpxchg in stp_request_stop
+	 * before its irq_work wakes s->wq, so a poll woken by it sees it.
+	 * It keeps EPOLLIN up until STOP (abi.h); state is read without the
+	 * lock: a stale RUNNING only reports one more EPOLLIN.
 	 */
 	if ((READ_ONCE(s->exit_requested) &&
 	     READ_ONCE(s->state) == STP_STATE_RUNNING) ||

@@ -67,8 +67,8 @@
 
 /* The per-hit environment handed to stp_run() in stp_run_ctx.env. */
 struct stp_kenv {
-	struct pt_regs *regs;	/* kprobe/kretprobe registers, the
-				 * interrupted ones (timer.profile), else NULL */
+	/* kprobe/kretprobe registers, the interrupted ones (timer.profile) */
+	struct pt_regs *regs;	/* else NULL */
 	void *scratch;		/* STP_KENV_SCRATCH bytes, or NULL */
 };
 
@@ -105,7 +105,9 @@ static inline void stp_store_release_u64(u64 *p, u64 v)
 
 /*
  * Full barrier: orders ring.c's producer_pos store before its
- * consumer_pos load (the wakeup decision).
+ * consumer_pos load (the wakeup decision). Partner: the smp_mb() in
+ * stp_session_poll (session.c), between the consumer's store of
+ * consumer_pos and the load of producer_pos before it sleeps.
  */
 #define stp_env_mb()	smp_mb()
 

@@ -5,7 +5,9 @@
 # (idempotent; a no-op on a ready machine): QEMU, a Debian amd64 kernel
 # image and its headers (the guest kernel and the module's build tree),
 # static busybox, libclang/clang (bindgen), cpio, gcc, make, the static
-# libc (helpers), and the rustfmt/clippy components.
+# libc (helpers), the kernel source tarball (checkpatch.pl for
+# tests/guest/kbuild-check), perl (which runs it), and the rustfmt/clippy
+# components.
 set -euo pipefail
 
 SUDO=
@@ -32,6 +34,8 @@ need_pkg gcc command -v gcc
 need_pkg make command -v make
 need_pkg libc6-dev test -f /usr/lib/x86_64-linux-gnu/libc.a
 need_pkg binutils command -v strip
+need_pkg linux-source have_glob '/usr/src/linux-source-*.tar.xz'
+need_pkg perl command -v perl
 
 # busybox must be the static build (the guest has no libc of its own).
 if [[ -x /bin/busybox ]] && ldd /bin/busybox >/dev/null 2>&1; then

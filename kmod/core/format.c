@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+// SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * format.c - SystemTap's printf conversions: turns a format text and its
  * arguments (64-bit integers and counted strings) into bytes, the way
@@ -6,7 +6,7 @@
  * prints.
  *
  * Supported: %d %i (signed), %u, %x %X %o (unsigned 64-bit), %p (hex with
- * "0x", "0x0" for zero), %c (%#c escaped: \n, \', \\, \033 ...), %s, %b
+ * 0x, 0x0 for zero), %c (%#c escaped: \n, \', \\, \033 ...), %s, %b
  * (the integer's low 1, 2, 4 or 8 bytes, little-endian, as stap's
  * _stp_vsprint_binary: the precision if valid, else the width if valid,
  * else 8; NUL-padded to the width), %%; the flags - 0 + space # (any number
@@ -233,12 +233,24 @@ int stp_format(const char *fmt, u32 fmt_len, const struct stp_fmt_arg *args,
 		i++;
 		while (more && i < fmt_len) {
 			switch (fmt[i]) {
-			case '-': flags |= F_LEFT; break;
-			case '0': flags |= F_ZERO; break;
-			case '+': flags |= F_PLUS; break;
-			case ' ': flags |= F_SPACE; break;
-			case '#': flags |= F_SPECIAL; break;
-			default: more = false; continue;
+			case '-':
+				flags |= F_LEFT;
+				break;
+			case '0':
+				flags |= F_ZERO;
+				break;
+			case '+':
+				flags |= F_PLUS;
+				break;
+			case ' ':
+				flags |= F_SPACE;
+				break;
+			case '#':
+				flags |= F_SPECIAL;
+				break;
+			default:
+				more = false;
+				continue;
 			}
 			i++;
 		}

@@ -1,10 +1,12 @@
-/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+// SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * isa.c - the data tables of the stapvm ABI, expanded once from the
  * X-macros of vm-spec/include/stapvm: operand kinds of every opcode, the
  * contract of every helper, the names and errnos of verifier errors and the
- * messages of run-time errors. verify.c checks programs against these
- * tables; user space reads the same tables through the user-space build.
+ * messages of run-time errors, for the C core: verify.c checks programs
+ * against them and returns their errnos, vm_str.c takes a caught error's
+ * message from them. Rust does not read these arrays: vm-spec/build.rs
+ * expands the same X-macros into its own tables (vm-spec/src/tables.rs).
  *
  * Left out: behaviour. This file has no code.
  * Context: data only, usable anywhere.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+// SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * ring.c - the producer side of one per-CPU record ring (BPF-ringbuf
  * layout, abi.h draws the mapping): reserve room for a record, then commit
@@ -53,12 +53,16 @@ void stp_ring_commit(struct stp_ring *r, void *rec, u32 len)
 	/*
 	 * Wake the consumer only if it had read everything before this
 	 * record; otherwise it is still draining and will see this one too.
-	 * A release store may pass a later load, so without the full barrier
-	 * we could read a stale consumer_pos (skip the wakeup) while the
-	 * consumer, having caught up, reads the old producer_pos and sleeps.
-	 * The barrier pairs with the one the consumer must put between its
-	 * store of consumer_pos and its load of producer_pos before sleeping
-	 * (as the BPF ring buffer does): at least one side sees the other.
+	 * Both sides store their position, then load the other's: we store
+	 * producer_pos and load consumer_pos; the consumer stores
+	 * consumer_pos and then, deciding to sleep, loads producer_pos (in
+	 * the kernel that check is the session's poll, stp_session_poll in
+	 * kmod/session.c, after the consumer's poll() call). A release store
+	 * may pass a later load, so without a full barrier on each side we
+	 * could read a stale consumer_pos (skip the wakeup) while the
+	 * consumer, caught up, reads the old producer_pos and sleeps. This
+	 * barrier pairs with the smp_mb() in stp_session_poll, between the
+	 * consumer's store and its load: at least one side sees the other.
 	 */
 	stp_env_mb();
 	if (stp_load_acquire_u64(&r->cons->consumer_pos) == prod)

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * stp_core.h - the API of the stapvm C core: the verifier (verify.c), the
- * interpreter (vm.c), the producer side of a per-CPU ring (ring.c), stap's
- * printf formatting (format.c) and the opcode/helper/error tables (isa.c).
+ * interpreter (vm.c, with vm_str.c and vm_stat.c), associative arrays
+ * (map.c), the producer side of a per-CPU ring (ring.c), stap's printf
+ * formatting (format.c) and the opcode/helper/error tables (isa.c).
  *
  * The same sources build into stapvm.ko and, through vm-spec/build.rs, into
  * a user-space static library that the Rust tests and the CLI link. The
@@ -24,9 +25,18 @@
  * pointer the caller put in struct stp_run_ctx.env (the kernel may pass a
  * struct pt_regs or its own per-hit context; user space passes a struct
  * stp_host_env). Functions marked [any] are called from stp_run() and must
- * be safe in any context stp_run() is called in (NMI-safe is not required;
- * hardirq and kprobe context are): no sleeping, no locks that a probe could
- * recurse into, no allocation, never fault.
+ * be safe in every context stp_run() is called in. The kernel glue calls
+ * it with preemption disabled and the session's per-CPU nesting guard
+ * held, from process context (begin/end), hardirq (timers) and kprobe,
+ * kretprobe or tracepoint context, which is NMI context when the probed
+ * code runs in an NMI handler. The guard keeps a session's own hits from
+ * nesting on a CPU, but a hit of another session may interrupt stp_run()
+ * at any instruction, from NMI too. So [any] functions must be NMI-safe
+ * and reentrant: no sleeping, no lock but the map lock's single trylock
+ * attempts (an NMI that interrupts the holder on its CPU fails them
+ * instead of deadlocking), no direct wakeup (stp_env_ring_wakeup queues
+ * one), no allocation, never fault, no state shared across calls that an
+ * interrupting call could find half updated.
  *
  *  [ ] Types: u8 u16 u32 u64 s8 s16 s32 s64 bool true false NULL, and the
  *      __u8 .. __s64 types of <linux/types.h> (abi.h includes
@@ -36,7 +46,8 @@
  *      in the kernel: the core passes &abi_struct->u64_field as u64 *.
  *  [ ] Error numbers used by abi.h: EINVAL E2BIG ENOEXEC EPROTO ERANGE
  *      ENOMEM EFAULT (positive values; the core returns -E*).
- *  [ ] memcpy, memmove, memset, memchr with their libc/kernel signatures.
+ *  [ ] memcpy, memmove, memset, memchr, memcmp, strnlen with their
+ *      libc/kernel signatures; ARRAY_SIZE(a) (kernel: linux/kernel.h).
  *  [ ] STP_ENV_PAGE_SIZE: the page size (power of two); string helpers
  *      never let one nofault copy cross a page boundary.
  *  [ ] STP_READ_ONCE(x), STP_WRITE_ONCE(x, v): single, untorn access to
@@ -48,7 +59,7 @@
  *      stores before later loads (kernel: smp_mb(); user space:
  *      __atomic_thread_fence(__ATOMIC_SEQ_CST)). ring.c puts it between
  *      the store-release of producer_pos and the load of consumer_pos that
- *      decides the wakeup. [any]
+ *      decides the wakeup (its partner: ring.c's comment). [any]
  *  [ ] s64 stp_env_atomic_add_return(s64 *p, s64 v): atomically *p += v,
  *      return the new value (kernel: atomic64_add_return on the slot, or
  *      arch_atomic64 on a cast; globals are s64 slots, 8-byte aligned). [any]

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+// SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * verify.c - the stapvm verifier: decides whether an image from user space
  * may be run by vm.c, and if so describes it as a struct stp_prog.
@@ -32,7 +32,7 @@
  *     integer, CALLS: string), an unused argument is 0, and only from
  *     handlers whose context the helper allows (RETVAL only in return
  *     probes, ARG only at function entry; neither in a function).
- *  8. Calls (FCALL*) name a handler of context STP_CTX_FUNCTION whose
+ *  7. Calls (FCALL*) name a handler of context STP_CTX_FUNCTION whose
  *     result kind is the opcode's, with argument runs of exactly its
  *     nparams / nsparams registers, in range and written. A function's
  *     parameters r[0..nparams), s[0..nsparams) count as written at its
@@ -40,10 +40,10 @@
  *     handlers and functions without result, RETI / RETS in functions
  *     returning a long / string. When the program has functions, MAXNESTING
  *     frames fit in STP_MAX_FRAME_BYTES.
- *  9. SPRINTF names a format that has a text (a string of STRS); SPRINTF,
+ *  8. SPRINTF names a format that has a text (a string of STRS); SPRINTF,
  *     SREPL, STEXT and STEXTN write a string register none of their string
  *     operands is.
- * 10. Statistic descriptors are consistent (histogram kind and stap's
+ *  9. Statistic descriptors are consistent (histogram kind and stap's
  *     parameters, shift, flags) and laid out back to back from offset 0,
  *     within STP_MAX_STAT_BYTES per CPU (prog->stat_bytes); statistic
  *     instructions name a statistic that is not an array's
@@ -51,32 +51,33 @@
  *     one with STP_STAT_F_VARIANCE. A statistics array (STP_MAPV_STAT)
  *     names an array statistic placed after the scalars and the arrays
  *     before it (capacity copies), within STP_MAX_STAT_BYTES too.
- * 11. Maps have consistent descriptors within STP_MAX_MAP_BYTES; map
+ * 10. Maps have consistent descriptors within STP_MAX_MAP_BYTES; map
  *     instructions name a map, pass key runs of its key counts (read and
  *     written: RN/SN, RNW/SNW), a value operand of its value kind
  *     (MSTADD, MSTX, MSTHIST, MSTHISTS: a statistics array, whose
  *     statistic has a histogram for MSTHIST and MSTHISTS and the variance
- *     flag for MSTX of STVAR), a
- *     valid MOPR arithmetic, MSX extractor, iterator and order; MNEXT
- *     reads an iterator MITER filled on every path; prog->niters
- *     iterators of prog->iter_cap
- *     entries fit STP_MAX_ITER_BYTES per CPU.
- * 13. TRY / TRYEND (opcodes.h): every instruction has one armed catch
+ *     flag for MSTX of STVAR), a valid MOPR arithmetic, MSX extractor,
+ *     iterator and order; MNEXT reads an iterator MITER filled on every
+ *     path; prog->niters iterators of prog->iter_cap entries fit
+ *     STP_MAX_ITER_BYTES per CPU.
+ * 11. TRY / TRYEND (opcodes.h): every instruction has one armed catch
  *     (none, or a target pc and message register) on every path to it,
  *     back edges included, and an armed target lies after the
  *     instruction; the state at a target is the meet of the states of
  *     every instruction run under that catch, plus the message register
- *     (MITER cannot fail, and a catch keeps its frame's iterators). A catch therefore jumps forward, and the
- *     registers read after it are written whichever instruction failed.
+ *     (MITER cannot fail, and a catch keeps its frame's iterators). A
+ *     catch therefore jumps forward, and the registers read after it are
+ *     written whichever instruction failed.
  * 12. Regular expressions (check_regexes) have 2..STP_MAX_REGEX_STATES
  *     states and 2..257 columns, every byte class below the end-of-string
  *     column, the start state and every transition below nstates, and
  *     their rows inside REGEXDATA; REMATCH names one (RX).
- *  7. Strings are inside STRDATA, at most MAXSTRINGLEN - 1 bytes (stap
- *     counts the NUL), NUL-free;
- *     formats have at most STP_MAX_FMT_ARGS arguments and no kind bits past
- *     them; probe descriptors are consistent (kind, context, flags, symbol,
- *     period); the limits are inside their bounds.
+ * 13. Strings are inside STRDATA, at most MAXSTRINGLEN - 1 bytes (stap
+ *     counts the NUL), NUL-free; formats have at most STP_MAX_FMT_ARGS
+ *     arguments and no kind bits past them; probe descriptors are
+ *     consistent (kind, its context and the fields it uses as
+ *     STP_PROBE_KINDS says, flags, symbol, period); the limits are inside
+ *     their bounds.
  *
  * Order of checks
  * ---------------
@@ -129,45 +130,52 @@
 
 /* Entry sizes of the sections, in enum stp_section order. */
 static const u32 stp_sec_entry[STP_SEC__COUNT] = {
-#define STP_X_SEC_SIZE(name, type) [STP_SEC_##name] = sizeof(type),
+#define STP_X_SEC_SIZE(name, type) \
+	[STP_SEC_##name] = sizeof(type),
 	STP_SECTIONS(STP_X_SEC_SIZE)
 #undef STP_X_SEC_SIZE
 };
 
 static const char *const stp_sec_name[STP_SEC__COUNT] = {
-#define STP_X_SEC_NAME(name, type) [STP_SEC_##name] = #name,
+#define STP_X_SEC_NAME(name, type) \
+	[STP_SEC_##name] = #name,
 	STP_SECTIONS(STP_X_SEC_NAME)
 #undef STP_X_SEC_NAME
 };
 
 static const u32 stp_limit_min[STP_LIM__COUNT] = {
-#define STP_X_LIM_MIN(name, def, min, max) [STP_LIM_##name] = min,
+#define STP_X_LIM_MIN(name, def, min, max) \
+	[STP_LIM_##name] = min,
 	STP_LIMITS(STP_X_LIM_MIN)
 #undef STP_X_LIM_MIN
 };
 
 static const u32 stp_limit_max[STP_LIM__COUNT] = {
-#define STP_X_LIM_MAX(name, def, min, max) [STP_LIM_##name] = max,
+#define STP_X_LIM_MAX(name, def, min, max) \
+	[STP_LIM_##name] = max,
 	STP_LIMITS(STP_X_LIM_MAX)
 #undef STP_X_LIM_MAX
 };
 
 static const char *const stp_limit_name[STP_LIM__COUNT] = {
-#define STP_X_LIM_NAME(name, def, min, max) [STP_LIM_##name] = #name,
+#define STP_X_LIM_NAME(name, def, min, max) \
+	[STP_LIM_##name] = #name,
 	STP_LIMITS(STP_X_LIM_NAME)
 #undef STP_X_LIM_NAME
 };
 
 /* The handler context each probe kind requires (abi.h). */
 static const u8 stp_probe_ctx[STP_PROBE__COUNT] = {
-#define STP_X_PROBE_CTX(name, str, ctx, uses) [STP_PROBE_##name] = STP_CTX_##ctx,
+#define STP_X_PROBE_CTX(name, str, ctx, uses) \
+	[STP_PROBE_##name] = STP_CTX_##ctx,
 	STP_PROBE_KINDS(STP_X_PROBE_CTX)
 #undef STP_X_PROBE_CTX
 };
 
 /* The descriptor fields each probe kind uses (enum stp_probe_uses). */
 static const u8 stp_probe_uses[STP_PROBE__COUNT] = {
-#define STP_X_PROBE_USES(name, str, ctx, uses) [STP_PROBE_##name] = (uses),
+#define STP_X_PROBE_USES(name, str, ctx, uses) \
+	[STP_PROBE_##name] = (uses),
 	STP_PROBE_KINDS(STP_X_PROBE_USES)
 #undef STP_X_PROBE_USES
 };
@@ -384,7 +392,7 @@ static int check_counts(const struct stp_prog *p,
 	};
 	u32 i;
 
-	for (i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(caps); i++) {
 		u32 n = *(const u32 *)((const u8 *)p + caps[i].offset);
 
 		if (n > caps[i].max)
@@ -1382,7 +1390,7 @@ static int check_handler_code(const struct stp_prog *p, u32 hi,
 				    AT "reached with different armed catches",
 				    ATV(pc));
 		if (st[pc].catch1) {
-			/* Any instruction may fail under its catch (13). */
+			/* Any instruction may fail under its catch (11). */
 			struct insn_state c = st[pc];
 			u32 t = c.catch1 - 1;
 

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+// SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * vm.c - the stapvm interpreter: runs one handler of a verified program
  * over the caller's per-CPU registers and writes its output as records into
@@ -276,8 +276,10 @@ int stp_run(struct stp_vm *vm, struct stp_run_ctx *rc)
 	const struct stp_handler_desc *h = &p->handlers[rc->handler];
 	const struct stp_insn *code = p->code + h->insn_off;
 	const struct stp_insn *ip = code;
-	/* A string holds at most MAXSTRINGLEN - 1 bytes: stap counts the
-	 * terminating NUL (verify.c: MAXSTRINGLEN >= 16, so cap >= 15). */
+	/*
+	 * A string holds at most MAXSTRINGLEN - 1 bytes: stap counts the
+	 * terminating NUL (verify.c: MAXSTRINGLEN >= 16, so cap >= 15).
+	 */
 	u32 cap = min_u32(vm->str_cap, p->limits[STP_LIM_MAXSTRINGLEN]) - 1;
 	u64 fuel = p->limits[STP_LIM_MAXACTION];
 	u64 *r = vm->r;

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+// SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * vm_stat.c - the statistics' read side for the interpreter: merging the
  * per-CPU copies of a statistic (stap's _stp_stat_get), the scalar

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+// SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * vm_str.c - the work of the interpreter's string instructions and
  * string helpers, on counted byte strings (no NUL kept): copies from

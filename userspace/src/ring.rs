@@ -7,6 +7,13 @@
 //! producer is the kernel; a bad record means a bug, never something to
 //! guess past) and is reported.
 //!
+//! Wakeups: the kernel wakes a poller only when its commit found the
+//! consumer caught up. Publishing `consumer_pos` and then sleeping in
+//! poll() is safe without a fence here: the kernel's poll puts a full
+//! barrier between that store and its check of `producer_pos`, the partner
+//! of the one the producer puts between its store of `producer_pos` and
+//! its check of `consumer_pos` (kmod/core/ring.c, kmod/session.c).
+//!
 //! The memory is abstracted by `RingMemory` so the walk is unit-tested on a
 //! fake ring in a `Vec`; `MappedRing` is the real mmap of a session.
 use std::fs::File;
@@ -288,6 +295,13 @@ impl RingMemory for MappedRing {
         self.cons_atomic().load(Ordering::Relaxed)
     }
     fn set_consumer_pos(&self, pos: u64) {
+        // Release: the records' bytes are read before the producer, whose
+        // load-acquire of consumer_pos in stp_ring_reserve pairs with this,
+        // may reuse their room. No fence after it: this process sleeps only
+        // in poll(), whose check for data is the kernel's
+        // (stp_session_poll), and that check puts the full barrier between
+        // this store and its load of producer_pos which pairs with the one
+        // in stp_ring_commit, so no wakeup is lost.
         self.cons_atomic().store(pos, Ordering::Release)
     }
     fn data(&self) -> &[u8] {

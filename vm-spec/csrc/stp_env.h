@@ -38,6 +38,9 @@ typedef __s16 s16;
 typedef __s32 s32;
 typedef __s64 s64;
 
+/* The kernel's: elements of an array (not a pointer). */
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 /* abi.h's, which stp_core.h includes before the core expands this */
 #define STP_ENV_PAGE_SIZE STP_HOST_PAGE_SIZE
 

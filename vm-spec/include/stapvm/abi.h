@@ -314,8 +314,10 @@ struct stp_probe_desc {
 	__u32 offset;		/* byte offset into the symbol; kprobes only */
 	__u32 maxactive;	/* kretprobes; 0 = kernel default */
 	__u32 reserved2;	/* must be 0 */
-	__u64 period_ns;	/* timers only; in [STP_MIN_TIMER_NS, STP_MAX_TIMER_NS],
-				 * or 0 with STP_PROBE_F_PROFILE (every tick) */
+	/* timers: in [STP_MIN_TIMER_NS, STP_MAX_TIMER_NS], or 0 with
+	 * STP_PROBE_F_PROFILE (every tick); other kinds 0
+	 */
+	__u64 period_ns;
 };
 
 /*
@@ -772,6 +774,15 @@ struct stp_map_rec {
  *
  * The kernel never trusts consumer_pos: a value outside
  * [producer_pos - size, producer_pos] makes the ring count as full.
+ *
+ * Ordering: the kernel publishes records with a store-release of
+ * producer_pos, which the consumer load-acquires; the consumer frees room
+ * with a store-release of consumer_pos after reading the records. A
+ * consumer waits for records in poll() on the session fd: a commit that
+ * finds consumer_pos at its old producer_pos (the consumer caught up)
+ * wakes the pollers, and both that check and poll's check for records put
+ * a full barrier between their store and their load, so a consumer that
+ * stores consumer_pos and then polls never sleeps on a record.
  */
 struct stp_ring_cons {
 	__u64 consumer_pos;	/* written by user space only */

@@ -83,7 +83,9 @@
  * Cost is what the instruction charges against MAXACTION. Straight-line code
  * is bounded by the handler length, so only back edges charge.
  *
- * Columns: name, a, b, c, imm, cost, meaning.
+ * Columns: name, a, b, c, imm, cost, meaning. The rows whose imm is of
+ * kind MOP, MIT or MSX (MOPR, MITER, MNEXT, MSTX) take a packed
+ * immediate: STP_IMM_PACK(map id, operand).
  *
  * What the one-line meanings leave out (the rules vm.c implements and the
  * reference interpreter, vm-spec/src/refvm.rs, was checked against):
@@ -548,7 +550,8 @@ struct stp_opcode_info {
 /*
  * STP_OPCODE_INFO_INIT expands to the initialiser of a
  * `struct stp_opcode_info [STP_OP__COUNT]` table. The C core defines the one
- * table (kmod/core/isa.c); Rust reads it through the user-space build.
+ * table (kmod/core/isa.c); Rust expands STP_OPCODES itself (vm-spec/build.rs,
+ * build/tables.rs.in: tables::OPCODES).
  */
 #define STP_X_OPCODE_INFO(name, a, b, c, imm, cost, doc)		\
 	[STP_OP_##name] = { #name, doc, STP_OPND_##a, STP_OPND_##b,	\
