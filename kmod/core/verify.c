@@ -110,11 +110,10 @@
  * jump from outside into a loop body that skips a write, or a LOOP back
  * into code only the LOOP reaches, is refused (docs/design.md, section 1).
  *
- * The Rust verifier (vm-spec/src/verify.rs, the compiler's last pass)
- * implements these rules in this order with the same codes and messages;
- * vm-spec/tests/verify.rs requires both to agree on every case and on
- * streams of generated and mutated images, so a rule changed here must be
- * changed there too.
+ * This is the only verifier: the module runs it on LOAD, and the compiler
+ * runs the same file built for user space as its last pass
+ * (vm_spec::core::verify_image), so a rule changed here changes both.
+ * vm-testkit/tests/verify.rs holds one case per error code.
  *
  * Left out: types (each opcode names its register file, so there are none
  * to track) and values (division by zero and faults are run-time errors).

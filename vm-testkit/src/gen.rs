@@ -109,7 +109,7 @@ pub const EDGE_BASE: u64 = 0x2000_0000;
 /// An address that is never mapped.
 pub const UNMAPPED: u64 = 0x3000_0000;
 /// The last page of the address space (mapped in some cases).
-pub const TOP_PAGE: u64 = 0xffff_ffff_ffff_f000;
+pub const TOP_PAGE: u64 = u64::MAX - PAGE + 1;
 
 const INTERESTING: [i64; 14] = [
     0,
@@ -2295,7 +2295,9 @@ pub fn generate(seed: u64) -> Case {
             continue;
         }
         let kind = probe_kind(ctx);
-        let kp = kind == abi::STP_PROBE_KPROBE || kind == abi::STP_PROBE_KRETPROBE;
+        // The descriptor fields the kind uses (abi.h: STP_PROBE_KINDS).
+        let uses = PROBE_KINDS.get(kind as usize).map_or(0, |k| k.uses);
+        let kp = uses & abi::STP_PROBE_USES_SYMBOL != 0;
         prog.probes.push(Probe {
             kind: kind as u8,
             flags: 0,
@@ -2309,7 +2311,7 @@ pub fn generate(seed: u64) -> Case {
                 ProbeTarget::None
             },
             maxactive: 0,
-            period_ns: if kind == abi::STP_PROBE_TIMER {
+            period_ns: if uses & abi::STP_PROBE_USES_PERIOD != 0 {
                 1_000_000
             } else {
                 0

@@ -336,7 +336,7 @@ fn host_maps(p: &ffi::stp_prog, maxstr: u32) -> (Vec<Vec<u64>>, Vec<u64>) {
 
 impl HostSession {
     /// Verifies `image` and prepares globals (zero), the ring
-    /// (`RING_PAGES` pages of 4 KiB) and the VM. Formats know only their
+    /// (`RING_PAGES` pages of `STP_HOST_PAGE_SIZE` bytes) and the VM. Formats know only their
     /// argument kinds; use [`HostSession::from_program`] for texts.
     pub fn new(image: &[u8]) -> Result<Self, VerifyError> {
         let verified = VerifiedImage::new(image)?;

@@ -8,6 +8,7 @@ use vm_spec::abi::*;
 use vm_spec::core::verify_image;
 use vm_spec::maps::Val;
 use vm_spec::program::*;
+use vm_spec::tables::imm_pack;
 use vm_testkit::host::HostSession;
 use vm_testkit::HostEnv;
 
@@ -42,7 +43,7 @@ fn verr(p: &Program) -> String {
 }
 
 fn mop(map: i32, op: stp_opcode) -> i32 {
-    map | ((op as i32) << 16)
+    imm_pack(map as u16, op as u16)
 }
 
 #[test]
@@ -136,7 +137,7 @@ fn verifier_map_rules() {
         1,
         vec![
             i(STP_OP_LDI, 0, 0, 0, 1),
-            i(STP_OP_MITER, 0, 0, 0, 8 << 16),
+            i(STP_OP_MITER, 0, 0, 0, imm_pack(0, 8)),
             RET,
         ],
     );
@@ -291,8 +292,8 @@ fn iterate(sort: u8, limit: i32, nested: bool) -> String {
     c.push(i(STP_OP_PRINTF, 0, 5, 2, 0)); // r5 r6? no: runs r5.., s2..
     if nested {
         c.push(i(STP_OP_LDI, 7, 0, 0, 1));
-        c.push(i(STP_OP_MITER, 0, 7, 0x8f, 1 << 16));
-        c.push(i(STP_OP_MNEXT, 7, 4, 3, 1 << 16));
+        c.push(i(STP_OP_MITER, 0, 7, 0x8f, imm_pack(0, 1)));
+        c.push(i(STP_OP_MNEXT, 7, 4, 3, imm_pack(0, 1)));
         c.push(i(STP_OP_PRINTF, 0, 4, 0, 1));
     }
     let back = top as i32 - (c.len() as i32 + 1);

@@ -7,6 +7,7 @@ use vm_spec::abi::*;
 use vm_spec::hist::bucket_of;
 use vm_spec::program::*;
 use vm_spec::records::Record;
+use vm_spec::tables::imm_pack;
 use vm_testkit::host::HostSession;
 use vm_testkit::HostEnv;
 
@@ -203,7 +204,7 @@ fn array_prog(hist: Hist) -> Program {
     ];
     let mut read = vec![i(STP_OP_LDG, 0, 0, 0, 1)];
     for (k, &op) in ex.iter().enumerate() {
-        read.push(i(STP_OP_MSTX, 1, 0, 0, (op as i32) << 16));
+        read.push(i(STP_OP_MSTX, 1, 0, 0, imm_pack(0, op as u16)));
         read.push(i(STP_OP_STG, 1, 0, 0, k as i32 + 2));
         read.push(i(op, 1, 0, 0, 1));
         read.push(i(STP_OP_STG, 1, 0, 0, k as i32 + 8));

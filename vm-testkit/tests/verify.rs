@@ -11,6 +11,7 @@ use common::*;
 use vm_spec::abi::*;
 use vm_spec::core::{host_fail_next_allocs, verify_image, VerifiedInfo, VerifyError};
 use vm_spec::program::*;
+use vm_spec::tables::imm_pack;
 use vm_spec::tables::VERIFY_ERRORS;
 use vm_testkit::host::HostSession;
 use vm_testkit::HostEnv;
@@ -724,7 +725,7 @@ fn memory_cap_cases() -> Vec<Case> {
     let miter = |it: i32| {
         vec![
             i(STP_OP_LDI, 0, 0, 0, 0),
-            i(STP_OP_MITER, 0, 0, 0, it << 16),
+            i(STP_OP_MITER, 0, 0, 0, imm_pack(0, it as u16)),
             RET,
         ]
     };
@@ -1122,7 +1123,7 @@ fn stat_array_cases() -> Vec<Case> {
     let ld = i(STP_OP_LDI, 0, 0, 0, 1);
     let ok = stat_array(true, Hist::Log, vec![ld, i(STP_OP_MSTADD, 0, 0, 0, 0), RET]);
     // MSX immediate: map 0, extractor opcode in bits 16..23.
-    let x = |op: u32| (op as i32) << 16;
+    let x = |op: u32| imm_pack(0, op as u16);
     vec![
         case("statistics array", build(&ok), "OK", ""),
         case(
