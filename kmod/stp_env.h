@@ -237,21 +237,26 @@ static inline u32 stp_env_random_u32(void *env)
 
 /*
  * comm may be rewritten concurrently (prctl, exec): copy it once, then
- * measure the copy, so the length always matches the bytes returned.
+ * measure the copy (stp_comm_out), so the length always matches the bytes
+ * returned.
  */
-static inline u32 stp_env_comm(void *env, char *buf, u32 max)
+static inline u32 stp_comm_out(const char *comm, char *buf, u32 max)
 {
-	char comm[TASK_COMM_LEN];
-	const char *nul;
-	u32 len;
+	const char *nul = memchr(comm, 0, TASK_COMM_LEN);
+	u32 len = nul ? (u32)(nul - comm) : (u32)TASK_COMM_LEN;
 
-	memcpy(comm, current->comm, sizeof(comm));
-	nul = memchr(comm, 0, sizeof(comm));
-	len = nul ? (u32)(nul - comm) : (u32)sizeof(comm);
 	if (len > max)
 		len = max;
 	memcpy(buf, comm, len);
 	return len;
+}
+
+static inline u32 stp_env_comm(void *env, char *buf, u32 max)
+{
+	char comm[TASK_COMM_LEN];
+
+	memcpy(comm, current->comm, sizeof(comm));
+	return stp_comm_out(comm, buf, max);
 }
 
 static inline s64 stp_env_retval(void *env)
@@ -425,19 +430,12 @@ static inline u32 stp_env_pcomm(void *env, char *buf, u32 max)
 {
 	char comm[TASK_COMM_LEN];
 	struct task_struct *t;
-	const char *nul;
-	u32 len;
 
 	rcu_read_lock();
 	t = rcu_dereference(current->real_parent);
 	memcpy(comm, t->comm, sizeof(comm));
 	rcu_read_unlock();
-	nul = memchr(comm, 0, sizeof(comm));
-	len = nul ? (u32)(nul - comm) : (u32)sizeof(comm);
-	if (len > max)
-		len = max;
-	memcpy(buf, comm, len);
-	return len;
+	return stp_comm_out(comm, buf, max);
 }
 
 /*

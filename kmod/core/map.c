@@ -21,11 +21,7 @@
 #include "stp_core.h"
 
 #include "map_int.h"
-
-static u32 round8_u32(u32 n)
-{
-	return (n + 7) & ~7u;
-}
+#include "util.h"
 
 static u32 pow2_at_least(u32 n)
 {
@@ -38,28 +34,17 @@ static u32 pow2_at_least(u32 n)
 
 static u32 hdr_size(void)
 {
-	return round8_u32(sizeof(struct stp_map));
-}
-
-static u32 popcount16(u32 x)
-{
-	u32 n = 0;
-
-	while (x) {		/* at most 16 iterations */
-		x &= x - 1;
-		n++;
-	}
-	return n;
+	return stp_round8(sizeof(struct stp_map));
 }
 
 /* Entry layout of map d: value, long keys, string keys (offsets). */
 static void layout(const struct stp_map_desc *d, u32 maxstr, u32 *str_slot,
 		   u32 *val_off, u32 *lkey_off, u32 *skey_off, u32 *ent_size)
 {
-	u32 nstr = popcount16(d->key_str_mask);
+	u32 nstr = stp_popcount(d->key_str_mask);
 	u32 nlong = d->nkeys - nstr;
-	u32 slot = round8_u32(4 + maxstr);
-	u32 off = round8_u32(sizeof(struct stp_map_ent));
+	u32 slot = stp_round8(4 + maxstr);
+	u32 off = stp_round8(sizeof(struct stp_map_ent));
 
 	*str_slot = slot;
 	*val_off = off;
@@ -77,7 +62,7 @@ u64 stp_map_size(const struct stp_map_desc *d, u32 maxstr)
 
 	layout(d, maxstr, &slot, &vo, &lo, &so, &es);
 	return hdr_size() +
-	       round8_u32(4 * pow2_at_least(d->capacity)) +
+	       stp_round8(4 * pow2_at_least(d->capacity)) +
 	       (u64)d->capacity * es;
 }
 
@@ -89,7 +74,7 @@ void stp_map_init(struct stp_map *m, const struct stp_map_desc *d,
 	stp_env_map_lock_init(&m->lock);
 	m->nkeys = d->nkeys;
 	m->str_mask = d->key_str_mask;
-	m->nstr = popcount16(d->key_str_mask);
+	m->nstr = stp_popcount(d->key_str_mask);
 	m->nlong = d->nkeys - m->nstr;
 	m->value = d->value;
 	m->flags = d->flags;
@@ -99,7 +84,7 @@ void stp_map_init(struct stp_map *m, const struct stp_map_desc *d,
 	layout(d, maxstr, &m->str_slot, &m->val_off, &m->lkey_off,
 	       &m->skey_off, &m->ent_size);
 	m->buckets = (u32 *)((u8 *)m + hdr_size());
-	m->ents = (u8 *)m->buckets + round8_u32(4 * m->nbuckets);
+	m->ents = (u8 *)m->buckets + stp_round8(4 * m->nbuckets);
 	memset(m->buckets, 0xff, 4ull * m->nbuckets);
 	m->count = 0;
 	m->seq = 0;
@@ -337,9 +322,9 @@ static int ent_cmp(const struct stp_map *m, const struct stp_iter_ent *xa,
 
 		is_str = m->str_mask & (1u << k);
 		if (is_str)
-			off = m->skey_off + popcount16(below) * m->str_slot;
+			off = m->skey_off + stp_popcount(below) * m->str_slot;
 		else
-			off = m->lkey_off + 8 * (k - popcount16(below));
+			off = m->lkey_off + 8 * (k - stp_popcount(below));
 	}
 	if (is_str) {
 		u32 la, lb;
@@ -474,8 +459,8 @@ static u8 *put_str(u8 *p, const u8 *s, u32 cap)
 		len = cap;
 	memcpy(p, &len, 4);
 	memcpy(p + 4, s + 4, len);
-	memset(p + 4 + len, 0, round8_u32(4 + len) - 4 - len);
-	return p + round8_u32(4 + len);
+	memset(p + 4 + len, 0, stp_round8(4 + len) - 4 - len);
+	return p + stp_round8(4 + len);
 }
 
 static u32 str_rec_len(const u8 *s, u32 cap)
@@ -483,7 +468,7 @@ static u32 str_rec_len(const u8 *s, u32 cap)
 	u32 len;
 
 	memcpy(&len, s, 4);
-	return round8_u32(4 + (len > cap ? cap : len));
+	return stp_round8(4 + (len > cap ? cap : len));
 }
 
 int stp_map_read(const struct stp_map *m, u32 *cursor, u8 *out, u32 size,

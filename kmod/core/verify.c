@@ -126,6 +126,7 @@
  * STP_MAX_FMT_ARGS.
  */
 #include "stp_core.h"
+#include "util.h"
 
 /* Entry sizes of the sections, in enum stp_section order. */
 static const u32 stp_sec_entry[STP_SEC__COUNT] = {
@@ -225,17 +226,6 @@ static int fail(struct stp_verify_result *res, u32 code, u32 where,
 	stp_format(fmt, cstr_len(fmt), args, nargs, res->msg,
 		   sizeof(res->msg));
 	return -stp_verr_info[code].err;
-}
-
-static u32 popcount32(u32 x)
-{
-	u32 n = 0;
-
-	while (x) {		/* at most 32 iterations */
-		x &= x - 1;
-		n++;
-	}
-	return n;
 }
 
 /* ------------------------------------------------------------------ */
@@ -994,7 +984,7 @@ static int check_map_insn(const struct stp_prog *p,
 {
 	/* check_imm: the map id (STP_IMM_LO) < nmaps */
 	const struct stp_map_desc *d = &p->maps[STP_IMM_LO(insn->imm)];
-	u32 nstr = popcount32(d->key_str_mask);
+	u32 nstr = stp_popcount(d->key_str_mask);
 	u32 nlong = d->nkeys - nstr;
 	u32 want = STP_MAPV__COUNT, col;
 
@@ -1074,7 +1064,7 @@ static void map_flow(const struct stp_prog *p, const struct stp_insn *insn,
 	if (oi->b != STP_OPND_RNW)
 		return;
 	d = &p->maps[STP_IMM_LO(insn->imm)];	/* check_imm */
-	nstr = popcount32(d->key_str_mask);
+	nstr = stp_popcount(d->key_str_mask);
 	nlong = d->nkeys - nstr;
 	for (i = 0; i < nlong; i++)		/* <= STP_MAX_MAP_KEYS */
 		out->r |= 1ull << (insn->b + i);
@@ -1102,7 +1092,7 @@ static int check_insn_extra(const struct stp_prog *p,
 	case STP_OP_SPRINTF:
 		/* check_imm: imm < nformats */
 		f = &p->formats[insn->imm];
-		nstr = popcount32(f->str_mask);
+		nstr = stp_popcount(f->str_mask);
 		nint = f->nargs - nstr;	/* verified: mask bits < nargs */
 		if (insn->op == STP_OP_SPRINTF && f->text == STP_FMT_NO_TEXT)
 			return FAIL(res, BAD_INDEX, off + pc,

@@ -95,7 +95,7 @@ static void emit_error(struct stp_run_ctx *rc, u32 err,
 		       u32 msg_len)
 {
 	struct stp_rec_hdr *hdr;
-	u32 len = (u32)(sizeof(*hdr) + sizeof(*er)) + round8(msg_len);
+	u32 len = (u32)(sizeof(*hdr) + sizeof(*er)) + stp_round8(msg_len);
 
 	hdr = rec_reserve(rc, STP_REC_ERROR, (u16)err, len);
 	if (!hdr)
@@ -105,7 +105,7 @@ static void emit_error(struct stp_run_ctx *rc, u32 err,
 		u8 *m = (u8 *)(hdr + 1) + sizeof(*er);
 
 		memcpy(m, msg, msg_len);
-		memset(m + msg_len, 0, round8(msg_len) - msg_len);
+		memset(m + msg_len, 0, stp_round8(msg_len) - msg_len);
 	}
 	stp_ring_commit(rc->ring, hdr, len);
 }
@@ -123,7 +123,7 @@ static void emit_printf(struct stp_vm *vm, const u64 *r, const u32 *slen,
 	/* verify.c: nargs <= STP_MAX_FMT_ARGS, runs inside the files. */
 	for (i = 0, si = sc; i < f->nargs; i++) {
 		if (f->str_mask & (1u << i))
-			len += round8(4 + slen[si++]);
+			len += stp_round8(4 + slen[si++]);
 		else
 			len += 8;
 	}
@@ -135,7 +135,7 @@ static void emit_printf(struct stp_vm *vm, const u64 *r, const u32 *slen,
 	for (i = 0, ri = rb, si = sc; i < f->nargs; i++) {
 		if (f->str_mask & (1u << i)) {
 			u32 n = slen[si];
-			u32 padded = round8(4 + n);
+			u32 padded = stp_round8(4 + n);
 
 			memcpy(p, &n, 4);
 			memcpy(p + 4, SREG(si), n);
@@ -529,38 +529,14 @@ op_CALLI:	/* verify.c: imm < STP_HLP__COUNT, INT result, context */
 		r[in.a] = (u64)stp_env_arg(env, r[in.b] > 0xffffffffull ?
 					   0xffffffffu : (u32)r[in.b]);
 		break;
-	case STP_HLP_KERNEL_LONG: {
-		s64 v;
-
-		if (stp_env_read_kernel(env, &v, r[in.b], sizeof(v)))
+	case STP_HLP_KERNEL_LONG:
+	case STP_HLP_KERNEL_INT:
+	case STP_HLP_KERNEL_SHORT:
+	case STP_HLP_KERNEL_CHAR:
+		if (read_signed(env, false, r[in.b], int_read_size(in.imm),
+				&r[in.a]))
 			FAIL(STP_RTE_KFAULT, r[in.b]);
-		r[in.a] = (u64)v;
 		break;
-	}
-	case STP_HLP_KERNEL_INT: {
-		s32 v;
-
-		if (stp_env_read_kernel(env, &v, r[in.b], sizeof(v)))
-			FAIL(STP_RTE_KFAULT, r[in.b]);
-		r[in.a] = (u64)(s64)v;
-		break;
-	}
-	case STP_HLP_KERNEL_SHORT: {
-		s16 v;
-
-		if (stp_env_read_kernel(env, &v, r[in.b], sizeof(v)))
-			FAIL(STP_RTE_KFAULT, r[in.b]);
-		r[in.a] = (u64)(s64)v;
-		break;
-	}
-	case STP_HLP_KERNEL_CHAR: {
-		s8 v;
-
-		if (stp_env_read_kernel(env, &v, r[in.b], sizeof(v)))
-			FAIL(STP_RTE_KFAULT, r[in.b]);
-		r[in.a] = (u64)(s64)v;
-		break;
-	}
 	case STP_HLP_TASK_CURRENT:
 		r[in.a] = stp_env_task(env);
 		break;
@@ -591,34 +567,14 @@ op_CALLI:	/* verify.c: imm < STP_HLP__COUNT, INT result, context */
 	case STP_HLP_RANDOM:	/* helpers.h: x % n, 0 for n == 0 */
 		r[in.a] = r[in.b] ? (u64)stp_env_random_u32(env) % r[in.b] : 0;
 		break;
-	case STP_HLP_USER_LONG: {	/* helpers.h: 0 on a fault */
-		s64 v;
-
-		r[in.a] = stp_env_read_user(env, &v, r[in.b], sizeof(v)) ?
-			  0 : (u64)v;
+	case STP_HLP_USER_LONG:
+	case STP_HLP_USER_INT:
+	case STP_HLP_USER_SHORT:
+	case STP_HLP_USER_CHAR:	/* helpers.h: 0 on a fault */
+		if (read_signed(env, true, r[in.b], int_read_size(in.imm),
+				&r[in.a]))
+			r[in.a] = 0;
 		break;
-	}
-	case STP_HLP_USER_INT: {
-		s32 v;
-
-		r[in.a] = stp_env_read_user(env, &v, r[in.b], sizeof(v)) ?
-			  0 : (u64)(s64)v;
-		break;
-	}
-	case STP_HLP_USER_SHORT: {
-		s16 v;
-
-		r[in.a] = stp_env_read_user(env, &v, r[in.b], sizeof(v)) ?
-			  0 : (u64)(s64)v;
-		break;
-	}
-	case STP_HLP_USER_CHAR: {
-		s8 v;
-
-		r[in.a] = stp_env_read_user(env, &v, r[in.b], sizeof(v)) ?
-			  0 : (u64)(s64)v;
-		break;
-	}
 	case STP_HLP_REGISTER:
 		r[in.a] = stp_env_register(env, r[in.b]);
 		break;

@@ -17,6 +17,7 @@
 #define STP_VM_INT_H
 
 #include "stp_core.h"
+#include "util.h"
 
 /*
  * Address of string register i of the current frame (verify.c: i < nsregs
@@ -30,9 +31,59 @@ static inline u32 min_u32(u32 a, u32 b)
 	return a < b ? a : b;
 }
 
-static inline u32 round8(u32 n)
+/*
+ * The width of the {KERNEL,USER}_{LONG,INT,SHORT,CHAR} helpers' reads
+ * (helpers.h), in bytes.
+ */
+static inline u32 int_read_size(s32 helper)
 {
-	return (n + 7) & ~7u;
+	switch (helper) {
+	case STP_HLP_KERNEL_INT:
+	case STP_HLP_USER_INT:
+		return 4;
+	case STP_HLP_KERNEL_SHORT:
+	case STP_HLP_USER_SHORT:
+		return 2;
+	case STP_HLP_KERNEL_CHAR:
+	case STP_HLP_USER_CHAR:
+		return 1;
+	default:
+		return 8;
+	}
+}
+
+/*
+ * A signed integer of n (1, 2, 4 or 8) bytes at addr, read fault-safely
+ * from kernel or user memory and sign-extended into *v; nonzero (and *v
+ * untouched) on a fault.
+ */
+static inline int read_signed(void *env, bool user, u64 addr, u32 n, u64 *v)
+{
+	union {
+		s64 l;
+		s32 i;
+		s16 s;
+		s8 c;
+	} u;
+	int err = user ? stp_env_read_user(env, &u, addr, n) :
+			 stp_env_read_kernel(env, &u, addr, n);
+
+	if (err)
+		return err;
+	switch (n) {
+	case 4:
+		*v = (u64)(s64)u.i;
+		break;
+	case 2:
+		*v = (u64)(s64)u.s;
+		break;
+	case 1:
+		*v = (u64)(s64)u.c;
+		break;
+	default:
+		*v = (u64)u.l;
+	}
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */

@@ -197,19 +197,27 @@ static inline u32 stp_env_symbol(void *env, u64 addr, bool data, char *buf,
 	return n;
 }
 
+/* A simulated comm (len bytes, or NULL) cut at max and at a NUL. */
+static inline u32 stp_host_comm_out(const char *comm, u32 len, char *buf,
+				    u32 max)
+{
+	u32 n = len < max ? len : max;
+	const char *nul;
+
+	if (!comm)
+		return 0;
+	nul = memchr(comm, 0, n);
+	if (nul)
+		n = (u32)(nul - comm);
+	memcpy(buf, comm, n);
+	return n;
+}
+
 static inline u32 stp_env_pcomm(void *env, char *buf, u32 max)
 {
 	struct stp_host_env *e = STP_HOST_ENV(env);
-	u32 n = e->pcomm_len < max ? e->pcomm_len : max;
-	const char *nul;
 
-	if (!e->pcomm)
-		return 0;
-	nul = memchr(e->pcomm, 0, n);
-	if (nul)
-		n = (u32)(nul - e->pcomm);
-	memcpy(buf, e->pcomm, n);
-	return n;
+	return stp_host_comm_out(e->pcomm, e->pcomm_len, buf, max);
 }
 
 /* BACKTRACE of the frames the test gives, as the kernel formats them. */
@@ -235,16 +243,8 @@ static inline u32 stp_env_backtrace(void *env, char *buf, u32 max)
 static inline u32 stp_env_comm(void *env, char *buf, u32 max)
 {
 	struct stp_host_env *e = STP_HOST_ENV(env);
-	u32 n = e->comm_len < max ? e->comm_len : max;
-	const char *nul;
 
-	if (!e->comm)
-		return 0;
-	nul = memchr(e->comm, 0, n);
-	if (nul)
-		n = (u32)(nul - e->comm);
-	memcpy(buf, e->comm, n);
-	return n;
+	return stp_host_comm_out(e->comm, e->comm_len, buf, max);
 }
 
 /* Copy [addr, addr + n) if one simulated range holds all of it. */
