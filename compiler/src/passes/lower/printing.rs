@@ -160,37 +160,10 @@ impl Gen<'_> {
             ));
             return;
         }
-        let nint = kinds.iter().filter(|k| **k == ArgKind::Int).count();
-        let nstr = kinds.len() - nint;
-        let rb = self.next_r;
-        let sc = self.next_s;
-        for _ in 0..nint {
-            self.alloc_r();
-        }
-        for _ in 0..nstr {
-            self.alloc_s();
-        }
-        let (mut ri, mut si) = (rb, sc);
-        for (a, k) in args.iter().zip(&kinds) {
-            match k {
-                ArgKind::Int => {
-                    self.int_into(a, ri);
-                    ri = ri.saturating_add(1);
-                }
-                ArgKind::Str => {
-                    self.str_into(a, si);
-                    si = si.saturating_add(1);
-                }
-            }
-        }
+        let strs: Vec<bool> = kinds.iter().map(|k| *k == ArgKind::Str).collect();
+        let (rb, sc) = self.arg_runs(args, &strs);
         let f = self.tabs.format(&text, kinds);
-        self.emit(
-            abi::STP_OP_PRINTF,
-            0,
-            if nint > 0 { rb } else { 0 },
-            if nstr > 0 { sc } else { 0 },
-            f,
-        );
+        self.emit(abi::STP_OP_PRINTF, 0, rb, sc, f);
     }
 
     /// `sprint(...)` / `sprintln(...)` with a histogram among its
