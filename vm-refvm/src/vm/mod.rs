@@ -215,15 +215,19 @@ struct Machine<'a> {
     cpu: Option<usize>,
 }
 
+/// Register `i` of `bank` (`'r'` or `'s'`, of `n` registers) as a number
+/// below `n`; one outside the bank is a hole.
+fn bank_reg(bank: char, i: u8, n: u32) -> Step<u32> {
+    let i = u32::from(i);
+    if i >= n {
+        return Err(Stop::Hole(format!("{bank}{i} outside {n} registers")));
+    }
+    Ok(i)
+}
+
 impl Machine<'_> {
     fn rd(&self, i: u8) -> Step<u64> {
-        let i = u32::from(i);
-        if i >= self.h.nregs {
-            return Err(Stop::Hole(format!(
-                "r{i} outside {} registers",
-                self.h.nregs
-            )));
-        }
+        let i = bank_reg('r', i, self.h.nregs)?;
         if self.r_set & (1u64 << i) == 0 {
             return Err(Stop::Hole(format!("r{i} read before it is written")));
         }
@@ -231,26 +235,14 @@ impl Machine<'_> {
     }
 
     fn wr(&mut self, i: u8, v: u64) -> Step<()> {
-        let i = u32::from(i);
-        if i >= self.h.nregs {
-            return Err(Stop::Hole(format!(
-                "r{i} outside {} registers",
-                self.h.nregs
-            )));
-        }
+        let i = bank_reg('r', i, self.h.nregs)?;
         self.r[i as usize] = v;
         self.r_set |= 1u64 << i;
         Ok(())
     }
 
     fn srd(&self, i: u8) -> Step<&[u8]> {
-        let i = u32::from(i);
-        if i >= self.h.nsregs {
-            return Err(Stop::Hole(format!(
-                "s{i} outside {} registers",
-                self.h.nsregs
-            )));
-        }
+        let i = bank_reg('s', i, self.h.nsregs)?;
         if self.s_set & (1u32 << i) == 0 {
             return Err(Stop::Hole(format!("s{i} read before it is written")));
         }
@@ -259,13 +251,7 @@ impl Machine<'_> {
 
     /// s[i] := v cut at MAXSTRINGLEN - 1 bytes (the NUL counts).
     fn swr(&mut self, i: u8, mut v: Vec<u8>) -> Step<()> {
-        let i = u32::from(i);
-        if i >= self.h.nsregs {
-            return Err(Stop::Hole(format!(
-                "s{i} outside {} registers",
-                self.h.nsregs
-            )));
-        }
+        let i = bank_reg('s', i, self.h.nsregs)?;
         v.truncate(self.cap as usize);
         self.s[i as usize] = v;
         self.s_set |= 1u32 << i;
