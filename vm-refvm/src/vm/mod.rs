@@ -942,8 +942,12 @@ impl RefSession {
         let mut steps = 0u64;
         let outcome = loop {
             steps += 1;
-            match m.step(pc, &mut fuel) {
-                Ok(Some(next)) => pc = next,
+            // A run-time error: its code, address and error(msg)'s text.
+            let (code, addr, msg) = match m.step(pc, &mut fuel) {
+                Ok(Some(next)) => {
+                    pc = next;
+                    continue;
+                }
                 Ok(None) => break Outcome::Ret,
                 Err(Stop::Hole(what)) => {
                     break Outcome::VerifierHole {
@@ -952,31 +956,18 @@ impl RefSession {
                         what,
                     }
                 }
-                Err(Stop::Fault(code, addr)) => match m.catch(code, addr, &[], &mut fuel) {
-                    Ok(Some(t)) => pc = t,
-                    Ok(None) => break m.fail(pc, code, addr, &[]),
-                    Err(Stop::Fault(c, a)) => break m.fail(pc, c, a, &[]),
-                    Err(Stop::User(_)) | Err(Stop::Hole(_)) => {
-                        break Outcome::VerifierHole {
-                            handler: m.handler,
-                            pc: pc as u32,
-                            what: "catch".into(),
-                        }
-                    }
-                },
-                Err(Stop::User(msg)) => {
-                    let len = msg.len() as u64;
-                    match m.catch(abi::STP_RTE_USER, len, &msg, &mut fuel) {
-                        Ok(Some(t)) => pc = t,
-                        Ok(None) => break m.fail(pc, abi::STP_RTE_USER, len, &msg),
-                        Err(Stop::Fault(c, a)) => break m.fail(pc, c, a, &[]),
-                        Err(Stop::User(_)) | Err(Stop::Hole(_)) => {
-                            break Outcome::VerifierHole {
-                                handler: m.handler,
-                                pc: pc as u32,
-                                what: "catch".into(),
-                            }
-                        }
+                Err(Stop::Fault(code, addr)) => (code, addr, Vec::new()),
+                Err(Stop::User(msg)) => (abi::STP_RTE_USER, msg.len() as u64, msg),
+            };
+            match m.catch(code, addr, &msg, &mut fuel) {
+                Ok(Some(t)) => pc = t,
+                Ok(None) => break m.fail(pc, code, addr, &msg),
+                Err(Stop::Fault(c, a)) => break m.fail(pc, c, a, &[]),
+                Err(Stop::User(_)) | Err(Stop::Hole(_)) => {
+                    break Outcome::VerifierHole {
+                        handler: m.handler,
+                        pc: pc as u32,
+                        what: "catch".into(),
                     }
                 }
             }
