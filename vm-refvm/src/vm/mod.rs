@@ -899,7 +899,7 @@ impl RefSession {
         if h.ctx == abi::STP_CTX_FUNCTION {
             return Err(RefError::Function(idx));
         }
-        let mem = Memory::new(&env.memory);
+        let mem = Memory::new(env);
         // A string holds at most MAXSTRINGLEN - 1 bytes: stap counts the NUL.
         let cap = self.prog.limit(abi::STP_LIM_MAXSTRINGLEN) - 1;
         // vm.c: the stats area's CPU is the env's CPU id as u32.
