@@ -70,6 +70,37 @@ enum Var {
     Key(usize, usize),
 }
 
+impl Var {
+    /// This variable's entry in tables kept per global, per local of each
+    /// probe or function and per key of each array.
+    fn slot<'t, T>(
+        self,
+        globals: &'t [T],
+        locals: &'t [Vec<T>],
+        keys: &'t [Vec<T>],
+    ) -> Option<&'t T> {
+        match self {
+            Var::Global(g) => globals.get(g),
+            Var::Local(p, l) => locals.get(p).and_then(|x| x.get(l)),
+            Var::Key(g, i) => keys.get(g).and_then(|x| x.get(i)),
+        }
+    }
+
+    /// [`Var::slot`], to change.
+    fn slot_mut<'t, T>(
+        self,
+        globals: &'t mut [T],
+        locals: &'t mut [Vec<T>],
+        keys: &'t mut [Vec<T>],
+    ) -> Option<&'t mut T> {
+        match self {
+            Var::Global(g) => globals.get_mut(g),
+            Var::Local(p, l) => locals.get_mut(p).and_then(|x| x.get_mut(l)),
+            Var::Key(g, i) => keys.get_mut(g).and_then(|x| x.get_mut(i)),
+        }
+    }
+}
+
 struct Typer<'a> {
     res: &'a Resolved,
     t: Types,
@@ -95,37 +126,16 @@ impl Typer<'_> {
     }
 
     fn var_ty(&self, v: Var) -> Ty {
-        match v {
-            Var::Global(g) => self.t.globals.get(g).copied().unwrap_or_default(),
-            Var::Local(p, l) => self
-                .t
-                .locals
-                .get(p)
-                .and_then(|x| x.get(l))
-                .copied()
-                .unwrap_or_default(),
-            Var::Key(g, i) => self
-                .t
-                .keys
-                .get(g)
-                .and_then(|x| x.get(i))
-                .copied()
-                .unwrap_or_default(),
-        }
+        let t = &self.t;
+        v.slot(&t.globals, &t.locals, &t.keys)
+            .copied()
+            .unwrap_or_default()
     }
 
     fn set_var(&mut self, v: Var, ty: Ty, at: Span) {
-        let (slot, first) = match v {
-            Var::Global(g) => (self.t.globals.get_mut(g), self.first_g.get_mut(g)),
-            Var::Local(p, l) => (
-                self.t.locals.get_mut(p).and_then(|x| x.get_mut(l)),
-                self.first_l.get_mut(p).and_then(|x| x.get_mut(l)),
-            ),
-            Var::Key(g, i) => (
-                self.t.keys.get_mut(g).and_then(|x| x.get_mut(i)),
-                self.first_k.get_mut(g).and_then(|x| x.get_mut(i)),
-            ),
-        };
+        let t = &mut self.t;
+        let slot = v.slot_mut(&mut t.globals, &mut t.locals, &mut t.keys);
+        let first = v.slot_mut(&mut self.first_g, &mut self.first_l, &mut self.first_k);
         if let (Some(slot), Some(first)) = (slot, first) {
             if *slot == Ty::Unknown {
                 *slot = ty;
@@ -136,21 +146,9 @@ impl Typer<'_> {
     }
 
     fn first_inferred(&self, v: Var) -> Option<Span> {
-        match v {
-            Var::Global(g) => self.first_g.get(g).copied().flatten(),
-            Var::Local(p, l) => self
-                .first_l
-                .get(p)
-                .and_then(|x| x.get(l))
-                .copied()
-                .flatten(),
-            Var::Key(g, i) => self
-                .first_k
-                .get(g)
-                .and_then(|x| x.get(i))
-                .copied()
-                .flatten(),
-        }
+        v.slot(&self.first_g, &self.first_l, &self.first_k)
+            .copied()
+            .flatten()
     }
 
     /// The global array an expression (`Var`) names.
