@@ -95,12 +95,11 @@ impl Gen<'_> {
                         .first()
                         .and_then(|x| self.stat_elem(x).map(|g| (g, &x.kind)))
                     {
-                        let mark = (self.next_r, self.next_s);
+                        let mark = self.mark();
                         let (rb, sc) = self.key_runs(g, keys);
                         let map = self.map_id(g);
                         self.emit(abi::STP_OP_MSTHIST, 0, rb, sc, map);
-                        self.next_r = mark.0;
-                        self.next_s = mark.1;
+                        self.release(mark);
                     } else if let Some(st) = sargs.first().and_then(|x| self.stat_of(x)) {
                         self.emit(abi::STP_OP_STHIST, 0, 0, 0, st);
                     }
@@ -178,7 +177,7 @@ impl Gen<'_> {
             self.fail("not supported yet: a histogram in a formatted string");
             return;
         }
-        let mark = (self.next_r, self.next_s);
+        let mark = self.mark();
         let piece = self.alloc_s();
         let empty = self.tabs.string(b"");
         self.emit(STP_OP_SLDK, dst, 0, 0, empty);
@@ -197,12 +196,11 @@ impl Gen<'_> {
                 if let Some((g, keys)) = elem {
                     // `sprint(@hist_log(a[k]))`: MSTHISTS, keys in runs
                     // of their own (freed after it).
-                    let mark = (self.next_r, self.next_s);
+                    let mark = self.mark();
                     let (rb, sc) = self.key_runs(g, keys);
                     let map = self.map_id(g);
                     self.emit(STP_OP_MSTHISTS, piece, rb, sc, map);
-                    self.next_r = mark.0;
-                    self.next_s = mark.1;
+                    self.release(mark);
                 } else if let Some((st, _)) = self.hist_of(a) {
                     self.emit(STP_OP_STHISTS, piece, 0, 0, st);
                 } else {
@@ -228,7 +226,6 @@ impl Gen<'_> {
             self.emit(STP_OP_SLDK, piece, 0, 0, nl);
             self.emit(STP_OP_SCAT, dst, dst, piece, 0);
         }
-        self.next_r = mark.0;
-        self.next_s = mark.1;
+        self.release(mark);
     }
 }
