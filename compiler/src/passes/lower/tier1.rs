@@ -46,18 +46,7 @@ impl Gen<'_> {
             Builtin::Warn => {
                 let Some(a) = args.first() else { return };
                 let s = self.str(a);
-                let f = match self.tabs.warn_fmt {
-                    Some(f) => f,
-                    None => {
-                        self.tabs.formats.push(Format {
-                            text: "WARNING: %s\n".to_string(),
-                            args: vec![ArgKind::Str],
-                        });
-                        let f = (self.tabs.formats.len() - 1) as i32;
-                        self.tabs.warn_fmt = Some(f);
-                        f
-                    }
-                };
+                let f = self.tabs.warn_format();
                 self.emit(STP_OP_PRINTF, 0, 0, s, f);
                 if let Some(d) = dst {
                     self.load_int(d, 0);
