@@ -145,6 +145,21 @@ impl Typer<'_> {
         }
     }
 
+    /// Types `e`, the value of `v` (a key or a parameter): against `v`'s
+    /// type once it has one, else on its own, giving `v` its type when that
+    /// is a long or a string.
+    fn flow(&mut self, v: Var, e: &Expr) {
+        let vt = self.var_ty(v);
+        if vt == Ty::Unknown {
+            let t = self.expr(e, Ty::Unknown);
+            if matches!(t, Ty::Long | Ty::Str) {
+                self.set_var(v, t, e.span);
+            }
+        } else {
+            self.want(e, vt);
+        }
+    }
+
     fn first_inferred(&self, v: Var) -> Option<Span> {
         v.slot(&self.first_g, &self.first_l, &self.first_k)
             .copied()
@@ -186,16 +201,7 @@ impl Typer<'_> {
             return;
         }
         for (i, k) in keys.iter().enumerate() {
-            let v = Var::Key(g, i);
-            let kt = self.var_ty(v);
-            if kt == Ty::Unknown {
-                let t = self.expr(k, Ty::Unknown);
-                if matches!(t, Ty::Long | Ty::Str) {
-                    self.set_var(v, t, k.span);
-                }
-            } else {
-                self.want(k, kt);
-            }
+            self.flow(Var::Key(g, i), k);
         }
     }
 
@@ -265,18 +271,7 @@ impl Typer<'_> {
         // The fixed keys of a slice (`arr[1, *]`) have the key's type.
         for (i, k) in f.slice.iter().flatten().enumerate() {
             let Some(k) = k else { continue };
-            let v = Var::Key(g, i);
-            match self.var_ty(v) {
-                Ty::Unknown => {
-                    let t = self.expr(k, Ty::Unknown);
-                    if matches!(t, Ty::Long | Ty::Str) {
-                        self.set_var(v, t, k.span);
-                    }
-                }
-                kt => {
-                    self.want(k, kt);
-                }
-            }
+            self.flow(Var::Key(g, i), k);
         }
         if let Some(l) = &f.limit {
             self.want(l, Ty::Long);
@@ -454,16 +449,7 @@ impl Typer<'_> {
                     let f = *f;
                     let scope = self.res.probes.len() + f;
                     for (k, a) in args.iter().enumerate() {
-                        let v = Var::Local(scope, k);
-                        let pt = self.var_ty(v);
-                        if pt == Ty::Unknown {
-                            let at = self.expr(a, Ty::Unknown);
-                            if matches!(at, Ty::Long | Ty::Str) {
-                                self.set_var(v, at, a.span);
-                            }
-                        } else {
-                            self.want(a, pt);
-                        }
+                        self.flow(Var::Local(scope, k), a);
                     }
                     let rt = self.t.funcs.get(f).copied().unwrap_or_default();
                     if rt == Ty::Unknown && matches!(hint, Ty::Long | Ty::Str) {
