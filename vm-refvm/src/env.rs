@@ -3,6 +3,8 @@
 //! the differential test read it: the reference VM of this crate directly,
 //! and the C core through the test kit's `HostSession`, which copies it
 //! into the user-space `struct stp_host_env` (vm-spec/csrc/host.c).
+use crate::vm::PAGE_SIZE;
+use std::collections::BTreeMap;
 
 /// The simulated current task and memory of one handler run (for the C
 /// core: the user-space `struct stp_host_env`).
@@ -57,4 +59,32 @@ pub struct HostEnv {
     pub online_mask: u64,
     /// The pseudo-random number the RANDOM helper (`randint`) reduces.
     pub random: u32,
+}
+
+impl HostEnv {
+    /// `memory` as the address space maps it: every page a range touches,
+    /// by page number, [`PAGE_SIZE`] bytes each, zero where no range gives
+    /// bytes and later ranges winning; bytes past the top of the address
+    /// space do not exist. The reference VM reads these pages; the test
+    /// kit hands them to the C core as its memory regions.
+    pub fn pages(&self) -> BTreeMap<u64, Vec<u8>> {
+        let mut pages: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
+        for (start, bytes) in &self.memory {
+            // One page-bounded slice at a time.
+            let mut k = 0usize;
+            while k < bytes.len() {
+                let Some(a) = start.checked_add(k as u64) else {
+                    break;
+                };
+                let off = (a % PAGE_SIZE) as usize;
+                let take = (PAGE_SIZE as usize - off).min(bytes.len() - k);
+                pages
+                    .entry(a / PAGE_SIZE)
+                    .or_insert_with(|| vec![0; PAGE_SIZE as usize])[off..off + take]
+                    .copy_from_slice(&bytes[k..k + take]);
+                k += take;
+            }
+        }
+        pages
+    }
 }

@@ -340,6 +340,14 @@ struct Defs {
     s: u32,
 }
 
+impl Defs {
+    /// Where paths that wrote `a` and `b` join: adds what both wrote.
+    fn meet(&mut self, a: &Defs, b: &Defs) {
+        self.r |= a.r & b.r;
+        self.s |= a.s & b.s;
+    }
+}
+
 fn bits(mask: u64) -> Vec<u8> {
     (0..64u8).filter(|i| mask & (1u64 << i) != 0).collect()
 }
@@ -352,10 +360,28 @@ fn mask_of(n: u8) -> u64 {
     }
 }
 
+/// The (integer, string) counts of a list of argument or key kinds.
+fn kind_counts(kinds: &[ArgKind]) -> (usize, usize) {
+    let nstr = kinds.iter().filter(|k| **k == ArgKind::Str).count();
+    (kinds.len() - nstr, nstr)
+}
+
 /// The (integer, string) argument counts of a format.
 fn runs_of(f: &Format) -> (usize, usize) {
-    let nstr = f.args.iter().filter(|k| **k == ArgKind::Str).count();
-    (f.args.len() - nstr, nstr)
+    kind_counts(&f.args)
+}
+
+/// `n` argument or key kinds, each a string with probability `k / of`.
+fn random_kinds(rng: &mut Rng, n: usize, k: u64, of: u64) -> Vec<ArgKind> {
+    (0..n)
+        .map(|_| {
+            if rng.chance(k, of) {
+                ArgKind::Str
+            } else {
+                ArgKind::Int
+            }
+        })
+        .collect()
 }
 
 fn ins(op: u32, a: u8, b: u8, c: u8, imm: i32) -> Insn {
@@ -517,38 +543,25 @@ impl HGen<'_> {
             return self.src(out, d);
         }
         let w = self.dst()?;
-        match h {
-            abi::STP_HLP_ARG => {
-                let v = if self.rng.chance(3, 4) {
-                    self.rng.below(8) as i32
-                } else {
-                    self.imm()
-                };
-                out.push(ins(abi::STP_OP_LDI, w, 0, 0, v));
-                d.r |= 1u64 << w;
+        // The range of the value, and what it starts below 0.
+        let (n, off) = match h {
+            abi::STP_HLP_ARG => (8, 0),
+            // A CPU number or a randint range, now and then 0 or < 0.
+            abi::STP_HLP_CPU_ONLINE | abi::STP_HLP_RANDOM => (70, 2),
+            // A pt_regs word index, now and then past ss or huge.
+            abi::STP_HLP_REGISTER => (24, 0),
+            _ => {
+                self.load_addr(out, d, w);
+                return Some(w);
             }
-            abi::STP_HLP_CPU_ONLINE | abi::STP_HLP_RANDOM => {
-                // A CPU number or a randint range, now and then 0 or < 0.
-                let v = if self.rng.chance(3, 4) {
-                    self.rng.below(70) as i32 - 2
-                } else {
-                    self.imm()
-                };
-                out.push(ins(abi::STP_OP_LDI, w, 0, 0, v));
-                d.r |= 1u64 << w;
-            }
-            abi::STP_HLP_REGISTER => {
-                // A pt_regs word index, now and then past ss or huge.
-                let v = if self.rng.chance(3, 4) {
-                    self.rng.below(24) as i32
-                } else {
-                    self.imm()
-                };
-                out.push(ins(abi::STP_OP_LDI, w, 0, 0, v));
-                d.r |= 1u64 << w;
-            }
-            _ => self.load_addr(out, d, w),
-        }
+        };
+        let v = if self.rng.chance(3, 4) {
+            self.rng.below(n) as i32 - off
+        } else {
+            self.imm()
+        };
+        out.push(ins(abi::STP_OP_LDI, w, 0, 0, v));
+        d.r |= 1u64 << w;
         Some(w)
     }
 
@@ -869,6 +882,36 @@ impl HGen<'_> {
         }
     }
 
+    /// Writes `op a, b, c, imm` with a fresh integer register `a`, then
+    /// defined, as the result (and maybe stores it to a global: observe).
+    fn int_result(
+        &mut self,
+        out: &mut Vec<Insn>,
+        d: &mut Defs,
+        op: u32,
+        b: u8,
+        c: u8,
+        imm: i32,
+    ) -> Option<()> {
+        let a = self.dst()?;
+        out.push(ins(op, a, b, c, imm));
+        d.r |= 1u64 << a;
+        self.observe(out, a);
+        Some(())
+    }
+
+    /// An integer operand: a fresh register loaded from `vals`
+    /// (load_choice), or any defined one when that left it unwritten.
+    fn src_of(&mut self, out: &mut Vec<Insn>, d: &mut Defs, vals: &[i64]) -> Option<u8> {
+        let c = self.dst()?;
+        self.load_choice(out, d, c, vals);
+        if d.r & (1u64 << c) != 0 || self.dead {
+            Some(c)
+        } else {
+            self.src(out, d)
+        }
+    }
+
     /// A register to write that is not a loop counter nor in `except`.
     fn dst_except(&mut self, except: u64) -> Option<u8> {
         let v = bits(mask_of(self.nregs) & !self.reserved & !except);
@@ -920,10 +963,7 @@ impl HGen<'_> {
             2 | 3 => {
                 let b = self.ssrc(out, d)?;
                 let c = self.ssrc(out, d)?;
-                let a = self.dst()?;
-                out.push(ins(abi::STP_OP_SFIND, a, b, c, 0));
-                d.r |= 1u64 << a;
-                self.observe(out, a);
+                self.int_result(out, d, abi::STP_OP_SFIND, b, c, 0)?;
             }
             4 | 5 => {
                 let b = match self.rng.pick(self.num_strs) {
@@ -935,17 +975,8 @@ impl HGen<'_> {
                     }
                     _ => self.ssrc(out, d)?,
                 };
-                let c = self.dst()?;
-                self.load_choice(out, d, c, &BASES);
-                let c = if d.r & (1u64 << c) != 0 || self.dead {
-                    c
-                } else {
-                    self.src(out, d)?
-                };
-                let a = self.dst()?;
-                out.push(ins(abi::STP_OP_STOL, a, b, c, 0));
-                d.r |= 1u64 << a;
-                self.observe(out, a);
+                let c = self.src_of(out, d, &BASES)?;
+                self.int_result(out, d, abi::STP_OP_STOL, b, c, 0)?;
             }
             6 | 7 => {
                 // SREPL a, b, (from, to): a is none of b, c, c + 1.
@@ -1023,17 +1054,8 @@ impl HGen<'_> {
             }
             10 | 11 => {
                 let b = self.ssrc(out, d)?;
-                let c = self.dst()?;
-                self.load_choice(out, d, c, &STARTS);
-                let c = if d.r & (1u64 << c) != 0 || self.dead {
-                    c
-                } else {
-                    self.src(out, d)?
-                };
-                let a = self.dst()?;
-                out.push(ins(abi::STP_OP_SCHAR, a, b, c, 0));
-                d.r |= 1u64 << a;
-                self.observe(out, a);
+                let c = self.src_of(out, d, &STARTS)?;
+                self.int_result(out, d, abi::STP_OP_SCHAR, b, c, 0)?;
             }
             _ => {
                 // ERROR ends the run: keep it rare.
@@ -1189,8 +1211,7 @@ impl HGen<'_> {
         out.extend(then);
         out.push(ins(abi::STP_OP_JMP, 0, 0, 0, other.len() as i32));
         out.extend(other);
-        d.r |= dt.r & de.r;
-        d.s |= dt.s & de.s;
+        d.meet(&dt, &de);
         Some(())
     }
 
@@ -1252,8 +1273,7 @@ impl HGen<'_> {
         out.push(ins(abi::STP_OP_TRYEND, 0, 0, 0, 0));
         out.push(ins(abi::STP_OP_JMP, 0, 0, 0, handler.len() as i32));
         out.extend(handler);
-        d.r |= db.r & dc.r;
-        d.s |= db.s & dc.s;
+        d.meet(&db, &dc);
         Some(())
     }
 
@@ -1370,10 +1390,7 @@ impl HGen<'_> {
                 } else {
                     abi::STP_OP_STSUM
                 };
-                let a = self.dst()?;
-                out.push(ins(op, a, 0, 0, imm));
-                d.r |= 1u64 << a;
-                self.observe(out, a);
+                self.int_result(out, d, op, 0, 0, imm)?;
             }
             7..=9 => {
                 let mut ops = vec![abi::STP_OP_STMIN, abi::STP_OP_STMAX, abi::STP_OP_STAVG];
@@ -1382,10 +1399,7 @@ impl HGen<'_> {
                     ops.push(abi::STP_OP_STVAR);
                 }
                 let op = self.rng.pick(&ops)?;
-                let a = self.dst()?;
-                out.push(ins(op, a, 0, 0, imm));
-                d.r |= 1u64 << a;
-                self.observe(out, a);
+                self.int_result(out, d, op, 0, 0, imm)?;
             }
             10 if has_hist => match self.sdst() {
                 // STHISTS: the drawing as a string (sprint(@hist_log(s))).
@@ -1414,10 +1428,7 @@ impl HGen<'_> {
                     i64::MIN,
                 ];
                 self.load_choice(out, d, b, &idx);
-                let a = self.dst()?;
-                out.push(ins(abi::STP_OP_STBKT, a, b, 0, imm));
-                d.r |= 1u64 << a;
-                self.observe(out, a);
+                self.int_result(out, d, abi::STP_OP_STBKT, b, 0, imm)?;
             }
             _ => return None,
         }
@@ -1497,8 +1508,7 @@ impl HGen<'_> {
 
     /// The (integer, string) key counts of map `m`.
     fn key_counts(m: &MapDecl) -> (usize, usize) {
-        let ns = m.keys.iter().filter(|k| **k == ArgKind::Str).count();
-        (m.keys.len() - ns, ns)
+        kind_counts(&m.keys)
     }
 
     /// Bases of a key run of map `m` whose integer registers avoid the
@@ -1597,10 +1607,7 @@ impl HGen<'_> {
                 return self.stat_array_insn(out, d, m, imm, b, c)
             }
             0..=2 if long => {
-                let a = self.dst()?;
-                out.push(ins(abi::STP_OP_MGET, a, b, c, imm));
-                d.r |= 1u64 << a;
-                self.observe(out, a);
+                self.int_result(out, d, abi::STP_OP_MGET, b, c, imm)?;
             }
             0..=2 => {
                 let a = self.sdst()?;
@@ -1632,10 +1639,7 @@ impl HGen<'_> {
             }
             10 | 11 => out.push(ins(abi::STP_OP_MDEL, 0, b, c, imm)),
             12 | 13 => {
-                let a = self.dst()?;
-                out.push(ins(abi::STP_OP_MHAS, a, b, c, imm));
-                d.r |= 1u64 << a;
-                self.observe(out, a);
+                self.int_result(out, d, abi::STP_OP_MHAS, b, c, imm)?;
             }
             14 if self.rng.chance(1, 3) => out.push(ins(abi::STP_OP_MCLEAR, 0, 0, 0, imm)),
             _ if m.value == MapValue::Stat => return self.stat_array_insn(out, d, m, imm, b, c),
@@ -1979,15 +1983,7 @@ pub fn generate(seed: u64) -> Case {
         } else {
             rng.below(7) as usize
         };
-        let args: Vec<ArgKind> = (0..nargs)
-            .map(|_| {
-                if rng.chance(1, 2) {
-                    ArgKind::Str
-                } else {
-                    ArgKind::Int
-                }
-            })
-            .collect();
+        let args = random_kinds(&mut rng, nargs, 1, 2);
         let text = format_text(&mut rng, &args);
         prog.formats.push(Format { text, args });
     }
@@ -2050,15 +2046,7 @@ pub fn generate(seed: u64) -> Case {
             6 => 3,
             _ => 1 + rng.below(u64::from(abi::STP_MAX_MAP_KEYS)) as usize,
         };
-        let keys: Vec<ArgKind> = (0..nkeys)
-            .map(|_| {
-                if rng.chance(1, 3) {
-                    ArgKind::Str
-                } else {
-                    ArgKind::Int
-                }
-            })
-            .collect();
+        let keys = random_kinds(&mut rng, nkeys, 1, 3);
         let value = if rng.chance(1, 3) {
             MapValue::Str
         } else {

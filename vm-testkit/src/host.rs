@@ -5,7 +5,6 @@
 //! tests, benches and the differential check run the module's code without
 //! a kernel.
 
-use std::collections::BTreeMap;
 use vm_refvm::HostEnv;
 use vm_spec::abi;
 use vm_spec::core::{ffi, VerifiedImage, VerifyError};
@@ -279,26 +278,11 @@ fn formats_of(p: &ffi::stp_prog) -> Vec<Format> {
         .collect()
 }
 
-fn page_regions(memory: &[(u64, Vec<u8>)]) -> Vec<(u64, Vec<u8>)> {
-    let mut pages: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
-    for (addr, bytes) in memory {
-        // One page-bounded slice at a time; bytes past 2^64 do not exist.
-        let mut k = 0usize;
-        while k < bytes.len() {
-            let Some(a) = addr.checked_add(k as u64) else {
-                break;
-            };
-            let off = (a % PAGE) as usize;
-            let take = (PAGE as usize - off).min(bytes.len() - k);
-            let page = pages
-                .entry(a / PAGE)
-                .or_insert_with(|| vec![0u8; PAGE as usize]);
-            page[off..off + take].copy_from_slice(&bytes[k..k + take]);
-            k += take;
-        }
-    }
+/// The memory of `env` as the C core's regions: its pages (the
+/// reference VM's too), runs of adjacent ones joined.
+fn page_regions(env: &HostEnv) -> Vec<(u64, Vec<u8>)> {
     let mut regions: Vec<(u64, Vec<u8>)> = Vec::new();
-    for (pno, bytes) in pages {
+    for (pno, bytes) in env.pages() {
         match regions.last_mut() {
             Some((start, buf)) if *start + buf.len() as u64 == pno * PAGE => {
                 buf.extend_from_slice(&bytes)
@@ -429,7 +413,7 @@ impl HostSession {
             e.message = format!("handler {idx} is a function, not a probe handler");
             return Err(e);
         }
-        let regions = page_regions(&env.memory);
+        let regions = page_regions(env);
         let mems: Vec<ffi::stp_host_mem> = regions
             .iter()
             .map(|(a, b)| ffi::stp_host_mem {

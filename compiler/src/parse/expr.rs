@@ -311,6 +311,22 @@ fn string_args<'a>(i: In<'a>, min: usize, max: usize) -> PResult<'a, Vec<Expr>> 
     }
 }
 
+/// `( operand, "type" [, "module"] )` operands of `@cast`.
+fn cast_args(i: In) -> PResult<Vec<Expr>> {
+    let (r, _) = op("(")(i)?;
+    let (r, operand) = expr(r)?;
+    let (r, _) = op(",")(r)?;
+    let (mut r, (ty, tspan)) = string_lit(r)?;
+    let mut args = vec![operand, mk(ExprKind::Str(ty), tspan)];
+    if peek_op(r, ",") {
+        let (r2, (m, mspan)) = string_lit(&r[1..])?;
+        args.push(mk(ExprKind::Str(m), mspan));
+        r = r2;
+    }
+    let (r, _) = op(")")(r)?;
+    Ok((r, args))
+}
+
 /// stap's `parse_dwarf_value`: `&`, `$var`, `@cast`, `@var`, or a value,
 /// with target suffixes (`->f`, `[i]`, `$`) making an autocast.
 fn dwarf_value(i: In) -> PResult<Expr> {
@@ -323,36 +339,14 @@ fn dwarf_value(i: In) -> PResult<Expr> {
     };
     let (i, e, tsym) = if t.kind == TokKind::Ident && t.text.starts_with('$') {
         (&i[1..], mk(ExprKind::Target(t.text.clone()), t.span), true)
-    } else if t.is_op("@cast") {
-        let (r, _) = op("(")(&i[1..])?;
-        let (r, operand) = expr(r)?;
-        let (r, _) = op(",")(r)?;
-        let (mut r, (ty, tspan)) = string_lit(r)?;
-        let mut args = vec![operand, mk(ExprKind::Str(ty), tspan)];
-        if peek_op(r, ",") {
-            let (r2, (m, mspan)) = string_lit(&r[1..])?;
-            args.push(mk(ExprKind::Str(m), mspan));
-            r = r2;
-        }
-        let (r, _) = op(")")(r)?;
-        let e = mk(
-            ExprKind::AtOp {
-                op: t.text.clone(),
-                args,
-            },
-            t.span,
-        );
-        (r, e, true)
-    } else if t.is_op("@var") {
-        let (r, args) = string_args(&i[1..], 1, 2)?;
-        let e = mk(
-            ExprKind::AtOp {
-                op: t.text.clone(),
-                args,
-            },
-            t.span,
-        );
-        (r, e, true)
+    } else if t.is_op("@cast") || t.is_op("@var") {
+        let (r, args) = if t.is_op("@cast") {
+            cast_args(&i[1..])?
+        } else {
+            string_args(&i[1..], 1, 2)?
+        };
+        let op = t.text.clone();
+        (r, mk(ExprKind::AtOp { op, args }, t.span), true)
     } else {
         let (r, e) = value(i)?;
         (r, e, false)

@@ -146,6 +146,22 @@ fn is_op(t: Option<&Token>, s: &str) -> bool {
 }
 
 impl<'a> Pp<'a> {
+    /// A preprocessor at the start of `input`, with no macro defined yet
+    /// and `lib` as the macro library.
+    fn new(input: &'a [Token], target: &'a Target, lib: HashMap<String, Rc<Macro>>) -> Self {
+        Pp {
+            input,
+            pos: 0,
+            acts: Vec::new(),
+            defs: HashMap::new(),
+            state: Vec::new(),
+            work: 0,
+            target,
+            warnings: Vec::new(),
+            lib,
+        }
+    }
+
     fn raw(&mut self) -> Option<Token> {
         let t = self.input.get(self.pos).cloned();
         if t.is_some() {
@@ -457,17 +473,7 @@ const LIBRARY: &str = include_str!("tapset.stpm");
 /// The macros of `LIBRARY`, defined as a script's would be.
 fn library_macros(target: &Target) -> HashMap<String, Rc<Macro>> {
     let tokens = super::lexer::lex(LIBRARY, &[]);
-    let mut pp = Pp {
-        input: &tokens,
-        pos: 0,
-        acts: Vec::new(),
-        defs: HashMap::new(),
-        state: Vec::new(),
-        work: 0,
-        target,
-        warnings: Vec::new(),
-        lib: HashMap::new(),
-    };
+    let mut pp = Pp::new(&tokens, target, HashMap::new());
     while let Ok(Some(_)) = pp.scan_pp() {}
     pp.defs
 }
@@ -491,17 +497,7 @@ pub fn preprocess(
     tokens: &[Token],
     target: &Target,
 ) -> (Vec<Token>, Vec<Diagnostic>, Option<Diagnostic>) {
-    let mut pp = Pp {
-        input: tokens,
-        pos: 0,
-        acts: Vec::new(),
-        defs: HashMap::new(),
-        state: Vec::new(),
-        work: 0,
-        target,
-        warnings: Vec::new(),
-        lib: library_macros(target),
-    };
+    let mut pp = Pp::new(tokens, target, library_macros(target));
     let mut out = Vec::new();
     loop {
         match pp.scan_pp() {

@@ -31,6 +31,16 @@ fn paren_cond(i: In) -> PResult<Expr> {
     Ok((i, c))
 }
 
+/// A `for` header's optional expression, then `close` (`;` or `)`).
+fn opt_expr_then<'a>(i: In<'a>, close: &'static str) -> PResult<'a, Option<Expr>> {
+    if peek_op(i, close) {
+        return Ok((&i[1..], None));
+    }
+    let (r, e) = expr(i)?;
+    let (r, _) = op(close)(r)?;
+    Ok((r, Some(e)))
+}
+
 /// A `+`/`-` sort marker: `Some(ascending)`.
 fn sort_marker(i: In) -> (In, Option<bool>) {
     match i.first() {
@@ -194,13 +204,7 @@ pub fn statement(i: In) -> PResult<Stmt> {
         }
         (TokKind::Keyword, "for") => {
             let (r, _) = op("(")(rest)?;
-            let (r, init) = if peek_op(r, ";") {
-                (&r[1..], None)
-            } else {
-                let (r, e) = expr(r)?;
-                let (r, _) = op(";")(r)?;
-                (r, Some(e))
-            };
+            let (r, init) = opt_expr_then(r, ";")?;
             let (r, cond) = match r.first() {
                 Some(t) if t.is_op(";") => (&r[1..], mk(ExprKind::Num(1), t.span)),
                 _ => {
@@ -209,13 +213,7 @@ pub fn statement(i: In) -> PResult<Stmt> {
                     (r, e)
                 }
             };
-            let (r, incr) = if peek_op(r, ")") {
-                (&r[1..], None)
-            } else {
-                let (r, e) = expr(r)?;
-                let (r, _) = op(")")(r)?;
-                (r, Some(e))
-            };
+            let (r, incr) = opt_expr_then(r, ")")?;
             let (r, body) = statement(r)?;
             let kind = StmtKind::Loop {
                 init,

@@ -70,6 +70,37 @@ enum Var {
     Key(usize, usize),
 }
 
+impl Var {
+    /// This variable's entry in tables kept per global, per local of each
+    /// probe or function and per key of each array.
+    fn slot<'t, T>(
+        self,
+        globals: &'t [T],
+        locals: &'t [Vec<T>],
+        keys: &'t [Vec<T>],
+    ) -> Option<&'t T> {
+        match self {
+            Var::Global(g) => globals.get(g),
+            Var::Local(p, l) => locals.get(p).and_then(|x| x.get(l)),
+            Var::Key(g, i) => keys.get(g).and_then(|x| x.get(i)),
+        }
+    }
+
+    /// [`Var::slot`], to change.
+    fn slot_mut<'t, T>(
+        self,
+        globals: &'t mut [T],
+        locals: &'t mut [Vec<T>],
+        keys: &'t mut [Vec<T>],
+    ) -> Option<&'t mut T> {
+        match self {
+            Var::Global(g) => globals.get_mut(g),
+            Var::Local(p, l) => locals.get_mut(p).and_then(|x| x.get_mut(l)),
+            Var::Key(g, i) => keys.get_mut(g).and_then(|x| x.get_mut(i)),
+        }
+    }
+}
+
 struct Typer<'a> {
     res: &'a Resolved,
     t: Types,
@@ -95,37 +126,16 @@ impl Typer<'_> {
     }
 
     fn var_ty(&self, v: Var) -> Ty {
-        match v {
-            Var::Global(g) => self.t.globals.get(g).copied().unwrap_or_default(),
-            Var::Local(p, l) => self
-                .t
-                .locals
-                .get(p)
-                .and_then(|x| x.get(l))
-                .copied()
-                .unwrap_or_default(),
-            Var::Key(g, i) => self
-                .t
-                .keys
-                .get(g)
-                .and_then(|x| x.get(i))
-                .copied()
-                .unwrap_or_default(),
-        }
+        let t = &self.t;
+        v.slot(&t.globals, &t.locals, &t.keys)
+            .copied()
+            .unwrap_or_default()
     }
 
     fn set_var(&mut self, v: Var, ty: Ty, at: Span) {
-        let (slot, first) = match v {
-            Var::Global(g) => (self.t.globals.get_mut(g), self.first_g.get_mut(g)),
-            Var::Local(p, l) => (
-                self.t.locals.get_mut(p).and_then(|x| x.get_mut(l)),
-                self.first_l.get_mut(p).and_then(|x| x.get_mut(l)),
-            ),
-            Var::Key(g, i) => (
-                self.t.keys.get_mut(g).and_then(|x| x.get_mut(i)),
-                self.first_k.get_mut(g).and_then(|x| x.get_mut(i)),
-            ),
-        };
+        let t = &mut self.t;
+        let slot = v.slot_mut(&mut t.globals, &mut t.locals, &mut t.keys);
+        let first = v.slot_mut(&mut self.first_g, &mut self.first_l, &mut self.first_k);
         if let (Some(slot), Some(first)) = (slot, first) {
             if *slot == Ty::Unknown {
                 *slot = ty;
@@ -135,22 +145,25 @@ impl Typer<'_> {
         }
     }
 
-    fn first_inferred(&self, v: Var) -> Option<Span> {
-        match v {
-            Var::Global(g) => self.first_g.get(g).copied().flatten(),
-            Var::Local(p, l) => self
-                .first_l
-                .get(p)
-                .and_then(|x| x.get(l))
-                .copied()
-                .flatten(),
-            Var::Key(g, i) => self
-                .first_k
-                .get(g)
-                .and_then(|x| x.get(i))
-                .copied()
-                .flatten(),
+    /// Types `e`, the value of `v` (a key or a parameter): against `v`'s
+    /// type once it has one, else on its own, giving `v` its type when that
+    /// is a long or a string.
+    fn flow(&mut self, v: Var, e: &Expr) {
+        let vt = self.var_ty(v);
+        if vt == Ty::Unknown {
+            let t = self.expr(e, Ty::Unknown);
+            if matches!(t, Ty::Long | Ty::Str) {
+                self.set_var(v, t, e.span);
+            }
+        } else {
+            self.want(e, vt);
         }
+    }
+
+    fn first_inferred(&self, v: Var) -> Option<Span> {
+        v.slot(&self.first_g, &self.first_l, &self.first_k)
+            .copied()
+            .flatten()
     }
 
     /// The global array an expression (`Var`) names.
@@ -188,16 +201,7 @@ impl Typer<'_> {
             return;
         }
         for (i, k) in keys.iter().enumerate() {
-            let v = Var::Key(g, i);
-            let kt = self.var_ty(v);
-            if kt == Ty::Unknown {
-                let t = self.expr(k, Ty::Unknown);
-                if matches!(t, Ty::Long | Ty::Str) {
-                    self.set_var(v, t, k.span);
-                }
-            } else {
-                self.want(k, kt);
-            }
+            self.flow(Var::Key(g, i), k);
         }
     }
 
@@ -267,18 +271,7 @@ impl Typer<'_> {
         // The fixed keys of a slice (`arr[1, *]`) have the key's type.
         for (i, k) in f.slice.iter().flatten().enumerate() {
             let Some(k) = k else { continue };
-            let v = Var::Key(g, i);
-            match self.var_ty(v) {
-                Ty::Unknown => {
-                    let t = self.expr(k, Ty::Unknown);
-                    if matches!(t, Ty::Long | Ty::Str) {
-                        self.set_var(v, t, k.span);
-                    }
-                }
-                kt => {
-                    self.want(k, kt);
-                }
-            }
+            self.flow(Var::Key(g, i), k);
         }
         if let Some(l) = &f.limit {
             self.want(l, Ty::Long);
@@ -456,16 +449,7 @@ impl Typer<'_> {
                     let f = *f;
                     let scope = self.res.probes.len() + f;
                     for (k, a) in args.iter().enumerate() {
-                        let v = Var::Local(scope, k);
-                        let pt = self.var_ty(v);
-                        if pt == Ty::Unknown {
-                            let at = self.expr(a, Ty::Unknown);
-                            if matches!(at, Ty::Long | Ty::Str) {
-                                self.set_var(v, at, a.span);
-                            }
-                        } else {
-                            self.want(a, pt);
-                        }
+                        self.flow(Var::Local(scope, k), a);
                     }
                     let rt = self.t.funcs.get(f).copied().unwrap_or_default();
                     if rt == Ty::Unknown && matches!(hint, Ty::Long | Ty::Str) {

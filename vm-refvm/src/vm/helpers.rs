@@ -22,6 +22,16 @@ impl Machine<'_> {
         Ok(out)
     }
 
+    /// `bytes` bytes at `addr`, little-endian, sign-extended to 64 bits;
+    /// `None` on a fault.
+    fn read_signed(&self, addr: u64, bytes: u64) -> Option<u64> {
+        let b = self.mem.read(addr, bytes)?;
+        let mut a = [0u8; 8];
+        a[..b.len()].copy_from_slice(&b);
+        let shift = 64 - 8 * bytes;
+        Some(((u64::from_le_bytes(a) << shift) as i64 >> shift) as u64)
+    }
+
     pub(super) fn call_int(&mut self, insn: &Insn) -> Step<u64> {
         let e = self.env;
         let Ok(id) = u32::try_from(insn.imm) else {
@@ -61,22 +71,9 @@ impl Machine<'_> {
             | abi::STP_HLP_KERNEL_INT
             | abi::STP_HLP_KERNEL_SHORT
             | abi::STP_HLP_KERNEL_CHAR => {
-                let bytes: u64 = match id {
-                    abi::STP_HLP_KERNEL_INT => 4,
-                    abi::STP_HLP_KERNEL_SHORT => 2,
-                    abi::STP_HLP_KERNEL_CHAR => 1,
-                    _ => 8,
-                };
                 let addr = self.rd(insn.b)?;
-                let b = self
-                    .mem
-                    .read(addr, bytes)
-                    .ok_or(Stop::Fault(abi::STP_RTE_KFAULT, addr))?;
-                // Little-endian, sign-extended from `bytes` bytes.
-                let mut a = [0u8; 8];
-                a[..b.len()].copy_from_slice(&b);
-                let shift = 64 - 8 * bytes;
-                ((u64::from_le_bytes(a) << shift) as i64 >> shift) as u64
+                self.read_signed(addr, read_width(id))
+                    .ok_or(Stop::Fault(abi::STP_RTE_KFAULT, addr))?
             }
             abi::STP_HLP_TASK_CURRENT => e.task,
             abi::STP_HLP_EGID => e.egid as u64,
@@ -97,23 +94,9 @@ impl Machine<'_> {
             | abi::STP_HLP_USER_INT
             | abi::STP_HLP_USER_SHORT
             | abi::STP_HLP_USER_CHAR => {
-                let bytes: u64 = match id {
-                    abi::STP_HLP_USER_INT => 4,
-                    abi::STP_HLP_USER_SHORT => 2,
-                    abi::STP_HLP_USER_CHAR => 1,
-                    _ => 8,
-                };
+                // helpers.h: 0 on a fault.
                 let addr = self.rd(insn.b)?;
-                // helpers.h: 0 on a fault, else sign-extended little-endian.
-                match self.mem.read(addr, bytes) {
-                    None => 0,
-                    Some(b) => {
-                        let mut a = [0u8; 8];
-                        a[..b.len()].copy_from_slice(&b);
-                        let shift = 64 - 8 * bytes;
-                        ((u64::from_le_bytes(a) << shift) as i64 >> shift) as u64
-                    }
-                }
+                self.read_signed(addr, read_width(id)).unwrap_or(0)
             }
             abi::STP_HLP_REGISTER => {
                 // The user-space environment's registers (csrc/stp_env.h):
@@ -164,16 +147,13 @@ impl Machine<'_> {
             return Err(Stop::Hole(format!("helper {}", insn.imm)));
         };
         match id {
-            abi::STP_HLP_EXECNAME => {
-                let mut v = self.env.execname.as_bytes().to_vec();
-                v.truncate(self.cap as usize);
-                if let Some(nul) = v.iter().position(|&b| b == 0) {
-                    v.truncate(nul);
-                }
-                Ok(v)
-            }
-            abi::STP_HLP_PEXECNAME => {
-                let mut v = self.env.pexecname.as_bytes().to_vec();
+            abi::STP_HLP_EXECNAME | abi::STP_HLP_PEXECNAME => {
+                let name = if id == abi::STP_HLP_EXECNAME {
+                    &self.env.execname
+                } else {
+                    &self.env.pexecname
+                };
+                let mut v = name.as_bytes().to_vec();
                 v.truncate(self.cap as usize);
                 if let Some(nul) = v.iter().position(|&b| b == 0) {
                     v.truncate(nul);
@@ -215,5 +195,16 @@ impl Machine<'_> {
             id if id < abi::STP_HLP__COUNT => Err(Stop::Fault(abi::STP_RTE_BADOP, 0)),
             _ => Err(Stop::Hole(format!("helper {id}"))),
         }
+    }
+}
+
+/// The width in bytes of the value a `kernel_*` or `user_*` read helper
+/// (long, int, short, char) reads.
+fn read_width(id: u32) -> u64 {
+    match id {
+        abi::STP_HLP_KERNEL_INT | abi::STP_HLP_USER_INT => 4,
+        abi::STP_HLP_KERNEL_SHORT | abi::STP_HLP_USER_SHORT => 2,
+        abi::STP_HLP_KERNEL_CHAR | abi::STP_HLP_USER_CHAR => 1,
+        _ => 8,
     }
 }

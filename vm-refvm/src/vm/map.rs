@@ -62,14 +62,7 @@ impl Machine<'_> {
         } else {
             self.map_key(&d, insn.b, insn.c)?
         };
-        let full = Stop::Fault(
-            if d.sized {
-                abi::STP_RTE_ARRAY_SIZE
-            } else {
-                abi::STP_RTE_ARRAY_OVERFLOW
-            },
-            u64::from(d.capacity),
-        );
+        let full = d.full();
         match op {
             abi::STP_OP_MGET => {
                 let v = match self.aggs.maps[id].get(&key) {
@@ -135,26 +128,12 @@ impl Machine<'_> {
         let k = d
             .stat
             .ok_or_else(|| Stop::Hole(format!("map {id} is no statistics array")))?;
-        let st = *self
-            .prog
-            .stats
-            .get(k)
-            .ok_or_else(|| Stop::Hole(format!("statistic {k}")))?;
-        let Some(cpu) = self.cpu else {
-            return Err(Stop::Fault(abi::STP_RTE_BADOP, 0));
-        };
+        let (st, cpu) = self.stat_desc(k)?;
         let ncpus = self.aggs.stats.len();
         let key = self.map_key(&d, insn.b, insn.c)?;
         if op == abi::STP_OP_MSTADD {
             let v = self.rd(insn.a)? as i64;
-            let full = Stop::Fault(
-                if d.sized {
-                    abi::STP_RTE_ARRAY_SIZE
-                } else {
-                    abi::STP_RTE_ARRAY_OVERFLOW
-                },
-                u64::from(d.capacity),
-            );
+            let full = d.full();
             let m = &mut self.aggs.maps[id];
             let slot = m.insert(&d, key.clone(), Val::Int(0)).ok_or(full)?;
             let n = match slot {
@@ -210,38 +189,12 @@ impl Machine<'_> {
         }
         let v = match x {
             _ if op == abi::STP_OP_MSTHIST => {
-                let mut payload = Vec::with_capacity(24 + 8 * st.nbuckets as usize);
-                payload.push(st.hist as u8);
-                payload.extend_from_slice(&[0, 0, 0]);
-                payload.extend_from_slice(&st.nbuckets.to_le_bytes());
-                payload.extend_from_slice(&st.start.to_le_bytes());
-                payload.extend_from_slice(&st.stop.to_le_bytes());
-                payload.extend_from_slice(&st.interval.to_le_bytes());
-                payload.extend_from_slice(&0u32.to_le_bytes());
-                for b in 0..st.nbuckets as usize {
-                    let n = copies.iter().fold(0i64, |s, c| {
-                        s.wrapping_add(c.buckets.get(b).copied().unwrap_or(0))
-                    });
-                    payload.extend_from_slice(&n.to_le_bytes());
-                }
+                let payload = st.hist_record(&copies);
                 self.emit(abi::STP_REC_HIST, k as u16, &payload);
                 return Ok(());
             }
             _ if op == abi::STP_OP_MSTHISTS => {
-                // Drawn by hist.rs, as STHISTS.
-                let kind =
-                    vm_spec::program::Hist::from_abi(st.hist, st.start, st.stop, st.interval);
-                let h = vm_spec::hist::Histogram {
-                    kind,
-                    buckets: (0..st.nbuckets as usize)
-                        .map(|b| {
-                            copies.iter().fold(0i64, |s, c| {
-                                s.wrapping_add(c.buckets.get(b).copied().unwrap_or(0))
-                            })
-                        })
-                        .collect(),
-                };
-                let mut text = h.draw().into_bytes();
+                let mut text = st.hist_text(&copies);
                 text.truncate(self.cap as usize);
                 return self.swr(insn.a, text);
             }
@@ -399,6 +352,19 @@ pub(super) struct RefMapDesc {
 }
 
 impl RefMapDesc {
+    /// The fault of an insertion into this map when it is full:
+    /// ARRAY_SIZE for a sized array, else ARRAY_OVERFLOW, with the capacity.
+    pub(super) fn full(&self) -> Stop {
+        Stop::Fault(
+            if self.sized {
+                abi::STP_RTE_ARRAY_SIZE
+            } else {
+                abi::STP_RTE_ARRAY_OVERFLOW
+            },
+            u64::from(self.capacity),
+        )
+    }
+
     pub(super) fn key_is_str(&self, k: u32) -> bool {
         self.str_mask & (1 << k) != 0
     }

@@ -5,33 +5,17 @@ use super::*;
 // ---------------------------------------------------------------------
 // Memory and ring
 
-/// The readable memory of a [`HostEnv`]: every page touched by one of its
-/// ranges is mapped (zero where no range gives bytes; later ranges win).
+/// The readable memory of a [`HostEnv`]: its pages ([`HostEnv::pages`]:
+/// every page touched by one of its ranges, zero where no range gives
+/// bytes, later ranges winning).
 #[derive(Debug, Default)]
 pub(super) struct Memory {
     pub(super) pages: BTreeMap<u64, Vec<u8>>,
 }
 
 impl Memory {
-    pub(super) fn new(ranges: &[(u64, Vec<u8>)]) -> Self {
-        let mut pages: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
-        for (start, bytes) in ranges {
-            let mut k = 0usize;
-            while k < bytes.len() {
-                // Bytes past the top of the address space do not exist.
-                let Some(a) = start.checked_add(k as u64) else {
-                    break;
-                };
-                let off = (a % PAGE_SIZE) as usize;
-                let take = (PAGE_SIZE as usize - off).min(bytes.len() - k);
-                pages
-                    .entry(a / PAGE_SIZE)
-                    .or_insert_with(|| vec![0; PAGE_SIZE as usize])[off..off + take]
-                    .copy_from_slice(&bytes[k..k + take]);
-                k += take;
-            }
-        }
-        Memory { pages }
+    pub(super) fn new(env: &HostEnv) -> Self {
+        Memory { pages: env.pages() }
     }
 
     /// `n` bytes at `addr`, or `None` if one of them is unmapped (a range

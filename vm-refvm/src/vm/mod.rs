@@ -215,15 +215,19 @@ struct Machine<'a> {
     cpu: Option<usize>,
 }
 
+/// Register `i` of `bank` (`'r'` or `'s'`, of `n` registers) as a number
+/// below `n`; one outside the bank is a hole.
+fn bank_reg(bank: char, i: u8, n: u32) -> Step<u32> {
+    let i = u32::from(i);
+    if i >= n {
+        return Err(Stop::Hole(format!("{bank}{i} outside {n} registers")));
+    }
+    Ok(i)
+}
+
 impl Machine<'_> {
     fn rd(&self, i: u8) -> Step<u64> {
-        let i = u32::from(i);
-        if i >= self.h.nregs {
-            return Err(Stop::Hole(format!(
-                "r{i} outside {} registers",
-                self.h.nregs
-            )));
-        }
+        let i = bank_reg('r', i, self.h.nregs)?;
         if self.r_set & (1u64 << i) == 0 {
             return Err(Stop::Hole(format!("r{i} read before it is written")));
         }
@@ -231,26 +235,14 @@ impl Machine<'_> {
     }
 
     fn wr(&mut self, i: u8, v: u64) -> Step<()> {
-        let i = u32::from(i);
-        if i >= self.h.nregs {
-            return Err(Stop::Hole(format!(
-                "r{i} outside {} registers",
-                self.h.nregs
-            )));
-        }
+        let i = bank_reg('r', i, self.h.nregs)?;
         self.r[i as usize] = v;
         self.r_set |= 1u64 << i;
         Ok(())
     }
 
     fn srd(&self, i: u8) -> Step<&[u8]> {
-        let i = u32::from(i);
-        if i >= self.h.nsregs {
-            return Err(Stop::Hole(format!(
-                "s{i} outside {} registers",
-                self.h.nsregs
-            )));
-        }
+        let i = bank_reg('s', i, self.h.nsregs)?;
         if self.s_set & (1u32 << i) == 0 {
             return Err(Stop::Hole(format!("s{i} read before it is written")));
         }
@@ -259,13 +251,7 @@ impl Machine<'_> {
 
     /// s[i] := v cut at MAXSTRINGLEN - 1 bytes (the NUL counts).
     fn swr(&mut self, i: u8, mut v: Vec<u8>) -> Step<()> {
-        let i = u32::from(i);
-        if i >= self.h.nsregs {
-            return Err(Stop::Hole(format!(
-                "s{i} outside {} registers",
-                self.h.nsregs
-            )));
-        }
+        let i = bank_reg('s', i, self.h.nsregs)?;
         v.truncate(self.cap as usize);
         self.s[i as usize] = v;
         self.s_set |= 1u32 << i;
@@ -913,7 +899,7 @@ impl RefSession {
         if h.ctx == abi::STP_CTX_FUNCTION {
             return Err(RefError::Function(idx));
         }
-        let mem = Memory::new(&env.memory);
+        let mem = Memory::new(env);
         // A string holds at most MAXSTRINGLEN - 1 bytes: stap counts the NUL.
         let cap = self.prog.limit(abi::STP_LIM_MAXSTRINGLEN) - 1;
         // vm.c: the stats area's CPU is the env's CPU id as u32.
@@ -956,8 +942,12 @@ impl RefSession {
         let mut steps = 0u64;
         let outcome = loop {
             steps += 1;
-            match m.step(pc, &mut fuel) {
-                Ok(Some(next)) => pc = next,
+            // A run-time error: its code, address and error(msg)'s text.
+            let (code, addr, msg) = match m.step(pc, &mut fuel) {
+                Ok(Some(next)) => {
+                    pc = next;
+                    continue;
+                }
                 Ok(None) => break Outcome::Ret,
                 Err(Stop::Hole(what)) => {
                     break Outcome::VerifierHole {
@@ -966,31 +956,18 @@ impl RefSession {
                         what,
                     }
                 }
-                Err(Stop::Fault(code, addr)) => match m.catch(code, addr, &[], &mut fuel) {
-                    Ok(Some(t)) => pc = t,
-                    Ok(None) => break m.fail(pc, code, addr, &[]),
-                    Err(Stop::Fault(c, a)) => break m.fail(pc, c, a, &[]),
-                    Err(Stop::User(_)) | Err(Stop::Hole(_)) => {
-                        break Outcome::VerifierHole {
-                            handler: m.handler,
-                            pc: pc as u32,
-                            what: "catch".into(),
-                        }
-                    }
-                },
-                Err(Stop::User(msg)) => {
-                    let len = msg.len() as u64;
-                    match m.catch(abi::STP_RTE_USER, len, &msg, &mut fuel) {
-                        Ok(Some(t)) => pc = t,
-                        Ok(None) => break m.fail(pc, abi::STP_RTE_USER, len, &msg),
-                        Err(Stop::Fault(c, a)) => break m.fail(pc, c, a, &[]),
-                        Err(Stop::User(_)) | Err(Stop::Hole(_)) => {
-                            break Outcome::VerifierHole {
-                                handler: m.handler,
-                                pc: pc as u32,
-                                what: "catch".into(),
-                            }
-                        }
+                Err(Stop::Fault(code, addr)) => (code, addr, Vec::new()),
+                Err(Stop::User(msg)) => (abi::STP_RTE_USER, msg.len() as u64, msg),
+            };
+            match m.catch(code, addr, &msg, &mut fuel) {
+                Ok(Some(t)) => pc = t,
+                Ok(None) => break m.fail(pc, code, addr, &msg),
+                Err(Stop::Fault(c, a)) => break m.fail(pc, c, a, &[]),
+                Err(Stop::User(_)) | Err(Stop::Hole(_)) => {
+                    break Outcome::VerifierHole {
+                        handler: m.handler,
+                        pc: pc as u32,
+                        what: "catch".into(),
                     }
                 }
             }

@@ -10,14 +10,7 @@ impl Machine<'_> {
     pub(super) fn stat_op(&mut self, insn: &Insn) -> Step<()> {
         let op = u32::from(insn.op);
         let k = usize::try_from(insn.imm).map_err(|_| Stop::Hole("statistic id".into()))?;
-        let d = *self
-            .prog
-            .stats
-            .get(k)
-            .ok_or_else(|| Stop::Hole(format!("statistic {k}")))?;
-        let Some(cpu) = self.cpu else {
-            return Err(Stop::Fault(abi::STP_RTE_BADOP, 0));
-        };
+        let (d, cpu) = self.stat_desc(k)?;
         if op == abi::STP_OP_STADD {
             let v = self.rd(insn.a)? as i64;
             let c = self
@@ -39,11 +32,6 @@ impl Machine<'_> {
         }
         let copies: Vec<&StatCpu> = self.aggs.stats.iter().filter_map(|s| s.get(k)).collect();
         let m = merge(&d, &copies, op == abi::STP_OP_STVAR);
-        let bucket = |b: usize| -> i64 {
-            copies.iter().fold(0i64, |s, c| {
-                s.wrapping_add(c.buckets.get(b).copied().unwrap_or(0))
-            })
-        };
         let v = match op {
             abi::STP_OP_STCOUNT => m.count,
             abi::STP_OP_STSUM => m.sum,
@@ -53,29 +41,12 @@ impl Machine<'_> {
             abi::STP_OP_STAVG => div64(m.sum, m.count),
             abi::STP_OP_STVAR => m.variance,
             abi::STP_OP_STHIST => {
-                let mut payload = Vec::with_capacity(24 + 8 * d.nbuckets as usize);
-                payload.push(d.hist as u8);
-                payload.extend_from_slice(&[0, 0, 0]);
-                payload.extend_from_slice(&d.nbuckets.to_le_bytes());
-                payload.extend_from_slice(&d.start.to_le_bytes());
-                payload.extend_from_slice(&d.stop.to_le_bytes());
-                payload.extend_from_slice(&d.interval.to_le_bytes());
-                payload.extend_from_slice(&0u32.to_le_bytes());
-                for b in 0..d.nbuckets as usize {
-                    payload.extend_from_slice(&bucket(b).to_le_bytes());
-                }
+                let payload = d.hist_record(&copies);
                 self.emit(abi::STP_REC_HIST, k as u16, &payload);
                 return Ok(());
             }
             abi::STP_OP_STHISTS => {
-                // Drawn by this crate's hist.rs (what user space prints
-                // for STHIST's record), not by the C formatter.
-                let kind = vm_spec::program::Hist::from_abi(d.hist, d.start, d.stop, d.interval);
-                let h = vm_spec::hist::Histogram {
-                    kind,
-                    buckets: (0..d.nbuckets as usize).map(bucket).collect(),
-                };
-                let mut text = h.draw().into_bytes();
+                let mut text = d.hist_text(&copies);
                 text.truncate(self.cap as usize);
                 return self.swr(insn.a, text);
             }
@@ -85,10 +56,25 @@ impl Machine<'_> {
                 if i >= u64::from(d.nbuckets) {
                     return Err(Stop::Fault(abi::STP_RTE_HIST_INDEX, 0));
                 }
-                bucket(i as usize)
+                merged_bucket(&copies, i as usize)
             }
         };
         self.wr(insn.a, v as u64)
+    }
+
+    /// Statistic `k` of the image and the CPU whose copy this run uses;
+    /// a run without a copy for its CPU stops with BADOP (after an id
+    /// that is not the image's, which is a hole).
+    pub(super) fn stat_desc(&self, k: usize) -> Step<(RefStat, usize)> {
+        let d = *self
+            .prog
+            .stats
+            .get(k)
+            .ok_or_else(|| Stop::Hole(format!("statistic {k}")))?;
+        let Some(cpu) = self.cpu else {
+            return Err(Stop::Fault(abi::STP_RTE_BADOP, 0));
+        };
+        Ok((d, cpu))
     }
 }
 
@@ -160,6 +146,38 @@ impl RefStat {
         }
     }
 
+    /// The payload of the `STP_REC_HIST` record STHIST and MSTHIST write:
+    /// this histogram's kind and range, then its buckets summed over `cpus`.
+    pub(super) fn hist_record(&self, cpus: &[&StatCpu]) -> Vec<u8> {
+        let mut payload = Vec::with_capacity(24 + 8 * self.nbuckets as usize);
+        payload.push(self.hist as u8);
+        payload.extend_from_slice(&[0, 0, 0]);
+        payload.extend_from_slice(&self.nbuckets.to_le_bytes());
+        payload.extend_from_slice(&self.start.to_le_bytes());
+        payload.extend_from_slice(&self.stop.to_le_bytes());
+        payload.extend_from_slice(&self.interval.to_le_bytes());
+        payload.extend_from_slice(&0u32.to_le_bytes());
+        for b in 0..self.nbuckets as usize {
+            payload.extend_from_slice(&merged_bucket(cpus, b).to_le_bytes());
+        }
+        payload
+    }
+
+    /// The text STHISTS and MSTHISTS return (before MAXSTRINGLEN): the
+    /// histogram of `cpus` drawn by vm-spec's hist.rs (what user space
+    /// prints for STHIST's record), not by the C formatter.
+    pub(super) fn hist_text(&self, cpus: &[&StatCpu]) -> Vec<u8> {
+        let kind =
+            vm_spec::program::Hist::from_abi(self.hist, self.start, self.stop, self.interval);
+        let h = vm_spec::hist::Histogram {
+            kind,
+            buckets: (0..self.nbuckets as usize)
+                .map(|b| merged_bucket(cpus, b))
+                .collect(),
+        };
+        h.draw().into_bytes()
+    }
+
     /// `s <<< v` on one CPU's copy (stap's `__stp_stat_add`, Welford's
     /// update with a 32-bit delta).
     pub(super) fn add(&self, c: &mut StatCpu, v: i64) {
@@ -196,6 +214,13 @@ impl RefStat {
             }
         }
     }
+}
+
+/// Bucket `b` summed over the copies `cpus` (a copy without it counts 0).
+pub(super) fn merged_bucket(cpus: &[&StatCpu], b: usize) -> i64 {
+    cpus.iter().fold(0i64, |s, c| {
+        s.wrapping_add(c.buckets.get(b).copied().unwrap_or(0))
+    })
 }
 
 /// A statistic merged over CPUs (stap's `_stp_stat_get`).

@@ -66,6 +66,34 @@ impl Gen<'_> {
         }
     }
 
+    /// Loads `of` of the probe's points into `sdst` (or a fresh string
+    /// register) as a constant: one handler may serve several points, so
+    /// they must all give the same string (else `several` fails), and a
+    /// function has no points (`in_func` fails).
+    pub(super) fn point_const(
+        &mut self,
+        sdst: Option<u8>,
+        of: fn(&Point) -> &str,
+        several: &str,
+        in_func: &str,
+    ) {
+        let shown: Vec<&str> = self
+            .res
+            .probes
+            .get(self.probe)
+            .map(|p| p.points.iter().map(of).collect())
+            .unwrap_or_default();
+        match shown.first() {
+            Some(first) if shown.iter().all(|x| x == first) => {
+                let k = self.tabs.string(first.as_bytes());
+                let d = sdst.unwrap_or_else(|| self.alloc_s());
+                self.emit(abi::STP_OP_SLDK, d, 0, 0, k);
+            }
+            Some(_) => self.fail(several),
+            None => self.fail(in_func),
+        }
+    }
+
     /// Calls a built-in; the result goes to `dst` or `sdst` by its kind.
     pub(super) fn call(&mut self, e: &Expr, args: &[Expr], dst: Option<u8>, sdst: Option<u8>) {
         use abi::*;
@@ -140,25 +168,12 @@ impl Gen<'_> {
             | Builtin::TextStrn
             | Builtin::StringQuoted
             | Builtin::Tokenize => self.call_tapset(b, args, dst, sdst),
-            Builtin::Pp => {
-                // One handler may serve several points of a probe: pp()
-                // is their display when they all have the same one.
-                let shown: Vec<&str> = self
-                    .res
-                    .probes
-                    .get(self.probe)
-                    .map(|p| p.points.iter().map(|x| x.display.as_str()).collect())
-                    .unwrap_or_default();
-                match shown.first() {
-                    Some(first) if shown.iter().all(|x| x == first) => {
-                        let k = self.tabs.string(first.as_bytes());
-                        let d = sdst.unwrap_or_else(|| self.alloc_s());
-                        self.emit(STP_OP_SLDK, d, 0, 0, k);
-                    }
-                    Some(_) => self.fail("not supported yet: pp() in a probe with several points"),
-                    None => self.fail("not supported yet: pp() in a function"),
-                }
-            }
+            Builtin::Pp => self.point_const(
+                sdst,
+                |x| &x.display,
+                "not supported yet: pp() in a probe with several points",
+                "not supported yet: pp() in a function",
+            ),
             Builtin::Helper { id, arg } => {
                 let ra = match (arg, args.first()) {
                     (true, Some(a)) => self.int(a),

@@ -8,7 +8,7 @@ impl Gen<'_> {
     /// when it is false.
     pub(super) fn branch_false(&mut self, e: &Expr) -> Vec<usize> {
         let saved = self.enter(e.span);
-        let mark = (self.next_r, self.next_s);
+        let mark = self.mark();
         let out = match &e.kind {
             ExprKind::And(a, b) => {
                 let mut f = self.branch_false(a);
@@ -29,8 +29,7 @@ impl Gen<'_> {
                 vec![self.jump(abi::STP_OP_JZ, r)]
             }
         };
-        self.next_r = mark.0;
-        self.next_s = mark.1;
+        self.release(mark);
         self.leave(saved);
         out
     }
@@ -39,7 +38,7 @@ impl Gen<'_> {
     /// when it is true.
     fn branch_true(&mut self, e: &Expr) -> Vec<usize> {
         let saved = self.enter(e.span);
-        let mark = (self.next_r, self.next_s);
+        let mark = self.mark();
         let out = match &e.kind {
             ExprKind::Or(a, b) => {
                 let mut t = self.branch_true(a);
@@ -60,8 +59,7 @@ impl Gen<'_> {
                 vec![self.jump(abi::STP_OP_JNZ, r)]
             }
         };
-        self.next_r = mark.0;
-        self.next_s = mark.1;
+        self.release(mark);
         self.leave(saved);
         out
     }

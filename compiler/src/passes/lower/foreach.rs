@@ -25,7 +25,7 @@ impl Gen<'_> {
         let map = self.map_id(g);
         let depth = self.iter_depth;
         self.iter_depth += 1;
-        let mark = (self.next_r, self.next_s);
+        let mark = self.mark();
         let mit = imm_pack(map as u16, u16::from(depth));
         let kinds: Vec<Ty> = self.types.keys.get(g).cloned().unwrap_or_default();
         // A slice's fixed keys, evaluated once, before the limit (stap's
@@ -138,8 +138,7 @@ impl Gen<'_> {
         );
         self.patch_here(&[exit]);
         self.patch_here(&jumps.breaks);
-        self.next_r = mark.0;
-        self.next_s = mark.1;
+        self.release(mark);
         self.iter_depth -= 1;
     }
 
@@ -151,7 +150,7 @@ impl Gen<'_> {
             self.fail("not supported yet: foreach over this histogram form");
             return;
         };
-        let mark = (self.next_r, self.next_s);
+        let mark = self.mark();
         let (rl, rn, ri, t) = (
             self.alloc_r(),
             self.alloc_r(),
@@ -194,7 +193,6 @@ impl Gen<'_> {
         );
         self.patch_here(&[exit1, exit2]);
         self.patch_here(&jumps.breaks);
-        self.next_r = mark.0;
-        self.next_s = mark.1;
+        self.release(mark);
     }
 }

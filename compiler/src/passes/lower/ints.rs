@@ -137,10 +137,9 @@ impl Gen<'_> {
     /// Evaluates integer expression `e` into `dst` (a temporary).
     pub(super) fn int_into(&mut self, e: &Expr, dst: u8) {
         let saved = self.enter(e.span);
-        let mark = (self.next_r, self.next_s);
+        let mark = self.mark();
         self.int_into_inner(e, dst);
-        self.next_r = mark.0;
-        self.next_s = mark.1;
+        self.release(mark);
         self.leave(saved);
     }
 

@@ -76,7 +76,7 @@ impl Gen<'_> {
     /// `delete e`: an element, a whole array, or a scalar.
     pub(super) fn delete(&mut self, e: &Expr) {
         use abi::*;
-        let mark = (self.next_r, self.next_s);
+        let mark = self.mark();
         match &e.kind {
             ExprKind::Index { base, keys } => {
                 if let Some(g) = self.array_of(base) {
@@ -111,7 +111,6 @@ impl Gen<'_> {
             },
             _ => self.fail("not supported yet: delete of this kind"),
         }
-        self.next_r = mark.0;
-        self.next_s = mark.1;
+        self.release(mark);
     }
 }

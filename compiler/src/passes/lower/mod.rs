@@ -150,6 +150,18 @@ impl Gen<'_> {
         s
     }
 
+    /// The first free integer and string registers: what [`Gen::release`]
+    /// frees the temporaries allocated after it back to.
+    fn mark(&self) -> (u8, u8) {
+        (self.next_r, self.next_s)
+    }
+
+    /// Frees the temporaries allocated since `mark` (from [`Gen::mark`]).
+    fn release(&mut self, mark: (u8, u8)) {
+        self.next_r = mark.0;
+        self.next_s = mark.1;
+    }
+
     fn ty(&self, e: &Expr) -> Ty {
         self.types
             .exprs

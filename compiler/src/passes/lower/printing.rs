@@ -95,12 +95,11 @@ impl Gen<'_> {
                         .first()
                         .and_then(|x| self.stat_elem(x).map(|g| (g, &x.kind)))
                     {
-                        let mark = (self.next_r, self.next_s);
+                        let mark = self.mark();
                         let (rb, sc) = self.key_runs(g, keys);
                         let map = self.map_id(g);
                         self.emit(abi::STP_OP_MSTHIST, 0, rb, sc, map);
-                        self.next_r = mark.0;
-                        self.next_s = mark.1;
+                        self.release(mark);
                     } else if let Some(st) = sargs.first().and_then(|x| self.stat_of(x)) {
                         self.emit(abi::STP_OP_STHIST, 0, 0, 0, st);
                     }
@@ -160,37 +159,10 @@ impl Gen<'_> {
             ));
             return;
         }
-        let nint = kinds.iter().filter(|k| **k == ArgKind::Int).count();
-        let nstr = kinds.len() - nint;
-        let rb = self.next_r;
-        let sc = self.next_s;
-        for _ in 0..nint {
-            self.alloc_r();
-        }
-        for _ in 0..nstr {
-            self.alloc_s();
-        }
-        let (mut ri, mut si) = (rb, sc);
-        for (a, k) in args.iter().zip(&kinds) {
-            match k {
-                ArgKind::Int => {
-                    self.int_into(a, ri);
-                    ri = ri.saturating_add(1);
-                }
-                ArgKind::Str => {
-                    self.str_into(a, si);
-                    si = si.saturating_add(1);
-                }
-            }
-        }
+        let strs: Vec<bool> = kinds.iter().map(|k| *k == ArgKind::Str).collect();
+        let (rb, sc) = self.arg_runs(args, &strs);
         let f = self.tabs.format(&text, kinds);
-        self.emit(
-            abi::STP_OP_PRINTF,
-            0,
-            if nint > 0 { rb } else { 0 },
-            if nstr > 0 { sc } else { 0 },
-            f,
-        );
+        self.emit(abi::STP_OP_PRINTF, 0, rb, sc, f);
     }
 
     /// `sprint(...)` / `sprintln(...)` with a histogram among its
@@ -205,7 +177,7 @@ impl Gen<'_> {
             self.fail("not supported yet: a histogram in a formatted string");
             return;
         }
-        let mark = (self.next_r, self.next_s);
+        let mark = self.mark();
         let piece = self.alloc_s();
         let empty = self.tabs.string(b"");
         self.emit(STP_OP_SLDK, dst, 0, 0, empty);
@@ -224,12 +196,11 @@ impl Gen<'_> {
                 if let Some((g, keys)) = elem {
                     // `sprint(@hist_log(a[k]))`: MSTHISTS, keys in runs
                     // of their own (freed after it).
-                    let mark = (self.next_r, self.next_s);
+                    let mark = self.mark();
                     let (rb, sc) = self.key_runs(g, keys);
                     let map = self.map_id(g);
                     self.emit(STP_OP_MSTHISTS, piece, rb, sc, map);
-                    self.next_r = mark.0;
-                    self.next_s = mark.1;
+                    self.release(mark);
                 } else if let Some((st, _)) = self.hist_of(a) {
                     self.emit(STP_OP_STHISTS, piece, 0, 0, st);
                 } else {
@@ -255,7 +226,6 @@ impl Gen<'_> {
             self.emit(STP_OP_SLDK, piece, 0, 0, nl);
             self.emit(STP_OP_SCAT, dst, dst, piece, 0);
         }
-        self.next_r = mark.0;
-        self.next_s = mark.1;
+        self.release(mark);
     }
 }

@@ -8,7 +8,7 @@ impl Gen<'_> {
     /// Evaluates `e` for its effect only.
     fn effect(&mut self, e: &Expr) {
         let saved = self.enter(e.span);
-        let mark = (self.next_r, self.next_s);
+        let mark = self.mark();
         match &e.kind {
             ExprKind::Print { .. } | ExprKind::Format { .. } => self.print(e),
             ExprKind::Append(a, b) => {
@@ -56,8 +56,7 @@ impl Gen<'_> {
                 }
             }
         }
-        self.next_r = mark.0;
-        self.next_s = mark.1;
+        self.release(mark);
         self.leave(saved);
     }
 
@@ -139,7 +138,7 @@ impl Gen<'_> {
     /// value in a function returning one, the value is 0 or "".
     pub(super) fn ret_stmt(&mut self, e: Option<&Expr>) {
         use abi::*;
-        let mark = (self.next_r, self.next_s);
+        let mark = self.mark();
         match self.ret {
             Some(Ty::Long) => {
                 let r = match e {
@@ -172,7 +171,6 @@ impl Gen<'_> {
             }
             None => self.fail("internal error: return outside a function"),
         }
-        self.next_r = mark.0;
-        self.next_s = mark.1;
+        self.release(mark);
     }
 }

@@ -17,7 +17,7 @@ impl Gen<'_> {
     pub(super) fn str_into(&mut self, e: &Expr, dst: u8) {
         use abi::*;
         let saved = self.enter(e.span);
-        let mark = (self.next_r, self.next_s);
+        let mark = self.mark();
         match &e.kind {
             ExprKind::Str(s) => {
                 let k = self.tabs.string(s);
@@ -62,8 +62,7 @@ impl Gen<'_> {
                 self.emit(STP_OP_SLDK, dst, 0, 0, k);
             }
         }
-        self.next_r = mark.0;
-        self.next_s = mark.1;
+        self.release(mark);
         self.leave(saved);
     }
 }

@@ -98,17 +98,33 @@ impl Tables {
 
     /// The format of `switch_file()`'s PRINTF record.
     pub(super) fn switch_format(&mut self) -> i32 {
-        match self.switch_fmt {
-            Some(f) => f,
-            None => {
-                self.formats.push(Format {
-                    text: String::new(),
-                    args: Vec::new(),
-                });
-                let f = (self.formats.len() - 1) as i32;
-                self.switch_fmt = Some(f);
-                f
-            }
-        }
+        own_format(&mut self.formats, &mut self.switch_fmt, "", Vec::new())
     }
+
+    /// The format of `warn(msg)`'s PRINTF record (`Program::warn_format`).
+    pub(super) fn warn_format(&mut self) -> i32 {
+        own_format(
+            &mut self.formats,
+            &mut self.warn_fmt,
+            "WARNING: %s\n",
+            vec![ArgKind::Str],
+        )
+    }
+}
+
+/// A format of its own (never shared with a printf of the same text, see
+/// `Tables::format`), made at its first use: `slot` keeps its index.
+fn own_format(
+    formats: &mut Vec<Format>,
+    slot: &mut Option<i32>,
+    text: &str,
+    args: Vec<ArgKind>,
+) -> i32 {
+    *slot.get_or_insert_with(|| {
+        formats.push(Format {
+            text: text.to_string(),
+            args,
+        });
+        (formats.len() - 1) as i32
+    })
 }

@@ -46,49 +46,18 @@ impl Gen<'_> {
             Builtin::Warn => {
                 let Some(a) = args.first() else { return };
                 let s = self.str(a);
-                let f = match self.tabs.warn_fmt {
-                    Some(f) => f,
-                    None => {
-                        self.tabs.formats.push(Format {
-                            text: "WARNING: %s\n".to_string(),
-                            args: vec![ArgKind::Str],
-                        });
-                        let f = (self.tabs.formats.len() - 1) as i32;
-                        self.tabs.warn_fmt = Some(f);
-                        f
-                    }
-                };
+                let f = self.tabs.warn_format();
                 self.emit(STP_OP_PRINTF, 0, 0, s, f);
                 if let Some(d) = dst {
                     self.load_int(d, 0);
                 }
             }
-            Builtin::ProbeType => {
-                // One handler may serve several points: the type is a
-                // constant when they all have the same one.
-                let names: Vec<&'static str> = self
-                    .res
-                    .probes
-                    .get(self.probe)
-                    .map(|p| {
-                        p.points
-                            .iter()
-                            .map(|x| probe_type_name(x.kind, x.flags))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                match names.first() {
-                    Some(first) if names.iter().all(|x| x == first) => {
-                        let k = self.tabs.string(first.as_bytes());
-                        let d = sdst.unwrap_or_else(|| self.alloc_s());
-                        self.emit(STP_OP_SLDK, d, 0, 0, k);
-                    }
-                    Some(_) => self.fail(
-                        "not supported yet: probe_type() in a probe whose points are of several kinds",
-                    ),
-                    None => self.fail("not supported yet: probe_type() in a function"),
-                }
-            }
+            Builtin::ProbeType => self.point_const(
+                sdst,
+                |x| probe_type_name(x.kind, x.flags),
+                "not supported yet: probe_type() in a probe whose points are of several kinds",
+                "not supported yet: probe_type() in a function",
+            ),
             _ => self.fail("internal error: not a tier-1 built-in"),
         }
     }

@@ -53,7 +53,7 @@ impl Gen<'_> {
 
     /// The `try` statement (see the module comment).
     pub(super) fn try_stmt(&mut self, body: &Stmt, var: Option<&(String, Span)>, handler: &Stmt) {
-        let mark = (self.next_r, self.next_s);
+        let mark = self.mark();
         let reg = self.alloc_s();
         let at = self.emit(abi::STP_OP_TRY, reg, 0, 0, 0);
         self.tries.push(TryCtx {
@@ -86,8 +86,7 @@ impl Gen<'_> {
         }
         self.stmt(handler);
         self.patch_here(&[over]);
-        self.next_r = mark.0;
-        self.next_s = mark.1;
+        self.release(mark);
     }
 
     /// Before a `break` / `continue` of the innermost loop: when it leaves

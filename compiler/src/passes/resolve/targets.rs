@@ -79,20 +79,43 @@ impl Resolver<'_> {
                 }
             }
         }
+        let Some(fields) = self.field_chain(
+            comps,
+            "indexing @cast values (@cast(...)->a[n])",
+            "pretty-printing @cast values (->a$)",
+            e.span,
+        ) else {
+            return;
+        };
+        self.target_vars
+            .insert(e.id, (TargetSite::Cast(ty), fields));
+    }
+
+    /// The field names of a `->` chain; the first index (`[n]`) or
+    /// pretty-printing suffix (`$`) in it is reported as the unsupported
+    /// `index` or `pretty` feature, and gives `None`.
+    fn field_chain(
+        &mut self,
+        comps: &[TargetComp],
+        index: &str,
+        pretty: &str,
+        span: Span,
+    ) -> Option<Vec<String>> {
         let mut fields = Vec::new();
         for c in comps {
             match c {
                 TargetComp::Field(f, _) => fields.push(f.clone()),
                 TargetComp::Index(_) => {
-                    return self.unsupported("indexing @cast values (@cast(...)->a[n])", e.span)
+                    self.unsupported(index, span);
+                    return None;
                 }
                 TargetComp::Pretty(..) => {
-                    return self.unsupported("pretty-printing @cast values (->a$)", e.span)
+                    self.unsupported(pretty, span);
+                    return None;
                 }
             }
         }
-        self.target_vars
-            .insert(e.id, (TargetSite::Cast(ty), fields));
+        Some(fields)
     }
 
     /// Checks a target variable `name` (with `$`) and its `->` chain in
@@ -103,18 +126,14 @@ impl Resolver<'_> {
             self.unsupported(&format!("{name} (target variable listings)"), e.span);
             return;
         }
-        let mut fields = Vec::new();
-        for c in comps {
-            match c {
-                TargetComp::Field(f, _) => fields.push(f.clone()),
-                TargetComp::Index(_) => {
-                    return self.unsupported("indexing target variables ($var[n])", e.span)
-                }
-                TargetComp::Pretty(..) => {
-                    return self.unsupported("pretty-printing target variables ($var$)", e.span)
-                }
-            }
-        }
+        let Some(fields) = self.field_chain(
+            comps,
+            "indexing target variables ($var[n])",
+            "pretty-printing target variables ($var$)",
+            e.span,
+        ) else {
+            return;
+        };
         let point = match self.cur_points.as_slice() {
             [] => {
                 return self.err(Diagnostic::semantic(
