@@ -128,7 +128,7 @@ fn lit(s: &[u8]) -> String {
     out
 }
 
-/// Checks `src` with both verifiers and runs its begin (then end) probes
+/// Checks `src` with the verifier and runs its begin (then end) probes
 /// on the C core; returns the output, which must come without an error.
 fn run(src: &str) -> String {
     let opts = RunOptions {

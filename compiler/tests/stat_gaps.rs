@@ -7,7 +7,7 @@ use common::*;
 
 /// The output of `src`'s begin, timer (`timers` runs over `cpus`
 /// simulated CPUs) and end probes, then `ERROR: ...` per run-time error;
-/// both verifiers check the program first.
+/// the verifier checks the program first.
 fn run_on(src: &str, cpus: u32, timers: usize) -> String {
     let opts = RunOptions {
         check: true,

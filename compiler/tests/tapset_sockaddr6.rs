@@ -14,7 +14,7 @@ fn env(nr: i64, sa: &[u8], len: i64) -> HostEnv {
     syscall_env(nr, [3, USER as i64, len, 0, 0, 0], sa)
 }
 
-/// Checks `src` with both verifiers and fires its handler 0 in `env`,
+/// Checks `src` with the verifier and fires its handler 0 in `env`,
 /// which must not fail; the output.
 fn run(src: &str, env: &HostEnv) -> String {
     let opts = RunOptions {

@@ -11,7 +11,7 @@ use vm_spec::abi;
 use vm_testkit::HostEnv;
 
 /// Output then one `ERROR:` line per run-time error of `src`'s begin and
-/// end probes, in environment `env` (both verifiers check it first).
+/// end probes, in environment `env` (the verifier checks it first).
 fn run_env(src: &str, env: HostEnv) -> String {
     let opts = RunOptions {
         env,

@@ -1,11 +1,12 @@
-//! Seeded mutations of valid images, for testing the verifiers: each one
+//! Seeded mutations of valid images, for testing the verifier: each one
 //! breaks an image the way a hostile or corrupt file would (bit flips,
 //! truncation, section descriptors swapped, overlapping, pointing past the
 //! end or made huge so that `off + size` overflows 32 bits, table entries
 //! with huge counts, offsets and sizes, jumps past the end or backwards,
 //! unknown opcodes, limits at and past their bounds). Used by the
-//! agreement test of the two verifiers (`vm-spec/tests/verify.rs`) and by
-//! `gen-hostile` for the guest's ioctl test. Testing only.
+//! verifier's stream test (`vm-testkit/tests/verify.rs`: deep checks
+//! reached, every accepted image run on the C core) and by `gen-hostile`
+//! for the guest's ioctl test. Testing only.
 use crate::gen::Rng;
 use std::mem::{offset_of, size_of};
 use vm_spec::abi::*;

@@ -31,7 +31,7 @@ pub struct RunOptions {
     pub timers: usize,
     /// Simulated time after which no timer fires.
     pub timer_ns: u64,
-    /// Check the program with both verifiers (`verify`, `image`) first.
+    /// Check the program with the verifier (`verify`, `image`) first.
     pub check: bool,
 }
 
