@@ -282,3 +282,69 @@ fn statistics_arrays_reuse_slots_and_overflow() {
         vec!["Array overflow, check size limit (1)".to_string()]
     );
 }
+
+/// Issue 10: `delete s` of a scalar statistic empties it on every CPU, not
+/// only on the CPU that runs the `delete` (the extractors merge them all):
+/// afterwards only the new sample shows, in the extractors and in both
+/// kinds of histogram, negative buckets included.
+#[test]
+fn delete_of_a_statistic_empties_every_cpu() {
+    let src = "global s, l, n\n\
+               probe timer.ms(1) { n++; s <<< n - 10; l <<< n - 10; if (n == 20) exit() }\n\
+               probe end { delete s; delete l; printf(\"%d %d\\n\", @count(s), @sum(l)); \
+               s <<< 0; l <<< 0; printf(\"%d %d %d %d\\n\", @count(s), @min(s), @max(l), @count(l)); \
+               print(@hist_log(s)); print(@hist_linear(l, 0, 10, 5)); \
+               printf(\"%s\", sprint(@hist_log(s))) }";
+    let head = "value |-------------------------------------------------- count\n";
+    let row = |v: &str, c: u32| {
+        let bar = "@".repeat(c as usize);
+        format!("{v:>5} |{bar}{c:>w$}\n", w = 50 - c as usize + 2)
+    };
+    let log = [head, &row("0", 1), &row("1", 0), &row("2", 0), "\n"].concat();
+    let linear = [head, &row("0", 1), &row("5", 0), &row("10", 0), "\n"].concat();
+    let want = format!("0 0\n1 0 0 1\n{log}{linear}{log}");
+    for cpus in [1, 2, 3, 4] {
+        let (out, errs) = run(src, cpus, 100);
+        assert!(errs.is_empty(), "cpus {cpus}: {errs:?}");
+        assert_eq!(out, want, "cpus {cpus}");
+    }
+}
+
+/// The sequence of stap's testsuite/systemtap.maps/elision.stp (a scalar
+/// statistic deleted between histograms): each histogram shows only its
+/// own samples (issue 10, delete), and the C core's drawing for `sprint`
+/// (format.c) is the user-space one (vm_spec::hist) character for
+/// character, elided runs included.
+#[test]
+fn delete_between_histograms_and_both_drawings_agree() {
+    let src = "global a, c\nprobe begin { \
+               a <<< 444; a <<< 999; print(@hist_linear(a, 0, 1500, 50)); \
+               printf(\"%s\", sprint(@hist_linear(a, 0, 1500, 50))); delete a; \
+               a <<< 444; a <<< 500; print(@hist_linear(a, 0, 1500, 50)); \
+               printf(\"%s\", sprint(@hist_linear(a, 0, 1500, 50))); delete a; \
+               c <<< 128; print(@hist_log(c)); delete c; \
+               c <<< -2; c <<< -4096; print(@hist_log(c)); \
+               printf(\"%s\", sprint(@hist_log(c))) }";
+    for cpus in [1, 2] {
+        // sprint's string is cut at MAXSTRINGLEN, as stap's.
+        let mut opts = RunOptions {
+            cpus,
+            ..Default::default()
+        };
+        opts.compile
+            .defines
+            .push(("MAXSTRINGLEN".into(), "4096".into()));
+        let r = run_begin_end(src, &opts);
+        let (out, errs) = (r.output(), r.errors);
+        assert!(errs.is_empty(), "{errs:?}");
+        let h: Vec<&str> = out.split("\n\n").collect();
+        assert_eq!(h.len(), 8, "{out}");
+        assert_eq!(h[0], h[1]);
+        assert_eq!(h[2], h[3]);
+        assert_eq!(h[5], h[6]);
+        assert!(h[0].contains("  500 |") && h[0].contains("      ~\n  850 |"));
+        assert!(!h[2].contains('~') && !h[2].contains("950"), "{}", h[2]);
+        assert!(h[4].ends_with("  512 |                                                   0"));
+        assert!(h[5].contains("       ~\n    -8 |") && !h[5].contains("128"));
+    }
+}

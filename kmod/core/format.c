@@ -384,7 +384,22 @@ int stp_format(const char *fmt, u32 fmt_len, const struct stp_fmt_arg *args,
 /* ------------------------------------------------------------------ */
 /* Histograms                                                          */
 
-/* Columns of the widest bar and empty rows kept around a non-empty one. */
+/*
+ * Columns of the widest bar and empty rows kept around a non-empty one,
+ * as stap's runtime/stat-common.c (_stp_stat_print_histogram_buf, its
+ * HIST_WIDTH and HIST_ELISION defaults). The elision rule, the same for
+ * log and linear histograms: the drawn range is two buckets beyond the
+ * first and last non-empty ones (stap's fixed `i < 2` margin loop; a log
+ * histogram does not go below bucket 0's row unless a value is negative,
+ * a linear one drops an empty underflow/overflow row); a row i of that
+ * range is left out when every bucket in [i - HIST_ELISION,
+ * i + HIST_ELISION] within the range is 0, and one "~" row stands for
+ * each run of left-out rows. So an empty run between two non-empty
+ * buckets shows whole up to 2 * HIST_ELISION = 4 rows; from 5 rows on
+ * its first two and last two show around a "~". vm-spec/src/hist.rs draws
+ * the same, character for character. (stap lets -DHIST_ELISION=N change
+ * the 2 of the window, not of the margin; stapvm does not.)
+ */
 #define HIST_WIDTH	50
 #define HIST_ELISION	2
 

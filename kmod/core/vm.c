@@ -819,6 +819,16 @@ op_STHISTS: {	/* verify.c: the statistic has a histogram */
 				     &hc, SREG(in.a), cap);
 	NEXT();
 }
+op_STCLR: {	/* opcodes.h: every CPU's copy, not only this one's */
+	const struct stp_stat_desc *d = &p->stats[in.imm];	/* check_imm */
+	u32 i;
+
+	if (!stats_ok)
+		goto op_BADOP;
+	for (i = 0; i < sa->ncpus; i++)	/* CPU ids */
+		memset(stat_at(sa, d, i, 0), 0, stp_stat_size(d));
+	NEXT();
+}
 op_STBKT:	/* verify.c: the statistic has a histogram */
 	if (!stats_ok)
 		goto op_BADOP;

@@ -5,7 +5,25 @@
 //! one row per bucket from two empty buckets before the first non-empty
 //! one to two after the last, a bar of `@` scaled to 50 columns, and runs
 //! of empty rows elided to one `~` line. Used by the CLI and by the
-//! user-space runner of the tests alike.
+//! user-space runner of the tests alike; kmod/core/format.c
+//! (`stp_format_hist`, for `sprint(@hist_*)`) draws the same.
+//!
+//! The elision rule is stap's (runtime/stat-common.c,
+//! `_stp_stat_print_histogram_buf`, with `HIST_ELISION` defined there as 2,
+//! "zeroes before and after"), the same for log and linear histograms:
+//! the drawn range runs from two buckets before the first non-empty one to
+//! two after the last (a fixed margin of 2, not `HIST_ELISION`; a log
+//! histogram stops at the 0 row unless a value is negative; a linear one
+//! leaves out an empty underflow or overflow row); row `i` of that range
+//! is left out when every bucket of `[i - HIST_ELISION, i + HIST_ELISION]`
+//! inside the range is 0 (`HIST_ELISION` at most the number of buckets),
+//! and one `~` line stands for each run of rows left out. An empty run
+//! between two non-empty buckets therefore shows whole when it is at most
+//! `2 * HIST_ELISION` = 4 rows long; from 5 rows on, its first two and last
+//! two rows show around a `~` (stap's testsuite/systemtap.maps/elision.exp:
+//! the ten empty rows between 400 and 950 of a `0, 1500, 50` histogram).
+//! stap's `-DHIST_ELISION=N` (negative: no elision) is not supported: the
+//! value is always 2.
 use crate::abi;
 use crate::program::Hist;
 
@@ -366,5 +384,125 @@ mod tests {
         ]
         .concat();
         assert_eq!(d, want);
+    }
+
+    /// Rows of a histogram whose counts are all at most 1 (a bar of 0 or 1
+    /// `@`), `w` columns of value.
+    fn rows(w: usize, rows: &[(&str, i64)]) -> String {
+        let mut out = format!("{:>w$} |{} count\n", "value", "-".repeat(50));
+        for &(v, c) in rows {
+            if v == "~" {
+                out.push_str(&format!("{:w$} ~\n", ""));
+                continue;
+            }
+            let bar = "@".repeat(c as usize);
+            out.push_str(&format!("{v:>w$} |{bar}{c:>n$}\n", n = 50 - c as usize + 2));
+        }
+        out.push('\n');
+        out
+    }
+
+    /// stap's testsuite/systemtap.maps/elision.exp at the default
+    /// HIST_ELISION (2): ten empty rows between 400 and 950 show as their
+    /// first two, `~`, their last two.
+    #[test]
+    fn linear_long_empty_run_is_elided() {
+        let d = linear_of(0, 1500, 50, &[444, 999]).draw();
+        let want = rows(
+            5,
+            &[
+                ("300", 0),
+                ("350", 0),
+                ("400", 1),
+                ("450", 0),
+                ("500", 0),
+                ("~", 0),
+                ("850", 0),
+                ("900", 0),
+                ("950", 1),
+                ("1000", 0),
+                ("1050", 0),
+            ],
+        );
+        assert_eq!(d, want);
+    }
+
+    /// The threshold: a run of 2 * HIST_ELISION = 4 empty rows between two
+    /// non-empty ones shows whole, a run of 5 is elided (its middle row
+    /// alone, and only it, has 2 empty rows on each side).
+    #[test]
+    fn linear_empty_runs_at_the_threshold() {
+        let four = linear_of(0, 1500, 50, &[400, 650]).draw();
+        let mut r: Vec<(String, i64)> = (6..=15).map(|k| ((k * 50).to_string(), 0)).collect();
+        r[2].1 = 1;
+        r[7].1 = 1;
+        let rr: Vec<(&str, i64)> = r.iter().map(|(v, c)| (v.as_str(), *c)).collect();
+        assert_eq!(four, rows(5, &rr));
+        let five = linear_of(0, 1500, 50, &[400, 700]).draw();
+        let want = rows(
+            5,
+            &[
+                ("300", 0),
+                ("350", 0),
+                ("400", 1),
+                ("450", 0),
+                ("500", 0),
+                ("~", 0),
+                ("600", 0),
+                ("650", 0),
+                ("700", 1),
+                ("750", 0),
+                ("800", 0),
+            ],
+        );
+        assert_eq!(five, want);
+        // Two non-empty buckets side by side or one empty row apart: no `~`.
+        let near = linear_of(0, 1500, 50, &[444, 500]).draw();
+        let want = rows(
+            5,
+            &[
+                ("300", 0),
+                ("350", 0),
+                ("400", 1),
+                ("450", 0),
+                ("500", 1),
+                ("550", 0),
+                ("600", 0),
+            ],
+        );
+        assert_eq!(near, want);
+    }
+
+    /// elision.exp's log histograms: a single value, 0 alone (no negative
+    /// rows), and -2 with -4096 (ten empty rows between, and the rows down
+    /// to 0: the margin stops at the last bucket drawn, not at 0).
+    #[test]
+    fn log_elision_goldens() {
+        let one = log_of(&[128]).draw();
+        let want = rows(
+            5,
+            &[("32", 0), ("64", 0), ("128", 1), ("256", 0), ("512", 0)],
+        );
+        assert_eq!(one, want);
+        let zero = log_of(&[0]).draw();
+        assert_eq!(zero, rows(5, &[("0", 1), ("1", 0), ("2", 0)]));
+        let neg = log_of(&[-2, -4096]).draw();
+        let want = rows(
+            6,
+            &[
+                ("-16384", 0),
+                ("-8192", 0),
+                ("-4096", 1),
+                ("-2048", 0),
+                ("-1024", 0),
+                ("~", 0),
+                ("-8", 0),
+                ("-4", 0),
+                ("-2", 1),
+                ("-1", 0),
+                ("0", 0),
+            ],
+        );
+        assert_eq!(neg, want);
     }
 }

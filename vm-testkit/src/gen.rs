@@ -1384,6 +1384,10 @@ impl HGen<'_> {
                 self.load_choice(out, d, a, &VALS);
                 out.push(ins(abi::STP_OP_STADD, a, 0, 0, imm));
             }
+            5 | 6 if self.rng.chance(1, 6) => {
+                // `delete s`: every CPU's copy emptied.
+                out.push(ins(abi::STP_OP_STCLR, 0, 0, 0, imm));
+            }
             5 | 6 => {
                 let op = if self.rng.chance(1, 2) {
                     abi::STP_OP_STCOUNT

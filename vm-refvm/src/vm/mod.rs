@@ -610,7 +610,8 @@ impl Machine<'_> {
             | abi::STP_OP_STVAR
             | abi::STP_OP_STHIST
             | abi::STP_OP_STHISTS
-            | abi::STP_OP_STBKT => self.stat_op(&insn)?,
+            | abi::STP_OP_STBKT
+            | abi::STP_OP_STCLR => self.stat_op(&insn)?,
             abi::STP_OP_MGET
             | abi::STP_OP_MGETS
             | abi::STP_OP_MSET

@@ -22,6 +22,14 @@ impl Machine<'_> {
             d.add(c, v);
             return Ok(());
         }
+        if op == abi::STP_OP_STCLR {
+            // `delete s`: every CPU's copy, as vm.c (the extractors merge
+            // them all).
+            for c in self.aggs.stats.iter_mut().filter_map(|s| s.get_mut(k)) {
+                *c = StatCpu::default();
+            }
+            return Ok(());
+        }
         if (op == abi::STP_OP_STVAR && !d.variance)
             || ((op == abi::STP_OP_STHIST || op == abi::STP_OP_STHISTS || op == abi::STP_OP_STBKT)
                 && d.hist == abi::STP_HIST_NONE)

@@ -233,6 +233,14 @@
  *    added on another CPU meanwhile may show in some rows and not others.
  *  - STBKT: r[b] outside [0, nbuckets) ends the run with
  *    STP_RTE_HIST_INDEX.
+ *  - STCLR (`delete s` of a scalar statistic, stap's _stp_stat_clear)
+ *    empties the copy of every CPU id the caller of stp_run gives (a loop
+ *    over them, no fuel): afterwards the statistic is as if it had never
+ *    had a sample (@count 0, the other extractors EMPTY_AGG, every bucket
+ *    0). Clearing only the running CPU's copy would leave the other
+ *    CPUs' samples in what the extractors merge. No lock, as STADD: a
+ *    sample added on another CPU meanwhile may survive, vanish or leave
+ *    that copy half-cleared (stap clears under its per-CPU stat lock).
  *  Edges (vm.c, checked by refvm.rs):
  *  - Order of the checks: no statistics copy for the running CPU (only in
  *    user space: HostSession::set_cpus below the run's CPU id) ends every
@@ -462,7 +470,8 @@
 	X(TRY,    SW, NO, NO, JF,  0, "s[a] := \"\"; arm this frame's catch: pc + 1 + imm, message into s[a]") \
 	X(TRYEND, NO, NO, NO, NO,  0, "disarm this frame's catch") \
 	X(MSTHISTS, SW, RN, SN, MAP, 0, "s[a] := the merged histogram of map imm[r[b..], s[c..]], drawn") \
-	X(ABORT,  NO, NO, NO, NO,  0, "request the end of the session and end the run now, uncaught (abort())")
+	X(ABORT,  NO, NO, NO, NO,  0, "request the end of the session and end the run now, uncaught (abort())") \
+	X(STCLR,  NO, NO, NO, STAT, 0, "delete stat imm: every CPU's copy emptied")
 
 /* Opcode numbers: STP_OP_NOP == 0, in table order. */
 enum stp_opcode {

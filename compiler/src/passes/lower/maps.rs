@@ -91,11 +91,18 @@ impl Gen<'_> {
                     self.emit(STP_OP_MCLEAR, 0, 0, 0, map);
                 }
                 Ref::Global(g) if self.sglobal_delete(g) => {}
-                Ref::Global(g) => {
-                    let t = self.alloc_r();
-                    self.load_int(t, 0);
-                    self.emit(STP_OP_STG, t, 0, 0, g as i32);
-                }
+                Ref::Global(g) => match self.stat_of(e) {
+                    // A scalar statistic: every CPU's copy emptied; its
+                    // integer slot is never read.
+                    Some(st) => {
+                        self.emit(STP_OP_STCLR, 0, 0, 0, st);
+                    }
+                    None => {
+                        let t = self.alloc_r();
+                        self.load_int(t, 0);
+                        self.emit(STP_OP_STG, t, 0, 0, g as i32);
+                    }
+                },
                 Ref::Local(l) => {
                     let x = self.local(l);
                     let is_str =
