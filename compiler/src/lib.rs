@@ -43,7 +43,8 @@
 //!     space), so `stapvm compile` never writes a program the module's
 //!     verifier would refuse.
 //!
-//! Embedded C (`%{ %}`) is a parse error, as in stap without `-g`; with
+//! Embedded C (`%{ %}`) is a parse error (`NO_GURU_EMBEDDED`, once per
+//! script: stapvm has no guru mode); with
 //! `Target::guru` it parses (`parse_only` accepts it) and `resolve` refuses
 //! it (`not supported yet: embedded C`).
 //!
@@ -63,6 +64,7 @@ pub mod verify;
 
 use diag::{Diags, Renderer, Severity};
 pub use parse::preprocess::Target;
+pub use parse::{NO_GURU, NO_GURU_EMBEDDED};
 use vm_spec::program::Program;
 
 /// Compiler options from the command line.

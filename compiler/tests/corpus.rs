@@ -473,9 +473,7 @@ fn embedded_c_needs_guru_and_never_compiles() {
         ..Target::default()
     };
     let e = parse_only_for("x.stp", src, &o, &plain).unwrap_err();
-    assert!(e
-        .rendered
-        .contains("embedded code in unprivileged script; need stap -g"));
+    assert!(e.rendered.contains(compiler::NO_GURU_EMBEDDED));
     parse_only_for("x.stp", src, &o, &guru).unwrap();
     let e = compile_for("x.stp", src, &o, &guru).unwrap_err();
     assert!(

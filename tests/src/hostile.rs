@@ -439,7 +439,7 @@ pub fn hostile() -> Vec<Hostile> {
         "probe-bad-flags",
         STP_VERR_BAD_PROBE,
         "flags",
-        prog_timer(|p| p.probes[0].flags = 0x80),
+        prog_timer(|p| p.probes[0].flags = 0x20),
     ));
     v.push((
         "probe-ctx-mismatch",

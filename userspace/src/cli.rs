@@ -170,10 +170,29 @@ pub enum DebugCommand {
     },
 }
 
+/// True when the command line asks for stap's guru mode (`-g`, before any
+/// `--`), which stapvm refuses before parsing the rest: it runs only
+/// verified bytecode and has no guru mode (`compiler::NO_GURU`).
+pub fn wants_guru<S: AsRef<str>>(args: &[S]) -> bool {
+    args.iter()
+        .skip(1)
+        .map(AsRef::as_ref)
+        .take_while(|a| *a != "--")
+        .any(|a| a == "-g")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use clap::CommandFactory;
+
+    #[test]
+    fn guru_is_seen_anywhere_before_dashdash() {
+        assert!(wants_guru(&["stapvm", "-g", "x.stp"]));
+        assert!(wants_guru(&["stapvm", "run", "x.stp", "-g"]));
+        assert!(!wants_guru(&["stapvm", "run", "x.stp", "--", "-g"]));
+        assert!(!wants_guru(&["stapvm", "run", "x.stp"]));
+    }
 
     #[test]
     fn definition_is_consistent() {

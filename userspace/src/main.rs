@@ -177,6 +177,13 @@ fn dispatch(cli: &Cli) -> Result<u8, Error> {
 }
 
 fn main() -> ExitCode {
+    if cli::wants_guru(&std::env::args().collect::<Vec<_>>()) {
+        eprintln!(
+            "ERROR: -g (guru mode) is not available: {}",
+            compiler::NO_GURU
+        );
+        return ExitCode::from(1);
+    }
     let cli = Cli::parse();
     match dispatch(&cli) {
         Ok(code) => ExitCode::from(code),

@@ -61,61 +61,27 @@ pub fn resolve_with(prog: &Program, syms: &Kallsyms) -> Result<Resolved, Error> 
     let mut symbols = Vec::with_capacity(prog.probes.len());
     let mut warnings = Vec::new();
     let mut expanded = Vec::new();
-    let max = abi::STP_MAX_PROBES as usize;
+    // '!': set once a sufficient point of the current declaration resolved;
+    // its following alternatives are then not tried (stap's derive_probes).
+    let mut satisfied = false;
     for p in &prog.probes {
-        if let (true, ProbeTarget::Symbol { name, .. }) =
-            (u32::from(p.kind) == abi::STP_PROBE_TRACEPOINT, &p.target)
-        {
-            // A tracepoint's name: stapvm.ko looks it up when arming.
-            program.probes.push(p.clone());
-            symbols.push(Some((name.clone(), 0)));
+        let flags = u32::from(p.flags);
+        if flags & abi::STP_PROBE_F_ALTERNATIVE == 0 {
+            satisfied = false;
+        } else if satisfied {
             continue;
         }
-        if let ProbeTarget::Symbol { name, .. } = &p.target {
-            let list = if is_pattern(name) {
-                syms.pattern_matches(name)
-            } else {
-                Vec::new()
-            };
-            if !list.is_empty() {
-                if program.probes.len() + list.len() > max {
-                    return Err(Error::TooMany {
-                        display: p.display.clone(),
-                        count: program.probes.len() + list.len(),
-                        max: abi::STP_MAX_PROBES,
-                    });
-                }
-                expanded.push((p.display.clone(), list.len()));
-                for f in list {
-                    program.probes.push(vm_spec::program::Probe {
-                        target: ProbeTarget::Symbol {
-                            name: f.clone(),
-                            offset: 0,
-                        },
-                        ..p.clone()
-                    });
-                    symbols.push(Some((f, 0)));
-                }
-                continue;
-            }
-        }
-        match syms.resolve(&p.target) {
-            Ok(sym) => {
-                program.probes.push(p.clone());
-                symbols.push(sym);
-            }
-            Err(why) if u32::from(p.flags) & abi::STP_PROBE_F_OPTIONAL != 0 => {
-                warnings.push(format!(
-                    "optional probe point '{}' skipped: {why}",
-                    p.display
-                ));
-            }
-            Err(why) => {
-                return Err(Error::Unresolved {
-                    display: p.display.clone(),
-                    why,
-                })
-            }
+        let before = program.probes.len();
+        resolve_one(
+            p,
+            syms,
+            &mut program,
+            &mut symbols,
+            &mut warnings,
+            &mut expanded,
+        )?;
+        if flags & abi::STP_PROBE_F_SUFFICIENT != 0 && program.probes.len() > before {
+            satisfied = true;
         }
     }
     if program.probes.is_empty() && !prog.probes.is_empty() {
@@ -127,6 +93,74 @@ pub fn resolve_with(prog: &Program, syms: &Kallsyms) -> Result<Resolved, Error> 
         warnings,
         expanded,
     })
+}
+
+/// Resolves one probe of the program into `program` and `symbols` (none
+/// for an optional one that does not resolve, several for a wildcard).
+fn resolve_one(
+    p: &vm_spec::program::Probe,
+    syms: &Kallsyms,
+    program: &mut Program,
+    symbols: &mut Vec<Option<(String, u32)>>,
+    warnings: &mut Vec<String>,
+    expanded: &mut Vec<(String, usize)>,
+) -> Result<(), Error> {
+    let max = abi::STP_MAX_PROBES as usize;
+    if let (true, ProbeTarget::Symbol { name, .. }) =
+        (u32::from(p.kind) == abi::STP_PROBE_TRACEPOINT, &p.target)
+    {
+        // A tracepoint's name: stapvm.ko looks it up when arming.
+        program.probes.push(p.clone());
+        symbols.push(Some((name.clone(), 0)));
+        return Ok(());
+    }
+    if let ProbeTarget::Symbol { name, .. } = &p.target {
+        let list = if is_pattern(name) {
+            syms.pattern_matches(name)
+        } else {
+            Vec::new()
+        };
+        if !list.is_empty() {
+            if program.probes.len() + list.len() > max {
+                return Err(Error::TooMany {
+                    display: p.display.clone(),
+                    count: program.probes.len() + list.len(),
+                    max: abi::STP_MAX_PROBES,
+                });
+            }
+            expanded.push((p.display.clone(), list.len()));
+            for f in list {
+                program.probes.push(vm_spec::program::Probe {
+                    target: ProbeTarget::Symbol {
+                        name: f.clone(),
+                        offset: 0,
+                    },
+                    ..p.clone()
+                });
+                symbols.push(Some((f, 0)));
+            }
+            return Ok(());
+        }
+    }
+    match syms.resolve(&p.target) {
+        Ok(sym) => {
+            program.probes.push(p.clone());
+            symbols.push(sym);
+        }
+        Err(why) if u32::from(p.flags) & abi::STP_PROBE_F_OPTIONAL != 0 => {
+            warnings.push(format!(
+                "optional probe point '{}' skipped: {why}",
+                p.display
+            ));
+        }
+        Err(why) => {
+            return Err(Error::Unresolved {
+                display: p.display.clone(),
+                why,
+            })
+        }
+    }
+    Ok(())
 }
 
 /// ftrace's list of the functions it can trace (kprobes on others are
@@ -258,6 +292,72 @@ mod tests {
         assert!(r.warnings[0].contains("kernel.function(\"nope\")?"));
         // The image builds from the reduced program.
         vm_spec::image::build(&r.program, &r.symbols).unwrap();
+    }
+
+    /// `probe` with `!` (sufficient) and/or following a `!` in its
+    /// declaration (alternative).
+    fn flagged(display: &str, name: &str, sufficient: bool, alternative: bool) -> Probe {
+        let mut p = probe(display, sym(name), sufficient);
+        if sufficient {
+            p.flags |= abi::STP_PROBE_F_SUFFICIENT as u8;
+        }
+        if alternative {
+            p.flags |= abi::STP_PROBE_F_ALTERNATIVE as u8;
+        }
+        p
+    }
+
+    fn names(r: &Resolved) -> Vec<String> {
+        r.symbols
+            .iter()
+            .map(|s| s.as_ref().map(|s| s.0.clone()).unwrap_or_default())
+            .collect()
+    }
+
+    #[test]
+    fn sufficient_points_stop_their_declaration_once_resolved() {
+        // probe kernel.function("nope")!, kernel.function("vfs_read") { }
+        // probe kernel.function("vfs_read")!, kernel.function("vfs_write") { }
+        // probe kernel.function("vfs_write") { }
+        let prog = Program {
+            probes: vec![
+                flagged("kernel.function(\"nope\")!", "nope", true, false),
+                flagged("kernel.function(\"vfs_read\")", "vfs_read", false, true),
+                flagged("kernel.function(\"vfs_read\")!", "vfs_read", true, false),
+                flagged("kernel.function(\"vfs_write\")", "vfs_write", false, true),
+                flagged("kernel.function(\"vfs_write\")", "vfs_write", false, false),
+            ],
+            ..Default::default()
+        };
+        let r = resolve_with(&prog, &kallsyms()).unwrap();
+        assert_eq!(names(&r), ["vfs_read", "vfs_read", "vfs_write"]);
+        assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+        assert!(r.warnings[0].contains("kernel.function(\"nope\")!"));
+        vm_spec::image::build(&r.program, &r.symbols).unwrap();
+    }
+
+    #[test]
+    fn an_unresolved_alternative_after_an_unresolved_sufficient_point_is_an_error() {
+        let prog = Program {
+            probes: vec![
+                flagged("kernel.function(\"nope\")!", "nope", true, false),
+                flagged("kernel.function(\"gone\")", "gone", false, true),
+            ],
+            ..Default::default()
+        };
+        let e = resolve_with(&prog, &kallsyms()).unwrap_err();
+        assert!(e.to_string().contains("kernel.function(\"gone\")"), "{e}");
+        // a!, b!, c: b is tried when a fails, and c is dropped when b resolves.
+        let prog = Program {
+            probes: vec![
+                flagged("a!", "nope", true, false),
+                flagged("b!", "vfs_write", true, true),
+                flagged("c", "gone", false, true),
+            ],
+            ..Default::default()
+        };
+        let r = resolve_with(&prog, &kallsyms()).unwrap();
+        assert_eq!(names(&r), ["vfs_write"]);
     }
 
     #[test]

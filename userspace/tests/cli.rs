@@ -203,6 +203,31 @@ fn usage_errors() {
 }
 
 #[test]
+fn guru_mode_is_refused_with_the_reason() {
+    let want = "ERROR: -g (guru mode) is not available: stapvm runs only verified bytecode \
+                and has no guru mode (there is no -g)\n";
+    for args in [
+        &["-g", "x.stp"][..],
+        &["run", "-g", "-e", "probe begin { exit() }"],
+        &["compile", "x.stp", "-g"],
+        &["check", "-g", "x.stp"],
+    ] {
+        let out = stapvm(args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(String::from_utf8(out.stderr).unwrap(), want, "{args:?}");
+    }
+}
+
+#[test]
+fn embedded_c_is_refused_once() {
+    let out = stapvm(&["check", "-e", "%{ int a; %}\n%{ int b; %}\nprobe begin { }"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.matches("embedded C cannot run").count(), 1, "{err}");
+    assert!(err.contains("at <input>:1:1"), "{err}");
+}
+
+#[test]
 fn compile_then_dump() {
     let d = tmpdir("compile");
     let out = d.join("h.stpb");

@@ -155,7 +155,9 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
     // PROBES.
     for (p, (sym, off)) in prog.probes.iter().zip(&probe_syms) {
         let ps = &mut sections[abi::STP_SEC_PROBES as usize];
-        ps.extend_from_slice(&[p.kind, p.flags, 0, 0]);
+        // The loader's flags ('!') stay in the .stpb.
+        let flags = p.flags & !(abi::STP_PROBE_F__LOADER as u8);
+        ps.extend_from_slice(&[p.kind, flags, 0, 0]);
         push_u32(ps, p.handler);
         push_u32(ps, *sym);
         push_u32(ps, *off);

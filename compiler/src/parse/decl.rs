@@ -313,15 +313,9 @@ fn function(i: In, private: Option<Span>) -> PResult<Item> {
         r = r2;
     }
     let (r, body) = match r.first() {
-        Some(t) if t.kind == TokKind::Embedded => {
-            if !GURU.with(|g| g.get()) {
-                return Err(fail_at(
-                    r,
-                    "embedded code in unprivileged script; need stap -g",
-                ));
-            }
-            (&r[1..], None)
-        }
+        // Outside guru mode `parse_tokens` has already refused the script
+        // once, at its first embedded-C block.
+        Some(t) if t.kind == TokKind::Embedded => (&r[1..], None),
         _ => {
             IN_FUNCTION.with(|f| f.set(true));
             let res = block(r);
@@ -363,16 +357,8 @@ pub(super) fn item<'a>(i: In<'a>, globals: &mut Vec<String>) -> PResult<'a, Vec<
                 Err(fail_next(rest, "expected 'function' or identifier"))
             }
         }
-        (TokKind::Embedded, _) => {
-            if GURU.with(|g| g.get()) {
-                Ok((&i[1..], vec![Item::Embedded(t.span)]))
-            } else {
-                Err(fail_at(
-                    i,
-                    "embedded code in unprivileged script; need stap -g",
-                ))
-            }
-        }
+        // Refused once per script by `parse_tokens` outside guru mode.
+        (TokKind::Embedded, _) => Ok((&i[1..], vec![Item::Embedded(t.span)])),
         _ => Err(fail_at(
             i,
             "expected 'probe', 'global', 'private', 'function', or '%{'",

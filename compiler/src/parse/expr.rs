@@ -381,16 +381,8 @@ fn value(i: In) -> PResult<Expr> {
         return Err(fail_at(i, "expected value"));
     };
     match &t.kind {
-        TokKind::Embedded => {
-            if GURU.with(|g| g.get()) {
-                Ok((&i[1..], unsupported_expr("embedded C", t.span)))
-            } else {
-                Err(fail_at(
-                    i,
-                    "embedded expression code in unprivileged script; need stap -g",
-                ))
-            }
-        }
+        // Refused once per script by `parse_tokens` outside guru mode.
+        TokKind::Embedded => Ok((&i[1..], unsupported_expr("embedded C", t.span))),
         TokKind::Op if t.text == "(" => {
             let (i, e) = expr(&i[1..])?;
             let (i, _) = op(")")(i)?;
@@ -625,7 +617,10 @@ fn symbol(i: In) -> PResult<Expr> {
                 (r, mk(ExprKind::AtOp { op: name, args }, span))
             }
             "@kregister" | "@uregister" | "@kderef" | "@uderef" if !guru => {
-                return Err(fail_tok(i, format!("{name} requires guru mode (-g)")));
+                return Err(fail_tok(
+                    i,
+                    format!("{name} is guru-only: {}", super::NO_GURU),
+                ));
             }
             "@kregister" | "@uregister" | "@kderef" | "@uderef" => {
                 let (r, _) = op("(")(rest)?;

@@ -14,7 +14,9 @@
 //! `Script` and parse errors; like stap, after an error it skips to the next
 //! `probe`, `global`, `function` or `private` keyword and goes on, so one
 //! run reports every broken declaration. Embedded C is a parse error unless
-//! `Target::guru`. Runs next: `passes::resolve`, which rejects what the
+//! `Target::guru` (kept for stap's parse-only test suites): one error per
+//! script, at its first block (`NO_GURU_EMBEDDED`), since stapvm runs only
+//! verified bytecode and has no guru mode. Runs next: `passes::resolve`, which rejects what the
 //! later passes cannot handle yet.
 //!
 //! Every parser is a nom parser `fn(In) -> PResult<T>` over `In = &[Token]`
@@ -87,6 +89,19 @@ impl<'a> ParseError<In<'a>> for PErr {
 
 /// A parser result.
 pub type PResult<'a, T> = nom::IResult<In<'a>, T, PErr>;
+
+macro_rules! no_guru {
+    () => {
+        "stapvm runs only verified bytecode and has no guru mode (there is no -g)"
+    };
+}
+
+/// The one refusal of a script holding embedded C (`%{ %}`, a function
+/// with an embedded-C body, an embedded-C expression), at its first block.
+pub const NO_GURU_EMBEDDED: &str = concat!("embedded C cannot run: ", no_guru!());
+
+/// Why guru-only constructs and `-g` are refused.
+pub const NO_GURU: &str = no_guru!();
 
 /// Deepest nesting of statements and expressions accepted.
 pub const MAX_DEPTH: u32 = 100;
@@ -431,6 +446,14 @@ fn parse_tokens(tokens: &[Token], guru: bool, diags: &mut Diags) -> Script {
     DEPTH.with(|d| d.set(0));
     IN_FUNCTION.with(|f| f.set(false));
     GURU.with(|g| g.set(guru));
+    if !guru {
+        if let Some(t) = tokens.iter().find(|t| t.kind == TokKind::Embedded) {
+            diags.push(Diagnostic {
+                at: true,
+                ..Diagnostic::parse(NO_GURU_EMBEDDED, Some(t.span))
+            });
+        }
+    }
     let mut script = Script::default();
     let mut globals = Vec::new();
     let mut i: In = tokens;

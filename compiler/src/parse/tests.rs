@@ -485,7 +485,7 @@ fn error_messages_of_stap() {
     );
     assert_eq!(
         first_line("%{ int x; %}"),
-        "parse error: embedded code in unprivileged script; need stap -g"
+        "parse error: embedded C cannot run: stapvm runs only verified bytecode and has no guru mode (there is no -g)"
     );
     assert_eq!(
         first_line("global a, a"),

@@ -298,6 +298,17 @@ enum stp_probe_kind {
 #define STP_PROBE_F_OPTIONAL	0x1u	/* '?': failure to arm is not an error */
 #define STP_PROBE_F_PROFILE	0x2u	/* timer.profile: per CPU, every tick */
 #define STP_PROBE_F__ALL	0x3u
+/*
+ * '!' (sufficient): flags of the .stpb only, never of an image (image.rs
+ * clears STP_PROBE_F__LOADER; the verifier refuses them as unknown). The
+ * loader resolves the probes of one declaration in order; once one with
+ * STP_PROBE_F_SUFFICIENT resolved, it drops the following ones with
+ * STP_PROBE_F_ALTERNATIVE (the points after a '!' in the same declaration).
+ * A sufficient point is also STP_PROBE_F_OPTIONAL.
+ */
+#define STP_PROBE_F_SUFFICIENT	0x40u
+#define STP_PROBE_F_ALTERNATIVE	0x80u
+#define STP_PROBE_F__LOADER	0xc0u
 
 /* Frames of BACKTRACE (helpers.h), stap's MAXBACKTRACE. */
 #define STP_MAX_BACKTRACE	20u

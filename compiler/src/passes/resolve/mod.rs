@@ -369,6 +369,9 @@ pub fn run(script: &Script, diags: &mut Diags) -> Resolved {
     for (idx, it) in script.items.iter().enumerate() {
         let Item::Probe(p) = it else { continue };
         let mut points = Vec::new();
+        // After a '!' point, the rest of the declaration are alternatives
+        // the loader drops once a sufficient point resolved (abi.h).
+        let mut after_sufficient = false;
         for pp in &p.points {
             let names: Vec<&str> = pp.components.iter().map(|c| c.name.as_str()).collect();
             match names.as_slice() {
@@ -378,9 +381,16 @@ pub fn run(script: &Script, diags: &mut Diags) -> Resolved {
                 ["syscall" | "nd_syscall", "openat", ..] => saw_openat = true,
                 _ => {}
             }
-            if let Some(point) = r.point(pp) {
+            if let Some(mut point) = r.point(pp) {
+                if after_sufficient {
+                    point.flags |= abi::STP_PROBE_F_ALTERNATIVE as u8;
+                }
+                if pp.sufficient {
+                    point.flags |= (abi::STP_PROBE_F_SUFFICIENT | abi::STP_PROBE_F_OPTIONAL) as u8;
+                }
                 points.push(point);
             }
+            after_sufficient |= pp.sufficient;
         }
         r.locals = Vec::new();
         r.assigned = Vec::new();

@@ -46,10 +46,6 @@ impl Resolver<'_> {
             self.unsupported("conditional probe points (if)", cond);
             return None;
         }
-        if pp.sufficient {
-            self.unsupported("sufficient probe points (!)", span);
-            return None;
-        }
         if let Some(w) = c.iter().find(|c| c.name.contains('*')) {
             self.unsupported("wildcard probe points", w.span);
             return None;
