@@ -392,7 +392,19 @@ fn compile_here(
 ) -> Result<Compiled, Failed> {
     let limits = limits(opts).map_err(|rendered| Failed { rendered, count: 1 })?;
     let f = front(source_name, source, opts, target)?;
-    let mut program = match passes::lower::run(&f.script, &f.resolved, &f.types, source, &limits) {
+    let program = back(source_name, source, &f, &limits)?;
+    Ok(Compiled {
+        program,
+        warnings: render_warnings(source_name, source, &f),
+    })
+}
+
+/// The passes after `front`: lowering and the verifier. `check` runs them
+/// too (and drops the program), so that it refuses what `compile` refuses
+/// (an expression too complex for the register files, a handler too
+/// large, …) with the same message.
+fn back(source_name: &str, source: &str, f: &Front, limits: &[u32]) -> Result<Program, Failed> {
+    let mut program = match passes::lower::run(&f.script, &f.resolved, &f.types, source, limits) {
         Ok(p) => p,
         Err(errs) => {
             let mut diags = f.diags.clone();
@@ -411,10 +423,7 @@ fn compile_here(
             count: 1,
         });
     }
-    Ok(Compiled {
-        program,
-        warnings: render_warnings(source_name, source, &f),
-    })
+    Ok(program)
 }
 
 /// Runs the parser only (stap's `-p1`: lexing, preprocessing, parsing; an
@@ -435,8 +444,9 @@ pub fn parse_only_for(
     with_stack(|| pass1(source_name, source, opts, target).map(|_| ()))
 }
 
-/// Runs the parse and semantic passes only (`stapvm check`, stap's `-p2`);
-/// returns the rendered warnings.
+/// Runs the parse and semantic passes (`stapvm check`, stap's `-p2`), then
+/// lowering and the verifier without keeping the program, so that `check`
+/// accepts exactly what `compile` accepts; returns the rendered warnings.
 pub fn check(source_name: &str, source: &str, opts: &Options) -> Result<Vec<String>, Failed> {
     check_for(source_name, source, opts, &Target::default())
 }
@@ -457,7 +467,8 @@ fn check_here(
     opts: &Options,
     target: &Target,
 ) -> Result<Vec<String>, Failed> {
-    limits(opts).map_err(|rendered| Failed { rendered, count: 1 })?;
+    let limits = limits(opts).map_err(|rendered| Failed { rendered, count: 1 })?;
     let f = front(source_name, source, opts, target)?;
+    back(source_name, source, &f, &limits)?;
     Ok(render_warnings(source_name, source, &f))
 }

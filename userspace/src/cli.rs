@@ -23,7 +23,7 @@ pub enum Command {
     Load(LoadArgs),
     /// Compile a script and run it (compile + load in one process).
     Run(RunArgs),
-    /// Check a script (parse and semantic analysis) without compiling it.
+    /// Check a script (parse, semantic analysis, lowering) without writing a program.
     Check(CheckArgs),
     /// Disassemble a .stpb program.
     Dump(DumpArgs),

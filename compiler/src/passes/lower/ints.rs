@@ -214,7 +214,7 @@ impl Gen<'_> {
                 self.load_int(dst, 0);
             }
             ExprKind::Unary(op, a) => {
-                let ra = self.int(a);
+                let ra = self.int_operand(a, dst);
                 let opc = match op {
                     UnOp::Neg => STP_OP_NEG,
                     UnOp::Plus => STP_OP_MOV,
@@ -223,9 +223,9 @@ impl Gen<'_> {
                 };
                 self.emit(opc, dst, ra, 0, 0);
             }
+            ExprKind::Binary(op, a, b) if self.operand_chain(Some(*op), a, b, dst) => {}
             ExprKind::Binary(op, a, b) => {
-                let ra = self.int(a);
-                let rb = self.int(b);
+                let (ra, rb) = self.int_operands(a, b, dst);
                 self.emit(binop(*op), dst, ra, rb, 0);
             }
             ExprKind::Regex { negate, lhs, re } => {
@@ -257,8 +257,7 @@ impl Gen<'_> {
                     self.load_int(z, 0);
                     self.emit(opc, dst, dst, z, 0);
                 } else {
-                    let ra = self.int(a);
-                    let rb = self.int(b);
+                    let (ra, rb) = self.int_operands(a, b, dst);
                     self.emit(opc, dst, ra, rb, 0);
                 }
             }

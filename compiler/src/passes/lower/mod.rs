@@ -23,7 +23,8 @@
 //! This file holds the lowering state (`Gen`, one per handler), its
 //! register, jump and source-location primitives, the setup of one handler
 //! (`handler`) and the entry point `run`. Each kind of construct is lowered
-//! in a file of its own: `ints.rs`, `strings.rs`, `conds.rs`, `calls.rs`,
+//! in a file of its own: `ints.rs`, `strings.rs` (with `operands.rs`, the
+//! operands of a binary operator and their order), `conds.rs`, `calls.rs`,
 //! `assign.rs`, `printing.rs`, `stmts.rs`, `maps.rs` (arrays), `foreach.rs`,
 //! `stats.rs` (statistics and histograms), `strglobals.rs` (string
 //! globals), `tapset.rs` and `tier1.rs` (built-ins that need code of their
@@ -42,6 +43,7 @@ mod conds;
 mod foreach;
 mod ints;
 mod maps;
+mod operands;
 mod printing;
 mod stats;
 mod stmts;
@@ -79,6 +81,14 @@ struct Gen<'a> {
     next_s: u8,
     max_r: u8,
     max_s: u8,
+    /// The first integer and string registers above the locals: a
+    /// destination at or above them is a temporary that nothing else
+    /// reads, so an operator may evaluate its first operand into it.
+    temps_r: u8,
+    temps_s: u8,
+    /// Temporaries an expression needs above its destination (by
+    /// expression id), for the order of a pure operator's operands.
+    need: HashMap<u32, u32>,
     loops: Vec<LoopJumps>,
     error: Option<Diagnostic>,
     span: Span,
@@ -281,6 +291,9 @@ fn handler(
         next_s: 0,
         max_r: 0,
         max_s: 0,
+        temps_r: 0,
+        temps_s: 0,
+        need: HashMap::new(),
         loops: Vec::new(),
         error: None,
         span,
@@ -317,6 +330,7 @@ fn handler(
         };
         g.local_reg.push(reg);
     }
+    (g.temps_r, g.temps_s) = g.mark();
     g.span = span;
     g.stmt(stmt);
     g.leave(saved);

@@ -31,9 +31,9 @@ impl Gen<'_> {
                 Ref::Global(g) => self.sglobal_load(g, dst),
                 _ => self.fail("internal error: bad string variable"),
             },
+            ExprKind::Concat(a, b) if self.operand_chain(None, a, b, dst) => {}
             ExprKind::Concat(a, b) => {
-                let sa = self.str(a);
-                let sb = self.str(b);
+                let (sa, sb) = self.str_operands(a, b, dst);
                 self.emit(STP_OP_SCAT, dst, sa, sb, 0);
             }
             ExprKind::Call { args, .. } => self.call(e, args, None, Some(dst)),
