@@ -577,6 +577,9 @@ const EXAMPLES: &[(&str, char, &[&str])] = &[
     ("process__sig_by_proc.stp", 'E', &[]),
     ("process__forktracker.stp", 'E', &[]),
     ("io__traceio.stp", 'E', &[]),
+    ("io__inodewatch.stp", 'E', &["0x08", "0x01", "100"]),
+    ("io__inodewatch2.stp", 'E', &["0x08", "0x01", "100"]),
+    ("io__iodevstats.stp", 'E', &[]),
     ("seeds/syscall-open.stp", 'B', &[]),
     ("seeds/boot-trace-2006.stp", 'C', &[]),
 ];
@@ -621,6 +624,11 @@ const MUST_COMPILE: &[&str] = &[
     "network__nettop.stp",
     "process__sig_by_proc.stp",
     "process__forktracker.stp",
+    // Tier E that compile with dev.stp's MKDEV/MAJOR/MINOR (library.stp's
+    // tier 3).
+    "io__inodewatch.stp",
+    "io__inodewatch2.stp",
+    "io__iodevstats.stp",
     "seeds/syscall-open.stp",
     "seeds/boot-trace-2006.stp",
 ];

@@ -126,9 +126,9 @@ fn argv_literal(e: &mut Expr, args: &[String], declared: &HashSet<String>) {
 /// The other arities of overloaded tapset functions (one function per
 /// name here): `user_string(addr, err_msg)`, `kernel_string(addr,
 /// err_msg)`, `user_string_n(addr, n, err_msg)`, `ansi_set_color(fg[,
-/// bg])`, `ctime()` call the library's `__user_string2`,
-/// `__kernel_string2`, `__user_string_n3`, `__ansi_set_color1/2`,
-/// `__ctime_now`; the deprecated `string(num)` calls `__string_deprecated`
+/// bg])`, `ctime()`, `user_string_warn(addr, warn_msg)` call the
+/// library's `__user_string2`, `__kernel_string2`, `__user_string_n3`,
+/// `__ansi_set_color1/2`, `__ctime_now`, `__user_string_warn2`; the deprecated `string(num)` calls `__string_deprecated`
 /// and its span is returned (for the one-time warning).
 fn two_argument_form(e: &mut Expr) -> Option<Span> {
     if let ExprKind::Call { name, args } = &mut e.kind {
@@ -144,6 +144,7 @@ fn two_argument_form(e: &mut Expr) -> Option<Span> {
             ("ansi_set_color", 2) => *name = "__ansi_set_color2".to_string(),
             ("ctime", 0) => *name = "__ctime_now".to_string(),
             ("assert", 2) => *name = "__assert2".to_string(),
+            ("user_string_warn", 2) => *name = "__user_string_warn2".to_string(),
             _ => {}
         }
     }
