@@ -47,6 +47,7 @@
 #include <linux/percpu.h>
 #include <linux/cpumask.h>
 #include <linux/timex.h>
+#include <linux/jiffies.h>
 #include <linux/timekeeping.h>
 
 #include "session.h"
@@ -360,6 +361,7 @@ int stp_probes_init(struct stp_session *s)
 		const struct stp_probe_desc *pd = &prog->probes[i];
 		struct stp_probe *p = &s->probes[i];
 		const struct stp_str_desc *sd;
+		u64 ns;
 
 		p->sess = s;
 		p->index = i;
@@ -387,10 +389,16 @@ int stp_probes_init(struct stp_session *s)
 			 * The verifier bounds the period to STP_MAX_TIMER_NS
 			 * (abi.h); clamped again (defence in depth): a value
 			 * past KTIME_MAX would turn negative and fire at the
-			 * timer resolution.
+			 * timer resolution. timer.jiffies(N)
+			 * (STP_PROBE_F_JIFFIES): N jiffies of this kernel's
+			 * HZ, N <= STP_MAX_TIMER_JIFFIES (the verifier), so
+			 * the product fits in 64 bits whatever HZ is.
 			 */
-			p->period = ns_to_ktime(min_t(u64, pd->period_ns,
-						      KTIME_MAX));
+			ns = pd->period_ns;
+			if (pd->flags & STP_PROBE_F_JIFFIES)
+				ns = min_t(u64, ns, STP_MAX_TIMER_JIFFIES) *
+				     (NSEC_PER_SEC / HZ);
+			p->period = ns_to_ktime(min_t(u64, ns, KTIME_MAX));
 			break;
 		default:
 			break;

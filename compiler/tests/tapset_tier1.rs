@@ -213,8 +213,9 @@ fn probe_type_names_the_low_level_probe() {
         ),
         "begin_end\nbegin_end\n"
     );
-    let cases: [(&str, u32, &str); 7] = [
+    let cases: [(&str, u32, &str); 8] = [
         ("timer.ms(100)", abi::STP_PROBE_TIMER, "hrtimer"),
+        ("timer.jiffies(5)", abi::STP_PROBE_TIMER, "timer"),
         ("timer.hz(10)", abi::STP_PROBE_TIMER, "hrtimer"),
         ("timer.profile", abi::STP_PROBE_TIMER, "perf_event"),
         (

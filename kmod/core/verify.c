@@ -746,6 +746,12 @@ static int check_probes(const struct stp_prog *p,
 			return FAIL(res, BAD_PROBE, i,
 				    "probe %u: the profile flag is only for timers",
 				    VI(i));
+		if ((d->flags & STP_PROBE_F_JIFFIES) &&
+		    (!(uses & STP_PROBE_USES_PERIOD) ||
+		     (d->flags & STP_PROBE_F_PROFILE)))
+			return FAIL(res, BAD_PROBE, i,
+				    "probe %u: the jiffies flag is only for timers, without the profile flag",
+				    VI(i));
 		if (d->reserved || d->reserved2)
 			return FAIL(res, BAD_PROBE, i,
 				    "probe %u: reserved fields must be 0",
@@ -761,8 +767,17 @@ static int check_probes(const struct stp_prog *p,
 				    VI(stp_probe_ctx[d->kind]),
 				    VI(d->handler),
 				    VI(p->handlers[d->handler].ctx));
-		if ((uses & STP_PROBE_USES_PERIOD) &&
-		    !(d->period_ns == 0 && (d->flags & STP_PROBE_F_PROFILE))) {
+		if (d->flags & STP_PROBE_F_JIFFIES) {
+			/* a timer (above): period_ns counts jiffies */
+			if (d->period_ns < 1 ||
+			    d->period_ns > STP_MAX_TIMER_JIFFIES)
+				return FAIL(res, BAD_PROBE, i,
+					    "probe %u: timer period %u jiffies is outside [1, %u]",
+					    VI(i), VI(d->period_ns),
+					    VI(STP_MAX_TIMER_JIFFIES));
+		} else if ((uses & STP_PROBE_USES_PERIOD) &&
+			   !(d->period_ns == 0 &&
+			     (d->flags & STP_PROBE_F_PROFILE))) {
 			if (d->period_ns < STP_MIN_TIMER_NS)
 				return FAIL(res, BAD_PROBE, i,
 					    "probe %u: timer period %u ns is below %u ns",

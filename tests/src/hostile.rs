@@ -454,6 +454,48 @@ pub fn hostile() -> Vec<Hostile> {
         prog_timer(|p| p.probes[0].period_ns = 1000),
     ));
     v.push((
+        "timer-jiffies-zero",
+        STP_VERR_BAD_PROBE,
+        "timer period 0 jiffies is outside [1, 1000000]",
+        prog_timer(|p| {
+            p.probes[0].flags = STP_PROBE_F_JIFFIES as u8;
+            p.probes[0].period_ns = 0;
+        }),
+    ));
+    v.push((
+        "timer-jiffies-too-many",
+        STP_VERR_BAD_PROBE,
+        "jiffies is outside [1, 1000000]",
+        prog_timer(|p| {
+            p.probes[0].flags = STP_PROBE_F_JIFFIES as u8;
+            p.probes[0].period_ns = u64::from(STP_MAX_TIMER_JIFFIES) + 1;
+        }),
+    ));
+    v.push((
+        "timer-jiffies-huge",
+        STP_VERR_BAD_PROBE,
+        "jiffies is outside",
+        prog_timer(|p| {
+            p.probes[0].flags = STP_PROBE_F_JIFFIES as u8;
+            p.probes[0].period_ns = u64::MAX;
+        }),
+    ));
+    v.push((
+        "jiffies-flag-on-kprobe",
+        STP_VERR_BAD_PROBE,
+        "the jiffies flag is only for timers",
+        prog_kprobe(|p| p.probes[0].flags = STP_PROBE_F_JIFFIES as u8),
+    ));
+    v.push((
+        "jiffies-flag-with-profile",
+        STP_VERR_BAD_PROBE,
+        "without the profile flag",
+        prog_timer(|p| {
+            p.probes[0].flags = (STP_PROBE_F_JIFFIES | STP_PROBE_F_PROFILE) as u8;
+            p.probes[0].period_ns = 5;
+        }),
+    ));
+    v.push((
         "probe-symbol-too-long",
         STP_VERR_BAD_PROBE,
         "symbol",

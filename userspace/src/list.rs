@@ -542,8 +542,8 @@ ffffffff81000080 t ext4_file_open\t[ext4]
     #[test]
     fn other_points_are_checked_and_echoed() {
         assert_eq!(
-            run(&["begin", "timer.s(1)"], false),
-            ["begin", "timer.s(1)"]
+            run(&["begin", "timer.s(1)", "timer.jiffies(5)"], false),
+            ["begin", "timer.jiffies(5)", "timer.s(1)"]
         );
     }
 }

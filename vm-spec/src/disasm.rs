@@ -419,7 +419,10 @@ pub fn disassemble(prog: &Program) -> String {
         if u32::from(p.flags) & !abi::STP_PROBE_F__ALL != 0 {
             let _ = write!(extra, " flags={:#x}", p.flags);
         }
-        if p.period_ns != 0 {
+        if u32::from(p.flags) & abi::STP_PROBE_F_JIFFIES != 0 {
+            // timer.jiffies(N): period_ns counts jiffies (abi.h)
+            let _ = write!(extra, " period={}jiffies", p.period_ns);
+        } else if p.period_ns != 0 {
             let _ = write!(extra, " period={}ns", p.period_ns);
         }
         if p.maxactive != 0 {

@@ -307,6 +307,65 @@ fn cases() -> Vec<Case> {
             "below",
         ),
         case(
+            "jiffies timer of 1 and of STP_MAX_TIMER_JIFFIES jiffies",
+            {
+                let mut p = program(vec![
+                    handler(STP_CTX_TIMER, 0, 0, vec![RET]),
+                    handler(STP_CTX_TIMER, 0, 0, vec![RET]),
+                ]);
+                p.probes[0].flags = STP_PROBE_F_JIFFIES as u8;
+                p.probes[0].period_ns = 1;
+                p.probes[1].flags = STP_PROBE_F_JIFFIES as u8;
+                p.probes[1].period_ns = u64::from(STP_MAX_TIMER_JIFFIES);
+                build(&p)
+            },
+            "OK",
+            "",
+        ),
+        case(
+            "jiffies timer of 0 jiffies",
+            {
+                let mut p = program(vec![handler(STP_CTX_TIMER, 0, 0, vec![RET])]);
+                p.probes[0].flags = STP_PROBE_F_JIFFIES as u8;
+                p.probes[0].period_ns = 0;
+                build(&p)
+            },
+            "BAD_PROBE",
+            "timer period 0 jiffies is outside [1, 1000000]",
+        ),
+        case(
+            "jiffies timer above STP_MAX_TIMER_JIFFIES",
+            {
+                let mut p = program(vec![handler(STP_CTX_TIMER, 0, 0, vec![RET])]);
+                p.probes[0].flags = STP_PROBE_F_JIFFIES as u8;
+                p.probes[0].period_ns = u64::from(STP_MAX_TIMER_JIFFIES) + 1;
+                build(&p)
+            },
+            "BAD_PROBE",
+            "timer period 1000001 jiffies is outside",
+        ),
+        case(
+            "jiffies flag on a kprobe",
+            {
+                let mut p = program(vec![handler(STP_CTX_KPROBE, 0, 0, vec![RET])]);
+                p.probes[0].flags = STP_PROBE_F_JIFFIES as u8;
+                build(&p)
+            },
+            "BAD_PROBE",
+            "the jiffies flag is only for timers",
+        ),
+        case(
+            "jiffies flag with the profile flag",
+            {
+                let mut p = program(vec![handler(STP_CTX_TIMER, 0, 0, vec![RET])]);
+                p.probes[0].flags = (STP_PROBE_F_JIFFIES | STP_PROBE_F_PROFILE) as u8;
+                p.probes[0].period_ns = 5;
+                build(&p)
+            },
+            "BAD_PROBE",
+            "without the profile flag",
+        ),
+        case(
             "bad symbol character",
             {
                 let mut p = program(vec![handler(STP_CTX_KPROBE, 0, 0, vec![RET])]);

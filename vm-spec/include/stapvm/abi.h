@@ -250,7 +250,7 @@ enum stp_probe_uses {
 	STP_PROBE_USES_SYMBOL = 1,	/* symbol: kernel symbol or tracepoint */
 	STP_PROBE_USES_OFFSET = 2,	/* offset into the symbol */
 	STP_PROBE_USES_MAXACTIVE = 4,	/* kretprobe instances */
-	STP_PROBE_USES_PERIOD = 8,	/* period_ns, STP_PROBE_F_PROFILE */
+	STP_PROBE_USES_PERIOD = 8,	/* period_ns, STP_PROBE_F_PROFILE/_JIFFIES */
 };
 
 /*
@@ -261,7 +261,8 @@ enum stp_probe_uses {
  *
  *   BEGIN       runs at START, process context
  *   END         runs at STOP, process context
- *   TIMER       hrtimer every period_ns, or timer.profile (the flag)
+ *   TIMER       hrtimer every period_ns, or timer.profile (the flag), or
+ *               every period_ns jiffies (STP_PROBE_F_JIFFIES)
  *   KPROBE      symbol + offset; maxactive is accepted and unused
  *   KRETPROBE   symbol (+ offset), maxactive instances
  *   ERROR       runs at STOP instead of END in the error state
@@ -294,10 +295,17 @@ enum stp_probe_kind {
  * every kernel tick (TICK_NSEC) when period_ns is 0 (allowed only with
  * this flag); hardirq context; the hit gets the interrupted context's
  * registers (ADDR, USER_MODE).
+ *
+ * STP_PROBE_F_JIFFIES, only on STP_PROBE_TIMER and never with
+ * STP_PROBE_F_PROFILE (timer.jiffies(N)): period_ns holds N, a count of
+ * jiffies in [1, STP_MAX_TIMER_JIFFIES], not nanoseconds; the module arms
+ * an hrtimer of N jiffies of its own kernel's HZ, which the compiler
+ * cannot know.
  */
 #define STP_PROBE_F_OPTIONAL	0x1u	/* '?': failure to arm is not an error */
 #define STP_PROBE_F_PROFILE	0x2u	/* timer.profile: per CPU, every tick */
-#define STP_PROBE_F__ALL	0x3u
+#define STP_PROBE_F_JIFFIES	0x4u	/* timer.jiffies: period_ns in jiffies */
+#define STP_PROBE_F__ALL	0x7u
 /*
  * '!' (sufficient): flags of the .stpb only, never of an image (image.rs
  * clears STP_PROBE_F__LOADER; the verifier refuses them as unknown). The
@@ -326,18 +334,22 @@ struct stp_probe_desc {
 	__u32 maxactive;	/* kretprobes; 0 = kernel default */
 	__u32 reserved2;	/* must be 0 */
 	/* timers: in [STP_MIN_TIMER_NS, STP_MAX_TIMER_NS], or 0 with
-	 * STP_PROBE_F_PROFILE (every tick); other kinds 0
+	 * STP_PROBE_F_PROFILE (every tick), or jiffies in
+	 * [1, STP_MAX_TIMER_JIFFIES] with STP_PROBE_F_JIFFIES; other kinds 0
 	 */
 	__u64 period_ns;
 };
 
 /*
  * Timer periods and kretprobe instances: the verifier refuses a period
- * outside [STP_MIN_TIMER_NS, STP_MAX_TIMER_NS] and a maxactive above
- * STP_MAX_MAXACTIVE. The module clamps again when arming, as defence in
- * depth: the period to KTIME_MAX, maxactive to STP_MAX_MAXACTIVE.
+ * outside [STP_MIN_TIMER_NS, STP_MAX_TIMER_NS] (in jiffies, with
+ * STP_PROBE_F_JIFFIES: outside [1, STP_MAX_TIMER_JIFFIES], stap's bound
+ * of timer.jiffies(N)) and a maxactive above STP_MAX_MAXACTIVE. The module
+ * clamps again when arming, as defence in depth: the period to KTIME_MAX,
+ * maxactive to STP_MAX_MAXACTIVE.
  */
 #define STP_MIN_TIMER_NS	100000ull
+#define STP_MAX_TIMER_JIFFIES	1000000u
 
 /* One constant string: a slice of STRDATA, no NUL inside. */
 struct stp_str_desc {

@@ -8,14 +8,16 @@ use super::*;
 
 /// stap's `probe_type()` for a probe point of kind `kind` (`abi::STP_PROBE_*`)
 /// and flags `flags` (context.stp: the derived probe's `stp_probe_type_*`).
-/// Timers are stap's hrtimer probes (`timer.s/ms/us/ns/hz`; stapvm has no
-/// `timer.jiffies`); `timer.profile` is stap's `perf.sw.cpu_clock` fallback,
+/// Timers are stap's hrtimer probes (`timer.s/ms/us/ns/hz`) or its
+/// jiffies timers (`timer.jiffies`: `timer`, though stapvm arms an
+/// hrtimer of N jiffies); `timer.profile` is stap's `perf.sw.cpu_clock` fallback,
 /// which every kernel without the old profiling hook (all supported ones)
 /// takes; syscall probes are kprobes, `syscall_any` a tracepoint.
 pub fn probe_type_name(kind: u8, flags: u8) -> &'static str {
     match u32::from(kind) {
         abi::STP_PROBE_BEGIN | abi::STP_PROBE_END | abi::STP_PROBE_ERROR => "begin_end",
         abi::STP_PROBE_TIMER if u32::from(flags) & abi::STP_PROBE_F_PROFILE != 0 => "perf_event",
+        abi::STP_PROBE_TIMER if u32::from(flags) & abi::STP_PROBE_F_JIFFIES != 0 => "timer",
         abi::STP_PROBE_TIMER => "hrtimer",
         abi::STP_PROBE_KPROBE => "kprobe",
         abi::STP_PROBE_KRETPROBE => "kretprobe",

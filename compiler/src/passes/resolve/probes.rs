@@ -19,6 +19,29 @@ fn lit_str(c: &Component) -> Option<&str> {
 }
 
 impl Resolver<'_> {
+    /// `timer.jiffies(N)`: a timer every N jiffies of the target kernel,
+    /// whose HZ the compiler cannot know; flagged `STP_PROBE_F_JIFFIES`
+    /// (abi.h), `period_ns` holds N and the module converts it. N in
+    /// [1, `STP_MAX_TIMER_JIFFIES`], stap's bound.
+    fn jiffies_point(&mut self, mut p: Point, unit_c: &Component, span: Span) -> Option<Point> {
+        let Some(n) = lit_num(unit_c) else {
+            self.err(Diagnostic::semantic("probe point mismatch", unit_c.span));
+            return None;
+        };
+        let max = i64::from(abi::STP_MAX_TIMER_JIFFIES);
+        if !(1..=max).contains(&n) {
+            self.err(
+                Diagnostic::semantic("while resolving probe point", span)
+                    .with_note(format!("interval value out of range (1, {max})"), None),
+            );
+            return None;
+        }
+        p.period_ns = n as u64;
+        p.flags |= abi::STP_PROBE_F_JIFFIES as u8;
+        p.set_kind(abi::STP_PROBE_TIMER);
+        Some(p)
+    }
+
     /// `timer.profile`, `timer.profile.tick`, `perf.sw.cpu_clock` (every
     /// `period_ns` of CPU time; 0: every tick): a timer flagged
     /// `STP_PROBE_F_PROFILE` (abi.h), one per CPU, with the interrupted
@@ -114,10 +137,7 @@ impl Resolver<'_> {
                     "us" | "usec" => 1_000,
                     "ns" | "nsec" => 1,
                     "hz" => 0,
-                    "jiffies" => {
-                        self.unsupported("timer.jiffies", unit_c.span);
-                        return None;
-                    }
+                    "jiffies" => return self.jiffies_point(p, unit_c, span),
                     "profile" => return self.profile_point(p, c, 0),
                     _ => return mismatch(self, unit_c),
                 };
