@@ -145,6 +145,12 @@ fn two_argument_form(e: &mut Expr) -> Option<Span> {
             ("ctime", 0) => *name = "__ctime_now".to_string(),
             ("assert", 2) => *name = "__assert2".to_string(),
             ("user_string_warn", 2) => *name = "__user_string_warn2".to_string(),
+            ("user_string_n_warn", 3) => *name = "__user_string_n_warn3".to_string(),
+            ("user_string_n_quoted", 3) => *name = "__user_string_n_quoted3".to_string(),
+            ("kernel_string_utf32", 2) => *name = "__kernel_string_utf32_2".to_string(),
+            ("kernel_string_utf16", 2) => *name = "__kernel_string_utf16_2".to_string(),
+            ("user_string_utf32", 2) => *name = "__user_string_utf32_2".to_string(),
+            ("user_string_utf16", 2) => *name = "__user_string_utf16_2".to_string(),
             _ => {}
         }
     }
