@@ -17,7 +17,7 @@ use vm_testkit::HostEnv;
 
 /// The current task_struct: an embedded thread_info at 0 (its `cpu` at
 /// 0x18: 3), an older `cpu` at 0x28 (5), `files` at 0x30, `start_boottime`
-/// at 0x38, `real_start_time` at 0x40.
+/// at 0x38, `real_start_time` at 0x40, `signal` at 0x48.
 const TASK: u64 = 0x10000;
 /// A second task whose fdtable has 70 descriptors.
 const TASK2: u64 = 0x10800;
@@ -45,6 +45,9 @@ const EDGE: u64 = 0x22ff8;
 const LONG: u64 = 0x30000;
 /// A NUL-terminated "a\tbcdefghij".
 const TEXT: u64 = 0x40000;
+/// signal_struct: `rlim` (struct rlimit[16]) at 0x10: rlim_cur of
+/// RLIMIT_NOFILE (7) 1024, of RLIMIT_CPU (0) -1 (RLIM_INFINITY).
+const SIG: u64 = 0x16000;
 /// Nothing mapped here.
 const HOLE: u64 = 0x900_0000;
 
@@ -67,7 +70,12 @@ fn env() -> HostEnv {
     put(&mut task, 0x30, &FILES.to_le_bytes());
     put(&mut task, 0x38, &123_456_789_000u64.to_le_bytes());
     put(&mut task, 0x40, &42u64.to_le_bytes());
+    put(&mut task, 0x48, &SIG.to_le_bytes());
     put(&mut task, 0x830, &FILES2.to_le_bytes());
+    let mut sig = vec![0u8; 0x120];
+    put(&mut sig, 0x10, &u64::MAX.to_le_bytes());
+    put(&mut sig, 0x10 + 7 * 16, &1024u64.to_le_bytes());
+    put(&mut sig, 0x10 + 7 * 16 + 8, &4096u64.to_le_bytes());
     let mut files = vec![0u8; 0x200];
     put(&mut files, 0x20, &FDT.to_le_bytes());
     put(&mut files, 0x120, &FDT2.to_le_bytes());
@@ -107,6 +115,7 @@ fn env() -> HostEnv {
             (BITS, bits),
             (SDA, disks),
             (BDEV, bdev),
+            (SIG, sig),
             (WIDE, wide),
             (BAD, bad),
             (EDGE, utf32(&[0x61, 0x62])),
@@ -128,6 +137,8 @@ fn member(st: &str, m: &str, new_kernel: bool) -> Option<(i64, i64, i64, &'stati
         ("task_struct", "files") => (0x30, 1, -1, "files_struct"),
         ("task_struct", "start_boottime") if new_kernel => (0x38, 1, -1, ""),
         ("task_struct", "real_start_time") => (0x40, 1, -1, ""),
+        ("task_struct", "signal") => (0x48, 1, -1, "signal_struct"),
+        ("signal_struct", "rlim") => (0x10, 0, -1, ""),
         ("files_struct", "fdt") => (0x20, 1, -1, "fdtable"),
         ("fdtable", "max_fds") => (0, 1, 0xffff_ffff, ""),
         ("fdtable", "open_fds") => (0x10, 1, -1, ""),
@@ -208,6 +219,14 @@ fn file_handles_come_from_the_fdtable() {
     ));
     // 4 + 64 bits of 128; 4 + 6 of the first 70.
     assert_eq!(out, "128 68 70 10\nERROR: kernel read fault at 0x9000030\n");
+}
+
+#[test]
+fn resource_limits_are_rlim_cur() {
+    let out = run("probe begin { t = task_current() \
+         printf(\"%d %d %d %d\\n\", task_rlimit_nofile(t), task_rlimit_cpu(t), \
+         task_rlimit_nproc(t), _task_rlimit_cur(t, 16)) }");
+    assert_eq!(out, "1024 -1 0 -1\n");
 }
 
 #[test]
