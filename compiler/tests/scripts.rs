@@ -580,6 +580,7 @@ const EXAMPLES: &[(&str, char, &[&str])] = &[
     ("io__inodewatch.stp", 'E', &["0x08", "0x01", "100"]),
     ("io__inodewatch2.stp", 'E', &["0x08", "0x01", "100"]),
     ("io__iodevstats.stp", 'E', &[]),
+    ("process__rlimit_nofile.stp", 'E', &[]),
     ("seeds/syscall-open.stp", 'B', &[]),
     ("seeds/boot-trace-2006.stp", 'C', &[]),
 ];
@@ -629,6 +630,9 @@ const MUST_COMPILE: &[&str] = &[
     "io__inodewatch.stp",
     "io__inodewatch2.stp",
     "io__iodevstats.stp",
+    // Tier E that compiles with task.stp's task_open_file_handles and
+    // task_rlimit_nofile (library.stp's tier 4).
+    "process__rlimit_nofile.stp",
     "seeds/syscall-open.stp",
     "seeds/boot-trace-2006.stp",
 ];

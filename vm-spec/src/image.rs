@@ -46,8 +46,9 @@ pub const STAND_IN_SYMBOL: &str = "vfs_read";
 /// Which names a stand-in image gives its probes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StandIns {
-    /// Each probe the first symbol it names, with its offset; a pattern,
-    /// which only the loader can expand, [`STAND_IN_SYMBOL`]. What the
+    /// Each probe the first symbol it names, with its offset; a pattern
+    /// (a glob, `m:f`, `f@file`), which only the loader can expand,
+    /// [`STAND_IN_SYMBOL`]. What the
     /// test kit runs and the guest loads.
     Named,
     /// Every probe [`STAND_IN_SYMBOL`] (with its offset): the compiler's
@@ -55,6 +56,13 @@ pub enum StandIns {
     /// where the names are the loader's business (it resolves them
     /// against kallsyms and reports a missing one itself).
     Uniform,
+}
+
+/// Whether a probe's name is a pattern only the loader can expand: a glob,
+/// `module:function`, or `FUNC@FILEPAT` (the functions of matching source
+/// files, `split_source_file`).
+fn is_pattern(name: &str) -> bool {
+    name.contains(['*', '?', '[', ':', '@'])
 }
 
 /// Symbols standing in for the loader's resolution where there is no
@@ -69,11 +77,15 @@ pub fn stand_in_symbols(prog: &Program, names: StandIns) -> Vec<Option<(String, 
                 Some((STAND_IN_SYMBOL.to_string(), *offset))
             }
             (_, StandIns::Uniform) => stand_in(),
-            (ProbeTarget::Symbol { name, .. }, _) if name.contains(['*', '?', '[', ':']) => {
-                stand_in()
-            }
+            (ProbeTarget::Symbol { name, .. }, _) if is_pattern(name) => stand_in(),
             (ProbeTarget::Symbol { name, offset }, _) => Some((name.clone(), *offset)),
-            (ProbeTarget::FirstOf(names), _) => names.first().map(|n| (n.clone(), 0)),
+            (ProbeTarget::FirstOf(names), _) => names.first().map(|n| {
+                if is_pattern(n) {
+                    (STAND_IN_SYMBOL.to_string(), 0)
+                } else {
+                    (n.clone(), 0)
+                }
+            }),
         })
         .collect()
 }

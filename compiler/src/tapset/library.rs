@@ -128,7 +128,11 @@ fn argv_literal(e: &mut Expr, args: &[String], declared: &HashSet<String>) {
 /// err_msg)`, `user_string_n(addr, n, err_msg)`, `ansi_set_color(fg[,
 /// bg])`, `ctime()`, `user_string_warn(addr, warn_msg)` call the
 /// library's `__user_string2`, `__kernel_string2`, `__user_string_n3`,
-/// `__ansi_set_color1/2`, `__ctime_now`, `__user_string_warn2`; the deprecated `string(num)` calls `__string_deprecated`
+/// `__ansi_set_color1/2`, `__ctime_now`, `__user_string_warn2`; the
+/// longer forms of `user_string_n_warn` and `user_string_n_quoted` call
+/// `__user_string_n_warn3`, `__user_string_n_quoted3`, the `err_msg`
+/// forms of the UTF-32/16 readers `__kernel_string_utf32_2` ...; the
+/// deprecated `string(num)` calls `__string_deprecated`
 /// and its span is returned (for the one-time warning).
 fn two_argument_form(e: &mut Expr) -> Option<Span> {
     if let ExprKind::Call { name, args } = &mut e.kind {
@@ -145,6 +149,12 @@ fn two_argument_form(e: &mut Expr) -> Option<Span> {
             ("ctime", 0) => *name = "__ctime_now".to_string(),
             ("assert", 2) => *name = "__assert2".to_string(),
             ("user_string_warn", 2) => *name = "__user_string_warn2".to_string(),
+            ("user_string_n_warn", 3) => *name = "__user_string_n_warn3".to_string(),
+            ("user_string_n_quoted", 3) => *name = "__user_string_n_quoted3".to_string(),
+            ("kernel_string_utf32", 2) => *name = "__kernel_string_utf32_2".to_string(),
+            ("kernel_string_utf16", 2) => *name = "__kernel_string_utf16_2".to_string(),
+            ("user_string_utf32", 2) => *name = "__user_string_utf32_2".to_string(),
+            ("user_string_utf16", 2) => *name = "__user_string_utf16_2".to_string(),
             _ => {}
         }
     }
