@@ -11,9 +11,9 @@
 //! 3. `parse` — tokens to the `ast` (nom over the token slice), the whole
 //!    SystemTap grammar; parse errors, or a script left with no
 //!    declaration, stop here with stap's "Pass 1: parse failed" summary;
-//! 4. `tapset::kernel_aliases` — the `vfs`, `netdev`, `signal` and
-//!    `kprocess` probe aliases, rebuilt on BTF, added to a script that
-//!    uses them;
+//! 4. `tapset::kernel_aliases` — the kernel probe alias families
+//!    (`tapset/kernel/*.stp`: `vfs`, `netdev`, `signal`, `kprocess` ...),
+//!    rebuilt on BTF and tracepoints, added to a script that uses them;
 //! 5. `passes::expand` — probe aliases (`=`, `+=`, suffixes, wildcard
 //!    uses) replaced by probes on their points, prologue and epilogue
 //!    around the body; the alias definitions are gone afterwards;

@@ -196,3 +196,17 @@ fn verifier_rules_of_the_new_kinds() {
         assert!(e.contains("not in [A-Za-z0-9_.$]"), "{bad}: {e}");
     }
 }
+
+#[test]
+fn the_most_specific_alias_wins_per_path() {
+    // Under `my.*.return`, `my.a.return` is its own alias, and `my.b`
+    // (no `my.b.return`) still expands with the suffix.
+    let t = targets(
+        "probe my.a = kernel.function(\"fa\") { }\n\
+         probe my.a.return = kernel.function(\"fa_ret\").return { }\n\
+         probe my.b = kernel.function(\"fb\") { }\n\
+         probe my.*.return { }",
+    );
+    let r = abi::STP_PROBE_KRETPROBE as u8;
+    assert_eq!(t, vec![(r, sym("fa_ret")), (r, sym("fb"))]);
+}

@@ -45,6 +45,16 @@ fn matches(name: &ProbePoint, use_: &ProbePoint) -> bool {
             .all(|(a, u)| glob(&u.name, &a.name) && lit_eq(&a.arg, &u.arg))
 }
 
+/// `long` is `short` with more components (same names and arguments).
+fn extends(long: &ProbePoint, short: &ProbePoint) -> bool {
+    long.components.len() > short.components.len()
+        && short
+            .components
+            .iter()
+            .zip(&long.components)
+            .all(|(a, b)| a.name == b.name && lit_eq(&a.arg, &b.arg))
+}
+
 struct Expander<'d> {
     diags: &'d mut Diags,
     next_id: ExprId,
@@ -92,20 +102,28 @@ impl Expander<'_> {
             let mut plain = Vec::new();
             let mut derived = Vec::new();
             for u in &points {
+                // The most specific aliases win: `vfs.read.return` is the
+                // alias of that name, not `vfs.read` with a suffix. Per
+                // path, as stap's match tree: under `tcp.*.return`, an
+                // alias `tcp.x` without a `tcp.x.return` still expands
+                // (with the suffix) next to `tcp.y.return`.
+                let all_names: Vec<&ProbePoint> = aliases
+                    .iter()
+                    .flat_map(|a| a.names.iter())
+                    .filter(|n| matches(n, u))
+                    .collect();
                 let len = |a: &AliasDecl| {
                     a.names
                         .iter()
                         .filter(|n| matches(n, u))
+                        .filter(|n| !all_names.iter().any(|m| extends(m, n)))
                         .map(|n| n.components.len())
                         .max()
                 };
-                // The most specific aliases win: `vfs.read.return` is the
-                // alias of that name, not `vfs.read` with a suffix.
-                let longest = aliases.iter().filter_map(|a| len(a)).max();
                 let hits: Vec<&AliasDecl> = aliases
                     .iter()
                     .copied()
-                    .filter(|a| len(a).is_some() && len(a) == longest)
+                    .filter(|a| len(a).is_some())
                     .collect();
                 if hits.is_empty() {
                     let wild = u.components.iter().any(|c| c.name.contains('*'));
@@ -135,13 +153,7 @@ impl Expander<'_> {
                     return;
                 }
                 for a in hits {
-                    let n = a
-                        .names
-                        .iter()
-                        .filter(|n| matches(n, u))
-                        .map(|n| n.components.len())
-                        .max()
-                        .unwrap_or(0);
+                    let n = len(a).unwrap_or(0);
                     let suffix = &u.components[n.min(u.components.len())..];
                     let mut pts = Vec::new();
                     for ap in &a.points {
