@@ -254,13 +254,21 @@ impl Resolver<'_> {
                 let Some(name) = lit_str(tc) else {
                     return mismatch(self, tc);
                 };
-                if name.contains(['*', '?', '[', ':']) {
-                    self.unsupported("wildcard tracepoints", tc.span);
-                    return None;
-                }
-                if name.is_empty()
-                    || name.len() > abi::STP_MAX_SYMBOL_LEN as usize
-                    || !name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+                // `SYSTEM:NAME` and globs in either part: the loader
+                // expands them on the running kernel's tracepoint list
+                // (userspace/src/tracepoints.rs).
+                let (system, tp) = match name.split_once(':') {
+                    Some((s, n)) => (Some(s), n),
+                    None => (None, name),
+                };
+                let part_ok = |x: &str| {
+                    !x.is_empty()
+                        && x.bytes()
+                            .all(|c| c.is_ascii_alphanumeric() || b"_*?[]!-".contains(&c))
+                };
+                if name.len() > abi::STP_MAX_SYMBOL_LEN as usize
+                    || !part_ok(tp)
+                    || system.is_some_and(|s| !part_ok(s))
                 {
                     self.err(Diagnostic::semantic(
                         format!("invalid tracepoint name \"{name}\""),
