@@ -261,10 +261,20 @@ impl Resolver<'_> {
                     Some((s, n)) => (Some(s), n),
                     None => (None, name),
                 };
+                // Identifier characters and globs; `!` and `-` only in a
+                // `[...]` class.
                 let part_ok = |x: &str| {
+                    let mut in_class = false;
                     !x.is_empty()
-                        && x.bytes()
-                            .all(|c| c.is_ascii_alphanumeric() || b"_*?[]!-".contains(&c))
+                        && x.bytes().all(|c| {
+                            match c {
+                                b'[' => in_class = true,
+                                b']' => in_class = false,
+                                b'!' | b'-' => return in_class,
+                                _ => {}
+                            }
+                            c.is_ascii_alphanumeric() || b"_*?[]".contains(&c)
+                        })
                 };
                 if name.len() > abi::STP_MAX_SYMBOL_LEN as usize
                     || !part_ok(tp)
