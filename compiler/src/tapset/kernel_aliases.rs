@@ -47,6 +47,10 @@ const FILES: &[File] = &[
         families: &["kprocess"],
         text: include_str!("kernel/kprocess.stp"),
     },
+    File {
+        families: &["scheduler", "__scheduler"],
+        text: include_str!("kernel/scheduler.stp"),
+    },
 ];
 
 /// The first probe point of `s` whose first component matches `family`
