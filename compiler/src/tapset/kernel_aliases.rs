@@ -40,7 +40,7 @@ const FILES: &[File] = &[
         text: include_str!("kernel/netdev.stp"),
     },
     File {
-        families: &["signal"],
+        families: &["signal", "__signal"],
         text: include_str!("kernel/signal.stp"),
     },
     File {
