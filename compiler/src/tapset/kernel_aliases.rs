@@ -51,6 +51,10 @@ const FILES: &[File] = &[
         families: &["scheduler", "__scheduler"],
         text: include_str!("kernel/scheduler.stp"),
     },
+    File {
+        families: &["vm", "__vm"],
+        text: include_str!("kernel/memory.stp"),
+    },
 ];
 
 /// The first probe point of `s` whose first component matches `family`
