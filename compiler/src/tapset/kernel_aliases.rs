@@ -55,6 +55,10 @@ const FILES: &[File] = &[
         families: &["vm", "__vm"],
         text: include_str!("kernel/memory.stp"),
     },
+    File {
+        families: &["irq_handler", "softirq", "workqueue"],
+        text: include_str!("kernel/irq.stp"),
+    },
 ];
 
 /// The first probe point of `s` whose first component matches `family`
