@@ -1,7 +1,7 @@
 //! The kernel tapset aliases stap builds on DWARF (`vfs.*`, `netdev.*`,
 //! `signal.*`, `kprocess.*` ...), rebuilt on what every BTF kernel has:
 //! functions whose parameters BTF names, stable tracepoints (their
-//! arguments named by `__bpf_trace_NAME`), `@cast` member chains and the
+//! arguments named by `__traceiter_NAME`), `@cast` member chains and the
 //! syscall tapset. They are written in the script language, one file per
 //! family group in `tapset/kernel/*.stp` (listed in `FILES`).
 //!
