@@ -101,7 +101,8 @@ fn errors() {
     let e = fail("probe a = b { }\nprobe b = a { }\nprobe a { }");
     assert!(e.contains("recursive loop in alias expansion"), "{e}");
     let e = fail("probe a = begin { }\nprobe foo { }");
-    assert!(e.contains("probe point mismatch: identifier 'foo'"), "{e}");
+    assert!(e.contains("probe point mismatch (similar: "), "{e}");
+    assert!(e.contains("): identifier 'foo'"), "{e}");
 }
 
 #[test]

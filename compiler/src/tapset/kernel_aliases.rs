@@ -61,6 +61,11 @@ const FILES: &[File] = &[
     },
 ];
 
+/// Every family the kernel tapset files define (for suggestions).
+pub(crate) fn families() -> impl Iterator<Item = &'static str> {
+    FILES.iter().flat_map(|f| f.families.iter().copied())
+}
+
 /// The first probe point of `s` whose first component matches `family`
 /// (as a glob in the use: `probe *.read` uses every family with a `read`),
 /// and the families `s` defines aliases of itself.

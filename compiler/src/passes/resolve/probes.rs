@@ -58,6 +58,27 @@ impl Resolver<'_> {
         Some(p)
     }
 
+    /// stap's "probe point mismatch" at component `at` of `c`, with the
+    /// names that fit there as `(similar: …)` (unless `at` is one of them
+    /// and only its argument or what follows is wrong).
+    fn mismatch(&mut self, c: &[Component], at: &Component) {
+        let pos = c.iter().position(|x| std::ptr::eq(x, at)).unwrap_or(0);
+        let prefix: Vec<&str> = c[..pos].iter().map(|x| x.name.as_str()).collect();
+        let mut names: Vec<&str> = crate::suggest::probe_functors(&prefix).to_vec();
+        if prefix.is_empty() {
+            names.extend(crate::tapset::kernel_aliases::families());
+        }
+        let sugs = if names.contains(&at.name.as_str()) {
+            String::new()
+        } else {
+            crate::suggest::similar(&at.name, names)
+        };
+        self.err(Diagnostic::semantic(
+            format!("probe point mismatch{sugs}"),
+            at.span,
+        ));
+    }
+
     /// Resolves one probe point; `None` after reporting an error, or for
     /// `never`.
     pub(super) fn point(&mut self, pp: &ProbePoint) -> Option<Point> {
@@ -93,7 +114,7 @@ impl Resolver<'_> {
         // A component that does not fit here, or an argument where none
         // is allowed (or a missing one): stap says the same for both.
         let mismatch = |r: &mut Self, at: &Component| {
-            r.err(Diagnostic::semantic("probe point mismatch", at.span));
+            r.mismatch(c, at);
             None
         };
         match names.as_slice() {
@@ -304,7 +325,7 @@ impl Resolver<'_> {
     ) -> Option<Point> {
         let fc = &c[fi];
         let bad = |r: &mut Self, at: &Component| {
-            r.err(Diagnostic::semantic("probe point mismatch", at.span));
+            r.mismatch(c, at);
             None
         };
         let Some(sym) = lit_str(fc) else {
