@@ -30,6 +30,10 @@ pub enum ResolveError {
     /// kernel matches (`crate::tracepoints`).
     #[error("the kernel has no tracepoint matching '{0}'")]
     NoTracepoint(String),
+    /// A `module("m")` target whose module has no symbol in kallsyms: it
+    /// is not loaded (or not a module of this kernel).
+    #[error("module '{0}' is not loaded (no symbol of [{0}] in {KALLSYMS_PATH}; load it first, or mark the probe point optional with '?')")]
+    ModuleNotLoaded(String),
 }
 
 /// Is this `ProbeTarget::Symbol` name a pattern for the loader to expand
@@ -121,6 +125,9 @@ pub struct Kallsyms {
     /// Patterns that cannot be resolved at all, and why (a source-file
     /// pattern without debuginfo).
     failed: HashMap<String, ResolveError>,
+    /// The modules some pattern names that have a text symbol in kallsyms
+    /// (loaded).
+    modules: HashSet<String>,
 }
 
 /// Every symbol name a set of targets may need.
@@ -190,6 +197,7 @@ impl Kallsyms {
         patterns: &[String],
     ) -> io::Result<Self> {
         let mut present = HashSet::new();
+        let mut modules = HashSet::new();
         let mut matches: HashMap<String, BTreeSet<String>> = patterns
             .iter()
             .map(|p| (p.clone(), BTreeSet::new()))
@@ -232,6 +240,11 @@ impl Kallsyms {
                     .and_then(|m| m.strip_prefix(b"["))
                     .and_then(|m| m.strip_suffix(b"]"))
                     .and_then(|m| std::str::from_utf8(m).ok());
+                if let Some(m) = module {
+                    if !modules.contains(m) && split.iter().any(|(_, pm, _)| *pm == Some(m)) {
+                        modules.insert(m.to_string());
+                    }
+                }
                 for (p, m, g) in &split {
                     if *m == module && glob(g, name) {
                         if let Some(set) = matches.get_mut(*p) {
@@ -255,6 +268,7 @@ impl Kallsyms {
             present,
             matches,
             failed: HashMap::new(),
+            modules,
         })
     }
 
@@ -335,7 +349,12 @@ impl Kallsyms {
                 .into_iter()
                 .next()
                 .map(|n| Some((n, 0)))
-                .ok_or_else(|| ResolveError::NoMatch(name.clone())),
+                .ok_or_else(|| match split_pattern(name).0 {
+                    Some(m) if !self.modules.contains(m) => {
+                        ResolveError::ModuleNotLoaded(m.to_string())
+                    }
+                    _ => ResolveError::NoMatch(name.clone()),
+                }),
             ProbeTarget::Symbol { name, offset } => {
                 if self.has(name) {
                     Ok(Some((name.clone(), *offset)))
@@ -471,10 +490,17 @@ ffffffff81000060 t ext4_file_read_iter\t[ext4]
 ffffffff81000070 t ext4_llseek\t[ext4]
 ffffffff81000080 t kprobe_vfs_readx
 ";
-        let pats: Vec<String> = ["vfs_read*", "ext4:ext4_*", "ext4:ext4_llseek", "nope*"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let pats: Vec<String> = [
+            "vfs_read*",
+            "ext4:ext4_*",
+            "ext4:ext4_llseek",
+            "nope*",
+            "ext4:nope",
+            "nfsd:nfsd_dispatch",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         let mut k =
             Kallsyms::scan(text.as_bytes(), &HashSet::new(), &HashSet::new(), &pats).unwrap();
         assert_eq!(
@@ -502,6 +528,16 @@ ffffffff81000080 t kprobe_vfs_readx
         assert_eq!(k.resolve(&t), Ok(Some(("ext4:ext4_llseek".into(), 0))));
         let t = sym("nope*", 0);
         assert_eq!(k.resolve(&t), Err(ResolveError::NoMatch("nope*".into())));
+        // A loaded module without the function, and a module not loaded.
+        let t = sym("ext4:nope", 0);
+        assert_eq!(
+            k.resolve(&t),
+            Err(ResolveError::NoMatch("ext4:nope".into()))
+        );
+        let t = sym("nfsd:nfsd_dispatch", 0);
+        let e = k.resolve(&t).unwrap_err();
+        assert_eq!(e, ResolveError::ModuleNotLoaded("nfsd".into()));
+        assert!(e.to_string().starts_with("module 'nfsd' is not loaded"));
         assert!(glob("a?c*", "abcdef") && !glob("a?c", "ac"));
     }
 }
