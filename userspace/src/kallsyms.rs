@@ -128,6 +128,11 @@ pub struct Kallsyms {
     /// The modules some pattern names that have a text symbol in kallsyms
     /// (loaded).
     modules: HashSet<String>,
+    /// The module of each wanted symbol whose first listing is a module's
+    /// (vmlinux lists its symbols first): `kernel.function("f")` on a
+    /// module's function probes `m:f`, so the loader reads its parameters
+    /// from the module's BTF.
+    module_of: HashMap<String, String>,
 }
 
 /// Every symbol name a set of targets may need.
@@ -198,6 +203,7 @@ impl Kallsyms {
     ) -> io::Result<Self> {
         let mut present = HashSet::new();
         let mut modules = HashSet::new();
+        let mut module_of = HashMap::new();
         let mut matches: HashMap<String, BTreeSet<String>> = patterns
             .iter()
             .map(|p| (p.clone(), BTreeSet::new()))
@@ -233,13 +239,18 @@ impl Kallsyms {
             let Ok(name) = std::str::from_utf8(name) else {
                 continue;
             };
-            if !split.is_empty() {
-                // `[module]`, when the symbol is a module's.
-                let module = fields
+            let wanted_here = wanted.contains(name);
+            // `[module]`, when the symbol is a module's.
+            let module = if !split.is_empty() || wanted_here {
+                fields
                     .next()
                     .and_then(|m| m.strip_prefix(b"["))
                     .and_then(|m| m.strip_suffix(b"]"))
-                    .and_then(|m| std::str::from_utf8(m).ok());
+                    .and_then(|m| std::str::from_utf8(m).ok())
+            } else {
+                None
+            };
+            if !split.is_empty() {
                 if let Some(m) = module {
                     if !modules.contains(m) && split.iter().any(|(_, pm, _)| *pm == Some(m)) {
                         modules.insert(m.to_string());
@@ -256,11 +267,15 @@ impl Kallsyms {
                     }
                 }
             }
-            if wanted.contains(name) && present.insert(name.to_string()) && preferred.contains(name)
-            {
-                pending -= 1;
-                if pending == 0 {
-                    break;
+            if wanted_here && present.insert(name.to_string()) {
+                if let Some(m) = module {
+                    module_of.insert(name.to_string(), m.to_string());
+                }
+                if preferred.contains(name) {
+                    pending -= 1;
+                    if pending == 0 {
+                        break;
+                    }
                 }
             }
         }
@@ -269,6 +284,7 @@ impl Kallsyms {
             matches,
             failed: HashMap::new(),
             modules,
+            module_of,
         })
     }
 
@@ -331,6 +347,15 @@ impl Kallsyms {
             .unwrap_or_default()
     }
 
+    /// The probe symbol of present symbol `name`: `m:name` when it is
+    /// module `m`'s function, else `name`.
+    fn qualified(&self, name: &str) -> String {
+        match self.module_of.get(name) {
+            Some(m) => format!("{m}:{name}"),
+            None => name.to_string(),
+        }
+    }
+
     /// True when `name` is a text symbol of the kernel (among those wanted).
     pub fn has(&self, name: &str) -> bool {
         self.present.contains(name)
@@ -357,7 +382,7 @@ impl Kallsyms {
                 }),
             ProbeTarget::Symbol { name, offset } => {
                 if self.has(name) {
-                    Ok(Some((name.clone(), *offset)))
+                    Ok(Some((self.qualified(name), *offset)))
                 } else {
                     Err(ResolveError::Missing(name.clone()))
                 }
@@ -365,7 +390,7 @@ impl Kallsyms {
             ProbeTarget::FirstOf(list) => list
                 .iter()
                 .find(|n| self.has(n))
-                .map(|n| Some((n.clone(), 0)))
+                .map(|n| Some((self.qualified(n), 0)))
                 .ok_or_else(|| ResolveError::NoneOf(list.clone())),
         }
     }
@@ -406,6 +431,33 @@ garbage
         assert!(!k.has("weak_fn"), "not t/T");
         assert!(k.has("ext4_file_read_iter"), "module text symbol");
         assert!(!k.has("_stext"), "not wanted");
+    }
+
+    /// `kernel.function("f")` on a module's function probes `m:f` (the
+    /// loader then reads the module's BTF); vmlinux's symbols stay bare,
+    /// also when a module has one of the same name after them.
+    #[test]
+    fn module_functions_resolve_qualified() {
+        let text = format!("{FIXTURE}ffffffff81000090 t vfs_read\t[other]\n");
+        let wanted = ["vfs_read", "ext4_file_read_iter"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let k = Kallsyms::parse(&text, &wanted);
+        let t = sym("ext4_file_read_iter", 0);
+        assert_eq!(
+            k.resolve(&t),
+            Ok(Some(("ext4:ext4_file_read_iter".into(), 0)))
+        );
+        let t = ProbeTarget::FirstOf(vec!["nope".into(), "ext4_file_read_iter".into()]);
+        assert_eq!(
+            k.resolve(&t),
+            Ok(Some(("ext4:ext4_file_read_iter".into(), 0)))
+        );
+        assert_eq!(
+            k.resolve(&sym("vfs_read", 0)),
+            Ok(Some(("vfs_read".into(), 0)))
+        );
     }
 
     #[test]
