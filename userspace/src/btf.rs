@@ -369,6 +369,25 @@ impl Btf {
         self.funcs.get(name).copied()
     }
 
+    /// Every FUNC named `name` (BTF may have several: static functions of
+    /// different files, or a stray record of the same name), `find_func`'s
+    /// first.
+    pub fn funcs_named(&self, name: &str) -> Vec<u32> {
+        let Some(first) = self.find_func(name) else {
+            return Vec::new();
+        };
+        let mut out = vec![first];
+        for id in 1..self.len() as u32 {
+            if id != first
+                && self.kind(id).ok() == Some(kind::FUNC)
+                && self.name(id).ok() == Some(name)
+            {
+                out.push(id);
+            }
+        }
+        out
+    }
+
     /// The parameters of FUNC `func` (from its FUNC_PROTO).
     pub fn params(&self, func: u32) -> Result<Vec<Param>, BtfError> {
         if self.kind(func)? != kind::FUNC {

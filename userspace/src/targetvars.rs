@@ -310,6 +310,21 @@ fn func_params(btf: &Btf, name: &str) -> Result<Option<Vec<Param>>, Error> {
     }
 }
 
+/// The parameters of function `name`; of several FUNCs of that name, the
+/// first with a parameter `want` (a module's BTF has, e.g., a second
+/// `nfsd_open` record with `(inode, file)`).
+fn func_params_with(btf: &Btf, name: &str, want: &str) -> Result<Option<Vec<Param>>, Error> {
+    let mut first = None;
+    for f in btf.funcs_named(name) {
+        let ps = btf.params(f)?;
+        if ps.iter().any(|p| p.name == want) {
+            return Ok(Some(ps));
+        }
+        first.get_or_insert(ps);
+    }
+    Ok(first)
+}
+
 fn param_list(ps: &[Param]) -> String {
     let v: Vec<&str> = ps
         .iter()
@@ -389,11 +404,14 @@ fn resolve_var(btf: &Btf, tv: &TargetVar, sym: &str) -> Result<Fill, Error> {
                 Some(tp) => btf
                     .tracepoint_params(tp)?
                     .map(|ps| ps.into_iter().skip(1).collect()),
-                None => match crate::kallsyms::split_pattern(sym) {
+                None => {
                     // A module's function: its name in the module's BTF.
-                    (Some(_), name) => func_params(btf, name)?,
-                    (None, _) => func_params(btf, f)?,
-                },
+                    let name = match crate::kallsyms::split_pattern(sym) {
+                        (Some(_), name) => name,
+                        (None, _) => f.as_str(),
+                    };
+                    func_params_with(btf, name, &tv.name)?
+                }
             };
             let ps = ps.ok_or_else(|| {
                 what(match sym.strip_prefix(TRACEPOINT_PREFIX) {

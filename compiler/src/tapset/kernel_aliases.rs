@@ -47,6 +47,18 @@ const FILES: &[File] = &[
         families: &["kprocess"],
         text: include_str!("kernel/kprocess.stp"),
     },
+    File {
+        families: &["nfsd"],
+        text: include_str!("kernel/nfsd.stp"),
+    },
+    File {
+        families: &["sunrpc"],
+        text: include_str!("kernel/sunrpc.stp"),
+    },
+    File {
+        families: &["nfs"],
+        text: include_str!("kernel/nfs.stp"),
+    },
 ];
 
 /// Every family the kernel tapset files define (for suggestions).
