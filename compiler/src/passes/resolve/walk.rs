@@ -168,13 +168,7 @@ impl Resolver<'_> {
                 self.exprs([&**a, &**b]);
                 self.unsupported("operator '>>>'", e.span);
             }
-            ExprKind::Deref { base, comps } if matches!(&base.kind, ExprKind::Target(n) if n != "$return") =>
-            {
-                for c in comps {
-                    if let TargetComp::Index(i) = c {
-                        self.expr(i, true);
-                    }
-                }
+            ExprKind::Deref { base, comps } if matches!(&base.kind, ExprKind::Target(n) if n != "$return") => {
                 if let ExprKind::Target(name) = &base.kind {
                     self.target_var(e, name, comps);
                 }
@@ -191,8 +185,13 @@ impl Resolver<'_> {
                 };
                 self.unsupported(what, base.span);
             }
-            ExprKind::AddrOf(_) => self.unsupported("address-of operator '&'", e.span),
+            ExprKind::AddrOf(inner) => self.addr_of(e, inner),
             ExprKind::AtOp { op, args } if op == "@defined" => self.defined(e, args),
+            // Outside a `.return` probe (tapset/entry.rs rewrote those),
+            // after a `@defined(@entry(...))`, which is 0 here: dead code.
+            ExprKind::AtOp { op, .. } if op == "@entry" && self.entry_guarded => {
+                self.dead_targets.insert(e.id);
+            }
             ExprKind::AtOp { op, .. } => self.unsupported(op, e.span),
         }
     }
