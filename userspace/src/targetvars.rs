@@ -100,7 +100,7 @@ enum ParamType {
 }
 
 /// The value of each relocation of one variable, by kind.
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 struct Fill {
     arg: i64,
     steps: Vec<(i64, i64)>,
@@ -172,8 +172,9 @@ fn site_for<'a>(tv: &'a TargetVar, probe: &'a Probe, sym: &'a str) -> Site<'a> {
 /// same share the handler; each other set of constants gets a copy of the
 /// handler (appended, so handler indices stay valid) with constants of its
 /// own. A use that does not resolve for a probe is an error naming the
-/// probe point and function, unless a `@defined` of the same variable in
-/// the same handler guards it (it is then left as the image has it: 0).
+/// probe point and function, unless a `@defined` of the same variable (or
+/// of a prefix of its chain) in the same handler, answered 0 for that
+/// probe, guards it (it is then left as the image has it: 0).
 pub fn apply_with(
     prog: &mut Program,
     symbols: &[Option<(String, u32)>],
@@ -214,11 +215,6 @@ pub fn apply_with(
             .filter(|tv| tv.handler == h && !matches!(tv.site, TargetSite::Cast(_)))
             .cloned()
             .collect();
-        let guards: Vec<(&str, &[String])> = tvs
-            .iter()
-            .filter(|tv| is_exists(tv))
-            .map(|tv| (tv.name.as_str(), tv.fields.as_slice()))
-            .collect();
         // (the constants of every use, the probes that get them)
         let mut groups: Vec<(Vec<Option<Fill>>, Vec<usize>)> = Vec::new();
         for (pi, p) in prog.probes.iter().enumerate() {
@@ -230,11 +226,27 @@ pub fn apply_with(
             let Some(Some((sym, _))) = symbols.get(pi) else {
                 continue;
             };
-            let mut fills = Vec::with_capacity(tvs.len());
-            for tv in &tvs {
-                let guarded = guards.contains(&(tv.name.as_str(), tv.fields.as_slice()));
-                let at = probe_text(p, sym);
-                fills.push(fill_of(btf, tv, site_for(tv, p, sym), &at, guarded)?);
+            let at = probe_text(p, sym);
+            // The `@defined` questions first: a use is guarded when one
+            // about it (or a prefix of its chain) is answered 0 here.
+            let mut fills = vec![None; tvs.len()];
+            let mut absent: Vec<(&str, &[String])> = Vec::new();
+            for (tv, fill) in tvs.iter().zip(fills.iter_mut()) {
+                if is_exists(tv) {
+                    let f = fill_of(btf, tv, site_for(tv, p, sym), &at, false)?;
+                    if f.as_ref().is_some_and(|f| f.arg == 0) {
+                        absent.push((tv.name.as_str(), tv.fields.as_slice()));
+                    }
+                    *fill = f;
+                }
+            }
+            for (tv, fill) in tvs.iter().zip(fills.iter_mut()) {
+                if !is_exists(tv) {
+                    let guarded = absent
+                        .iter()
+                        .any(|(n, f)| *n == tv.name && tv.fields.starts_with(f));
+                    *fill = fill_of(btf, tv, site_for(tv, p, sym), &at, guarded)?;
+                }
             }
             match groups.iter_mut().find(|(f, _)| *f == fills) {
                 Some((_, members)) => members.push(pi),
@@ -369,6 +381,14 @@ fn copy_handler(
             }
         }
     }
+    // Run-time messages name the copy's own probe point.
+    let display = members
+        .first()
+        .and_then(|&pi| prog.probes.get(pi))
+        .map(|p| p.display.clone());
+    if let Some(d) = &display {
+        copy.probe_point = d.clone();
+    }
     let nh = prog.handlers.len() as u32;
     prog.handlers.push(copy);
     for &pi in members {
@@ -381,6 +401,9 @@ fn copy_handler(
         .map(|tv| {
             let mut c = tv.clone();
             c.handler = nh;
+            if let Some(d) = &display {
+                c.probe_point = d.clone();
+            }
             for r in &mut c.relocs {
                 r.konst = remap.get(&r.konst).copied().unwrap_or(r.konst);
             }
@@ -1126,6 +1149,25 @@ mod tests {
             .relocs
             .iter()
             .all(|r| prog.konsts[r.konst as usize] == 0));
+        // @defined($file) guards $file->f_mode where it is 0 (bare), not
+        // where $file exists and the member does not.
+        let chain = var("file", &["f_mode"], TargetSite::Function("*".into()));
+        let n = chain.relocs.len() as u32;
+        let mut q = var("file", &[], TargetSite::Function("*".into()));
+        q.relocs = vec![Reloc {
+            konst: n,
+            kind: RelocKind::Exists,
+        }];
+        let mut prog = program(vec![chain.clone(), q.clone()], n + 1, &syms);
+        apply_with(&mut prog, &symbols(&syms), &two_layouts()).unwrap();
+        assert_eq!(prog.handlers.len(), 2);
+        let mut bad = chain;
+        bad.fields = vec!["nope".into()];
+        let mut prog = program(vec![bad, q], n + 1, &syms);
+        let e = apply_with(&mut prog, &symbols(&syms), &two_layouts())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("struct file has no member 'nope'"), "{e}");
     }
 
     #[test]
@@ -1160,5 +1202,54 @@ mod tests {
         tv.relocs[3].kind = RelocKind::ElemSize(1);
         let e = run(tv).unwrap_err().to_string();
         assert!(e.contains("'[i]' applied to size_t"), "{e}");
+    }
+
+    #[test]
+    fn a_compiled_wildcard_and_multi_point_probe_loads_verified() {
+        // The compiler's real code: a wildcard expanded by resolve, plus a
+        // second point; splice's $file is in another slot, so its probe
+        // gets a copy of the handler; the image verifies.
+        let src = r#"probe kernel.function("vfs_*"), kernel.function("splice") {
+                       if (@defined($file)) println($file->f_mode, " ", $count) }"#;
+        let c = compiler::compile("t.stp", src, &compiler::Options::default())
+            .unwrap_or_else(|f| panic!("{}", f.rendered));
+        let text = "ffffffff81000000 T vfs_read\nffffffff81000010 T vfs_write\n\
+                    ffffffff81000020 T splice\n";
+        let wanted: std::collections::HashSet<String> = ["splice".to_string()].into();
+        let k = crate::kallsyms::Kallsyms::scan(
+            text.as_bytes(),
+            &wanted,
+            &std::collections::HashSet::new(),
+            &["vfs_*".to_string()],
+        )
+        .unwrap();
+        let r = crate::resolve::resolve_with(&c.program, &k).unwrap();
+        let mut prog = r.program;
+        // splice has no $count: an error, as in stap.
+        let e = apply_with(&mut prog.clone(), &r.symbols, &two_layouts())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("(function splice) has no parameter 'count'")
+                || e.contains("'kernel.function(\"splice\")' has no parameter 'count'"),
+            "{e}"
+        );
+        let src2 = src.replace("$count", "@choose_defined($count, -1)");
+        let c = compiler::compile("t.stp", &src2, &compiler::Options::default())
+            .unwrap_or_else(|f| panic!("{}", f.rendered));
+        let r = crate::resolve::resolve_with(&c.program, &k).unwrap();
+        prog = r.program;
+        let nh = prog.handlers.len();
+        apply_with(&mut prog, &r.symbols, &two_layouts()).unwrap();
+        assert_eq!(prog.probes.len(), 3);
+        assert_eq!(prog.handlers.len(), nh + 1);
+        let splice = prog
+            .probes
+            .iter()
+            .position(|p| p.target == ProbeTarget::Symbol { name: "splice".into(), offset: 0 })
+            .unwrap();
+        assert_eq!(prog.probes[splice].handler as usize, nh);
+        let img = vm_spec::image::build(&prog, &r.symbols).unwrap();
+        vm_spec::core::verify_image(&img).expect("verifies");
     }
 }

@@ -24,6 +24,9 @@ impl Gen<'_> {
             self.fail("internal error: unresolved target variable");
             return;
         };
+        if self.no_target_vars_here(site) {
+            return self.load_int(dst, 0);
+        }
         // `$name`, or `@cast`'s address operand; the chain's steps.
         let (name, cast_addr, comps) = match &e.kind {
             ExprKind::Target(n) => (n.clone(), None, &[][..]),
@@ -97,6 +100,14 @@ impl Gen<'_> {
         self.record_target_var(&name, site, fields, e.span, relocs, addr_of);
     }
 
+    /// Whether a use at `site` sits in a handler whose points have no
+    /// target variables (the `begin` handler of `probe begin,
+    /// kernel.function("f")`): resolve let only guarded uses through, and
+    /// `@defined` is 0 there, so both are 0 in this handler.
+    fn no_target_vars_here(&self, site: &TargetSite) -> bool {
+        !matches!(site, TargetSite::Cast(_)) && self.ctx != abi::STP_CTX_KPROBE as u8
+    }
+
     /// Records one use of target variable `name` (`$x` or a `@cast` type)
     /// at `span` for the loader: its relocated constants, and the probe
     /// point and place its messages name (the handler is set later).
@@ -146,6 +157,9 @@ impl Gen<'_> {
         let Some((site, fields)) = self.res.target_vars.get(&a.id) else {
             return self.fail("internal error: unresolved @defined operand");
         };
+        if self.no_target_vars_here(site) {
+            return self.load_int(dst, 0);
+        }
         let name = match (&a.kind, site) {
             (_, TargetSite::Cast(t)) => t.clone(),
             (ExprKind::Target(n), _) => n.clone(),

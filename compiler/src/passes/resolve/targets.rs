@@ -9,8 +9,8 @@
 //! constants differ copies of the handler), as stap resolves `$x` for each
 //! point. A point that cannot have target variables (`begin`, a timer) is
 //! an error, unless the use is guarded by a `@defined` of the same variable
-//! earlier in the probe (`@choose_defined`, `@defined($x) ? $x : …`), which
-//! is 0 there.
+//! (or of a prefix of its chain) earlier in the probe (`@choose_defined`,
+//! `@defined($x) ? $x->a : …`), which is 0 there.
 use super::*;
 
 /// The member chain of a recorded use: a member name per `->member`,
@@ -179,7 +179,11 @@ impl Resolver<'_> {
                 e.span,
             ));
         }
-        let guarded = self.guards.iter().any(|(n, f)| n == name && *f == fields);
+        // `@defined($x)` guards `$x->a` too: without `$x`, no `$x->a`.
+        let guarded = self
+            .guards
+            .iter()
+            .any(|(n, f)| n == name && fields.starts_with(f));
         let mut site = None;
         for point in &self.cur_points {
             if point.ctx == abi::STP_CTX_KRETPROBE as u8 {
