@@ -92,7 +92,10 @@ fn several_points_share_a_handler_the_loader_resolves_per_probe() {
     assert_eq!(p.probes[0].handler, p.probes[1].handler);
     assert_eq!(p.target_vars.len(), 1);
     // The site names the first point; the loader uses each probe's symbol.
-    assert_eq!(p.target_vars[0].site, TargetSite::Function("vfs_read".into()));
+    assert_eq!(
+        p.target_vars[0].site,
+        TargetSite::Function("vfs_read".into())
+    );
     assert_eq!(p.target_vars[0].handler, p.probes[0].handler);
     check(&p);
     // Mixed kinds: a tracepoint and a function (process/migrate.stp), a
@@ -118,7 +121,10 @@ fn wildcard_points_keep_their_pattern_for_the_loader() {
     assert_eq!(p.target_vars[0].site, TargetSite::Function("vfs_*".into()));
     let p = build(r#"probe kernel.function("*audit_getname@kernel/auditsc.c") { println($name) }"#)
         .program;
-    assert_eq!(p.target_vars[0].site, TargetSite::Function("*audit_getname".into()));
+    assert_eq!(
+        p.target_vars[0].site,
+        TargetSite::Function("*audit_getname".into())
+    );
     check(&p);
 }
 
@@ -189,8 +195,9 @@ fn defined_in_a_return_probe_is_asked_at_entry() {
 
 #[test]
 fn address_of_and_indexes() {
-    let p = build(r#"probe kernel.function("vfs_read") { println(&$file->f_pos, $buf[$count - 1]) }"#)
-        .program;
+    let p =
+        build(r#"probe kernel.function("vfs_read") { println(&$file->f_pos, $buf[$count - 1]) }"#)
+            .program;
     let addr = &p.target_vars[0];
     assert!(addr.addr_of);
     assert_eq!(addr.fields, ["f_pos"]);
@@ -205,12 +212,19 @@ fn address_of_and_indexes() {
             RelocKind::Offset(1)
         ]
     );
-    let idx = p.target_vars.iter().find(|t| t.name == "buf").expect("$buf");
+    let idx = p
+        .target_vars
+        .iter()
+        .find(|t| t.name == "buf")
+        .expect("$buf");
     assert_eq!(idx.fields, ["[]"]);
     assert!(idx.relocs.iter().any(|r| r.kind == RelocKind::ElemSize(1)));
     check(&p);
     let e = first_semantic_error(r#"probe kernel.function("vfs_read") { println(&$count) }"#);
-    assert!(e.contains("cannot take address of object in register"), "{e}");
+    assert!(
+        e.contains("cannot take address of object in register"),
+        "{e}"
+    );
     let e = first_semantic_error(r#"probe begin { x = 1; println(&x) }"#);
     assert!(e.contains("operand of '&'"), "{e}");
 }
@@ -240,10 +254,9 @@ fn layout_macros_compute_from_the_relocated_layout() {
     );
     // A read through container_of: tgid of the task whose parent member is
     // at 0x10018.
-    let mut p = build(
-        r#"probe begin { println(@container_of(0x10018, "struct task", parent)->tgid) }"#,
-    )
-    .program;
+    let mut p =
+        build(r#"probe begin { println(@container_of(0x10018, "struct task", parent)->tgid) }"#)
+            .program;
     relocate(&mut p);
     let mut env = HostEnv::default();
     env.memory.push((0x10000, 42u64.to_le_bytes().to_vec()));
@@ -253,7 +266,8 @@ fn layout_macros_compute_from_the_relocated_layout() {
     };
     assert_eq!(run_program(&p, &opts).expect("verifies").ok(), "42\n");
     // Another module's types need its BTF.
-    let e = first_semantic_error(r#"probe begin { println(@cast_module_sizeof("ext4", "struct x")) }"#);
+    let e =
+        first_semantic_error(r#"probe begin { println(@cast_module_sizeof("ext4", "struct x")) }"#);
     assert!(e.contains("@cast to a type of module 'ext4'"), "{e}");
 }
 
@@ -291,7 +305,11 @@ fn this_macros_pass_values_between_probes_of_a_thread() {
 fn scripts_own_macros_win_over_the_library() {
     // cve-2023-4911.stp uses the library's @task and @mm.
     let p = build(r#"probe begin { println(@mm(@task(task_current())->mm)->env_start) }"#).program;
-    let mut sites: Vec<String> = p.target_vars.iter().map(|t| format!("{:?}", t.site)).collect();
+    let mut sites: Vec<String> = p
+        .target_vars
+        .iter()
+        .map(|t| format!("{:?}", t.site))
+        .collect();
     sites.sort();
     assert_eq!(sites, [r#"Cast("mm_struct")"#, r#"Cast("task_struct")"#]);
     // A script's @define of the same name, and a macro parameter called
@@ -302,7 +320,10 @@ fn scripts_own_macros_win_over_the_library() {
            probe kernel.trace("sched_switch") { println(@task(0)->pad, @tgid_of($prev)) }"#,
     )
     .program;
-    assert_eq!(p.target_vars[0].site, TargetSite::Cast("struct wrap".into()));
+    assert_eq!(
+        p.target_vars[0].site,
+        TargetSite::Cast("struct wrap".into())
+    );
     assert_eq!(p.target_vars[1].name, "prev");
     assert_eq!(p.target_vars[1].fields, ["tgid"]);
 }

@@ -1246,7 +1246,13 @@ mod tests {
         let splice = prog
             .probes
             .iter()
-            .position(|p| p.target == ProbeTarget::Symbol { name: "splice".into(), offset: 0 })
+            .position(|p| {
+                p.target
+                    == ProbeTarget::Symbol {
+                        name: "splice".into(),
+                        offset: 0,
+                    }
+            })
             .unwrap();
         assert_eq!(prog.probes[splice].handler as usize, nh);
         let img = vm_spec::image::build(&prog, &r.symbols).unwrap();
