@@ -336,3 +336,31 @@ fn library_macro_text_points_at_the_invocation() {
     let e = fail(src);
     assert!(e.contains("x.stp:2:"), "{e}");
 }
+
+#[test]
+fn uses_record_the_defined_conditions_they_run_under() {
+    // cycle_thief.stp: `$id` runs only where `$irq` is absent, `$irq` only
+    // where it is present; the loader resolves neither where it never runs.
+    let p = build(
+        r#"probe kernel.trace("irq_handler_entry") { i = @defined($irq) ? $irq : $id
+             if (!@defined($a->b)) println($c) else println($d)
+             if (@defined($e) && $e > 0) println(1) }"#,
+    )
+    .program;
+    let conds = |name: &str| -> Vec<(String, Vec<String>, bool)> {
+        p.target_vars
+            .iter()
+            .find(|t| t.name == name && !t.relocs.iter().all(|r| r.kind == RelocKind::Exists))
+            .expect(name)
+            .conds
+            .iter()
+            .map(|c| (c.name.clone(), c.fields.clone(), c.defined))
+            .collect()
+    };
+    assert_eq!(conds("irq"), [("irq".into(), vec![], true)]);
+    assert_eq!(conds("id"), [("irq".into(), vec![], false)]);
+    assert_eq!(conds("c"), [("a".into(), vec!["b".to_string()], false)]);
+    assert_eq!(conds("d"), [("a".into(), vec!["b".to_string()], true)]);
+    assert_eq!(conds("e"), [("e".into(), vec![], true)]);
+    check(&p);
+}

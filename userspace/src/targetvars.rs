@@ -173,8 +173,10 @@ fn site_for<'a>(tv: &'a TargetVar, probe: &'a Probe, sym: &'a str) -> Site<'a> {
 /// handler (appended, so handler indices stay valid) with constants of its
 /// own. A use that does not resolve for a probe is an error naming the
 /// probe point and function, unless a `@defined` of the same variable (or
-/// of a prefix of its chain) in the same handler, answered 0 for that
-/// probe, guards it (it is then left as the image has it: 0).
+/// of a prefix of its chain) in the same handler answered 0 for that
+/// probe, or one of the `@defined` conditions it runs under
+/// (`TargetVar::conds`) fails there: it never runs, and is left as the
+/// image has it (0).
 pub fn apply_with(
     prog: &mut Program,
     symbols: &[Option<(String, u32)>],
@@ -229,23 +231,29 @@ pub fn apply_with(
             let at = probe_text(p, sym);
             // The `@defined` questions first: a use is guarded when one
             // about it (or a prefix of its chain) is answered 0 here.
+            // A use whose `@defined` conditions fail here never runs
+            // (`@defined($irq) ? $irq : $id` where `$irq` exists).
             let mut fills = vec![None; tvs.len()];
-            let mut absent: Vec<(&str, &[String])> = Vec::new();
+            let mut answers: Vec<(&str, &[String], bool)> = Vec::new();
             for (tv, fill) in tvs.iter().zip(fills.iter_mut()) {
                 if is_exists(tv) {
                     let f = fill_of(btf, tv, site_for(tv, p, sym), &at, false)?;
-                    if f.as_ref().is_some_and(|f| f.arg == 0) {
-                        absent.push((tv.name.as_str(), tv.fields.as_slice()));
-                    }
+                    let yes = f.as_ref().is_some_and(|f| f.arg != 0);
+                    answers.push((tv.name.as_str(), tv.fields.as_slice(), yes));
                     *fill = f;
                 }
             }
             for (tv, fill) in tvs.iter().zip(fills.iter_mut()) {
                 if !is_exists(tv) {
-                    let guarded = absent
+                    let absent = answers
                         .iter()
-                        .any(|(n, f)| *n == tv.name && tv.fields.starts_with(f));
-                    *fill = fill_of(btf, tv, site_for(tv, p, sym), &at, guarded)?;
+                        .any(|(n, f, yes)| !yes && *n == tv.name && tv.fields.starts_with(f));
+                    let dead = tv.conds.iter().any(|c| {
+                        answers
+                            .iter()
+                            .any(|(n, f, yes)| *n == c.name && **f == c.fields && *yes != c.defined)
+                    });
+                    *fill = fill_of(btf, tv, site_for(tv, p, sym), &at, absent || dead)?;
                 }
             }
             match groups.iter_mut().find(|(f, _)| *f == fills) {
@@ -825,6 +833,7 @@ mod tests {
             loc: SrcLoc { line: 1, col: 1 },
             relocs,
             addr_of: false,
+            conds: Vec::new(),
         }
     }
 
@@ -1168,6 +1177,42 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("struct file has no member 'nope'"), "{e}");
+        // `@defined($file) ? $file : $fd`: $fd runs only where $file is
+        // absent (bare has it, vfs_read has not: it never runs there).
+        let mut fd = var("fd", &[], TargetSite::Function("*".into()));
+        fd.conds = vec![vm_spec::program::TargetCond {
+            name: "file".into(),
+            fields: vec![],
+            defined: false,
+        }];
+        let n = fd.relocs.len() as u32;
+        let mut q = var("file", &[], TargetSite::Function("*".into()));
+        q.relocs = vec![Reloc {
+            konst: n,
+            kind: RelocKind::Exists,
+        }];
+        let mut prog = program(vec![fd.clone(), q.clone()], n + 1, &syms);
+        apply_with(&mut prog, &symbols(&syms), &two_layouts()).unwrap();
+        let bare = prog.probes[1].handler;
+        let arg = |h: u32| {
+            let tv = prog
+                .target_vars
+                .iter()
+                .find(|t| t.handler == h && t.name == "fd");
+            prog.konsts[tv.unwrap().relocs[0].konst as usize]
+        };
+        assert_eq!((arg(0), arg(bare)), (0, 0));
+        assert_eq!(prog.handlers.len(), 2);
+        // Without the condition, vfs_read's $fd is an error.
+        fd.conds.clear();
+        let mut prog = program(vec![fd, q], n + 1, &syms);
+        let e = apply_with(&mut prog, &symbols(&syms), &two_layouts())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("'kernel.function(\"*\")' (function vfs_read) has no parameter 'fd'"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -664,6 +664,7 @@ mod tests {
                 },
             ],
             addr_of: false,
+            conds: Vec::new(),
         }];
         let text = disassemble(&p);
         assert!(

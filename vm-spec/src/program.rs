@@ -514,6 +514,23 @@ pub struct TargetVar {
     /// (its last step reads no memory, no narrowing), not its value.
     #[serde(default)]
     pub addr_of: bool,
+    /// The `@defined` conditions the use runs under (the branches of
+    /// `@defined(x) ? a : b`, `if`, `&&`, `||` around it): for a probe
+    /// where one fails, the use never runs and is not resolved.
+    #[serde(default)]
+    pub conds: Vec<TargetCond>,
+}
+
+/// A condition on a target variable's existence, answered by an `Exists`
+/// use of the same handler: `@defined($name->fields)` is `defined`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TargetCond {
+    /// The variable's name without `$` (`TargetVar::name`).
+    pub name: String,
+    /// Its chain (`TargetVar::fields`).
+    pub fields: Vec<String>,
+    /// The answer under which the use runs.
+    pub defined: bool,
 }
 
 impl Program {

@@ -97,7 +97,23 @@ impl Gen<'_> {
             k(self, RelocKind::Mask);
             self.emit(STP_OP_AND, dst, dst, t, 0);
         }
+        let conds = self
+            .res
+            .target_conds
+            .get(&e.id)
+            .map(|cs| {
+                cs.iter()
+                    .map(|c| TargetCond {
+                        name: c.name.trim_start_matches('$').to_string(),
+                        ..c.clone()
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
         self.record_target_var(&name, site, fields, e.span, relocs, addr_of);
+        if let Some(tv) = self.tabs.target_vars.last_mut() {
+            tv.conds = conds;
+        }
     }
 
     /// Whether a use at `site` sits in a handler whose points have no
@@ -137,6 +153,7 @@ impl Gen<'_> {
             loc: SrcLoc { line, col },
             relocs,
             addr_of,
+            conds: Vec::new(),
         });
     }
 

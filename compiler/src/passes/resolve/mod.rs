@@ -23,7 +23,7 @@ use crate::diag::{Diagnostic, Diags};
 use crate::parse::STAT_EXTRACTORS;
 use std::collections::{HashMap, HashSet};
 use vm_spec::abi;
-use vm_spec::program::{ProbeTarget, TargetSite};
+use vm_spec::program::{ProbeTarget, TargetCond, TargetSite};
 
 mod arrays;
 mod builtins;
@@ -163,6 +163,10 @@ pub struct Resolved {
     /// `@entry(x)` after a `@defined(@entry(x))` outside `.return` probes:
     /// never read, lowered as 0.
     pub dead_targets: HashSet<ExprId>,
+    /// The `@defined` conditions a use of a target variable runs under
+    /// (`@defined($x) ? $x : $y`: `$y` runs only where `$x` is absent);
+    /// the loader does not resolve a use for a probe where one fails.
+    pub target_conds: HashMap<ExprId, Vec<TargetCond>>,
 }
 
 impl Resolved {
@@ -202,6 +206,10 @@ struct Resolver<'a> {
     defined_consts: HashMap<ExprId, bool>,
     /// See `Resolved::dead_targets`.
     dead_targets: HashSet<ExprId>,
+    /// See `Resolved::target_conds`.
+    target_conds: HashMap<ExprId, Vec<TargetCond>>,
+    /// The `@defined` conditions around the expression being walked.
+    conds: Vec<TargetCond>,
     /// The variables (name, chain) some `@defined` of the probe being
     /// walked asked about so far: their uses are guarded.
     guards: Vec<(String, Vec<String>)>,
@@ -295,6 +303,8 @@ pub fn run(script: &Script, diags: &mut Diags) -> Resolved {
         target_vars: HashMap::new(),
         defined_consts: HashMap::new(),
         dead_targets: HashSet::new(),
+        target_conds: HashMap::new(),
+        conds: Vec::new(),
         guards: Vec::new(),
         entry_guarded: false,
         loops: 0,
@@ -542,5 +552,6 @@ pub fn run(script: &Script, diags: &mut Diags) -> Resolved {
         target_vars: r.target_vars,
         defined_consts: r.defined_consts,
         dead_targets: r.dead_targets,
+        target_conds: r.target_conds,
     }
 }

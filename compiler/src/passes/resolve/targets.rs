@@ -18,6 +18,29 @@ use super::*;
 type Chain = Vec<String>;
 
 impl Resolver<'_> {
+    /// Walks with `f` under condition `cond` (a `@defined` question, see
+    /// `defined_cond`) being `holds`: the target variables used there run
+    /// only when the answer is `holds` (`Resolved::target_conds`).
+    pub(super) fn under(
+        &mut self,
+        cond: &Option<(String, Chain, bool)>,
+        holds: bool,
+        f: impl FnOnce(&mut Self),
+    ) {
+        match cond {
+            Some((n, c, pol)) => {
+                self.conds.push(TargetCond {
+                    name: n.clone(),
+                    fields: c.clone(),
+                    defined: *pol == holds,
+                });
+                f(self);
+                self.conds.pop();
+            }
+            None => f(self),
+        }
+    }
+
     /// `@defined(x)`: whether target variable (or `@cast` chain) `x`
     /// exists. In a probe without target variables (begin, timer ...) it
     /// is 0, `@defined($return)` is whether the probe is a return probe,
@@ -212,11 +235,38 @@ impl Resolver<'_> {
         match site {
             Some(site) => {
                 self.target_vars.insert(e.id, (site, fields));
+                if !self.conds.is_empty() {
+                    self.target_conds.insert(e.id, self.conds.clone());
+                }
             }
             None => {
                 self.dead_targets.insert(e.id);
             }
         }
+    }
+}
+
+/// `@defined($x...)` (`&` allowed) as (name, chain, true), `!` of one as
+/// false: a condition whose answer the loader knows for each probe.
+pub(super) fn defined_cond(e: &Expr) -> Option<(String, Chain, bool)> {
+    match &e.kind {
+        ExprKind::Unary(UnOp::Not, x) => defined_cond(x).map(|(n, c, p)| (n, c, !p)),
+        ExprKind::AtOp { op, args } if op == "@defined" => {
+            let a = args.first()?;
+            let a = match &a.kind {
+                ExprKind::AddrOf(inner) => &**inner,
+                _ => a,
+            };
+            let (base, comps) = match &a.kind {
+                ExprKind::Deref { base, comps } => (&**base, comps.as_slice()),
+                _ => (a, &[][..]),
+            };
+            match &base.kind {
+                ExprKind::Target(n) if n != "$return" => Some((n.clone(), chain_of(comps), true)),
+                _ => None,
+            }
+        }
+        _ => None,
     }
 }
 
