@@ -520,6 +520,39 @@ impl Btf {
         Ok(None)
     }
 
+    /// C's `sizeof` of type `id` in bytes: a pointer is 8, an array its
+    /// length times its element's size, typedefs and modifiers their
+    /// type's; `None` for void, functions and incomplete types.
+    pub fn type_size(&self, id: u32) -> Result<Option<u64>, BtfError> {
+        let mut id = id;
+        let mut scale = 1u64;
+        for _ in 0..MAX_CHAIN {
+            let r = *self.rec(id)?;
+            match r.kind() {
+                kind::INT
+                | kind::ENUM
+                | kind::ENUM64
+                | kind::STRUCT
+                | kind::UNION
+                | kind::FLOAT => return Ok(scale.checked_mul(u64::from(r.size_type))),
+                kind::PTR => return Ok(scale.checked_mul(8)),
+                kind::ARRAY => {
+                    let n = u32_at(&self.data, r.extra + 8).ok_or(BtfError::BadRef(id))?;
+                    scale = match scale.checked_mul(u64::from(n)) {
+                        Some(s) => s,
+                        None => return Ok(None),
+                    };
+                    id = self.referenced(id)?;
+                }
+                kind::TYPEDEF | kind::VOLATILE | kind::CONST | kind::RESTRICT | kind::TYPE_TAG => {
+                    id = self.referenced(id)?
+                }
+                _ => return Ok(None),
+            }
+        }
+        Err(BtfError::BadRef(id))
+    }
+
     /// A C spelling of type `id` (`struct file *`, `const char *`, `u64`).
     pub fn type_name(&self, id: u32) -> String {
         self.type_name_in(id, 0)

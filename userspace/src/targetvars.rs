@@ -12,7 +12,7 @@
 //! common syscalls.
 use crate::btf::{kind, Btf, BtfError, Param};
 use thiserror::Error;
-use vm_spec::program::{Program, RelocKind, TargetSite, TargetVar};
+use vm_spec::program::{Probe, ProbeTarget, Program, RelocKind, TargetSite, TargetVar};
 
 /// Why a target variable cannot be read on this kernel.
 #[derive(Debug, Error)]
@@ -32,10 +32,6 @@ pub enum Error {
     #[error("{0}")]
     Var(String),
 }
-
-/// Marks the symbol of a tracepoint probe for `resolve_var` (no kernel
-/// symbol has a space).
-const TRACEPOINT_PREFIX: &str = "tracepoint ";
 
 /// Argument registers of the x86-64 syscall ABI, as `struct pt_regs` names
 /// them.
@@ -104,7 +100,7 @@ enum ParamType {
 }
 
 /// The value of each relocation of one variable, by kind.
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 struct Fill {
     arg: i64,
     steps: Vec<(i64, i64)>,
@@ -114,9 +110,7 @@ struct Fill {
 
 /// Fills every target variable's constants in `prog`. `symbols[i]` is the
 /// symbol chosen for `prog.probes[i]`. Reads BTF only when the program has
-/// target variables: vmlinux's, and the split BTF of each module a probe
-/// is in (`m:f` symbols); an `@cast` type vmlinux lacks is looked for in
-/// every loaded module's BTF (`/sys/kernel/btf/*`).
+/// target variables.
 pub fn apply(prog: &mut Program, symbols: &[Option<(String, u32)>]) -> Result<(), Error> {
     if prog.target_vars.is_empty() {
         return Ok(());
@@ -171,7 +165,61 @@ fn probe_modules(symbols: &[Option<(String, u32)>]) -> Vec<String> {
     out
 }
 
+/// Where one use is resolved for one probe: the probe's own symbol.
+#[derive(Debug, Clone, Copy)]
+enum Site<'a> {
+    /// A parameter of this kernel function (`m:f` for a module's).
+    Function(&'a str),
+    /// An argument of this tracepoint.
+    Tracepoint(&'a str),
+    /// An argument of this syscall; `wrapper`: the probe is on its
+    /// `__x64_sys_` wrapper (the value is in the saved registers).
+    Syscall { name: &'a str, wrapper: bool },
+    /// `@cast` to this type: no probe.
+    Cast(&'a str),
+}
+
+/// The site of a use of `tv` in the handler of `probe`, armed on `sym`.
+fn site_for<'a>(tv: &'a TargetVar, probe: &'a Probe, sym: &'a str) -> Site<'a> {
+    if let TargetSite::Cast(t) = &tv.site {
+        return Site::Cast(t);
+    }
+    if u32::from(probe.kind) == vm_spec::abi::STP_PROBE_TRACEPOINT {
+        return Site::Tracepoint(sym);
+    }
+    match &probe.target {
+        ProbeTarget::FirstOf(v) => match v.first().and_then(|f| f.strip_prefix("__x64_sys_")) {
+            Some(name) => Site::Syscall {
+                name,
+                wrapper: sym.starts_with("__x64_sys_"),
+            },
+            None => Site::Function(sym),
+        },
+        ProbeTarget::Symbol { .. } => Site::Function(sym),
+        // No target to go by: what the compiler saw.
+        ProbeTarget::None => match &tv.site {
+            TargetSite::Syscall(name) => Site::Syscall {
+                name,
+                wrapper: sym.starts_with("__x64_sys_"),
+            },
+            _ => Site::Function(sym),
+        },
+    }
+}
+
 /// `apply` against a given BTF.
+///
+/// Each use of a probe's parameter is resolved for every probe of its
+/// handler, on that probe's symbol: the points of a multi-point probe, the
+/// functions a wildcard expanded to. Probes whose constants come out the
+/// same share the handler; each other set of constants gets a copy of the
+/// handler (appended, so handler indices stay valid) with constants of its
+/// own. A use that does not resolve for a probe is an error naming the
+/// probe point and function, unless a `@defined` of the same variable (or
+/// of a prefix of its chain) in the same handler answered 0 for that
+/// probe, or one of the `@defined` conditions it runs under
+/// (`TargetVar::conds`) fails there: it never runs, and is left as the
+/// image has it (0).
 pub fn apply_with(
     prog: &mut Program,
     symbols: &[Option<(String, u32)>],
@@ -180,98 +228,108 @@ pub fn apply_with(
     apply_modules(prog, symbols, btf, &[])
 }
 
-/// `apply` against vmlinux's BTF and the split BTF of some modules (name,
-/// BTF on `btf`).
+/// `apply_with`, with the split BTF of some modules (name, BTF on `btf`):
+/// a module function's parameters come from its module's BTF, and an
+/// `@cast` to a type vmlinux lacks from the first module that has it.
 pub fn apply_modules(
     prog: &mut Program,
     symbols: &[Option<(String, u32)>],
     btf: &Btf,
     modules: &[(String, Btf)],
 ) -> Result<(), Error> {
-    let mut patches = Vec::new();
-    // Variables some `@defined` asks about: a use of one that does not
-    // resolve is guarded by the script, so it is left at 0, not an error.
-    let guarded: Vec<(&TargetSite, &str, &[String])> = prog
+    let mut patches: Vec<(usize, i64)> = Vec::new();
+    // `@cast` uses need no probe (they may sit in functions): one answer
+    // for the program, guarded by any `@defined` of the same chain.
+    let cast_guards: Vec<(&TargetSite, &str, &[String])> = prog
         .target_vars
         .iter()
-        .filter(|tv| is_exists(tv))
+        .filter(|tv| is_exists(tv) && matches!(tv.site, TargetSite::Cast(_)))
         .map(|tv| (&tv.site, tv.name.as_str(), tv.fields.as_slice()))
         .collect();
-    let mut tp_sym;
     for tv in &prog.target_vars {
-        let sym = if matches!(tv.site, TargetSite::Cast(_)) {
-            // Needs no probe: it may sit in a function.
-            ""
-        } else {
-            // The probe of this handler (dropped optional probes: no code runs).
-            let Some(pi) = prog.probes.iter().position(|p| p.handler == tv.handler) else {
+        let TargetSite::Cast(t) = &tv.site else {
+            continue;
+        };
+        let guarded = cast_guards.contains(&(&tv.site, tv.name.as_str(), tv.fields.as_slice()));
+        if let Some(fill) = fill_in(btf, modules, tv, Site::Cast(t), "", guarded)? {
+            patches.extend(fill_patches(tv, &fill));
+        }
+    }
+    // Uses of probe parameters, handler by handler.
+    let mut handlers: Vec<u32> = prog
+        .target_vars
+        .iter()
+        .filter(|tv| !matches!(tv.site, TargetSite::Cast(_)))
+        .map(|tv| tv.handler)
+        .collect();
+    handlers.sort_unstable();
+    handlers.dedup();
+    let mut copies: Vec<TargetVar> = Vec::new();
+    for h in handlers {
+        let tvs: Vec<TargetVar> = prog
+            .target_vars
+            .iter()
+            .filter(|tv| tv.handler == h && !matches!(tv.site, TargetSite::Cast(_)))
+            .cloned()
+            .collect();
+        // (the constants of every use, the probes that get them)
+        let mut groups: Vec<(Vec<Option<Fill>>, Vec<usize>)> = Vec::new();
+        for (pi, p) in prog.probes.iter().enumerate() {
+            if p.handler != h {
                 continue;
-            };
+            }
+            // No symbol (begin, timers): no parameters; the compiler only
+            // lets guarded uses reach here, and `@defined` stays 0.
             let Some(Some((sym, _))) = symbols.get(pi) else {
                 continue;
             };
-            if u32::from(prog.probes[pi].kind) == vm_spec::abi::STP_PROBE_TRACEPOINT {
-                // A tracepoint's arguments are named by the kernel's BPF
-                // wrapper `__bpf_trace_CLASS(void *__data, <prototype>)`
-                // (`Btf::tracepoint_params`).
-                tp_sym = format!("{TRACEPOINT_PREFIX}{sym}");
-                tp_sym.as_str()
+            let at = probe_text(p, sym);
+            // The `@defined` questions first: a use is guarded when one
+            // about it (or a prefix of its chain) is answered 0 here.
+            // A use whose `@defined` conditions fail here never runs
+            // (`@defined($irq) ? $irq : $id` where `$irq` exists).
+            let mut fills = vec![None; tvs.len()];
+            let mut answers: Vec<(&str, &[String], bool)> = Vec::new();
+            for (tv, fill) in tvs.iter().zip(fills.iter_mut()) {
+                if is_exists(tv) {
+                    let f = fill_in(btf, modules, tv, site_for(tv, p, sym), &at, false)?;
+                    let yes = f.as_ref().is_some_and(|f| f.arg != 0);
+                    answers.push((tv.name.as_str(), tv.fields.as_slice(), yes));
+                    *fill = f;
+                }
+            }
+            for (tv, fill) in tvs.iter().zip(fills.iter_mut()) {
+                if !is_exists(tv) {
+                    let absent = answers
+                        .iter()
+                        .any(|(n, f, yes)| !yes && *n == tv.name && tv.fields.starts_with(f));
+                    let dead = tv.conds.iter().any(|c| {
+                        answers
+                            .iter()
+                            .any(|(n, f, yes)| *n == c.name && **f == c.fields && *yes != c.defined)
+                    });
+                    *fill = fill_in(btf, modules, tv, site_for(tv, p, sym), &at, absent || dead)?;
+                }
+            }
+            match groups.iter_mut().find(|(f, _)| *f == fills) {
+                Some((_, members)) => members.push(pi),
+                None => groups.push((fills, vec![pi])),
+            }
+        }
+        for (gi, (fills, members)) in groups.into_iter().enumerate() {
+            let uses = if gi == 0 {
+                tvs.clone()
             } else {
-                sym.as_str()
-            }
-        };
-        // The BTF the variable is resolved in: its probe's module's, or for
-        // an `@cast` whose type vmlinux lacks, the first module that has it.
-        let vbtf = match (&tv.site, crate::kallsyms::split_pattern(sym)) {
-            (TargetSite::Cast(t), _) if find_type(btf, t).is_none() => modules
-                .iter()
-                .find(|(_, b)| find_type(b, t).is_some())
-                .map_or(btf, |(_, b)| b),
-            (TargetSite::Cast(_), _) | (_, (None, _)) => btf,
-            (_, (Some(m), _)) => match modules.iter().find(|(n, _)| n == m) {
-                Some((_, b)) => b,
-                None if is_exists(tv) => {
-                    patches.extend(tv.relocs.iter().map(|r| (r.konst as usize, 0)));
-                    continue;
-                }
-                None => {
-                    return Err(Error::Var(format!(
-                        "probe point '{}': cannot read {} at {}:{}: module '{m}' has no BTF \
-                         ({}/{m} is missing: not loaded, or built without CONFIG_DEBUG_INFO_BTF_MODULES)",
-                        tv.probe_point,
-                        var_text(tv),
-                        tv.loc.line,
-                        tv.loc.col,
-                        crate::btf::BTF_DIR
-                    )))
-                }
-            },
-        };
-        let fill = match resolve_var(vbtf, tv, sym) {
-            Ok(_) if is_exists(tv) => Fill {
-                arg: 1,
-                ..Fill::default()
-            },
-            Ok(fill) => fill,
-            Err(_) if is_exists(tv) => Fill::default(),
-            Err(_) if guarded.contains(&(&tv.site, tv.name.as_str(), tv.fields.as_slice())) => {
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
-        for r in &tv.relocs {
-            let v = match r.kind {
-                RelocKind::ArgIndex => fill.arg,
-                RelocKind::Offset(n) => fill.steps.get(n as usize).map_or(0, |s| s.0),
-                RelocKind::Deref(n) => fill.steps.get(n as usize).map_or(0, |s| s.1),
-                RelocKind::Shift => fill.shift,
-                RelocKind::Mask => fill.mask,
-                // `is_exists`: `arg` holds the answer.
-                RelocKind::Exists => fill.arg,
+                copy_handler(prog, h, &tvs, &members, &mut copies)?
             };
-            patches.push((r.konst as usize, v));
+            for (tv, fill) in uses.iter().zip(&fills) {
+                if let Some(fill) = fill {
+                    patches.extend(fill_patches(tv, fill));
+                }
+            }
         }
     }
+    prog.target_vars.extend(copies);
     for (k, v) in patches {
         match prog.konsts.get_mut(k) {
             Some(slot) => *slot = v,
@@ -285,6 +343,180 @@ pub fn apply_modules(
     Ok(())
 }
 
+/// The probe point of `p` as messages name it, with the function a
+/// wildcard expanded to.
+fn probe_text(p: &Probe, sym: &str) -> String {
+    if p.display.contains(sym) {
+        format!("probe point '{}'", p.display)
+    } else {
+        format!("probe point '{}' (function {sym})", p.display)
+    }
+}
+
+/// `fill_of` in the BTF the use belongs to: its module's for a module
+/// function (`m:f`), for an `@cast` whose type vmlinux lacks the first
+/// module's that has it, else vmlinux's. A module without BTF is an error
+/// naming it (an `@defined` about it answers 0).
+fn fill_in(
+    btf: &Btf,
+    modules: &[(String, Btf)],
+    tv: &TargetVar,
+    site: Site,
+    at: &str,
+    guarded: bool,
+) -> Result<Option<Fill>, Error> {
+    let vbtf = match site {
+        Site::Cast(t) if find_type(btf, t).is_none() => modules
+            .iter()
+            .find(|(_, b)| find_type(b, t).is_some())
+            .map_or(btf, |(_, b)| b),
+        Site::Function(f) => match f.split_once(':') {
+            None => btf,
+            Some((m, _)) => match modules.iter().find(|(n, _)| n == m) {
+                Some((_, b)) => b,
+                None if is_exists(tv) => return Ok(Some(Fill::default())),
+                None if guarded => return Ok(None),
+                None => {
+                    return Err(Error::Var(format!(
+                        "{at}: cannot read {} at {}:{}: module '{m}' has no BTF \
+                         ({}/{m} is missing: not loaded, or built without CONFIG_DEBUG_INFO_BTF_MODULES)",
+                        var_text(tv),
+                        tv.loc.line,
+                        tv.loc.col,
+                        crate::btf::BTF_DIR
+                    )))
+                }
+            },
+        },
+        _ => btf,
+    };
+    fill_of(vbtf, tv, site, at, guarded)
+}
+
+/// The constants of `tv` at `site`: `None` when it does not resolve and
+/// `guarded` (a `@defined` asks about it: it is left at 0, never read).
+fn fill_of(
+    btf: &Btf,
+    tv: &TargetVar,
+    site: Site,
+    at: &str,
+    guarded: bool,
+) -> Result<Option<Fill>, Error> {
+    Ok(match resolve_var(btf, tv, site, at) {
+        Ok(_) if is_exists(tv) => Some(Fill {
+            arg: 1,
+            ..Fill::default()
+        }),
+        Ok(fill) => Some(fill),
+        Err(_) if is_exists(tv) => Some(Fill::default()),
+        Err(_) if guarded => None,
+        Err(e) => return Err(e),
+    })
+}
+
+/// The (constant, value) pairs of `fill` for `tv`'s relocations.
+fn fill_patches(tv: &TargetVar, fill: &Fill) -> Vec<(usize, i64)> {
+    tv.relocs
+        .iter()
+        .map(|r| {
+            let v = match r.kind {
+                RelocKind::ArgIndex => fill.arg,
+                RelocKind::Offset(n) | RelocKind::ElemSize(n) => {
+                    fill.steps.get(n as usize).map_or(0, |s| s.0)
+                }
+                RelocKind::Deref(n) => fill.steps.get(n as usize).map_or(0, |s| s.1),
+                RelocKind::Shift => fill.shift,
+                RelocKind::Mask => fill.mask,
+                // `is_exists`: `arg` holds the answer.
+                RelocKind::Exists => fill.arg,
+            };
+            (r.konst as usize, v)
+        })
+        .collect()
+}
+
+/// Gives the probes `members` a copy of handler `h` whose relocated
+/// constants (those of `tvs`, the handler's uses of probe parameters) are
+/// new ones; returns the uses as the copy has them (also added to
+/// `copies`). `@cast` constants stay shared: their values are the same.
+fn copy_handler(
+    prog: &mut Program,
+    h: u32,
+    tvs: &[TargetVar],
+    members: &[usize],
+    copies: &mut Vec<TargetVar>,
+) -> Result<Vec<TargetVar>, Error> {
+    use vm_spec::abi::{STP_MAX_HANDLERS, STP_MAX_INSNS, STP_MAX_KONSTS, STP_OP_LDK};
+    let too_many = |what: &str, max: u32| {
+        let display = members
+            .first()
+            .and_then(|&pi| prog.probes.get(pi))
+            .map_or("?", |p| p.display.as_str());
+        Error::Var(format!(
+            "probe point '{display}': its functions' target variables differ, and the copies \
+             of its handler they need pass the limit of {max} {what} (narrow the wildcard)"
+        ))
+    };
+    let Some(mut copy) = prog.handlers.get(h as usize).cloned() else {
+        return Err(Error::Var(format!(
+            "corrupt program: target variable of handler {h} out of range"
+        )));
+    };
+    let insns: usize = prog.handlers.iter().map(|x| x.code.len()).sum();
+    if prog.handlers.len() >= STP_MAX_HANDLERS as usize {
+        return Err(too_many("handlers", STP_MAX_HANDLERS));
+    }
+    if insns + copy.code.len() > STP_MAX_INSNS as usize {
+        return Err(too_many("instructions", STP_MAX_INSNS));
+    }
+    let mut remap = std::collections::HashMap::new();
+    for r in tvs.iter().flat_map(|tv| &tv.relocs) {
+        if prog.konsts.len() >= STP_MAX_KONSTS as usize {
+            return Err(too_many("constants", STP_MAX_KONSTS));
+        }
+        remap.insert(r.konst, prog.konsts.len() as u32);
+        prog.konsts.push(0);
+    }
+    for insn in &mut copy.code {
+        if u32::from(insn.op) == STP_OP_LDK {
+            if let Some(&k) = u32::try_from(insn.imm).ok().and_then(|k| remap.get(&k)) {
+                insn.imm = k as i32;
+            }
+        }
+    }
+    // Run-time messages name the copy's own probe point.
+    let display = members
+        .first()
+        .and_then(|&pi| prog.probes.get(pi))
+        .map(|p| p.display.clone());
+    if let Some(d) = &display {
+        copy.probe_point = d.clone();
+    }
+    let nh = prog.handlers.len() as u32;
+    prog.handlers.push(copy);
+    for &pi in members {
+        if let Some(p) = prog.probes.get_mut(pi) {
+            p.handler = nh;
+        }
+    }
+    let uses: Vec<TargetVar> = tvs
+        .iter()
+        .map(|tv| {
+            let mut c = tv.clone();
+            c.handler = nh;
+            if let Some(d) = &display {
+                c.probe_point = d.clone();
+            }
+            for r in &mut c.relocs {
+                r.konst = remap.get(&r.konst).copied().unwrap_or(r.konst);
+            }
+            c
+        })
+        .collect();
+    copies.extend(uses.iter().cloned());
+    Ok(uses)
+}
+
 /// Whether `tv` is an `@defined` question (its only relocation).
 fn is_exists(tv: &TargetVar) -> bool {
     tv.relocs.iter().all(|r| r.kind == RelocKind::Exists) && !tv.relocs.is_empty()
@@ -296,8 +528,15 @@ fn var_text(tv: &TargetVar) -> String {
         _ => format!("${}", tv.name),
     };
     for f in &tv.fields {
-        s.push_str("->");
-        s.push_str(f);
+        if f == "[]" {
+            s.push_str("[i]");
+        } else {
+            s.push_str("->");
+            s.push_str(f);
+        }
+    }
+    if tv.addr_of {
+        s.insert(0, '&');
     }
     s
 }
@@ -379,16 +618,23 @@ fn shape(bytes: u32, signed: bool) -> (i64, i64) {
     }
 }
 
-/// The constants of `tv`. For an `@defined` question only existence
-/// matters: a last member that is a bitfield or a struct exists.
-fn resolve_var(btf: &Btf, tv: &TargetVar, sym: &str) -> Result<Fill, Error> {
+/// What a missing parameter `name` could have been: stap also reads
+/// kernel global variables as `$name` (and `@var("name")`), which BTF does
+/// not describe.
+const NO_GLOBALS: &str = "kernel global variables cannot be read as target variables: not \
+supported yet (the kernel's BTF has no types for them)";
+
+/// The constants of `tv` at `site` (`at` names the probe point in
+/// messages). For an `@defined` question only existence matters: a last
+/// member that is a bitfield or a struct exists.
+fn resolve_var(btf: &Btf, tv: &TargetVar, site: Site, at: &str) -> Result<Fill, Error> {
     let exists_only = is_exists(tv);
     let text = var_text(tv);
     let what = |why: String| {
-        let at = if tv.probe_point.is_empty() {
+        let at = if at.is_empty() {
             String::new()
         } else {
-            format!("probe point '{}': ", tv.probe_point)
+            format!("{at}: ")
         };
         Error::Var(format!(
             "{at}cannot read {} at {}:{}: {why}",
@@ -396,37 +642,36 @@ fn resolve_var(btf: &Btf, tv: &TargetVar, sym: &str) -> Result<Fill, Error> {
         ))
     };
     let mut fill = Fill::default();
-    let ty: ParamType = match &tv.site {
-        TargetSite::Function(f) => {
-            let ps = match sym.strip_prefix(TRACEPOINT_PREFIX) {
+    let ty: ParamType = match site {
+        Site::Function(f) | Site::Tracepoint(f) => {
+            let tracepoint = matches!(site, Site::Tracepoint(_));
+            let ps = if tracepoint {
                 // Without `__data`: the module's tracepoint probe puts the
                 // tracepoint's own arguments in slots 0.. (kmod/probes.c).
-                Some(tp) => btf
-                    .tracepoint_params(tp)?
-                    .map(|ps| ps.into_iter().skip(1).collect()),
-                None => {
-                    // A module's function: its name in the module's BTF.
-                    let name = match crate::kallsyms::split_pattern(sym) {
-                        (Some(_), name) => name,
-                        (None, _) => f.as_str(),
-                    };
-                    func_params_with(btf, name, &tv.name)?
+                btf.tracepoint_params(f)?
+                    .map(|ps| ps.into_iter().skip(1).collect())
+            } else {
+                // A module's function (`m:f`): its name in the module's
+                // BTF, the record with the parameter asked for.
+                match f.split_once(':') {
+                    Some((_, name)) => func_params_with(btf, name, &tv.name)?,
+                    None => func_params(btf, f)?,
                 }
             };
-            let ps = ps.ok_or_else(|| {
-                what(match sym.strip_prefix(TRACEPOINT_PREFIX) {
-                    Some(tp) => format!(
-                        "the kernel's BTF has no arguments of tracepoint '{tp}' \
-                         (__bpf_trace_{tp}, btf_trace_{tp})"
-                    ),
-                    None => format!("the kernel's BTF has no function '{f}' (inlined or renamed?)"),
+            let ps: Vec<Param> = ps.ok_or_else(|| {
+                what(if tracepoint {
+                    format!(
+                        "the kernel's BTF has no arguments of tracepoint '{f}' \
+                         (__bpf_trace_{f}, btf_trace_{f})"
+                    )
+                } else {
+                    format!("the kernel's BTF has no function '{f}' (inlined or renamed?)")
                 })
             })?;
             let Some(idx) = ps.iter().position(|p| p.name == tv.name) else {
                 return Err(Error::Var(format!(
-                    "probe point '{}' has no parameter '{}' (BTF of the running kernel: \
-                     parameters are {})",
-                    tv.probe_point,
+                    "{at} has no parameter '{}' (BTF of the running kernel: parameters are {}; \
+                     {NO_GLOBALS})",
                     tv.name,
                     param_list(&ps)
                 )));
@@ -435,7 +680,7 @@ fn resolve_var(btf: &Btf, tv: &TargetVar, sym: &str) -> Result<Fill, Error> {
             fill.steps.push((0, 0));
             ParamType::Btf(ps[idx].ty)
         }
-        TargetSite::Syscall(name) => {
+        Site::Syscall { name, wrapper } => {
             let mut found = None;
             for f in [format!("__do_sys_{name}"), format!("__se_sys_{name}")] {
                 if let Some(ps) = func_params(btf, &f)? {
@@ -451,7 +696,7 @@ fn resolve_var(btf: &Btf, tv: &TargetVar, sym: &str) -> Result<Fill, Error> {
                         .map(|p| ParamType::Btf(p.ty)),
                     param_list(ps),
                 ),
-                None => match SYSCALL_TABLE.iter().find(|(n, _)| n == name) {
+                None => match SYSCALL_TABLE.iter().find(|(n, _)| *n == name) {
                     Some((_, args)) => (
                         args.iter().position(|a| a.0 == tv.name),
                         args.iter()
@@ -469,11 +714,11 @@ fn resolve_var(btf: &Btf, tv: &TargetVar, sym: &str) -> Result<Fill, Error> {
             };
             let (Some(idx), Some(ty)) = (idx, ty) else {
                 return Err(Error::Var(format!(
-                    "probe point '{}' has no parameter '{}' (arguments of syscall {name}: {names})",
-                    tv.probe_point, tv.name
+                    "{at} has no parameter '{}' (arguments of syscall {name}: {names})",
+                    tv.name
                 )));
             };
-            if sym.starts_with("__x64_sys_") {
+            if wrapper {
                 let reg = SYSCALL_REGS
                     .get(idx)
                     .ok_or_else(|| what("more than 6 arguments".into()))?;
@@ -490,31 +735,68 @@ fn resolve_var(btf: &Btf, tv: &TargetVar, sym: &str) -> Result<Fill, Error> {
             }
             ty
         }
-        TargetSite::Cast(name) => {
+        Site::Cast(name) => {
             let id = find_type(btf, name)
                 .ok_or_else(|| what(format!("the kernel's BTF has no type '{name}'")))?;
             fill.steps.push((0, 0));
             ParamType::At(id)
         }
     };
-    // Walk the member chain. `cur` is the type of the value in hand when
-    // `addr` is false, of the struct at the address in hand when true.
+    // Walk the chain. `cur` is the type of the value in hand when `addr` is
+    // false, of the object at the address in hand when true.
     let (mut cur, mut addr) = match ty {
-        ParamType::Btf(t) => (Some(t), false),
-        ParamType::At(t) => (Some(t), true),
+        ParamType::Btf(t) => (t, false),
+        ParamType::At(t) => (t, true),
         ParamType::Int(bytes, signed) => {
             if !tv.fields.is_empty() {
                 return Err(what(
-                    "its type is unknown (no BTF prototype): '->' needs one".into(),
+                    "its type is unknown (no BTF prototype): '->' or '[i]' needs one".into(),
                 ));
+            }
+            if tv.addr_of {
+                return Err(what("cannot take address of object in register".into()));
             }
             (fill.shift, fill.mask) = shape(bytes, signed);
             return Ok(fill);
         }
     };
     for (i, field) in tv.fields.iter().enumerate() {
-        let Some(t) = cur else { break };
-        let t = btf.skip_mods(t)?;
+        let t = btf.skip_mods(cur)?;
+        let last = i + 1 == tv.fields.len();
+        if field == "[]" {
+            // C's pointer arithmetic: on a pointer, its pointee; at an
+            // array, its element; at any other object, the object itself
+            // (`&@cast(0, "T")[1]` is sizeof(T)).
+            let elem = match (addr, btf.kind(t)?) {
+                (true, kind::ARRAY) => btf.referenced(t)?,
+                (true, _) => t,
+                (false, kind::PTR) => btf.referenced(t)?,
+                _ => {
+                    return Err(what(format!(
+                        "'[i]' applied to {} (not a pointer or array)",
+                        btf.type_name(cur)
+                    )))
+                }
+            };
+            let size = btf
+                .type_size(elem)?
+                .and_then(|n| i64::try_from(n).ok())
+                .ok_or_else(|| {
+                    what(format!(
+                        "'[i]': the size of {} is unknown",
+                        btf.type_name(elem)
+                    ))
+                })?;
+            if exists_only && last {
+                return Ok(fill);
+            }
+            let et = btf.skip_mods(elem)?;
+            let embedded = matches!(btf.kind(et)?, kind::STRUCT | kind::UNION | kind::ARRAY);
+            fill.steps.push((size, i64::from(!embedded)));
+            cur = elem;
+            addr = embedded;
+            continue;
+        }
         let st = if addr {
             t
         } else {
@@ -544,25 +826,35 @@ fn resolve_var(btf: &Btf, tv: &TargetVar, sym: &str) -> Result<Fill, Error> {
         let m = btf
             .member(st, field)?
             .ok_or_else(|| what(format!("{} has no member '{field}'", btf.type_name(st))))?;
-        if exists_only && i + 1 == tv.fields.len() {
+        if exists_only && last {
             return Ok(fill);
         }
         if m.bitfield != 0 || m.bit_offset % 8 != 0 {
-            return Err(what(format!(
-                "member '{field}' is a bitfield (not supported yet)"
-            )));
+            return Err(what(if tv.addr_of && last {
+                "cannot take the address of a bit field".to_string()
+            } else {
+                format!("member '{field}' is a bitfield (not supported yet)")
+            }));
         }
         let off = i64::try_from(m.bit_offset / 8).map_err(|_| what("offset too large".into()))?;
         let mt = btf.skip_mods(m.ty)?;
         let embedded = matches!(btf.kind(mt)?, kind::STRUCT | kind::UNION | kind::ARRAY);
-        fill.steps.push((off, if embedded { 0 } else { 1 }));
-        cur = Some(mt);
+        fill.steps.push((off, i64::from(!embedded)));
+        cur = mt;
         addr = embedded;
     }
     if exists_only {
         return Ok(fill);
     }
-    let t = btf.skip_mods(cur.unwrap_or(0))?;
+    if tv.addr_of {
+        // The address of the last member or element: no read, no narrowing.
+        if let Some(last) = fill.steps.last_mut() {
+            last.1 = 0;
+        }
+        (fill.shift, fill.mask) = (0, -1);
+        return Ok(fill);
+    }
+    let t = btf.skip_mods(cur)?;
     let (bytes, signed) = match btf.kind(t)? {
         // An array is its address, as in stap (`kernel_string($p->comm)`).
         kind::ARRAY if addr => (8, false),
@@ -649,6 +941,8 @@ mod tests {
             probe_point: "kernel.function(\"vfs_read\")".into(),
             loc: SrcLoc { line: 1, col: 1 },
             relocs,
+            addr_of: false,
+            conds: Vec::new(),
         }
     }
 
@@ -661,7 +955,7 @@ mod tests {
             target: ProbeTarget::None,
             maxactive: 0,
             period_ns: 0,
-            display: String::new(),
+            display: "kernel.function(\"vfs_read\")".into(),
         }]
     }
 
@@ -756,8 +1050,10 @@ mod tests {
         let e = run(var("foo", &[], f())).unwrap_err().to_string();
         assert_eq!(
             e,
-            "probe point 'kernel.function(\"vfs_read\")' has no parameter 'foo' \
-             (BTF of the running kernel: parameters are file, buf, count, pos)"
+            format!(
+                "probe point 'kernel.function(\"vfs_read\")' has no parameter 'foo' \
+                 (BTF of the running kernel: parameters are file, buf, count, pos; {NO_GLOBALS})"
+            )
         );
         let e = run(var("file", &["nope"], f())).unwrap_err().to_string();
         assert!(
@@ -873,5 +1169,293 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("pt_regs"), "{e}");
+    }
+
+    /// BTF with `vfs_read`/`vfs_write(struct file *file, ...)` and
+    /// `splice(int fd, struct file *file)`: `$file` in slot 0 or 1.
+    fn two_layouts() -> Btf {
+        use crate::btf::tests::Builder;
+        let mut b = Builder::new();
+        let int = b.int("int", 4, true);
+        let file = b.compound(false, "file", 8, &[("f_mode", int, 0, 0)]);
+        let pfile = b.ptr(file);
+        for f in ["vfs_read", "vfs_write"] {
+            b.func(f, int, &[("file", pfile), ("count", int)]);
+        }
+        b.func("splice", int, &[("fd", int), ("file", pfile)]);
+        b.func("bare", int, &[("fd", int)]);
+        Btf::parse(b.build()).unwrap()
+    }
+
+    /// A kprobe on handler 0 named as a wildcard expands it.
+    fn kprobe(sym: &str) -> Probe {
+        Probe {
+            kind: vm_spec::abi::STP_PROBE_KPROBE as u8,
+            flags: 0,
+            handler: 0,
+            target: ProbeTarget::Symbol {
+                name: sym.into(),
+                offset: 0,
+            },
+            maxactive: 0,
+            period_ns: 0,
+            display: "kernel.function(\"*\")".into(),
+        }
+    }
+
+    /// Handler 0 loads each of the `n` constants once (as the compiler's
+    /// code does), then returns.
+    fn program(tvs: Vec<TargetVar>, n: u32, syms: &[&str]) -> Program {
+        use vm_spec::program::{Handler, Insn};
+        let mut code: Vec<Insn> = (0..n)
+            .map(|k| Insn::new(vm_spec::abi::STP_OP_LDK, 0, 0, 0, k as i32))
+            .collect();
+        code.push(Insn::new(vm_spec::abi::STP_OP_RET, 0, 0, 0, 0));
+        let locs = vec![SrcLoc::default(); code.len()];
+        Program {
+            konsts: vec![0; n as usize],
+            handlers: vec![Handler {
+                ctx: vm_spec::abi::STP_CTX_KPROBE as u8,
+                nregs: 1,
+                code,
+                locs,
+                ..Default::default()
+            }],
+            probes: syms.iter().map(|s| kprobe(s)).collect(),
+            target_vars: tvs,
+            ..Default::default()
+        }
+    }
+
+    fn symbols(syms: &[&str]) -> Vec<Option<(String, u32)>> {
+        syms.iter().map(|s| Some((s.to_string(), 0))).collect()
+    }
+
+    #[test]
+    fn probes_whose_constants_differ_get_copies_of_their_handler() {
+        let syms = ["vfs_read", "splice", "vfs_write"];
+        let tv = var("file", &["f_mode"], TargetSite::Function("*".into()));
+        let n = tv.relocs.len() as u32;
+        let mut prog = program(vec![tv], n, &syms);
+        apply_with(&mut prog, &symbols(&syms), &two_layouts()).unwrap();
+        // vfs_read and vfs_write share handler 0 ($file in slot 0); splice
+        // has a copy whose constants say slot 1.
+        assert_eq!(prog.handlers.len(), 2);
+        let hs: Vec<u32> = prog.probes.iter().map(|p| p.handler).collect();
+        assert_eq!(hs, [0, 1, 0]);
+        assert_eq!(prog.target_vars.len(), 2);
+        let copy = &prog.target_vars[1];
+        assert_eq!(copy.handler, 1);
+        let arg = |tv: &TargetVar| prog.konsts[tv.relocs[0].konst as usize];
+        assert_eq!((arg(&prog.target_vars[0]), arg(copy)), (0, 1));
+        // The copy's code loads its own constants, the original's stay.
+        let loaded = |h: usize| -> Vec<i32> {
+            prog.handlers[h]
+                .code
+                .iter()
+                .filter(|i| u32::from(i.op) == vm_spec::abi::STP_OP_LDK)
+                .map(|i| i.imm)
+                .collect()
+        };
+        assert_eq!(loaded(0), (0..n as i32).collect::<Vec<_>>());
+        let want: Vec<i32> = copy.relocs.iter().map(|r| r.konst as i32).collect();
+        assert_eq!(loaded(1), want);
+        assert!(want.iter().all(|&k| k >= n as i32));
+        // Same member offset and shape in both.
+        for (a, b) in prog.target_vars[0].relocs.iter().zip(&copy.relocs) {
+            if a.kind != RelocKind::ArgIndex {
+                assert_eq!(prog.konsts[a.konst as usize], prog.konsts[b.konst as usize]);
+            }
+        }
+        // One layout only: no copy.
+        let tv = var("file", &[], TargetSite::Function("*".into()));
+        let mut prog = program(vec![tv], n - 2, &["vfs_read", "vfs_write"]);
+        apply_with(
+            &mut prog,
+            &symbols(&["vfs_read", "vfs_write"]),
+            &two_layouts(),
+        )
+        .unwrap();
+        assert_eq!((prog.handlers.len(), prog.target_vars.len()), (1, 1));
+    }
+
+    #[test]
+    fn a_function_without_the_variable_is_an_error_unless_defined_guards_it() {
+        let syms = ["vfs_read", "bare"];
+        let tv = var("file", &[], TargetSite::Function("*".into()));
+        let n = tv.relocs.len() as u32;
+        let mut prog = program(vec![tv.clone()], n, &syms);
+        let e = apply_with(&mut prog, &symbols(&syms), &two_layouts())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(
+                "probe point 'kernel.function(\"*\")' (function bare) has no parameter 'file'"
+            ),
+            "{e}"
+        );
+        // With @defined($file) in the handler: bare's copy answers 0 and
+        // leaves the use at 0.
+        let mut q = tv.clone();
+        q.relocs = vec![Reloc {
+            konst: n,
+            kind: RelocKind::Exists,
+        }];
+        let mut prog = program(vec![tv, q], n + 1, &syms);
+        apply_with(&mut prog, &symbols(&syms), &two_layouts()).unwrap();
+        assert_eq!(prog.probes[1].handler, 1);
+        let copy: Vec<&TargetVar> = prog.target_vars.iter().filter(|t| t.handler == 1).collect();
+        assert_eq!(copy.len(), 2);
+        let k = |t: &TargetVar, i: usize| prog.konsts[t.relocs[i].konst as usize];
+        assert_eq!(k(&prog.target_vars[1], 0), 1, "vfs_read has $file");
+        assert_eq!(k(copy[1], 0), 0, "bare has not");
+        assert!(copy[0]
+            .relocs
+            .iter()
+            .all(|r| prog.konsts[r.konst as usize] == 0));
+        // @defined($file) guards $file->f_mode where it is 0 (bare), not
+        // where $file exists and the member does not.
+        let chain = var("file", &["f_mode"], TargetSite::Function("*".into()));
+        let n = chain.relocs.len() as u32;
+        let mut q = var("file", &[], TargetSite::Function("*".into()));
+        q.relocs = vec![Reloc {
+            konst: n,
+            kind: RelocKind::Exists,
+        }];
+        let mut prog = program(vec![chain.clone(), q.clone()], n + 1, &syms);
+        apply_with(&mut prog, &symbols(&syms), &two_layouts()).unwrap();
+        assert_eq!(prog.handlers.len(), 2);
+        let mut bad = chain;
+        bad.fields = vec!["nope".into()];
+        let mut prog = program(vec![bad, q], n + 1, &syms);
+        let e = apply_with(&mut prog, &symbols(&syms), &two_layouts())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("struct file has no member 'nope'"), "{e}");
+        // `@defined($file) ? $file : $fd`: $fd runs only where $file is
+        // absent (bare has it, vfs_read has not: it never runs there).
+        let mut fd = var("fd", &[], TargetSite::Function("*".into()));
+        fd.conds = vec![vm_spec::program::TargetCond {
+            name: "file".into(),
+            fields: vec![],
+            defined: false,
+        }];
+        let n = fd.relocs.len() as u32;
+        let mut q = var("file", &[], TargetSite::Function("*".into()));
+        q.relocs = vec![Reloc {
+            konst: n,
+            kind: RelocKind::Exists,
+        }];
+        let mut prog = program(vec![fd.clone(), q.clone()], n + 1, &syms);
+        apply_with(&mut prog, &symbols(&syms), &two_layouts()).unwrap();
+        let bare = prog.probes[1].handler;
+        let arg = |h: u32| {
+            let tv = prog
+                .target_vars
+                .iter()
+                .find(|t| t.handler == h && t.name == "fd");
+            prog.konsts[tv.unwrap().relocs[0].konst as usize]
+        };
+        assert_eq!((arg(0), arg(bare)), (0, 0));
+        assert_eq!(prog.handlers.len(), 2);
+        // Without the condition, vfs_read's $fd is an error.
+        fd.conds.clear();
+        let mut prog = program(vec![fd, q], n + 1, &syms);
+        let e = apply_with(&mut prog, &symbols(&syms), &two_layouts())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("'kernel.function(\"*\")' (function vfs_read) has no parameter 'fd'"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn index_steps_and_addresses() {
+        // $buf[2] of `char *buf`: step 1 is one byte per index, read, then
+        // sign-extended from 8 bits.
+        let mut tv = var("buf", &["[]"], f());
+        tv.relocs[3].kind = RelocKind::ElemSize(1);
+        assert_eq!(run(tv).unwrap(), [1, 0, 0, 1, 1, 56, -1]);
+        // &@cast(0, "task")[1]: sizeof(struct task), no read, no narrowing.
+        let mut tv = cast("task", &["[]"]);
+        tv.relocs.truncate(3);
+        tv.relocs[2].kind = RelocKind::ElemSize(1);
+        tv.addr_of = true;
+        assert_eq!(run(tv).unwrap(), [0, 0, 32]);
+        // &@cast(p, "task")->comm[3]: offset 4, then 1 byte per index.
+        let mut tv = cast("task", &["comm", "[]"]);
+        tv.relocs.truncate(5);
+        tv.relocs[4].kind = RelocKind::ElemSize(2);
+        tv.addr_of = true;
+        assert_eq!(run(tv).unwrap(), [0, 0, 4, 0, 1]);
+        // &$file->f_path: an embedded struct's address.
+        let mut tv = var("file", &["f_path"], f());
+        tv.relocs.truncate(4);
+        tv.addr_of = true;
+        assert_eq!(run(tv).unwrap(), [0, 0, 0, 8]);
+        let mut tv = var("file", &["f_flags"], f());
+        tv.addr_of = true;
+        let e = run(tv).unwrap_err().to_string();
+        assert!(e.contains("cannot take the address of a bit field"), "{e}");
+        let mut tv = var("count", &["[]"], f());
+        tv.relocs[3].kind = RelocKind::ElemSize(1);
+        let e = run(tv).unwrap_err().to_string();
+        assert!(e.contains("'[i]' applied to size_t"), "{e}");
+    }
+
+    #[test]
+    fn a_compiled_wildcard_and_multi_point_probe_loads_verified() {
+        // The compiler's real code: a wildcard expanded by resolve, plus a
+        // second point; splice's $file is in another slot, so its probe
+        // gets a copy of the handler; the image verifies.
+        let src = r#"probe kernel.function("vfs_*"), kernel.function("splice") {
+                       if (@defined($file)) println($file->f_mode, " ", $count) }"#;
+        let c = compiler::compile("t.stp", src, &compiler::Options::default())
+            .unwrap_or_else(|f| panic!("{}", f.rendered));
+        let text = "ffffffff81000000 T vfs_read\nffffffff81000010 T vfs_write\n\
+                    ffffffff81000020 T splice\n";
+        let wanted: std::collections::HashSet<String> = ["splice".to_string()].into();
+        let k = crate::kallsyms::Kallsyms::scan(
+            text.as_bytes(),
+            &wanted,
+            &std::collections::HashSet::new(),
+            &["vfs_*".to_string()],
+        )
+        .unwrap();
+        let r = crate::resolve::resolve_with(&c.program, &k).unwrap();
+        let mut prog = r.program;
+        // splice has no $count: an error, as in stap.
+        let e = apply_with(&mut prog.clone(), &r.symbols, &two_layouts())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("(function splice) has no parameter 'count'")
+                || e.contains("'kernel.function(\"splice\")' has no parameter 'count'"),
+            "{e}"
+        );
+        let src2 = src.replace("$count", "@choose_defined($count, -1)");
+        let c = compiler::compile("t.stp", &src2, &compiler::Options::default())
+            .unwrap_or_else(|f| panic!("{}", f.rendered));
+        let r = crate::resolve::resolve_with(&c.program, &k).unwrap();
+        prog = r.program;
+        let nh = prog.handlers.len();
+        apply_with(&mut prog, &r.symbols, &two_layouts()).unwrap();
+        assert_eq!(prog.probes.len(), 3);
+        assert_eq!(prog.handlers.len(), nh + 1);
+        let splice = prog
+            .probes
+            .iter()
+            .position(|p| {
+                p.target
+                    == ProbeTarget::Symbol {
+                        name: "splice".into(),
+                        offset: 0,
+                    }
+            })
+            .unwrap();
+        assert_eq!(prog.probes[splice].handler as usize, nh);
+        let img = vm_spec::image::build(&prog, &r.symbols).unwrap();
+        vm_spec::core::verify_image(&img).expect("verifies");
     }
 }

@@ -267,7 +267,7 @@ fn reloc_text(tv: &TargetVar, kind: RelocKind) -> String {
     let field = |n: u32| {
         n.checked_sub(1)
             .and_then(|i| tv.fields.get(i as usize))
-            .map_or_else(|| "?".to_string(), |f| format!("->{f}"))
+            .map_or_else(|| "?".to_string(), |f| step_text(f))
     };
     match kind {
         RelocKind::ArgIndex => format!("argument slot of ${}", tv.name),
@@ -287,6 +287,17 @@ fn reloc_text(tv: &TargetVar, kind: RelocKind) -> String {
             "zero-extension mask (2^bits - 1 for a narrow unsigned value, else -1)".into()
         }
         RelocKind::Exists => "@defined: 1 if the kernel's BTF has it, else 0".into(),
+        RelocKind::ElemSize(n) => format!("element size of {} (bytes per index)", field(n)),
+    }
+}
+
+/// One step of a target variable's chain as written: `->member`, or `[i]`
+/// for an index step (`[]` in `TargetVar::fields`).
+fn step_text(f: &str) -> String {
+    if f == "[]" {
+        "[i]".to_string()
+    } else {
+        format!("->{f}")
     }
 }
 
@@ -314,11 +325,12 @@ fn target_vars(out: &mut String, prog: &Program) {
             TargetSite::Syscall(s) => format!("argument of syscall {s}"),
             TargetSite::Cast(t) => format!("@cast to {t}"),
         };
-        let chain: String = tv.fields.iter().map(|f| format!("->{f}")).collect();
+        let chain: String = tv.fields.iter().map(|f| step_text(f)).collect();
         let var = match &tv.site {
             TargetSite::Cast(t) => format!("@cast(..., \"{t}\")"),
             _ => format!("${}", tv.name),
         };
+        let var = if tv.addr_of { format!("&{var}") } else { var };
         // A @cast may sit in a function: no handler or probe point.
         let user = match tv.handler {
             u32::MAX => "in a function".to_string(),
@@ -651,6 +663,8 @@ mod tests {
                     kind: RelocKind::Deref(1),
                 },
             ],
+            addr_of: false,
+            conds: Vec::new(),
         }];
         let text = disassemble(&p);
         assert!(

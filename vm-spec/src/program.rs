@@ -420,10 +420,19 @@ impl RegexTable {
 }
 
 /// Where a target variable's parameter comes from.
+///
+/// A handler may serve several probes (a probe declaration with several
+/// points, a wildcard the loader expands into one probe per function): the
+/// loader resolves a `Function` or `Syscall` use for each probe of its
+/// handler on that probe's own symbol (the function it is armed on, the
+/// syscall of a `FirstOf` target, the tracepoint), and gives probes whose
+/// constants differ copies of the handler. The site names what the
+/// compiler saw at the handler's first point.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum TargetSite {
-    /// A parameter of the kernel function of this name, read at its entry
-    /// (`kernel.function("f")`, `kprobe.function("f")`).
+    /// A parameter of the kernel function of this name (or pattern), read
+    /// at its entry (`kernel.function("f")`, `kprobe.function("f")`,
+    /// `kernel.trace("tp")`).
     Function(String),
     /// An argument of system call `name` (`syscall.NAME`): its names and
     /// types are those of `__do_sys_NAME` (else `__se_sys_NAME`); when the
@@ -448,8 +457,9 @@ pub enum RelocKind {
     /// the i-th `->member` in its struct/union).
     Offset(u32),
     /// 1 when step `n` reads 8 bytes at the address (a pointer or scalar
-    /// member, a `pt_regs` register), 0 when it stays an address (an
-    /// embedded struct/union, or a no-op step 0).
+    /// member or element, a `pt_regs` register), 0 when it stays an address
+    /// (an embedded struct/union/array, a no-op step 0, the last step of an
+    /// address-of use).
     Deref(u32),
     /// Left-then-arithmetic-right shift applied to the final 64-bit value:
     /// `64 - bits` for a signed integer narrower than 64 bits, else 0.
@@ -462,6 +472,10 @@ pub enum RelocKind {
     /// fails is not an error when an `Exists` use of the same variable
     /// (site, name, chain) is in the program: the script guarded it.
     Exists,
+    /// The element size (bytes) of index step `n` (a `[]` in
+    /// `TargetVar::fields`): the code multiplies the index by it and adds
+    /// the product to the address (C's pointer arithmetic).
+    ElemSize(u32),
 }
 
 /// One relocated constant: `Program::konsts[konst]` is patched at load.
@@ -475,13 +489,15 @@ pub struct Reloc {
 
 /// One use of a target variable. The compiled code is, with `k*` the
 /// relocated constants: `v := ARG(konst[arg])`, then for each step
-/// `v += konst[off]; if konst[deref] { v := KERNEL_LONG(v) }`, then
+/// `v += konst[off]` (an index step `[i]`: `v += i * konst[elemsize]`);
+/// `if konst[deref] { v := KERNEL_LONG(v) }`, then
 /// `v := ((v << konst[shift]) >> konst[shift]) & konst[mask]`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TargetVar {
     /// The variable's name without `$`.
     pub name: String,
-    /// The `->member` chain.
+    /// The chain after it: a member name for each `->member`, `[]` (not a
+    /// C identifier) for each index `[i]`.
     pub fields: Vec<String>,
     /// The handler whose code reads it (its probe's symbol decides how
     /// syscall arguments are read).
@@ -494,6 +510,27 @@ pub struct TargetVar {
     pub loc: SrcLoc,
     /// The constants to fill in.
     pub relocs: Vec<Reloc>,
+    /// `&chain`: the use is the address of the last member or element
+    /// (its last step reads no memory, no narrowing), not its value.
+    #[serde(default)]
+    pub addr_of: bool,
+    /// The `@defined` conditions the use runs under (the branches of
+    /// `@defined(x) ? a : b`, `if`, `&&`, `||` around it): for a probe
+    /// where one fails, the use never runs and is not resolved.
+    #[serde(default)]
+    pub conds: Vec<TargetCond>,
+}
+
+/// A condition on a target variable's existence, answered by an `Exists`
+/// use of the same handler: `@defined($name->fields)` is `defined`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TargetCond {
+    /// The variable's name without `$` (`TargetVar::name`).
+    pub name: String,
+    /// Its chain (`TargetVar::fields`).
+    pub fields: Vec<String>,
+    /// The answer under which the use runs.
+    pub defined: bool,
 }
 
 impl Program {

@@ -204,12 +204,16 @@ impl<'a> Pp<'a> {
             }
             if t.kind == TokKind::Op && t.text.len() > 1 && t.text.starts_with('@') {
                 let name = &t.text[1..];
+                let mut from_lib = false;
                 let decl = self
                     .acts
                     .last()
                     .and_then(|a| a.params.get(name).cloned())
                     .or_else(|| self.defs.get(name).cloned())
-                    .or_else(|| self.lib.get(name).cloned());
+                    .or_else(|| {
+                        from_lib = true;
+                        self.lib.get(name).cloned()
+                    });
                 let Some(decl) = decl else {
                     return Ok(Some(t));
                 };
@@ -222,8 +226,21 @@ impl<'a> Pp<'a> {
                 } else {
                     Rc::new(self.invocation_params(&t, name, &decl, here)?)
                 };
+                // The library's text is not the script's: its tokens take
+                // the span of the invocation, so diagnostics point there.
+                let body = if from_lib {
+                    decl.body
+                        .iter()
+                        .map(|b| Token {
+                            span: t.span,
+                            ..b.clone()
+                        })
+                        .collect()
+                } else {
+                    decl.body.clone()
+                };
                 self.acts.push(Activation {
-                    body: decl.body.clone(),
+                    body,
                     cursor: 0,
                     params,
                 });

@@ -637,12 +637,33 @@ impl Typer<'_> {
                 Ty::Void
             }
             ExprKind::AtOp { op, .. } if op == "@defined" => Ty::Long,
+            // Only where `resolve` found it dead (`Resolved::dead_targets`).
+            ExprKind::AtOp { op, .. } if op == "@entry" => Ty::Long,
             // A target variable's member chain (resolve checked the form);
             // `@cast(addr, "type")->...` also takes its address as a long.
-            ExprKind::Deref { base, .. } => {
+            ExprKind::Deref { base, comps } => {
                 if let ExprKind::AtOp { args, .. } = &base.kind {
                     if let Some(a) = args.first() {
                         self.want(a, Ty::Long);
+                    }
+                }
+                for c in comps {
+                    if let TargetComp::Index(i) = c {
+                        self.want(i, Ty::Long);
+                    }
+                }
+                Ty::Long
+            }
+            // `&x` of a target value: an address.
+            ExprKind::AddrOf(inner) => {
+                match &inner.kind {
+                    ExprKind::AtOp { args, .. } => {
+                        if let Some(a) = args.first() {
+                            self.want(a, Ty::Long);
+                        }
+                    }
+                    _ => {
+                        self.expr(inner, Ty::Long);
                     }
                 }
                 Ty::Long

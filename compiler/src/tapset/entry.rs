@@ -10,6 +10,10 @@
 //! - the return body starts with `__entry_k = __entry_N_k[tid()]; delete
 //!   __entry_N_k[tid()]` for each `k` and reads the local instead.
 //!
+//! `@defined($param)` and `@defined(@entry(x))` in such a probe are
+//! hoisted whole (`@defined(x)` at entry), as whether the parameter exists
+//! is a question about the function's entry.
+//!
 //! A return with no saved entry (the probe was armed while the call was
 //! running, or the entry was pushed out of a full array) reads stap's
 //! default value: 0 or "". Keyed by thread, a function that recurses
@@ -44,6 +48,31 @@ fn is_param(e: &Expr) -> bool {
     }
 }
 
+/// `@defined($param)` or `@defined(@entry(x))` (`&` allowed inside):
+/// whether the parameter exists is a question about the function's entry,
+/// so the whole `@defined(x)` (without the `@entry`) is evaluated there.
+fn defined_at_entry(e: &Expr) -> Option<Expr> {
+    let ExprKind::AtOp { op, args } = &e.kind else {
+        return None;
+    };
+    let [a] = args.as_slice() else { return None };
+    if op != "@defined" {
+        return None;
+    }
+    let x = match &a.kind {
+        ExprKind::AtOp { op, args } if op == "@entry" && args.len() == 1 => args[0].clone(),
+        ExprKind::AddrOf(inner) if is_param(inner) => a.clone(),
+        _ if is_param(a) => a.clone(),
+        _ => return None,
+    };
+    let mut d = e.clone();
+    d.kind = ExprKind::AtOp {
+        op: op.clone(),
+        args: vec![x],
+    };
+    Some(d)
+}
+
 /// Rewrites the `.return` probes of `s` that use `@entry` or `$param`.
 pub(crate) fn rewrite(s: &mut Script, g: &mut Gen, _diags: &mut Diags) {
     let items = std::mem::take(&mut s.items);
@@ -71,6 +100,8 @@ pub(crate) fn rewrite(s: &mut Script, g: &mut Gen, _diags: &mut Diags) {
                 while let Some(y) = w.pop() {
                     let inner = if is_param(y) {
                         Some(y.clone())
+                    } else if let Some(d) = defined_at_entry(y) {
+                        Some(d)
                     } else {
                         match &mut y.kind {
                             ExprKind::AtOp { op, args } if op == "@entry" && args.len() == 1 => {

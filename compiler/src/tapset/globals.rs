@@ -7,12 +7,14 @@
 //! - argv.stp's `global argv` and a `probe begin` with the lowest sequence
 //!   (before every script `begin`, as stap's `probe init`) that sets
 //!   `argv[1]` ... `argv[32]` to `argv_1` ... `argv_32` (the arguments, ""
-//!   past the last), as argv.stp does.
+//!   past the last), as argv.stp does;
+//! - this.stp's `global __this_var1%` ... `__this_var8%`, the per-thread
+//!   arrays of the `@this1` ... `@this8` macros (parse/tapset.stpm).
 use super::{bodies_mut, declared_globals, walk_exprs_mut, Gen};
 use crate::ast::*;
 use std::collections::HashSet;
 
-/// Adds `NULL`, `argc` and `argv` to `s` where it uses them (see the
+/// Adds `NULL`, `argc`, `argv` and `__this_varN` to `s` where it uses them (see the
 /// module comment).
 pub(crate) fn include(s: &mut Script, args: &[String], g: &mut Gen) {
     let declared = declared_globals(s);
@@ -20,7 +22,7 @@ pub(crate) fn include(s: &mut Script, args: &[String], g: &mut Gen) {
     for b in bodies_mut(s) {
         walk_exprs_mut(b, &mut |e| {
             if let ExprKind::Var(n) = &e.kind {
-                if n == "argc" || n == "argv" || n == "NULL" {
+                if n == "argc" || n == "argv" || n == "NULL" || is_this_var(n) {
                     used.insert(n.clone());
                 }
             }
@@ -41,6 +43,16 @@ pub(crate) fn include(s: &mut Script, args: &[String], g: &mut Gen) {
             s.items.insert(k, it);
         }
     }
+    let mut this_vars: Vec<&String> = used.iter().filter(|n| is_this_var(n)).collect();
+    this_vars.sort();
+    for name in this_vars {
+        if !declared.contains(name) {
+            let items = g.items(&format!("global {name}%\n"), span);
+            for (k, it) in items.into_iter().enumerate() {
+                s.items.insert(k, it);
+            }
+        }
+    }
     let n = i64::try_from(args.len()).unwrap_or(i64::MAX);
     for (name, text) in [
         ("argc", format!("global argc = {n}\n")),
@@ -53,4 +65,10 @@ pub(crate) fn include(s: &mut Script, args: &[String], g: &mut Gen) {
             }
         }
     }
+}
+
+/// `__this_var1` ... `__this_var8`: an array of `@this1` ... `@this8`.
+fn is_this_var(n: &str) -> bool {
+    n.strip_prefix("__this_var")
+        .is_some_and(|d| matches!(d, "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8"))
 }

@@ -7,24 +7,37 @@ use super::*;
 use vm_spec::tables::imm_pack;
 
 impl Gen<'_> {
-    /// A target variable (`$x`, `$x->a->b`) into `dst`, through constants
-    /// the loader fills from BTF (`vm_spec::program::TargetVar` documents
-    /// the code): `ARG`, then per step an offset and an optional 8-byte
-    /// `KERNEL_LONG`, then shifts and a mask that narrow the value to its
-    /// C type (sign- or zero-extended).
-    fn target_var(&mut self, e: &Expr, dst: u8) {
+    /// A target variable (`$x`, `$x->a[i]->b`, a `@cast(...)` chain) into
+    /// `dst`, through constants the loader fills from BTF
+    /// (`vm_spec::program::TargetVar` documents the code): `ARG`, then per
+    /// step an offset (for an index, the index times the element size)
+    /// and an optional 8-byte `KERNEL_LONG`, then shifts and a mask that
+    /// narrow the value to its C type (sign- or zero-extended). With
+    /// `addr_of` (`&x`), the address of the last member or element: its
+    /// step reads nothing and nothing narrows it.
+    fn target_var(&mut self, e: &Expr, dst: u8, addr_of: bool) {
         use abi::*;
+        if self.res.dead_targets.contains(&e.id) {
+            return self.load_int(dst, 0);
+        }
         let Some((site, fields)) = self.res.target_vars.get(&e.id) else {
             self.fail("internal error: unresolved target variable");
             return;
         };
-        // `$name`, or `@cast`'s address operand.
-        let (name, cast_addr) = match &e.kind {
-            ExprKind::Target(n) => (n.clone(), None),
-            ExprKind::Deref { base, .. } => match (&base.kind, site) {
-                (ExprKind::Target(n), _) => (n.clone(), None),
+        if self.no_target_vars_here(site) {
+            return self.load_int(dst, 0);
+        }
+        // `$name`, or `@cast`'s address operand; the chain's steps.
+        let (name, cast_addr, comps) = match &e.kind {
+            ExprKind::Target(n) => (n.clone(), None, &[][..]),
+            ExprKind::AtOp { args, .. } => match (args.first(), site) {
+                (Some(a), TargetSite::Cast(t)) => (t.clone(), Some(a), &[][..]),
+                _ => return self.fail("internal error: @cast without an address"),
+            },
+            ExprKind::Deref { base, comps } => match (&base.kind, site) {
+                (ExprKind::Target(n), _) => (n.clone(), None, comps.as_slice()),
                 (ExprKind::AtOp { args, .. }, TargetSite::Cast(t)) => match args.first() {
-                    Some(a) => (t.clone(), Some(a)),
+                    Some(a) => (t.clone(), Some(a), comps.as_slice()),
                     None => return self.fail("internal error: @cast without an address"),
                 },
                 _ => return self.fail("internal error: unresolved target variable"),
@@ -48,19 +61,67 @@ impl Gen<'_> {
                 self.emit(STP_OP_CALLI, dst, t, 0, STP_HLP_ARG as i32);
             }
         }
-        for step in 0..=fields.len() as u32 {
-            k(self, RelocKind::Offset(step));
-            self.emit(STP_OP_ADD, dst, dst, t, 0);
+        let last = fields.len() as u32;
+        for step in 0..=last {
+            let index = step
+                .checked_sub(1)
+                .and_then(|i| comps.get(i as usize))
+                .and_then(|c| match c {
+                    TargetComp::Index(x) => Some(&**x),
+                    _ => None,
+                });
+            match index {
+                Some(x) => {
+                    let i = self.alloc_r();
+                    self.int_into(x, i);
+                    k(self, RelocKind::ElemSize(step));
+                    self.emit(STP_OP_MUL, i, i, t, 0);
+                    self.emit(STP_OP_ADD, dst, dst, i, 0);
+                }
+                None => {
+                    k(self, RelocKind::Offset(step));
+                    self.emit(STP_OP_ADD, dst, dst, t, 0);
+                }
+            }
+            if addr_of && step == last {
+                break;
+            }
             k(self, RelocKind::Deref(step));
             self.emit(STP_OP_JZ, t, 0, 0, 1);
             self.emit(STP_OP_CALLI, dst, dst, 0, STP_HLP_KERNEL_LONG as i32);
         }
-        k(self, RelocKind::Shift);
-        self.emit(STP_OP_SHL, dst, dst, t, 0);
-        self.emit(STP_OP_SHR, dst, dst, t, 0);
-        k(self, RelocKind::Mask);
-        self.emit(STP_OP_AND, dst, dst, t, 0);
-        self.record_target_var(&name, site, fields, e.span, relocs);
+        if !addr_of {
+            k(self, RelocKind::Shift);
+            self.emit(STP_OP_SHL, dst, dst, t, 0);
+            self.emit(STP_OP_SHR, dst, dst, t, 0);
+            k(self, RelocKind::Mask);
+            self.emit(STP_OP_AND, dst, dst, t, 0);
+        }
+        let conds = self
+            .res
+            .target_conds
+            .get(&e.id)
+            .map(|cs| {
+                cs.iter()
+                    .map(|c| TargetCond {
+                        name: c.name.trim_start_matches('$').to_string(),
+                        ..c.clone()
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        self.record_target_var(&name, site, fields, e.span, relocs, addr_of);
+        if let Some(tv) = self.tabs.target_vars.last_mut() {
+            tv.conds = conds;
+        }
+    }
+
+    /// Whether a use at `site` sits in a handler whose points have no
+    /// target variables (the `begin` handler of `probe begin,
+    /// kernel.function("f")`): resolve let only guarded uses through, and
+    /// `@defined` is 0 there, so both are 0 in this handler.
+    fn no_target_vars_here(&self, site: &TargetSite) -> bool {
+        !matches!(site, TargetSite::Cast(_)) && self.ctx != abi::STP_CTX_KPROBE as u8
     }
 
     /// Records one use of target variable `name` (`$x` or a `@cast` type)
@@ -73,6 +134,7 @@ impl Gen<'_> {
         fields: &[String],
         span: Span,
         relocs: Vec<Reloc>,
+        addr_of: bool,
     ) {
         let probe_point = self
             .res
@@ -90,6 +152,8 @@ impl Gen<'_> {
             probe_point,
             loc: SrcLoc { line, col },
             relocs,
+            addr_of,
+            conds: Vec::new(),
         });
     }
 
@@ -102,9 +166,17 @@ impl Gen<'_> {
         let Some(a) = args.first() else {
             return self.fail("internal error: @defined without an operand");
         };
+        // `@defined(&x)` asks about `x`.
+        let a = match &a.kind {
+            ExprKind::AddrOf(inner) => &**inner,
+            _ => a,
+        };
         let Some((site, fields)) = self.res.target_vars.get(&a.id) else {
             return self.fail("internal error: unresolved @defined operand");
         };
+        if self.no_target_vars_here(site) {
+            return self.load_int(dst, 0);
+        }
         let name = match (&a.kind, site) {
             (_, TargetSite::Cast(t)) => t.clone(),
             (ExprKind::Target(n), _) => n.clone(),
@@ -120,7 +192,7 @@ impl Gen<'_> {
             konst: konst as u32,
             kind: RelocKind::Exists,
         }];
-        self.record_target_var(&name, site, fields, a.span, relocs);
+        self.record_target_var(&name, site, fields, a.span, relocs, false);
     }
 
     /// The register holding the value of integer expression `e`: a local's
@@ -160,8 +232,14 @@ impl Gen<'_> {
             ExprKind::Target(n) if n == "$return" => {
                 self.emit(STP_OP_CALLI, dst, 0, 0, STP_HLP_RETVAL as i32);
             }
-            ExprKind::Target(_) | ExprKind::Deref { .. } => self.target_var(e, dst),
+            ExprKind::Target(_) | ExprKind::Deref { .. } => self.target_var(e, dst, false),
+            ExprKind::AddrOf(inner) => self.target_var(inner, dst, true),
             ExprKind::AtOp { op, args } if op == "@defined" => self.defined(e, args, dst),
+            ExprKind::AtOp { op, .. }
+                if op == "@entry" && self.res.dead_targets.contains(&e.id) =>
+            {
+                self.load_int(dst, 0)
+            }
             ExprKind::Stat { op, args } => {
                 let opc = match op.as_str() {
                     "@count" => STP_OP_STCOUNT,

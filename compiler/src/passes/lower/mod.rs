@@ -72,6 +72,8 @@ struct Gen<'a> {
     lines: &'a LineIndex<'a>,
     tabs: &'a mut Tables,
     probe: usize,
+    /// `abi::STP_CTX_*` of the handler.
+    ctx: u8,
     code: Vec<Insn>,
     locs: Vec<SrcLoc>,
     cur: SrcLoc,
@@ -283,6 +285,7 @@ fn handler(
         lines,
         tabs,
         probe,
+        ctx,
         code: Vec::new(),
         locs: Vec::new(),
         cur: SrcLoc::default(),

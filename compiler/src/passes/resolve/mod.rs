@@ -21,9 +21,9 @@
 use crate::ast::*;
 use crate::diag::{Diagnostic, Diags};
 use crate::parse::STAT_EXTRACTORS;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use vm_spec::abi;
-use vm_spec::program::{ProbeTarget, TargetSite};
+use vm_spec::program::{ProbeTarget, TargetCond, TargetSite};
 
 mod arrays;
 mod builtins;
@@ -158,6 +158,15 @@ pub struct Resolved {
     /// answer. Any other `@defined(x)` has `x` in `target_vars` and is
     /// answered at load time (`RelocKind::Exists`).
     pub defined_consts: HashMap<ExprId, bool>,
+    /// Target variables guarded by a `@defined` that is 0 at every point of
+    /// their probe (`@choose_defined($x, 0)` in a `begin` probe), and
+    /// `@entry(x)` after a `@defined(@entry(x))` outside `.return` probes:
+    /// never read, lowered as 0.
+    pub dead_targets: HashSet<ExprId>,
+    /// The `@defined` conditions a use of a target variable runs under
+    /// (`@defined($x) ? $x : $y`: `$y` runs only where `$x` is absent);
+    /// the loader does not resolve a use for a probe where one fails.
+    pub target_conds: HashMap<ExprId, Vec<TargetCond>>,
 }
 
 impl Resolved {
@@ -195,6 +204,18 @@ struct Resolver<'a> {
     target_vars: HashMap<ExprId, (TargetSite, Vec<String>)>,
     /// See `Resolved::defined_consts`.
     defined_consts: HashMap<ExprId, bool>,
+    /// See `Resolved::dead_targets`.
+    dead_targets: HashSet<ExprId>,
+    /// See `Resolved::target_conds`.
+    target_conds: HashMap<ExprId, Vec<TargetCond>>,
+    /// The `@defined` conditions around the expression being walked.
+    conds: Vec<TargetCond>,
+    /// The variables (name, chain) some `@defined` of the probe being
+    /// walked asked about so far: their uses are guarded.
+    guards: Vec<(String, Vec<String>)>,
+    /// The probe being walked asked `@defined(@entry(...))` (0 outside
+    /// `.return` probes): its `@entry` uses are dead code.
+    entry_guarded: bool,
     /// Loop nesting of the statement being walked.
     loops: u32,
     /// Globals read anywhere (stap's "read", for "Eliding unused variable").
@@ -281,6 +302,11 @@ pub fn run(script: &Script, diags: &mut Diags) -> Resolved {
         cur_points: Vec::new(),
         target_vars: HashMap::new(),
         defined_consts: HashMap::new(),
+        dead_targets: HashSet::new(),
+        target_conds: HashMap::new(),
+        conds: Vec::new(),
+        guards: Vec::new(),
+        entry_guarded: false,
         loops: 0,
         read_globals: Vec::new(),
         func_names: Vec::new(),
@@ -396,6 +422,8 @@ pub fn run(script: &Script, diags: &mut Diags) -> Resolved {
         r.assigned = Vec::new();
         r.ctxs = points.iter().map(|p| p.ctx).collect();
         r.cur_points = points.clone();
+        r.guards = Vec::new();
+        r.entry_guarded = false;
         r.loops = 0;
         r.stmt(&p.body);
         // Functions reachable from this probe (bounded: each is marked once).
@@ -523,5 +551,7 @@ pub fn run(script: &Script, diags: &mut Diags) -> Resolved {
         delete_globals: r.delete_globals,
         target_vars: r.target_vars,
         defined_consts: r.defined_consts,
+        dead_targets: r.dead_targets,
+        target_conds: r.target_conds,
     }
 }

@@ -1,17 +1,59 @@
-//! Target variables (`$x`, `$x->a->b`), `@cast(addr, "TYPE")->a` and
-//! `@defined(x)`: checked against the probe being walked and recorded in
-//! `Resolved::target_vars` / `defined_consts` for the loader, which
-//! resolves them against the kernel's BTF.
+//! Target variables (`$x`, `$x->a[i]->b`, `&$x->a`), `@cast(addr,
+//! "TYPE")->a` and `@defined(x)`: checked against the probe being walked
+//! and recorded in `Resolved::target_vars` / `defined_consts` for the
+//! loader, which resolves them against the kernel's BTF.
+//!
+//! A probe with several points (or a wildcard point) gets one handler per
+//! context; each of its probes resolves a variable on its own symbol at
+//! load time (`userspace/src/targetvars.rs` gives the probes whose
+//! constants differ copies of the handler), as stap resolves `$x` for each
+//! point. A point that cannot have target variables (`begin`, a timer) is
+//! an error, unless the use is guarded by a `@defined` of the same variable
+//! (or of a prefix of its chain) earlier in the probe (`@choose_defined`,
+//! `@defined($x) ? $x->a : …`), which is 0 there.
 use super::*;
 
+/// The member chain of a recorded use: a member name per `->member`,
+/// `[]` per index (`vm_spec::program::TargetVar::fields`).
+type Chain = Vec<String>;
+
 impl Resolver<'_> {
+    /// Walks with `f` under condition `cond` (a `@defined` question, see
+    /// `defined_cond`) being `holds`: the target variables used there run
+    /// only when the answer is `holds` (`Resolved::target_conds`).
+    pub(super) fn under(
+        &mut self,
+        cond: &Option<(String, Chain, bool)>,
+        holds: bool,
+        f: impl FnOnce(&mut Self),
+    ) {
+        match cond {
+            Some((n, c, pol)) => {
+                self.conds.push(TargetCond {
+                    name: n.clone(),
+                    fields: c.clone(),
+                    defined: *pol == holds,
+                });
+                f(self);
+                self.conds.pop();
+            }
+            None => f(self),
+        }
+    }
+
     /// `@defined(x)`: whether target variable (or `@cast` chain) `x`
     /// exists. In a probe without target variables (begin, timer ...) it
-    /// is 0, `@defined($return)` is whether the probe is a return probe;
-    /// otherwise `x` is recorded like any use and the loader answers from
-    /// BTF.
+    /// is 0, `@defined($return)` is whether the probe is a return probe,
+    /// `@defined(@entry(x))` outside a `.return` probe is 0 (tapset/entry.rs
+    /// rewrote the ones inside); otherwise `x` is recorded like any use and
+    /// the loader answers from BTF, for each probe.
     pub(super) fn defined(&mut self, e: &Expr, args: &[Expr]) {
         let Some(a) = args.first() else { return };
+        // `@defined(&x)`: whether `x` exists (stap's type_defined.stpm).
+        let (a, addr) = match &a.kind {
+            ExprKind::AddrOf(inner) => (&**inner, true),
+            _ => (a, false),
+        };
         let (base, comps) = match &a.kind {
             ExprKind::Deref { base, comps } => (&**base, comps.as_slice()),
             _ => (a, &[][..]),
@@ -21,23 +63,55 @@ impl Resolver<'_> {
                 let ret = self.ctxs.contains(&(abi::STP_CTX_KRETPROBE as u8));
                 self.defined_consts.insert(e.id, ret);
             }
-            ExprKind::Target(_)
-                if self
-                    .cur_points
-                    .iter()
-                    .all(|p| p.ctx != abi::STP_CTX_KPROBE as u8)
-                    && !self.cur_points.is_empty() =>
-            {
-                self.defined_consts.insert(e.id, false);
+            ExprKind::Target(n) => {
+                self.guards.push((n.clone(), chain_of(comps)));
+                if !self.cur_points.is_empty()
+                    && self.cur_points.iter().all(|p| site_of(p).is_none())
+                {
+                    // No point of this probe has target variables.
+                    self.defined_consts.insert(e.id, false);
+                } else {
+                    self.target_var(a, n, comps);
+                }
             }
-            ExprKind::Target(n) => self.target_var(a, n, comps),
-            ExprKind::AtOp { op, .. } if op == "@cast" && !comps.is_empty() => {
+            ExprKind::AtOp { op, .. } if op == "@cast" && (!comps.is_empty() || addr) => {
                 self.cast(a, base, comps)
+            }
+            ExprKind::AtOp { op, .. } if op == "@entry" && comps.is_empty() => {
+                self.defined_consts.insert(e.id, false);
+                self.entry_guarded = true;
             }
             _ => self.err(Diagnostic::semantic(
                 "@defined takes a target variable ($x, $x->a) or a @cast(...)->a expression",
                 a.span,
             )),
+        }
+    }
+
+    /// `&x`: the address of target value `x`, a member or element of a
+    /// struct in memory (`&$p->a`, `&@cast(p, "T")->a[i]`, `&@cast(p,
+    /// "T")`); lowered as `x` without its last read (`TargetVar::addr_of`).
+    pub(super) fn addr_of(&mut self, e: &Expr, inner: &Expr) {
+        let (base, comps) = match &inner.kind {
+            ExprKind::Deref { base, comps } => (&**base, comps.as_slice()),
+            _ => (inner, &[][..]),
+        };
+        match &base.kind {
+            ExprKind::Target(n) if n != "$return" && !comps.is_empty() => {
+                self.target_var(inner, n, comps)
+            }
+            ExprKind::Target(_) => self.err(Diagnostic::semantic(
+                "cannot take address of object in register",
+                e.span,
+            )),
+            ExprKind::AtOp { op, .. } if op == "@cast" => self.cast(inner, base, comps),
+            _ => {
+                self.expr(inner, true);
+                self.err(Diagnostic::semantic(
+                    "the operand of '&' must be a target variable ($x->a) or a @cast(...) value",
+                    e.span,
+                ))
+            }
         }
     }
 
@@ -79,38 +153,27 @@ impl Resolver<'_> {
                 }
             }
         }
-        let Some(fields) = self.field_chain(
-            comps,
-            "indexing @cast values (@cast(...)->a[n])",
-            "pretty-printing @cast values (->a$)",
-            e.span,
-        ) else {
+        let Some(fields) = self.field_chain(comps, e.span) else {
             return;
         };
         self.target_vars
             .insert(e.id, (TargetSite::Cast(ty), fields));
     }
 
-    /// The field names of a `->` chain; the first index (`[n]`) or
-    /// pretty-printing suffix (`$`) in it is reported as the unsupported
-    /// `index` or `pretty` feature, and gives `None`.
-    fn field_chain(
-        &mut self,
-        comps: &[TargetComp],
-        index: &str,
-        pretty: &str,
-        span: Span,
-    ) -> Option<Vec<String>> {
+    /// The steps of a `->a[i]` chain (`Chain`), its index expressions
+    /// walked; a pretty-printing suffix (`$`) in it is reported as not
+    /// supported yet, and gives `None`.
+    fn field_chain(&mut self, comps: &[TargetComp], span: Span) -> Option<Chain> {
         let mut fields = Vec::new();
         for c in comps {
             match c {
                 TargetComp::Field(f, _) => fields.push(f.clone()),
-                TargetComp::Index(_) => {
-                    self.unsupported(index, span);
-                    return None;
+                TargetComp::Index(i) => {
+                    self.expr(i, true);
+                    fields.push("[]".to_string());
                 }
                 TargetComp::Pretty(..) => {
-                    self.unsupported(pretty, span);
+                    self.unsupported("pretty-printing target values ($var$, ->a$)", span);
                     return None;
                 }
             }
@@ -118,69 +181,124 @@ impl Resolver<'_> {
         Some(fields)
     }
 
-    /// Checks a target variable `name` (with `$`) and its `->` chain in
-    /// the probe being walked and records where it comes from; the loader
-    /// resolves it against the kernel's BTF.
+    /// Checks a target variable `name` (with `$`) and its chain in the
+    /// probe being walked and records where it comes from; the loader
+    /// resolves it against the kernel's BTF, for each probe of the handler.
     pub(super) fn target_var(&mut self, e: &Expr, name: &str, comps: &[TargetComp]) {
         if name.starts_with("$$") {
             self.unsupported(&format!("{name} (target variable listings)"), e.span);
             return;
         }
-        let Some(fields) = self.field_chain(
-            comps,
-            "indexing target variables ($var[n])",
-            "pretty-printing target variables ($var$)",
-            e.span,
-        ) else {
+        // The lexer keeps a `$`/`$$` suffix in the name: `$var$`.
+        if name.len() > 1 && name.ends_with('$') {
+            return self.unsupported("pretty-printing target values ($var$, ->a$)", e.span);
+        }
+        let Some(fields) = self.field_chain(comps, e.span) else {
             return;
         };
-        let point = match self.cur_points.as_slice() {
-            [] => {
-                return self.err(Diagnostic::semantic(
-                    format!("target variable {name} is not available in a function"),
-                    e.span,
-                ))
-            }
-            [p] => p.clone(),
-            _ => {
-                return self.unsupported(
-                    "target variables in a probe with several probe points",
-                    e.span,
-                )
-            }
-        };
-        if point.ctx == abi::STP_CTX_KRETPROBE as u8 {
-            return self.unsupported(
-                &format!("target variable {name} in a .return probe (@entry)"),
+        if self.cur_points.is_empty() {
+            return self.err(Diagnostic::semantic(
+                format!("target variable {name} is not available in a function"),
                 e.span,
-            );
+            ));
         }
-        let site = match &point.target {
-            // `f@FILEPAT` names one function (the file only selects it).
-            ProbeTarget::Symbol { name: f, offset: 0 }
-                if point.ctx == abi::STP_CTX_KPROBE as u8
-                    && !vm_spec::program::split_source_file(f)
-                        .0
-                        .contains(['*', '?', ':']) =>
-            {
-                TargetSite::Function(vm_spec::program::split_source_file(f).0.to_string())
-            }
-            ProbeTarget::FirstOf(v)
-                if point.ctx == abi::STP_CTX_KPROBE as u8
-                    && v.first().is_some_and(|f| f.starts_with("__x64_sys_")) =>
-            {
-                TargetSite::Syscall(v[0]["__x64_sys_".len()..].to_string())
-            }
-            _ => {
-                return self.err(Diagnostic::semantic(
-                    format!(
-                        "probe point '{}' has no target variables (while resolving {name})",
-                        point.display
-                    ),
+        // `@defined($x)` guards `$x->a` too: without `$x`, no `$x->a`.
+        let guarded = self
+            .guards
+            .iter()
+            .any(|(n, f)| n == name && fields.starts_with(f));
+        let mut site = None;
+        for point in &self.cur_points {
+            if point.ctx == abi::STP_CTX_KRETPROBE as u8 {
+                return self.unsupported(
+                    &format!("target variable {name} in a .return probe (@entry)"),
                     e.span,
-                ))
+                );
             }
-        };
-        self.target_vars.insert(e.id, (site, fields));
+            match site_of(point) {
+                Some(s) => {
+                    site.get_or_insert(s);
+                }
+                // `@defined` is 0 at this point: the use never runs there.
+                None if guarded => {}
+                None => {
+                    let display = point.display.clone();
+                    return self.err(Diagnostic::semantic(
+                        format!(
+                            "probe point '{display}' has no target variables (while resolving {name})"
+                        ),
+                        e.span,
+                    ));
+                }
+            }
+        }
+        match site {
+            Some(site) => {
+                self.target_vars.insert(e.id, (site, fields));
+                if !self.conds.is_empty() {
+                    self.target_conds.insert(e.id, self.conds.clone());
+                }
+            }
+            None => {
+                self.dead_targets.insert(e.id);
+            }
+        }
+    }
+}
+
+/// `@defined($x...)` (`&` allowed) as (name, chain, true), `!` of one as
+/// false: a condition whose answer the loader knows for each probe.
+pub(super) fn defined_cond(e: &Expr) -> Option<(String, Chain, bool)> {
+    match &e.kind {
+        ExprKind::Unary(UnOp::Not, x) => defined_cond(x).map(|(n, c, p)| (n, c, !p)),
+        ExprKind::AtOp { op, args } if op == "@defined" => {
+            let a = args.first()?;
+            let a = match &a.kind {
+                ExprKind::AddrOf(inner) => &**inner,
+                _ => a,
+            };
+            let (base, comps) = match &a.kind {
+                ExprKind::Deref { base, comps } => (&**base, comps.as_slice()),
+                _ => (a, &[][..]),
+            };
+            match &base.kind {
+                ExprKind::Target(n) if n != "$return" => Some((n.clone(), chain_of(comps), true)),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The `Chain` of `comps`, without walking its index expressions.
+fn chain_of(comps: &[TargetComp]) -> Chain {
+    comps
+        .iter()
+        .map(|c| match c {
+            TargetComp::Field(f, _) => f.clone(),
+            _ => "[]".to_string(),
+        })
+        .collect()
+}
+
+/// Where the target variables of `point` come from, or `None` when it has
+/// none: a kernel function (a name, a wildcard or a `module:` pattern; the
+/// loader resolves each function it expands to), a tracepoint (its
+/// arguments), a syscall's wrapper (its arguments, from the saved
+/// registers).
+fn site_of(point: &Point) -> Option<TargetSite> {
+    if point.ctx != abi::STP_CTX_KPROBE as u8 {
+        return None;
+    }
+    match &point.target {
+        // `f@FILEPAT` names functions (the file only selects them).
+        ProbeTarget::Symbol { name, offset: 0 } => Some(TargetSite::Function(
+            vm_spec::program::split_source_file(name).0.to_string(),
+        )),
+        ProbeTarget::FirstOf(v) => v
+            .first()
+            .and_then(|f| f.strip_prefix("__x64_sys_"))
+            .map(|s| TargetSite::Syscall(s.to_string())),
+        _ => None,
     }
 }

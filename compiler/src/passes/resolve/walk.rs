@@ -3,6 +3,7 @@
 //! read) and the errors of this stage reported; each construct with rules
 //! of its own has its file (`builtins.rs`, `targets.rs`, `stats.rs`,
 //! `arrays.rs`).
+use super::targets::defined_cond;
 use super::*;
 
 impl Resolver<'_> {
@@ -94,18 +95,25 @@ impl Resolver<'_> {
                 }
             }
             ExprKind::Unary(_, a) => self.expr(a, true),
-            ExprKind::Binary(_, a, b)
-            | ExprKind::Cmp(_, a, b)
-            | ExprKind::And(a, b)
-            | ExprKind::Or(a, b)
-            | ExprKind::Concat(a, b) => {
+            ExprKind::Binary(_, a, b) | ExprKind::Cmp(_, a, b) | ExprKind::Concat(a, b) => {
                 self.expr(a, true);
                 self.expr(b, true);
             }
+            ExprKind::And(a, b) => {
+                self.expr(a, true);
+                let cond = defined_cond(a);
+                self.under(&cond, true, |r| r.expr(b, true));
+            }
+            ExprKind::Or(a, b) => {
+                self.expr(a, true);
+                let cond = defined_cond(a);
+                self.under(&cond, false, |r| r.expr(b, true));
+            }
             ExprKind::Ternary(c, a, b) => {
                 self.expr(c, true);
-                self.expr(a, used);
-                self.expr(b, used);
+                let cond = defined_cond(c);
+                self.under(&cond, true, |r| r.expr(a, used));
+                self.under(&cond, false, |r| r.expr(b, used));
             }
             ExprKind::Assign(op, lhs, rhs) => {
                 self.expr(rhs, true);
@@ -168,13 +176,7 @@ impl Resolver<'_> {
                 self.exprs([&**a, &**b]);
                 self.unsupported("operator '>>>'", e.span);
             }
-            ExprKind::Deref { base, comps } if matches!(&base.kind, ExprKind::Target(n) if n != "$return") =>
-            {
-                for c in comps {
-                    if let TargetComp::Index(i) = c {
-                        self.expr(i, true);
-                    }
-                }
+            ExprKind::Deref { base, comps } if matches!(&base.kind, ExprKind::Target(n) if n != "$return") => {
                 if let ExprKind::Target(name) = &base.kind {
                     self.target_var(e, name, comps);
                 }
@@ -191,8 +193,13 @@ impl Resolver<'_> {
                 };
                 self.unsupported(what, base.span);
             }
-            ExprKind::AddrOf(_) => self.unsupported("address-of operator '&'", e.span),
+            ExprKind::AddrOf(inner) => self.addr_of(e, inner),
             ExprKind::AtOp { op, args } if op == "@defined" => self.defined(e, args),
+            // Outside a `.return` probe (tapset/entry.rs rewrote those),
+            // after a `@defined(@entry(...))`, which is 0 here: dead code.
+            ExprKind::AtOp { op, .. } if op == "@entry" && self.entry_guarded => {
+                self.dead_targets.insert(e.id);
+            }
             ExprKind::AtOp { op, .. } => self.unsupported(op, e.span),
         }
     }
@@ -211,9 +218,10 @@ impl Resolver<'_> {
             StmtKind::Expr(e) => self.expr(e, false),
             StmtKind::If { cond, then, els } => {
                 self.expr(cond, true);
-                self.stmt(then);
+                let c = defined_cond(cond);
+                self.under(&c, true, |r| r.stmt(then));
                 if let Some(e) = els {
-                    self.stmt(e);
+                    self.under(&c, false, |r| r.stmt(e));
                 }
             }
             StmtKind::Loop {
