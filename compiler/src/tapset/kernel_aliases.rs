@@ -32,7 +32,7 @@ struct File {
 /// components of the file's alias names (a unit test checks).
 const FILES: &[File] = &[
     File {
-        families: &["vfs"],
+        families: &["vfs", "generic", "_vfs"],
         text: include_str!("kernel/vfs.stp"),
     },
     File {
