@@ -59,6 +59,10 @@ const FILES: &[File] = &[
         families: &["irq_handler", "softirq", "workqueue"],
         text: include_str!("kernel/irq.stp"),
     },
+    File {
+        families: &["ioblock", "ioblock_trace", "ioscheduler", "ioscheduler_trace"],
+        text: include_str!("kernel/block.stp"),
+    },
 ];
 
 /// Every family the kernel tapset files define (for suggestions).
