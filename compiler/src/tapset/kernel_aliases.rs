@@ -63,6 +63,14 @@ const FILES: &[File] = &[
         families: &["ioblock", "ioblock_trace", "ioscheduler", "ioscheduler_trace"],
         text: include_str!("kernel/block.stp"),
     },
+    File {
+        families: &["tty"],
+        text: include_str!("kernel/tty.stp"),
+    },
+    File {
+        families: &["scsi"],
+        text: include_str!("kernel/scsi.stp"),
+    },
 ];
 
 /// Every family the kernel tapset files define (for suggestions).
