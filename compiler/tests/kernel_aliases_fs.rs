@@ -257,3 +257,27 @@ fn helper_functions_give_stap_s_strings() {
     );
     assert_eq!(out, "SEEK_SET SEEK_HOLE 9\n");
 }
+
+#[test]
+fn choose_defined_asks_about_its_alternative_too() {
+    // The loader refuses a read of a member the kernel lacks unless the
+    // program asks @defined about it: @choose_defined(new, old) asks about
+    // both, so a kernel with only `new` loads (deviceseeks.stp's
+    // `$bio->bi_bdev->...` / `$bio->bi_disk->...`).
+    let p = build(
+        "probe kernel.trace(\"block_bio_queue\") { \
+         print(@choose_defined($bio->bi_bdev->bd_disk, $bio->bi_disk)) }",
+    );
+    let asked = |field: &str| {
+        p.target_vars.iter().any(|t| {
+            t.fields.first().map(String::as_str) == Some(field)
+                && t.relocs
+                    .iter()
+                    .any(|r| matches!(r.kind, vm_spec::program::RelocKind::Exists))
+        })
+    };
+    assert!(asked("bi_bdev") && asked("bi_disk"), "{:?}", vars(&p));
+    // A constant alternative stays as it is.
+    let p = build("probe kernel.function(\"vfs_read\") { print(@choose_defined($nope, 7)) }");
+    assert_eq!(vars(&p), ["$nope", "$nope"]);
+}

@@ -8,10 +8,10 @@ echo "FILE=$CASE_OUT/d/f" >>"$VARS"
 dd if=/dev/zero of=d/f bs=4096 count=4 2>/dev/null
 dd if=d/f of=/dev/null bs=4096 2>/dev/null
 dd if=d/f of=/dev/null bs=4096 skip=2 2>/dev/null
-insmod /stapvm/modules/brd.ko rd_nr=1 rd_size=16384 || exit 1
+[ -b /dev/ram0 ] || insmod /stapvm/modules/brd.ko rd_nr=1 rd_size=16384 || exit 1
 dd if=/dev/zero of=/dev/ram0 bs=4096 count=8 oflag=direct 2>/dev/null
 dd if=/dev/ram0 of=/dev/null bs=4096 count=8 iflag=direct 2>/dev/null
-insmod /stapvm/modules/loop.ko || exit 1
+[ -b /dev/loop0 ] || insmod /stapvm/modules/loop.ko || exit 1
 dd if=/dev/zero of=loop.img bs=4096 count=64 2>/dev/null
 losetup /dev/loop0 loop.img || exit 1
 dd if=/dev/zero of=/dev/loop0 bs=4096 count=4 oflag=direct 2>/dev/null
