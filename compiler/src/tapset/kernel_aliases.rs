@@ -60,7 +60,12 @@ const FILES: &[File] = &[
         text: include_str!("kernel/irq.stp"),
     },
     File {
-        families: &["ioblock", "ioblock_trace", "ioscheduler", "ioscheduler_trace"],
+        families: &[
+            "ioblock",
+            "ioblock_trace",
+            "ioscheduler",
+            "ioscheduler_trace",
+        ],
         text: include_str!("kernel/block.stp"),
     },
     File {
