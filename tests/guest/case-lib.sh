@@ -47,15 +47,19 @@ connect_lo_closed() {
 # round each tenth of a second of what the kernel tapsets and the
 # examples probe: file reads and writes with fsync, fork/exec, a loopback
 # TCP connect and UDP send, a signal to a child, getppid calls, open(2)
-# itself (busybox uses openat), a sleep.
+# itself (busybox uses openat), a sleep, a direct 4 KiB write to a brd
+# ram disk (loaded on the first call; tests/guest/lib.sh copies brd.ko).
 workload_mix() {
 	ip link set lo up 2>/dev/null
+	# A brd ram disk for block I/O (ioblock.* examples), once per boot.
+	[ -b /dev/ram0 ] || insmod /stapvm/modules/brd.ko rd_nr=1 rd_size=4096 2>/dev/null
 	n=0
 	f=${CASE_OUT:-/tmp}/mix.$$
 	while alive "$1" && [ "$n" -lt "$2" ]; do
 		cat /proc/version /proc/self/status >/dev/null
 		echo "round $n" >"$f"
 		dd if="$f" of="$f.copy" bs=512 count=1 conv=fsync 2>/dev/null
+		[ -b /dev/ram0 ] && dd if=/dev/zero of=/dev/ram0 bs=4096 count=1 oflag=direct 2>/dev/null
 		ls / >/dev/null
 		sh -c 'exit 0'
 		nc -w 1 127.0.0.1 9 </dev/null >/dev/null 2>&1

@@ -98,6 +98,29 @@ copy_with_libs() {
 	done
 }
 
+# copy_guest_modules DIR: the Debian kernel's modules that cases load
+# inside the guest (brd: a ram disk, bio-based; loop: a blk-mq device; the
+# block-alias cases), as DIR/NAME.ko. From /lib/modules/$KVER, or the
+# lib/modules beside an unpacked kernel's boot/ (fetch-kernel); a module
+# compressed with xz is unpacked (busybox insmod reads plain .ko). A
+# missing module is skipped: the case that needs it then fails.
+copy_guest_modules() {
+	local dir=$1 moddir m f
+	moddir=/lib/modules/$KVER
+	if [[ -n ${STAPVM_KERNEL:-} ]]; then
+		moddir=$(dirname "$(dirname "$KERNEL")")/lib/modules/$KVER
+	fi
+	mkdir -p "$dir"
+	for m in drivers/block/brd drivers/block/loop; do
+		f=$moddir/kernel/$m.ko
+		if [[ -f $f ]]; then
+			cp "$f" "$dir/"
+		elif [[ -f $f.xz ]]; then
+			xz -dc "$f.xz" >"$dir/$(basename "$m").ko"
+		fi
+	done
+}
+
 # init_root ROOT: busybox, mount points, a few files for workloads.
 init_root() {
 	local root=$1 bb

@@ -644,6 +644,35 @@ fn symbol(i: In) -> PResult<Expr> {
                     },
                     span,
                 );
+                // `alt` runs only where `act` is missing, so the loader
+                // must not require it where `act` exists: a target `alt`
+                // is asked about too (`@defined(alt) ? alt : 0`; where
+                // neither exists the value is 0, not a load error).
+                let is_target = |e: &Expr| match &e.kind {
+                    ExprKind::Target(n) => n != "$return",
+                    ExprKind::Deref { base, .. } => match &base.kind {
+                        ExprKind::Target(_) => true,
+                        ExprKind::AtOp { op, .. } => op == "@cast",
+                        _ => false,
+                    },
+                    _ => false,
+                };
+                let alt = if is_target(&alt) {
+                    let alt_defined = mk(
+                        ExprKind::AtOp {
+                            op: "@defined".into(),
+                            args: vec![alt.clone()],
+                        },
+                        span,
+                    );
+                    let zero = mk(ExprKind::Num(0), span);
+                    mk(
+                        ExprKind::Ternary(Box::new(alt_defined), Box::new(alt), Box::new(zero)),
+                        span,
+                    )
+                } else {
+                    alt
+                };
                 let kind = ExprKind::Ternary(Box::new(defined), Box::new(act), Box::new(alt));
                 (r, mk(kind, span))
             }

@@ -32,7 +32,7 @@ struct File {
 /// components of the file's alias names (a unit test checks).
 const FILES: &[File] = &[
     File {
-        families: &["vfs"],
+        families: &["vfs", "generic", "_vfs"],
         text: include_str!("kernel/vfs.stp"),
     },
     File {
@@ -70,6 +70,23 @@ const FILES: &[File] = &[
     File {
         families: &["nfs"],
         text: include_str!("kernel/nfs.stp"),
+    },
+    File {
+        families: &[
+            "ioblock",
+            "ioblock_trace",
+            "ioscheduler",
+            "ioscheduler_trace",
+        ],
+        text: include_str!("kernel/block.stp"),
+    },
+    File {
+        families: &["tty"],
+        text: include_str!("kernel/tty.stp"),
+    },
+    File {
+        families: &["scsi"],
+        text: include_str!("kernel/scsi.stp"),
     },
 ];
 

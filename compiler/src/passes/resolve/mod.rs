@@ -418,6 +418,10 @@ pub fn run(script: &Script, diags: &mut Diags) -> Resolved {
             }
             after_sufficient |= pp.sufficient;
         }
+        if points.is_empty() && !p.points.is_empty() && p.points.iter().all(|pp| pp.optional) {
+            // Every point was optional and dropped: no probe.
+            continue;
+        }
         r.locals = Vec::new();
         r.assigned = Vec::new();
         r.ctxs = points.iter().map(|p| p.ctx).collect();

@@ -113,8 +113,14 @@ impl Resolver<'_> {
         };
         // A component that does not fit here, or an argument where none
         // is allowed (or a missing one): stap says the same for both.
+        // An optional point that does not fit is dropped, as stap's
+        // derive_probes does (`ioscheduler.*.return ?` over aliases on
+        // tracepoints, which have no `.return`).
+        let optional = pp.optional;
         let mismatch = |r: &mut Self, at: &Component| {
-            r.mismatch(c, at);
+            if !optional {
+                r.mismatch(c, at);
+            }
             None
         };
         match names.as_slice() {

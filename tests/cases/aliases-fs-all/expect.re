@@ -1,0 +1,11 @@
+^fired do_sync_read$
+^fired do_sync_write$
+^fired generic_file_write_iter$
+^fired ioblock.end$
+^fired ioblock.request$
+^fired ioblock_trace.end$
+^fired ioblock_trace.request$
+^fired tty$
+^fired vfs.open$
+^fired vfs.read$
+^fired vfs.write$

@@ -1,0 +1,7 @@
+# dd on a tmpfs file and on a brd ram disk; stty on the serial console.
+dd if=/dev/zero of=f bs=4096 count=4 2>/dev/null
+dd if=f of=/dev/null bs=4096 2>/dev/null
+[ -b /dev/ram0 ] || insmod /stapvm/modules/brd.ko rd_nr=1 rd_size=16384
+dd if=/dev/zero of=/dev/ram0 bs=4096 count=8 oflag=direct 2>/dev/null
+stty -F /dev/ttyS0 rows 30 cols 100
+sleep 1
