@@ -87,19 +87,66 @@ fn family_uses(s: &Script) -> (Vec<(&'static str, Span)>, Vec<String>) {
     (used, own)
 }
 
+/// The functions a tapset file defines (lines starting `function NAME`).
+fn defined_functions(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("function "))
+        .filter_map(|r| r.split([':', '(', ' ']).next())
+        .filter(|n| !n.is_empty())
+        .collect()
+}
+
+/// The functions called anywhere in `items` (probe, function and alias
+/// bodies), each with the span of its first call, and the names the
+/// items define as functions.
+fn calls_and_defs(items: &mut [Item]) -> (Vec<(String, Span)>, Vec<String>) {
+    let mut calls: Vec<(String, Span)> = Vec::new();
+    let mut defs: Vec<String> = Vec::new();
+    let mut note = |e: &mut Expr| {
+        if let ExprKind::Call { name, .. } = &e.kind {
+            if !calls.iter().any(|(c, _)| c == name) {
+                calls.push((name.clone(), e.span));
+            }
+        }
+    };
+    for it in items.iter_mut() {
+        match it {
+            Item::Probe(p) => super::walk_exprs_mut(&mut p.body, &mut note),
+            Item::Function(f) => {
+                defs.push(f.name.clone());
+                if let Some(b) = f.body.as_mut() {
+                    super::walk_exprs_mut(b, &mut note);
+                }
+            }
+            Item::Alias(a) => {
+                super::walk_exprs_mut(&mut a.body, &mut note);
+                if let Some(e) = a.epilogue.as_mut() {
+                    super::walk_exprs_mut(e, &mut note);
+                }
+            }
+            _ => {}
+        }
+    }
+    (calls, defs)
+}
+
 /// Adds the declarations of the files whose families `s` probes and does
-/// not define, then elides the alias variables nothing reads.
+/// not define, then elides the alias variables nothing reads. A file
+/// whose family is not probed but one of whose functions is called (by
+/// the script or by an added file: `inet_get_local_port` in a
+/// `kernel.function` probe, tcp.stp's `__ip_sock_saddr` from mib.stp) is
+/// added too, its functions and globals only. A function the script
+/// defines itself is not added (the script's definition wins, as in stap).
 pub(crate) fn add(s: &mut Script) {
     let (used, _) = family_uses(s);
-    if used.is_empty() {
-        return;
-    }
+    let (_, own_funcs) = calls_and_defs(&mut s.items);
     let mut g = Gen {
         next: s.nexprs,
         errors: Vec::new(),
     };
     let mut added: Vec<Item> = Vec::new();
-    for f in FILES {
+    let mut done = vec![false; FILES.len()];
+    for (i, f) in FILES.iter().enumerate() {
         let Some(span) = f
             .families
             .iter()
@@ -107,6 +154,7 @@ pub(crate) fn add(s: &mut Script) {
         else {
             continue;
         };
+        done[i] = true;
         let mut items = g.items(f.text, span);
         for it in &mut items {
             if let Item::Alias(a) = it {
@@ -115,6 +163,36 @@ pub(crate) fn add(s: &mut Script) {
         }
         added.extend(items);
     }
+    // Files wanted for their functions, until no call is left to one
+    // (bounded: every round adds a file or stops).
+    loop {
+        let (mut calls, mut defs) = calls_and_defs(&mut s.items);
+        let (c2, d2) = calls_and_defs(&mut added);
+        calls.extend(c2);
+        defs.extend(d2);
+        let want = FILES.iter().enumerate().find_map(|(i, f)| {
+            if done[i] {
+                return None;
+            }
+            let fs = defined_functions(f.text);
+            calls
+                .iter()
+                .find(|(c, _)| fs.contains(&c.as_str()) && !defs.contains(c))
+                .map(|(_, sp)| (i, *sp))
+        });
+        let Some((i, span)) = want else { break };
+        done[i] = true;
+        let items = g.items(FILES[i].text, span);
+        added.extend(
+            items
+                .into_iter()
+                .filter(|it| matches!(it, Item::Function(_) | Item::Global(_))),
+        );
+    }
+    if added.is_empty() {
+        return;
+    }
+    added.retain(|it| !matches!(it, Item::Function(f) if own_funcs.contains(&f.name)));
     s.nexprs = g.next;
     // A file that does not parse is a bug of this crate, reported as
     // Gen's internal error by the pass that owns the diagnostics.
