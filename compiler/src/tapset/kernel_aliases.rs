@@ -47,6 +47,10 @@ const FILES: &[File] = &[
         families: &["kprocess"],
         text: include_str!("kernel/kprocess.stp"),
     },
+    File {
+        families: &["tcp", "udp"],
+        text: include_str!("kernel/tcp.stp"),
+    },
 ];
 
 /// The first probe point of `s` whose first component matches `family`
