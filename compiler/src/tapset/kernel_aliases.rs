@@ -51,6 +51,10 @@ const FILES: &[File] = &[
         families: &["tcp", "udp"],
         text: include_str!("kernel/tcp.stp"),
     },
+    File {
+        families: &["ipmib", "tcpmib", "linuxmib"],
+        text: include_str!("kernel/mib.stp"),
+    },
 ];
 
 /// The first probe point of `s` whose first component matches `family`
@@ -196,7 +200,12 @@ pub(crate) fn add(s: &mut Script) {
     if added.is_empty() {
         return;
     }
-    added.retain(|it| !matches!(it, Item::Function(f) if own_funcs.contains(&f.name)));
+    let own_globals = super::declared_globals(s);
+    added.retain(|it| match it {
+        Item::Function(f) => !own_funcs.contains(&f.name),
+        Item::Global(g) => !own_globals.contains(&g.name),
+        _ => true,
+    });
     s.nexprs = g.next;
     // A file that does not parse is a bug of this crate, reported as
     // Gen's internal error by the pass that owns the diagnostics.
