@@ -55,6 +55,10 @@ const FILES: &[File] = &[
         families: &["ipmib", "tcpmib", "linuxmib"],
         text: include_str!("kernel/mib.stp"),
     },
+    File {
+        families: &["socket"],
+        text: include_str!("kernel/socket.stp"),
+    },
 ];
 
 /// The first probe point of `s` whose first component matches `family`
