@@ -15,7 +15,7 @@
 //! Only the alias variables the script mentions are assigned (stap elides
 //! the others): a prologue assignment `v = e` (or an `if` made only of
 //! such assignments) to a variable no probe body, no kept prologue
-//! statement and no function mentions is dropped, so a script reading
+//! statement and no function (as a global) mentions is dropped, so a script reading
 //! `bytes_read` neither pays for nor depends on BTF having `dev` or `ino`.
 //! docs/tapset.md lists what each alias defines.
 use super::{names_in, Gen};
@@ -210,12 +210,64 @@ pub(crate) fn add(s: &mut Script) {
         Item::Global(g) => !own_globals.contains(&g.name),
         _ => true,
     });
+    prune_unreached(&s.items, &mut added);
     s.nexprs = g.next;
     // A file that does not parse is a bug of this crate, reported as
     // Gen's internal error by the pass that owns the diagnostics.
     debug_assert!(g.errors.is_empty(), "{:?}", g.errors);
     s.items.extend(added);
     elide_unused_alias_vars(s);
+}
+
+/// Drops the added functions nothing calls (from the script's items, the
+/// added aliases or a kept function) and the added globals no kept item
+/// names: a file's table global filled only by a function the script does
+/// not call would otherwise have no type.
+fn prune_unreached(script: &[Item], added: &mut Vec<Item>) {
+    let mut roots: Vec<Item> = script.to_vec();
+    roots.extend(
+        added
+            .iter()
+            .filter(|it| matches!(it, Item::Alias(_)))
+            .cloned(),
+    );
+    let (mut want, _) = calls_and_defs(&mut roots);
+    let mut kept: Vec<String> = Vec::new();
+    // Bounded: every round keeps one more added function or stops.
+    while let Some((name, _)) = want.pop() {
+        if kept.contains(&name) {
+            continue;
+        }
+        let Some(i) = added
+            .iter()
+            .position(|it| matches!(it, Item::Function(f) if f.name == name))
+        else {
+            continue;
+        };
+        kept.push(name);
+        let (calls, _) = calls_and_defs(std::slice::from_mut(&mut added[i]));
+        want.extend(calls);
+    }
+    added.retain(|it| !matches!(it, Item::Function(f) if !kept.contains(&f.name)));
+    let mut named: Vec<String> = Vec::new();
+    for it in roots.iter_mut().chain(added.iter_mut()) {
+        match it {
+            Item::Probe(p) => named.extend(names_in(&mut p.body).0),
+            Item::Function(f) => {
+                if let Some(b) = f.body.as_mut() {
+                    named.extend(names_in(b).0);
+                }
+            }
+            Item::Alias(a) => {
+                named.extend(names_in(&mut a.body).0);
+                if let Some(e) = a.epilogue.as_mut() {
+                    named.extend(names_in(e).0);
+                }
+            }
+            _ => {}
+        }
+    }
+    added.retain(|it| !matches!(it, Item::Global(g) if !named.contains(&g.name)));
 }
 
 /// Points every span of a tapset alias at `span`.
@@ -270,12 +322,15 @@ fn only_assigns(st: &Stmt) -> Option<Vec<String>> {
 /// reads (fixpoint: a kept statement's names keep what they read).
 fn elide_unused_alias_vars(s: &mut Script) {
     let mut needed: Vec<String> = Vec::new();
+    // A function reads no probe's locals: only the globals it names count
+    // (its parameters and locals may share an alias variable's name).
+    let globals = super::declared_globals(s);
     for it in &mut s.items {
         match it {
             Item::Probe(p) => needed.extend(names_in(&mut p.body).0),
             Item::Function(f) => {
                 if let Some(b) = f.body.as_mut() {
-                    needed.extend(names_in(b).0);
+                    needed.extend(names_in(b).0.into_iter().filter(|n| globals.contains(n)));
                 }
             }
             Item::Alias(a) => {
