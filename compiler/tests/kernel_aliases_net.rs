@@ -106,7 +106,10 @@ fn tcp_and_udp_aliases() {
     assert_eq!(vars(&p), ["$len"]);
     let p = build("probe tcp.recvmsg.return { printf(\"%d %d\\n\", size, sport) }");
     let v = vars(&p);
-    assert!(v.contains(&"@cast(inet_sock)->inet_sport".to_string()), "{v:?}");
+    assert!(
+        v.contains(&"@cast(inet_sock)->inet_sport".to_string()),
+        "{v:?}"
+    );
     assert!(v.contains(&"$sk".to_string()), "{v:?}");
     // udp.* and tcp.*.return.
     let p = build("probe udp.* { print(name) }");
