@@ -210,6 +210,87 @@ impl Expander<'_> {
     }
 }
 
+impl Expander<'_> {
+    /// stap's probe conditions: `probe P if (cond) { body }` becomes
+    /// `probe P { if (!(cond)) next; body }`. Points with a condition get a
+    /// probe each (with a fresh copy of the body); the points without one
+    /// share the original. The condition may read only globals and must
+    /// not modify anything or call functions (stap's errors).
+    fn inline_conditions(&mut self, p: ProbeDecl, globals: &[String], out: &mut Vec<Item>) {
+        if p.points.iter().all(|q| q.cond.is_none()) {
+            out.push(Item::Probe(p));
+            return;
+        }
+        let ProbeDecl { span, points, body } = p;
+        let (conditional, plain): (Vec<ProbePoint>, Vec<ProbePoint>) =
+            points.into_iter().partition(|q| q.cond.is_some());
+        for mut q in conditional {
+            let Some(cond) = q.cond.take() else { continue };
+            let at = q.condition.take().unwrap_or(cond.span);
+            self.check_condition(&cond, globals);
+            let not = Expr {
+                kind: ExprKind::Unary(UnOp::Not, cond),
+                span: at,
+                id: self.next_id,
+            };
+            self.next_id += 1;
+            let guard = Stmt {
+                kind: StmtKind::If {
+                    cond: not,
+                    then: Box::new(Stmt {
+                        kind: StmtKind::Next,
+                        span: at,
+                    }),
+                    els: None,
+                },
+                span: at,
+            };
+            let b = Stmt {
+                kind: StmtKind::Block(vec![guard, self.fresh(&body)]),
+                span: body.span,
+            };
+            out.push(Item::Probe(ProbeDecl {
+                span,
+                points: vec![q],
+                body: b,
+            }));
+        }
+        if !plain.is_empty() {
+            out.push(Item::Probe(ProbeDecl {
+                span,
+                points: plain,
+                body,
+            }));
+        }
+    }
+
+    /// Reports what stap refuses in a probe condition.
+    fn check_condition(&mut self, cond: &Expr, globals: &[String]) {
+        let mut copy = cond.clone();
+        let mut work: Vec<&mut Expr> = vec![&mut copy];
+        while let Some(e) = work.pop() {
+            let msg = match &e.kind {
+                ExprKind::Assign(..)
+                | ExprKind::PreIncr(..)
+                | ExprKind::PostIncr(..)
+                | ExprKind::Append(..) => Some("probe condition must not modify any variables"),
+                ExprKind::Call { .. } | ExprKind::Print { .. } => {
+                    Some("probe condition must not reference function")
+                }
+                ExprKind::Var(v) if !globals.contains(v) => {
+                    Some("probe condition must not reference undeclared global")
+                }
+                _ => None,
+            };
+            if let Some(m) = msg {
+                self.diags.push(Diagnostic::semantic(m, e.span));
+                return;
+            }
+            work.extend(e.children_mut());
+        }
+    }
+}
+
 /// Expands the aliases of `script`: the result has no `Item::Alias`, and
 /// every probe on an alias replaced by probes on its points.
 pub fn run(script: Script, diags: &mut Diags) -> Script {
@@ -238,13 +319,26 @@ pub fn run(script: Script, diags: &mut Diags) -> Script {
             }
         }
     }
+    let globals: Vec<String> = rest
+        .iter()
+        .filter_map(|it| match it {
+            Item::Global(g) => Some(g.name.clone()),
+            _ => None,
+        })
+        .collect();
     let mut items = Vec::with_capacity(rest.len());
     for it in rest {
         match it {
-            Item::Probe(p) if !aliases.is_empty() => {
+            Item::Probe(p) => {
                 let mut out = Vec::new();
-                x.probe(&aliases, &p, &mut out);
-                items.extend(out.into_iter().map(Item::Probe));
+                if aliases.is_empty() {
+                    out.push(p);
+                } else {
+                    x.probe(&aliases, &p, &mut out);
+                }
+                for d in out {
+                    x.inline_conditions(d, &globals, &mut items);
+                }
             }
             other => items.push(other),
         }
