@@ -58,6 +58,7 @@ pub mod parse;
 pub mod passes;
 pub mod printf;
 pub mod regex;
+pub mod suggest;
 pub mod symbols;
 pub mod tapset;
 pub mod verify;

@@ -92,6 +92,42 @@ impl Expander<'_> {
         p
     }
 
+    /// stap's "probe point mismatch" for a use of an alias family that
+    /// names no alias: at the first component no alias name continues
+    /// with, suggesting those that do.
+    fn alias_mismatch(&mut self, aliases: &[&AliasDecl], u: &ProbePoint) {
+        let names: Vec<&ProbePoint> = aliases.iter().flat_map(|a| a.names.iter()).collect();
+        let mut pos = 0;
+        while pos + 1 < u.components.len()
+            && names.iter().any(|n| {
+                n.components.len() > pos + 1
+                    && n.components[..=pos]
+                        .iter()
+                        .zip(&u.components)
+                        .all(|(a, b)| glob(&b.name, &a.name))
+            })
+        {
+            pos += 1;
+        }
+        let here: Vec<&str> = names
+            .iter()
+            .filter(|n| {
+                n.components.len() > pos
+                    && n.components[..pos]
+                        .iter()
+                        .zip(&u.components)
+                        .all(|(a, b)| glob(&b.name, &a.name))
+            })
+            .map(|n| n.components[pos].name.as_str())
+            .collect();
+        let at = &u.components[pos];
+        let sugs = crate::suggest::similar(&at.name, here);
+        self.diags.push(Diagnostic::semantic(
+            format!("probe point mismatch{sugs}"),
+            at.span,
+        ));
+    }
+
     /// Expands one probe declaration into `out`.
     fn probe(&mut self, aliases: &[&AliasDecl], p: &ProbeDecl, out: &mut Vec<ProbeDecl>) {
         // (points, body, depth): a worklist, each entry's points not yet
@@ -133,12 +169,20 @@ impl Expander<'_> {
                                 == u.components.first().map(|c| &c.name)
                         })
                     });
+                    let builtin_head = u.components.first().is_some_and(|c| {
+                        crate::suggest::probe_functors(&[]).contains(&c.name.as_str())
+                    });
                     if wild && alias_head {
                         if !u.optional {
                             self.diags.push(
                                 Diagnostic::semantic("while resolving probe point", u.span())
                                     .with_note("no match", None),
                             );
+                        }
+                    } else if alias_head && !builtin_head {
+                        // `vfs.reed`: a family of aliases, none of this name.
+                        if !u.optional {
+                            self.alias_mismatch(aliases, u);
                         }
                     } else {
                         plain.push(u.clone());

@@ -1,7 +1,7 @@
 //! The kernel tapset aliases stap builds on DWARF (`vfs.*`, `netdev.*`,
 //! `signal.*`, `kprocess.*` ...), rebuilt on what every BTF kernel has:
 //! functions whose parameters BTF names, stable tracepoints (their
-//! arguments named by `__bpf_trace_NAME`), `@cast` member chains and the
+//! arguments named by `__traceiter_NAME`), `@cast` member chains and the
 //! syscall tapset. They are written in the script language, one file per
 //! family group in `tapset/kernel/*.stp` (listed in `FILES`).
 //!
@@ -40,12 +40,24 @@ const FILES: &[File] = &[
         text: include_str!("kernel/netdev.stp"),
     },
     File {
-        families: &["signal"],
+        families: &["signal", "__signal"],
         text: include_str!("kernel/signal.stp"),
     },
     File {
         families: &["kprocess"],
         text: include_str!("kernel/kprocess.stp"),
+    },
+    File {
+        families: &["scheduler", "__scheduler"],
+        text: include_str!("kernel/scheduler.stp"),
+    },
+    File {
+        families: &["vm", "__vm"],
+        text: include_str!("kernel/memory.stp"),
+    },
+    File {
+        families: &["irq_handler", "softirq", "workqueue"],
+        text: include_str!("kernel/irq.stp"),
     },
     File {
         families: &["tcp", "udp"],
@@ -60,6 +72,11 @@ const FILES: &[File] = &[
         text: include_str!("kernel/socket.stp"),
     },
 ];
+
+/// Every family the kernel tapset files define (for suggestions).
+pub(crate) fn families() -> impl Iterator<Item = &'static str> {
+    FILES.iter().flat_map(|f| f.families.iter().copied())
+}
 
 /// The first probe point of `s` whose first component matches `family`
 /// (as a glob in the use: `probe *.read` uses every family with a `read`),
@@ -215,8 +232,47 @@ pub(crate) fn add(s: &mut Script) {
     // A file that does not parse is a bug of this crate, reported as
     // Gen's internal error by the pass that owns the diagnostics.
     debug_assert!(g.errors.is_empty(), "{:?}", g.errors);
+    let tapset_globals: Vec<String> = added
+        .iter()
+        .filter_map(|it| match it {
+            Item::Global(gd) => Some(gd.name.clone()),
+            _ => None,
+        })
+        .collect();
     s.items.extend(added);
     elide_unused_alias_vars(s);
+    drop_unused_globals(s, &tapset_globals);
+}
+
+/// Drops the tapset files' globals (memory.stp's `VM_FAULT_*` constants)
+/// that nothing mentions, as stap does for its tapsets' globals without a
+/// warning (the script's own unused globals still get one).
+fn drop_unused_globals(s: &mut Script, tapset_globals: &[String]) {
+    if tapset_globals.is_empty() {
+        return;
+    }
+    let mut used: Vec<String> = Vec::new();
+    for it in &mut s.items {
+        match it {
+            Item::Probe(p) => used.extend(names_in(&mut p.body).0),
+            Item::Function(f) => {
+                if let Some(b) = f.body.as_mut() {
+                    used.extend(names_in(b).0);
+                }
+            }
+            Item::Alias(a) => {
+                used.extend(names_in(&mut a.body).0);
+                if let Some(e) = a.epilogue.as_mut() {
+                    used.extend(names_in(e).0);
+                }
+            }
+            _ => {}
+        }
+    }
+    s.items.retain(|it| match it {
+        Item::Global(gd) => !tapset_globals.contains(&gd.name) || used.contains(&gd.name),
+        _ => true,
+    });
 }
 
 /// Drops the added functions nothing calls (from the script's items, the
