@@ -46,9 +46,10 @@ connect_lo_closed() {
 # workload_mix PID TENTHS: while PID runs (at most about TENTHS/10 s), a
 # round each tenth of a second of what the kernel tapsets and the
 # examples probe: file reads and writes with fsync, fork/exec, a loopback
-# TCP connect and UDP send, a signal to a child, getppid calls, open(2)
-# itself (busybox uses openat), a sleep, a direct 4 KiB write to a brd
-# ram disk (loaded on the first call; tests/guest/lib.sh copies brd.ko).
+# TCP connect and UDP send, an accepted TCP connection with data (netpair),
+# a signal to a child, getppid calls, open(2) itself (busybox uses openat),
+# a sleep, a direct 4 KiB write to a brd ram disk (loaded on the first
+# call; tests/guest/lib.sh copies brd.ko).
 workload_mix() {
 	ip link set lo up 2>/dev/null
 	# A brd ram disk for block I/O (ioblock.* examples), once per boot.
@@ -64,6 +65,8 @@ workload_mix() {
 		sh -c 'exit 0'
 		nc -w 1 127.0.0.1 9 </dev/null >/dev/null 2>&1
 		echo x | nc -u -w 1 127.0.0.1 9 >/dev/null 2>&1
+		# An accepted loopback connection with data (netpair.c).
+		netpair tcp 5860 64 >/dev/null 2>&1
 		sleep 5 &
 		kill -USR1 $! 2>/dev/null
 		wait $! 2>/dev/null

@@ -15,7 +15,7 @@
 //! Only the alias variables the script mentions are assigned (stap elides
 //! the others): a prologue assignment `v = e` (or an `if` made only of
 //! such assignments) to a variable no probe body, no kept prologue
-//! statement and no function mentions is dropped, so a script reading
+//! statement and no function (as a global) mentions is dropped, so a script reading
 //! `bytes_read` neither pays for nor depends on BTF having `dev` or `ino`.
 //! docs/tapset.md lists what each alias defines.
 use super::{names_in, Gen};
@@ -88,6 +88,18 @@ const FILES: &[File] = &[
         families: &["scsi"],
         text: include_str!("kernel/scsi.stp"),
     },
+    File {
+        families: &["tcp", "udp"],
+        text: include_str!("kernel/tcp.stp"),
+    },
+    File {
+        families: &["ipmib", "tcpmib", "linuxmib"],
+        text: include_str!("kernel/mib.stp"),
+    },
+    File {
+        families: &["socket"],
+        text: include_str!("kernel/socket.stp"),
+    },
 ];
 
 /// Every family the kernel tapset files define (for suggestions).
@@ -133,19 +145,66 @@ fn family_uses(s: &Script) -> (Vec<(&'static str, Span)>, Vec<String>) {
     (used, own)
 }
 
+/// The functions a tapset file defines (lines starting `function NAME`).
+fn defined_functions(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("function "))
+        .filter_map(|r| r.split([':', '(', ' ']).next())
+        .filter(|n| !n.is_empty())
+        .collect()
+}
+
+/// The functions called anywhere in `items` (probe, function and alias
+/// bodies), each with the span of its first call, and the names the
+/// items define as functions.
+fn calls_and_defs(items: &mut [Item]) -> (Vec<(String, Span)>, Vec<String>) {
+    let mut calls: Vec<(String, Span)> = Vec::new();
+    let mut defs: Vec<String> = Vec::new();
+    let mut note = |e: &mut Expr| {
+        if let ExprKind::Call { name, .. } = &e.kind {
+            if !calls.iter().any(|(c, _)| c == name) {
+                calls.push((name.clone(), e.span));
+            }
+        }
+    };
+    for it in items.iter_mut() {
+        match it {
+            Item::Probe(p) => super::walk_exprs_mut(&mut p.body, &mut note),
+            Item::Function(f) => {
+                defs.push(f.name.clone());
+                if let Some(b) = f.body.as_mut() {
+                    super::walk_exprs_mut(b, &mut note);
+                }
+            }
+            Item::Alias(a) => {
+                super::walk_exprs_mut(&mut a.body, &mut note);
+                if let Some(e) = a.epilogue.as_mut() {
+                    super::walk_exprs_mut(e, &mut note);
+                }
+            }
+            _ => {}
+        }
+    }
+    (calls, defs)
+}
+
 /// Adds the declarations of the files whose families `s` probes and does
-/// not define, then elides the alias variables nothing reads.
+/// not define, then elides the alias variables nothing reads. A file
+/// whose family is not probed but one of whose functions is called (by
+/// the script or by an added file: `inet_get_local_port` in a
+/// `kernel.function` probe, tcp.stp's `__ip_sock_saddr` from mib.stp) is
+/// added too, its functions and globals only. A function the script
+/// defines itself is not added (the script's definition wins, as in stap).
 pub(crate) fn add(s: &mut Script) {
     let (used, _) = family_uses(s);
-    if used.is_empty() {
-        return;
-    }
+    let (_, own_funcs) = calls_and_defs(&mut s.items);
     let mut g = Gen {
         next: s.nexprs,
         errors: Vec::new(),
     };
     let mut added: Vec<Item> = Vec::new();
-    for f in FILES {
+    let mut done = vec![false; FILES.len()];
+    for (i, f) in FILES.iter().enumerate() {
         let Some(span) = f
             .families
             .iter()
@@ -153,6 +212,7 @@ pub(crate) fn add(s: &mut Script) {
         else {
             continue;
         };
+        done[i] = true;
         let mut items = g.items(f.text, span);
         for it in &mut items {
             if let Item::Alias(a) = it {
@@ -161,6 +221,42 @@ pub(crate) fn add(s: &mut Script) {
         }
         added.extend(items);
     }
+    // Files wanted for their functions, until no call is left to one
+    // (bounded: every round adds a file or stops).
+    loop {
+        let (mut calls, mut defs) = calls_and_defs(&mut s.items);
+        let (c2, d2) = calls_and_defs(&mut added);
+        calls.extend(c2);
+        defs.extend(d2);
+        let want = FILES.iter().enumerate().find_map(|(i, f)| {
+            if done[i] {
+                return None;
+            }
+            let fs = defined_functions(f.text);
+            calls
+                .iter()
+                .find(|(c, _)| fs.contains(&c.as_str()) && !defs.contains(c))
+                .map(|(_, sp)| (i, *sp))
+        });
+        let Some((i, span)) = want else { break };
+        done[i] = true;
+        let items = g.items(FILES[i].text, span);
+        added.extend(
+            items
+                .into_iter()
+                .filter(|it| matches!(it, Item::Function(_) | Item::Global(_))),
+        );
+    }
+    if added.is_empty() {
+        return;
+    }
+    let own_globals = super::declared_globals(s);
+    added.retain(|it| match it {
+        Item::Function(f) => !own_funcs.contains(&f.name),
+        Item::Global(g) => !own_globals.contains(&g.name),
+        _ => true,
+    });
+    prune_unreached(&s.items, &mut added);
     s.nexprs = g.next;
     // A file that does not parse is a bug of this crate, reported as
     // Gen's internal error by the pass that owns the diagnostics.
@@ -206,6 +302,57 @@ fn drop_unused_globals(s: &mut Script, tapset_globals: &[String]) {
         Item::Global(gd) => !tapset_globals.contains(&gd.name) || used.contains(&gd.name),
         _ => true,
     });
+}
+
+/// Drops the added functions nothing calls (from the script's items, the
+/// added aliases or a kept function) and the added globals no kept item
+/// names: a file's table global filled only by a function the script does
+/// not call would otherwise have no type.
+fn prune_unreached(script: &[Item], added: &mut Vec<Item>) {
+    let mut roots: Vec<Item> = script.to_vec();
+    roots.extend(
+        added
+            .iter()
+            .filter(|it| matches!(it, Item::Alias(_)))
+            .cloned(),
+    );
+    let (mut want, _) = calls_and_defs(&mut roots);
+    let mut kept: Vec<String> = Vec::new();
+    // Bounded: every round keeps one more added function or stops.
+    while let Some((name, _)) = want.pop() {
+        if kept.contains(&name) {
+            continue;
+        }
+        let Some(i) = added
+            .iter()
+            .position(|it| matches!(it, Item::Function(f) if f.name == name))
+        else {
+            continue;
+        };
+        kept.push(name);
+        let (calls, _) = calls_and_defs(std::slice::from_mut(&mut added[i]));
+        want.extend(calls);
+    }
+    added.retain(|it| !matches!(it, Item::Function(f) if !kept.contains(&f.name)));
+    let mut named: Vec<String> = Vec::new();
+    for it in roots.iter_mut().chain(added.iter_mut()) {
+        match it {
+            Item::Probe(p) => named.extend(names_in(&mut p.body).0),
+            Item::Function(f) => {
+                if let Some(b) = f.body.as_mut() {
+                    named.extend(names_in(b).0);
+                }
+            }
+            Item::Alias(a) => {
+                named.extend(names_in(&mut a.body).0);
+                if let Some(e) = a.epilogue.as_mut() {
+                    named.extend(names_in(e).0);
+                }
+            }
+            _ => {}
+        }
+    }
+    added.retain(|it| !matches!(it, Item::Global(g) if !named.contains(&g.name)));
 }
 
 /// Points every span of a tapset alias at `span`.
@@ -260,12 +407,15 @@ fn only_assigns(st: &Stmt) -> Option<Vec<String>> {
 /// reads (fixpoint: a kept statement's names keep what they read).
 fn elide_unused_alias_vars(s: &mut Script) {
     let mut needed: Vec<String> = Vec::new();
+    // A function reads no probe's locals: only the globals it names count
+    // (its parameters and locals may share an alias variable's name).
+    let globals = super::declared_globals(s);
     for it in &mut s.items {
         match it {
             Item::Probe(p) => needed.extend(names_in(&mut p.body).0),
             Item::Function(f) => {
                 if let Some(b) = f.body.as_mut() {
-                    needed.extend(names_in(b).0);
+                    needed.extend(names_in(b).0.into_iter().filter(|n| globals.contains(n)));
                 }
             }
             Item::Alias(a) => {

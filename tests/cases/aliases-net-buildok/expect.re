@@ -1,0 +1,15 @@
+^ipmib-all-probes rc=0 lines=0$
+^ipmib-detailed rc=0 lines=[1-9][0-9]*$
+^linuxmib-all-probes rc=0 lines=0$
+^linuxmib-detailed rc=0 lines=[0-9]+$
+^networking-all-probes rc=0 lines=0$
+^networking-detailed rc=0 lines=[1-9][0-9]*$
+^socket-detailed rc=0 lines=[1-9][0-9]*$
+^tcp-all-probes rc=0 lines=0$
+^tcp-detailed rc=0 lines=[1-9][0-9]*$
+^tcp_test rc=0 lines=[0-9]+$
+^tcpmib-all-probes rc=0 lines=[0-9]+$
+^tcpmib-detailed rc=0 lines=[1-9][0-9]*$
+^udp-all-probes rc=0 lines=0$
+^udp-detailed rc=0 lines=[1-9][0-9]*$
+^udp_test rc=0 lines=[1-9][0-9]*$
