@@ -605,6 +605,8 @@ pub fn run(
             st.errors,
             out.probes_armed
         ));
+    }
+    if verbose || opts.timing {
         // Per probe point, as stap -t's summary names them.
         match session.probe_stats(prog.probes.len()) {
             Ok(stats) => {

@@ -258,6 +258,15 @@ impl Resolver<'_> {
                 self.unsupported("tracepoints", span);
                 None
             }
+            ["kernel" | "kprobe", "statement", .., "absolute"] => {
+                // stap: "absolute statement probe in unprivileged script;
+                // need stap -g".
+                self.err(Diagnostic::semantic(
+                    crate::guru::refusal("absolute statement probe"),
+                    span,
+                ));
+                None
+            }
             ["kernel", "statement" | "data", ..] | ["kprobe", "statement", ..] => {
                 self.unsupported(&format!("{}.{} probes", names[0], names[1]), span);
                 None
