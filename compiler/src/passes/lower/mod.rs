@@ -563,6 +563,7 @@ pub fn run(
                 target: ProbeTarget::None,
                 maxactive: 0,
                 period_ns: 0,
+                randomize: 0,
                 display: "begin".into(),
             },
         ));
@@ -625,6 +626,7 @@ pub fn run(
                                 target: p.target.clone(),
                                 maxactive: p.maxactive,
                                 period_ns: p.period_ns,
+                                randomize: p.randomize,
                                 display: p.display.clone(),
                             },
                         ));
@@ -689,6 +691,7 @@ pub fn run(
                 target: ProbeTarget::None,
                 maxactive: 0,
                 period_ns: 0,
+                randomize: 0,
                 display: "end".into(),
             },
         ));

@@ -82,6 +82,8 @@ pub struct Point {
     pub target: ProbeTarget,
     /// Timer period.
     pub period_ns: u64,
+    /// `.randomize(M)` of a timer, in `period_ns`'s unit (abi.h).
+    pub randomize: u64,
     /// kretprobe maxactive.
     pub maxactive: u32,
     /// `abi::STP_PROBE_F_*`.
