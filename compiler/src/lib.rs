@@ -14,9 +14,9 @@
 //!    Then `passes::usertapset` adds the `-I` tapset files
 //!    (`Target::tapset_files`) whose functions, globals or aliases the
 //!    script uses;
-//! 4. `tapset::kernel_aliases` — the `vfs`, `netdev`, `signal` and
-//!    `kprocess` probe aliases, rebuilt on BTF, added to a script that
-//!    uses them;
+//! 4. `tapset::kernel_aliases` — the kernel probe alias families
+//!    (`tapset/kernel/*.stp`: `vfs`, `netdev`, `signal`, `kprocess` ...),
+//!    rebuilt on BTF and tracepoints, added to a script that uses them;
 //! 5. `passes::expand` — probe aliases (`=`, `+=`, suffixes, wildcard
 //!    uses) replaced by probes on their points, prologue and epilogue
 //!    around the body; the alias definitions are gone afterwards;
@@ -68,6 +68,7 @@ pub mod parse;
 pub mod passes;
 pub mod printf;
 pub mod regex;
+pub mod suggest;
 pub mod symbols;
 pub mod tapset;
 pub mod verify;

@@ -101,7 +101,8 @@ fn errors() {
     let e = fail("probe a = b { }\nprobe b = a { }\nprobe a { }");
     assert!(e.contains("recursive loop in alias expansion"), "{e}");
     let e = fail("probe a = begin { }\nprobe foo { }");
-    assert!(e.contains("probe point mismatch: identifier 'foo'"), "{e}");
+    assert!(e.contains("probe point mismatch (similar: "), "{e}");
+    assert!(e.contains("): identifier 'foo'"), "{e}");
 }
 
 #[test]
@@ -164,8 +165,13 @@ fn tracepoints() {
     common::check(&prog);
     let e = fail("probe kernel.trace(\"a-b\") { }");
     assert!(e.contains("invalid tracepoint name"), "{e}");
-    let e = fail("probe kernel.trace(\"sched_*\") { }");
-    assert!(e.contains("wildcard tracepoints"), "{e}");
+    let e = fail("probe kernel.trace(\"sched:\") { }");
+    assert!(e.contains("invalid tracepoint name"), "{e}");
+    // Globs and SYSTEM:NAME stay patterns for the loader.
+    for pat in ["sched_*", "sched:sched_switch", "*:sched_[!a-r]*"] {
+        let prog = build(&format!("probe kernel.trace(\"{pat}\") {{ }}")).program;
+        assert_eq!(prog.probes[0].target, sym(pat));
+    }
 }
 
 #[test]
@@ -195,4 +201,18 @@ fn verifier_rules_of_the_new_kinds() {
         let e = refuse(&prog, vec![Some((bad.into(), 0))]).unwrap();
         assert!(e.contains("not in [A-Za-z0-9_.$]"), "{bad}: {e}");
     }
+}
+
+#[test]
+fn the_most_specific_alias_wins_per_path() {
+    // Under `my.*.return`, `my.a.return` is its own alias, and `my.b`
+    // (no `my.b.return`) still expands with the suffix.
+    let t = targets(
+        "probe my.a = kernel.function(\"fa\") { }\n\
+         probe my.a.return = kernel.function(\"fa_ret\").return { }\n\
+         probe my.b = kernel.function(\"fb\") { }\n\
+         probe my.*.return { }",
+    );
+    let r = abi::STP_PROBE_KRETPROBE as u8;
+    assert_eq!(t, vec![(r, sym("fa_ret")), (r, sym("fb"))]);
 }

@@ -245,19 +245,22 @@ fn semantic_error_messages() {
     );
     assert_eq!(
         first("probe begin { foo() }"),
-        "semantic error: unresolved function foo: identifier 'foo' at x.stp:1:15"
+        "semantic error: unresolved function foo (similar: log, HZ, cpu, gid, pid): identifier 'foo' at x.stp:1:15"
     );
     assert_eq!(
         first("probe begin { pid(1) }"),
         "semantic error: unresolved function pid (expected 0 arguments, got 1): identifier 'pid' at x.stp:1:15"
     );
-    assert_eq!(
-        first("probe foo.bar { }"),
-        "semantic error: probe point mismatch: identifier 'foo' at x.stp:1:7"
+    // The suggestions list the kernel tapset families too, which grow.
+    let e = first("probe foo.bar { }");
+    assert!(
+        e.starts_with("semantic error: probe point mismatch (similar: ")
+            && e.ends_with("): identifier 'foo' at x.stp:1:7"),
+        "{e}"
     );
     assert_eq!(
         first("probe kernel.func(\"x\") { }"),
-        "semantic error: probe point mismatch: identifier 'func' at x.stp:1:14"
+        "semantic error: probe point mismatch (similar: data, function, trace, statement): identifier 'func' at x.stp:1:14"
     );
     assert_eq!(
         first("probe kprobe.function(\"a}b\") { }"),

@@ -42,3 +42,31 @@ connect_lo_closed() {
 		i=$((i + 1))
 	done
 }
+
+# workload_mix PID TENTHS: while PID runs (at most about TENTHS/10 s), a
+# round each tenth of a second of what the kernel tapsets and the
+# examples probe: file reads and writes with fsync, fork/exec, a loopback
+# TCP connect and UDP send, a signal to a child, getppid calls, open(2)
+# itself (busybox uses openat), a sleep.
+workload_mix() {
+	ip link set lo up 2>/dev/null
+	n=0
+	f=${CASE_OUT:-/tmp}/mix.$$
+	while alive "$1" && [ "$n" -lt "$2" ]; do
+		cat /proc/version /proc/self/status >/dev/null
+		echo "round $n" >"$f"
+		dd if="$f" of="$f.copy" bs=512 count=1 conv=fsync 2>/dev/null
+		ls / >/dev/null
+		sh -c 'exit 0'
+		nc -w 1 127.0.0.1 9 </dev/null >/dev/null 2>&1
+		echo x | nc -u -w 1 127.0.0.1 9 >/dev/null 2>&1
+		sleep 5 &
+		kill -USR1 $! 2>/dev/null
+		wait $! 2>/dev/null
+		retval 7 >/dev/null 2>&1
+		open2 1 /etc/passwd >/dev/null 2>&1
+		sleep 0.1
+		n=$((n + 1))
+	done
+	rm -f "$f" "$f.copy"
+}

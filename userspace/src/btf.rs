@@ -307,14 +307,30 @@ impl Btf {
     }
 
     /// The parameters of tracepoint `name` as its probe functions take
-    /// them: `(void *__data, <the tracepoint's prototype>)`, named. The
-    /// BPF wrapper `__bpf_trace_CLASS` has the names; CLASS is `name` for
-    /// a TRACE_EVENT, else the event class (DEFINE_EVENT): the wrapper
-    /// whose parameter types are those of `btf_trace_NAME`'s prototype
-    /// (unnamed). None when BTF has neither.
+    /// them: `(void *__data, <the tracepoint's prototype>)`, named.
+    ///
+    /// The names are the event's own TP_PROTO names where the kernel has
+    /// a function with them: the tracepoint's iterator
+    /// `__traceiter_NAME(void *__data, proto)` (5.10+), or its probe stub
+    /// `__probestub_NAME` (6.5+). Otherwise the BPF wrapper
+    /// `__bpf_trace_CLASS` names them; CLASS is `name` for a TRACE_EVENT,
+    /// else the event class (DEFINE_EVENT): the wrapper whose parameter
+    /// types are those of `btf_trace_NAME`'s prototype (unnamed). That
+    /// search by types is the last resort: it cannot tell the event's
+    /// class from another wrapper with the same types (for
+    /// `sched_process_exit(struct task_struct *p)` it can find a wrapper
+    /// naming its parameter `t` or `tsk`). None when BTF has none of these.
     pub fn tracepoint_params(&self, name: &str) -> Result<Option<Vec<Param>>, BtfError> {
-        if let Some(f) = self.find_func(&format!("__bpf_trace_{name}")) {
-            return Ok(Some(self.params(f)?));
+        for prefix in ["__traceiter_", "__probestub_", "__bpf_trace_"] {
+            let Some(f) = self.find_func(&format!("{prefix}{name}")) else {
+                continue;
+            };
+            let ps = self.params(f)?;
+            // An event's function names every parameter; one without
+            // names (or without `__data`) is no source of names.
+            if !ps.is_empty() && ps.iter().all(|p| !p.name.is_empty()) {
+                return Ok(Some(ps));
+            }
         }
         let want = format!("btf_trace_{name}");
         let Some(td) = (1..self.len() as u32).find(|&id| {
@@ -738,6 +754,42 @@ pub(crate) mod tests {
         }
     }
 
+    /// A DEFINE_EVENT tracepoint `ev(struct task *p)`: BTF has its
+    /// unnamed `btf_trace_ev` prototype, another event's wrapper
+    /// `__bpf_trace_aaa(void *__data, struct task *t)` of the same types
+    /// and, when `iter`, the event's own `__traceiter_ev(__data, p)`.
+    fn shared_class_tracepoint(iter: bool) -> Btf {
+        let mut b = Builder::new();
+        let int = b.int("int", 4, true);
+        let task = b.compound(false, "task", 4, &[("pid", int, 0, 0)]);
+        let ptask = b.ptr(task);
+        let pvoid = b.ptr(0);
+        b.func("__bpf_trace_aaa", 0, &[("__data", pvoid), ("t", ptask)]);
+        let proto = b.push("", kind::FUNC_PROTO, false, 2, 0, &[0, pvoid, 0, ptask]);
+        let pproto = b.ptr(proto);
+        b.modifier(kind::TYPEDEF, "btf_trace_ev", pproto);
+        if iter {
+            b.func("__traceiter_ev", int, &[("__data", pvoid), ("p", ptask)]);
+        }
+        Btf::parse(b.build()).unwrap()
+    }
+
+    fn tp_names(btf: &Btf, name: &str) -> Option<Vec<String>> {
+        let ps = btf.tracepoint_params(name).unwrap()?;
+        Some(ps.into_iter().map(|p| p.name).collect())
+    }
+
+    /// The event's own names win over a same-typed class wrapper's; the
+    /// wrapper is the fallback when the kernel has no iterator.
+    #[test]
+    fn tracepoint_names_are_the_events_own() {
+        let btf = shared_class_tracepoint(true);
+        assert_eq!(tp_names(&btf, "ev").unwrap(), ["__data", "p"]);
+        let btf = shared_class_tracepoint(false);
+        assert_eq!(tp_names(&btf, "ev").unwrap(), ["__data", "t"]);
+        assert_eq!(tp_names(&btf, "nope"), None);
+    }
+
     /// The running machine's BTF, when it has one, parses and has the
     /// functions and structs every kernel has (no offsets asserted).
     #[test]
@@ -751,5 +803,11 @@ pub(crate) mod tests {
         // Anonymous union members of struct file (f_flags sits in one on
         // some kernels; f_path is direct on all).
         assert!(btf.member(file, "f_path").unwrap().is_some());
+        // A DEFINE_EVENT of a shared class: the event's TP_PROTO names.
+        if let Some(ps) = btf.tracepoint_params("sched_process_exit").unwrap() {
+            // (6.16+ adds `group_dead`.)
+            let names: Vec<&str> = ps.iter().map(|p| p.name.as_str()).collect();
+            assert_eq!(names.get(..2), Some(&["__data", "p"][..]));
+        }
     }
 }

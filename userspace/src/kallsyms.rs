@@ -26,6 +26,10 @@ pub enum ResolveError {
     /// unreadable (`crate::debuginfo`).
     #[error("source-file patterns need the kernel's debuginfo: {0}")]
     Debuginfo(String),
+    /// A `kernel.trace` name or pattern that no tracepoint of the running
+    /// kernel matches (`crate::tracepoints`).
+    #[error("the kernel has no tracepoint matching '{0}'")]
+    NoTracepoint(String),
 }
 
 /// Is this `ProbeTarget::Symbol` name a pattern for the loader to expand

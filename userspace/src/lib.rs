@@ -26,3 +26,4 @@ pub mod script;
 pub mod session;
 pub mod target;
 pub mod targetvars;
+pub mod tracepoints;

@@ -4,6 +4,7 @@
 //! other one is an error naming the probe point. The result is the program
 //! to turn into an image plus the symbol chosen for each of its probes.
 use crate::kallsyms::{is_pattern, pattern_names, Kallsyms, ResolveError, KALLSYMS_PATH};
+use crate::tracepoints::Tracepoint;
 use std::collections::HashSet;
 use thiserror::Error;
 use vm_spec::abi;
@@ -33,6 +34,14 @@ pub enum Error {
         /// `abi::STP_MAX_PROBES`.
         max: u32,
     },
+    /// A wildcard tracepoint point whose handler reads target variables.
+    #[error("probe point '{display}' matches {count} tracepoints, whose arguments differ: target variables need one tracepoint per probe point (name them, or use @defined)")]
+    WildcardTargetVars {
+        /// The probe point as written.
+        display: String,
+        /// Tracepoints it matched.
+        count: usize,
+    },
     /// /proc/kallsyms could not be read.
     #[error("cannot read {KALLSYMS_PATH}: {0}")]
     Kallsyms(std::io::Error),
@@ -54,8 +63,19 @@ pub struct Resolved {
     pub expanded: Vec<(String, usize)>,
 }
 
-/// Resolves against an already read symbol set.
+/// Resolves against an already read symbol set (and no tracepoint list:
+/// see `resolve_with_tracepoints`).
 pub fn resolve_with(prog: &Program, syms: &Kallsyms) -> Result<Resolved, Error> {
+    resolve_with_tracepoints(prog, syms, &[])
+}
+
+/// Resolves against an already read symbol set and tracepoint list (for
+/// `kernel.trace` globs and `SYSTEM:NAME`).
+pub fn resolve_with_tracepoints(
+    prog: &Program,
+    syms: &Kallsyms,
+    tracepoints: &[Tracepoint],
+) -> Result<Resolved, Error> {
     let mut program = prog.clone();
     program.probes.clear();
     let mut symbols = Vec::with_capacity(prog.probes.len());
@@ -75,6 +95,8 @@ pub fn resolve_with(prog: &Program, syms: &Kallsyms) -> Result<Resolved, Error> 
         resolve_one(
             p,
             syms,
+            tracepoints,
+            prog,
             &mut program,
             &mut symbols,
             &mut warnings,
@@ -97,9 +119,12 @@ pub fn resolve_with(prog: &Program, syms: &Kallsyms) -> Result<Resolved, Error> 
 
 /// Resolves one probe of the program into `program` and `symbols` (none
 /// for an optional one that does not resolve, several for a wildcard).
+#[allow(clippy::too_many_arguments)]
 fn resolve_one(
     p: &vm_spec::program::Probe,
     syms: &Kallsyms,
+    tracepoints: &[Tracepoint],
+    prog: &Program,
     program: &mut Program,
     symbols: &mut Vec<Option<(String, u32)>>,
     warnings: &mut Vec<String>,
@@ -109,9 +134,58 @@ fn resolve_one(
     if let (true, ProbeTarget::Symbol { name, .. }) =
         (u32::from(p.kind) == abi::STP_PROBE_TRACEPOINT, &p.target)
     {
-        // A tracepoint's name: stapvm.ko looks it up when arming.
-        program.probes.push(p.clone());
-        symbols.push(Some((name.clone(), 0)));
+        // With no list (no tracefs, kallsyms unreadable), a plain name
+        // goes to stapvm.ko, which looks it up when arming.
+        if !crate::tracepoints::needs_expansion(name)
+            && (tracepoints.is_empty() || tracepoints.iter().any(|t| t.name == *name))
+        {
+            program.probes.push(p.clone());
+            symbols.push(Some((name.clone(), 0)));
+            return Ok(());
+        }
+        let list = crate::tracepoints::matches(name, tracepoints);
+        if list.is_empty() {
+            let why = ResolveError::NoTracepoint(name.clone());
+            if u32::from(p.flags) & abi::STP_PROBE_F_OPTIONAL != 0 {
+                warnings.push(format!(
+                    "optional probe point '{}' skipped: {why}",
+                    p.display
+                ));
+                return Ok(());
+            }
+            return Err(Error::Unresolved {
+                display: p.display.clone(),
+                why,
+            });
+        }
+        // Target variables are laid out for one tracepoint's arguments:
+        // a handler shared by several cannot have them.
+        if list.len() > 1 && prog.target_vars.iter().any(|tv| tv.handler == p.handler) {
+            return Err(Error::WildcardTargetVars {
+                display: p.display.clone(),
+                count: list.len(),
+            });
+        }
+        if program.probes.len() + list.len() > max {
+            return Err(Error::TooMany {
+                display: p.display.clone(),
+                count: program.probes.len() + list.len(),
+                max: abi::STP_MAX_PROBES,
+            });
+        }
+        if list.len() > 1 || name.contains(['*', '?', '[']) {
+            expanded.push((p.display.clone(), list.len()));
+        }
+        for t in list {
+            program.probes.push(vm_spec::program::Probe {
+                target: ProbeTarget::Symbol {
+                    name: t.clone(),
+                    offset: 0,
+                },
+                ..p.clone()
+            });
+            symbols.push(Some((t, 0)));
+        }
         return Ok(());
     }
     if let ProbeTarget::Symbol { name, .. } = &p.target {
@@ -225,7 +299,23 @@ pub fn resolve(prog: &Program) -> Result<Resolved, Error> {
     } else {
         Kallsyms::default()
     };
-    resolve_with(prog, &syms)
+    // Read once when there is a tracepoint: a missing one is then an
+    // error naming it (or a skipped optional point), not a failure to arm.
+    let tracepoints = if prog
+        .probes
+        .iter()
+        .any(|p| u32::from(p.kind) == abi::STP_PROBE_TRACEPOINT)
+    {
+        crate::tracepoints::running_for(prog.probes.iter().filter_map(|p| {
+            match (u32::from(p.kind) == abi::STP_PROBE_TRACEPOINT, &p.target) {
+                (true, ProbeTarget::Symbol { name, .. }) => Some(name.as_str()),
+                _ => None,
+            }
+        }))
+    } else {
+        Vec::new()
+    };
+    resolve_with_tracepoints(prog, &syms, &tracepoints)
 }
 
 #[cfg(test)]

@@ -509,7 +509,12 @@ pub fn resolve_on_kernel(prog: &Program, verbose: bool) -> Result<resolve::Resol
     }
     if verbose {
         for (display, n) in &resolved.expanded {
-            eprintln!("stapvm: probe point '{display}' matched {n} functions");
+            let what = if display.contains(".trace(") {
+                "tracepoints"
+            } else {
+                "functions"
+            };
+            eprintln!("stapvm: probe point '{display}' matched {n} {what}");
         }
     }
     crate::targetvars::apply(&mut resolved.program, &resolved.symbols)?;

@@ -477,7 +477,8 @@ fn call_args(mut i: In) -> PResult<Vec<Expr>> {
     }
 }
 
-const PRINT_FAMILY: &[&str] = &[
+/// The print functions, parsed as `ExprKind::Print` / `Format`.
+pub(crate) const PRINT_FAMILY: &[&str] = &[
     "print",
     "println",
     "printf",

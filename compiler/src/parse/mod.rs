@@ -33,7 +33,7 @@ pub mod lexer;
 pub mod preprocess;
 
 mod decl;
-mod expr;
+pub(crate) mod expr;
 mod stmt;
 
 use crate::ast::*;

@@ -45,6 +45,16 @@ fn matches(name: &ProbePoint, use_: &ProbePoint) -> bool {
             .all(|(a, u)| glob(&u.name, &a.name) && lit_eq(&a.arg, &u.arg))
 }
 
+/// `long` is `short` with more components (same names and arguments).
+fn extends(long: &ProbePoint, short: &ProbePoint) -> bool {
+    long.components.len() > short.components.len()
+        && short
+            .components
+            .iter()
+            .zip(&long.components)
+            .all(|(a, b)| a.name == b.name && lit_eq(&a.arg, &b.arg))
+}
+
 struct Expander<'d> {
     diags: &'d mut Diags,
     next_id: ExprId,
@@ -82,6 +92,42 @@ impl Expander<'_> {
         p
     }
 
+    /// stap's "probe point mismatch" for a use of an alias family that
+    /// names no alias: at the first component no alias name continues
+    /// with, suggesting those that do.
+    fn alias_mismatch(&mut self, aliases: &[&AliasDecl], u: &ProbePoint) {
+        let names: Vec<&ProbePoint> = aliases.iter().flat_map(|a| a.names.iter()).collect();
+        let mut pos = 0;
+        while pos + 1 < u.components.len()
+            && names.iter().any(|n| {
+                n.components.len() > pos + 1
+                    && n.components[..=pos]
+                        .iter()
+                        .zip(&u.components)
+                        .all(|(a, b)| glob(&b.name, &a.name))
+            })
+        {
+            pos += 1;
+        }
+        let here: Vec<&str> = names
+            .iter()
+            .filter(|n| {
+                n.components.len() > pos
+                    && n.components[..pos]
+                        .iter()
+                        .zip(&u.components)
+                        .all(|(a, b)| glob(&b.name, &a.name))
+            })
+            .map(|n| n.components[pos].name.as_str())
+            .collect();
+        let at = &u.components[pos];
+        let sugs = crate::suggest::similar(&at.name, here);
+        self.diags.push(Diagnostic::semantic(
+            format!("probe point mismatch{sugs}"),
+            at.span,
+        ));
+    }
+
     /// Expands one probe declaration into `out`.
     fn probe(&mut self, aliases: &[&AliasDecl], p: &ProbeDecl, out: &mut Vec<ProbeDecl>) {
         // (points, body, depth): a worklist, each entry's points not yet
@@ -92,20 +138,28 @@ impl Expander<'_> {
             let mut plain = Vec::new();
             let mut derived = Vec::new();
             for u in &points {
+                // The most specific aliases win: `vfs.read.return` is the
+                // alias of that name, not `vfs.read` with a suffix. Per
+                // path, as stap's match tree: under `tcp.*.return`, an
+                // alias `tcp.x` without a `tcp.x.return` still expands
+                // (with the suffix) next to `tcp.y.return`.
+                let all_names: Vec<&ProbePoint> = aliases
+                    .iter()
+                    .flat_map(|a| a.names.iter())
+                    .filter(|n| matches(n, u))
+                    .collect();
                 let len = |a: &AliasDecl| {
                     a.names
                         .iter()
                         .filter(|n| matches(n, u))
+                        .filter(|n| !all_names.iter().any(|m| extends(m, n)))
                         .map(|n| n.components.len())
                         .max()
                 };
-                // The most specific aliases win: `vfs.read.return` is the
-                // alias of that name, not `vfs.read` with a suffix.
-                let longest = aliases.iter().filter_map(|a| len(a)).max();
                 let hits: Vec<&AliasDecl> = aliases
                     .iter()
                     .copied()
-                    .filter(|a| len(a).is_some() && len(a) == longest)
+                    .filter(|a| len(a).is_some())
                     .collect();
                 if hits.is_empty() {
                     let wild = u.components.iter().any(|c| c.name.contains('*'));
@@ -115,12 +169,20 @@ impl Expander<'_> {
                                 == u.components.first().map(|c| &c.name)
                         })
                     });
+                    let builtin_head = u.components.first().is_some_and(|c| {
+                        crate::suggest::probe_functors(&[]).contains(&c.name.as_str())
+                    });
                     if wild && alias_head {
                         if !u.optional {
                             self.diags.push(
                                 Diagnostic::semantic("while resolving probe point", u.span())
                                     .with_note("no match", None),
                             );
+                        }
+                    } else if alias_head && !builtin_head {
+                        // `vfs.reed`: a family of aliases, none of this name.
+                        if !u.optional {
+                            self.alias_mismatch(aliases, u);
                         }
                     } else {
                         plain.push(u.clone());
@@ -135,13 +197,7 @@ impl Expander<'_> {
                     return;
                 }
                 for a in hits {
-                    let n = a
-                        .names
-                        .iter()
-                        .filter(|n| matches(n, u))
-                        .map(|n| n.components.len())
-                        .max()
-                        .unwrap_or(0);
+                    let n = len(a).unwrap_or(0);
                     let suffix = &u.components[n.min(u.components.len())..];
                     let mut pts = Vec::new();
                     for ap in &a.points {
@@ -198,6 +254,87 @@ impl Expander<'_> {
     }
 }
 
+impl Expander<'_> {
+    /// stap's probe conditions: `probe P if (cond) { body }` becomes
+    /// `probe P { if (!(cond)) next; body }`. Points with a condition get a
+    /// probe each (with a fresh copy of the body); the points without one
+    /// share the original. The condition may read only globals and must
+    /// not modify anything or call functions (stap's errors).
+    fn inline_conditions(&mut self, p: ProbeDecl, globals: &[String], out: &mut Vec<Item>) {
+        if p.points.iter().all(|q| q.cond.is_none()) {
+            out.push(Item::Probe(p));
+            return;
+        }
+        let ProbeDecl { span, points, body } = p;
+        let (conditional, plain): (Vec<ProbePoint>, Vec<ProbePoint>) =
+            points.into_iter().partition(|q| q.cond.is_some());
+        for mut q in conditional {
+            let Some(cond) = q.cond.take() else { continue };
+            let at = q.condition.take().unwrap_or(cond.span);
+            self.check_condition(&cond, globals);
+            let not = Expr {
+                kind: ExprKind::Unary(UnOp::Not, cond),
+                span: at,
+                id: self.next_id,
+            };
+            self.next_id += 1;
+            let guard = Stmt {
+                kind: StmtKind::If {
+                    cond: not,
+                    then: Box::new(Stmt {
+                        kind: StmtKind::Next,
+                        span: at,
+                    }),
+                    els: None,
+                },
+                span: at,
+            };
+            let b = Stmt {
+                kind: StmtKind::Block(vec![guard, self.fresh(&body)]),
+                span: body.span,
+            };
+            out.push(Item::Probe(ProbeDecl {
+                span,
+                points: vec![q],
+                body: b,
+            }));
+        }
+        if !plain.is_empty() {
+            out.push(Item::Probe(ProbeDecl {
+                span,
+                points: plain,
+                body,
+            }));
+        }
+    }
+
+    /// Reports what stap refuses in a probe condition.
+    fn check_condition(&mut self, cond: &Expr, globals: &[String]) {
+        let mut copy = cond.clone();
+        let mut work: Vec<&mut Expr> = vec![&mut copy];
+        while let Some(e) = work.pop() {
+            let msg = match &e.kind {
+                ExprKind::Assign(..)
+                | ExprKind::PreIncr(..)
+                | ExprKind::PostIncr(..)
+                | ExprKind::Append(..) => Some("probe condition must not modify any variables"),
+                ExprKind::Call { .. } | ExprKind::Print { .. } => {
+                    Some("probe condition must not reference function")
+                }
+                ExprKind::Var(v) if !globals.contains(v) => {
+                    Some("probe condition must not reference undeclared global")
+                }
+                _ => None,
+            };
+            if let Some(m) = msg {
+                self.diags.push(Diagnostic::semantic(m, e.span));
+                return;
+            }
+            work.extend(e.children_mut());
+        }
+    }
+}
+
 /// Expands the aliases of `script`: the result has no `Item::Alias`, and
 /// every probe on an alias replaced by probes on its points.
 pub fn run(script: Script, diags: &mut Diags) -> Script {
@@ -226,13 +363,26 @@ pub fn run(script: Script, diags: &mut Diags) -> Script {
             }
         }
     }
+    let globals: Vec<String> = rest
+        .iter()
+        .filter_map(|it| match it {
+            Item::Global(g) => Some(g.name.clone()),
+            _ => None,
+        })
+        .collect();
     let mut items = Vec::with_capacity(rest.len());
     for it in rest {
         match it {
-            Item::Probe(p) if !aliases.is_empty() => {
+            Item::Probe(p) => {
                 let mut out = Vec::new();
-                x.probe(&aliases, &p, &mut out);
-                items.extend(out.into_iter().map(Item::Probe));
+                if aliases.is_empty() {
+                    out.push(p);
+                } else {
+                    x.probe(&aliases, &p, &mut out);
+                }
+                for d in out {
+                    x.inline_conditions(d, &globals, &mut items);
+                }
             }
             other => items.push(other),
         }

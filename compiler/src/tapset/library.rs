@@ -76,6 +76,19 @@ fn chunks() -> Vec<(Vec<&'static str>, &'static str, bool)> {
     out
 }
 
+/// The public functions the library defines (for `(similar: …)`
+/// suggestions; internal names start with `_`).
+pub(crate) fn function_names() -> Vec<&'static str> {
+    let mut v: Vec<&'static str> = chunks()
+        .into_iter()
+        .filter(|(_, text, _)| text.starts_with("function "))
+        .flat_map(|(names, _, _)| names)
+        .filter(|n| !n.starts_with('_'))
+        .collect();
+    v.extend(["errno_str", "syscall_name"]);
+    v
+}
+
 impl Lib {
     /// Parses the declaration of `name` if there is one not parsed yet.
     fn load(&mut self, name: &str, g: &mut Gen, span: Span) {

@@ -306,10 +306,35 @@ impl Resolver<'_> {
             None if KNOWN_LATER.contains(&name) => {
                 self.unsupported(&format!("function {name}()"), e.span)
             }
-            None => self.err(Diagnostic::semantic(
-                format!("unresolved function {name}"),
-                e.span,
-            )),
+            None => {
+                let sugs =
+                    crate::suggest::similar(name, self.function_candidates().iter().copied());
+                self.err(Diagnostic::semantic(
+                    format!("unresolved function {name}{sugs}"),
+                    e.span,
+                ))
+            }
         }
+    }
+
+    /// Every function a script can call: its own, the library's, the
+    /// built-ins (the string patterns of `builtin`'s match, read from this
+    /// file's text and kept only where `builtin` knows them, so the match
+    /// stays the one list) and those known but not supported yet.
+    fn function_candidates(&self) -> Vec<&str> {
+        let mut v: Vec<&str> = self.func_names.iter().map(|(n, _)| n.as_str()).collect();
+        v.extend(crate::tapset::library::function_names());
+        v.extend(KNOWN_LATER);
+        v.extend(crate::parse::expr::PRINT_FAMILY);
+        let src = include_str!("builtins.rs");
+        v.extend(
+            // Every text between two consecutive quotes (both parities,
+            // so an escaped quote cannot hide a name).
+            src.split('"')
+                .skip(1)
+                .filter(|w| w.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_'))
+                .filter(|w| builtin(w).is_some()),
+        );
+        v
     }
 }

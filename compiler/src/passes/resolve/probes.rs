@@ -96,6 +96,27 @@ impl Resolver<'_> {
         Some(p)
     }
 
+    /// stap's "probe point mismatch" at component `at` of `c`, with the
+    /// names that fit there as `(similar: …)` (unless `at` is one of them
+    /// and only its argument or what follows is wrong).
+    fn mismatch(&mut self, c: &[Component], at: &Component) {
+        let pos = c.iter().position(|x| std::ptr::eq(x, at)).unwrap_or(0);
+        let prefix: Vec<&str> = c[..pos].iter().map(|x| x.name.as_str()).collect();
+        let mut names: Vec<&str> = crate::suggest::probe_functors(&prefix).to_vec();
+        if prefix.is_empty() {
+            names.extend(crate::tapset::kernel_aliases::families());
+        }
+        let sugs = if names.contains(&at.name.as_str()) {
+            String::new()
+        } else {
+            crate::suggest::similar(&at.name, names)
+        };
+        self.err(Diagnostic::semantic(
+            format!("probe point mismatch{sugs}"),
+            at.span,
+        ));
+    }
+
     /// Resolves one probe point; `None` after reporting an error, or for
     /// `never`.
     pub(super) fn point(&mut self, pp: &ProbePoint) -> Option<Point> {
@@ -132,7 +153,7 @@ impl Resolver<'_> {
         // A component that does not fit here, or an argument where none
         // is allowed (or a missing one): stap says the same for both.
         let mismatch = |r: &mut Self, at: &Component| {
-            r.err(Diagnostic::semantic("probe point mismatch", at.span));
+            r.mismatch(c, at);
             None
         };
         match names.as_slice() {
@@ -272,13 +293,31 @@ impl Resolver<'_> {
                 let Some(name) = lit_str(tc) else {
                     return mismatch(self, tc);
                 };
-                if name.contains(['*', '?', '[', ':']) {
-                    self.unsupported("wildcard tracepoints", tc.span);
-                    return None;
-                }
-                if name.is_empty()
-                    || name.len() > abi::STP_MAX_SYMBOL_LEN as usize
-                    || !name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+                // `SYSTEM:NAME` and globs in either part: the loader
+                // expands them on the running kernel's tracepoint list
+                // (userspace/src/tracepoints.rs).
+                let (system, tp) = match name.split_once(':') {
+                    Some((s, n)) => (Some(s), n),
+                    None => (None, name),
+                };
+                // Identifier characters and globs; `!` and `-` only in a
+                // `[...]` class.
+                let part_ok = |x: &str| {
+                    let mut in_class = false;
+                    !x.is_empty()
+                        && x.bytes().all(|c| {
+                            match c {
+                                b'[' => in_class = true,
+                                b']' => in_class = false,
+                                b'!' | b'-' => return in_class,
+                                _ => {}
+                            }
+                            c.is_ascii_alphanumeric() || b"_*?[]".contains(&c)
+                        })
+                };
+                if name.len() > abi::STP_MAX_SYMBOL_LEN as usize
+                    || !part_ok(tp)
+                    || system.is_some_and(|s| !part_ok(s))
                 {
                     self.err(Diagnostic::semantic(
                         format!("invalid tracepoint name \"{name}\""),
@@ -352,7 +391,7 @@ impl Resolver<'_> {
     ) -> Option<Point> {
         let fc = &c[fi];
         let bad = |r: &mut Self, at: &Component| {
-            r.err(Diagnostic::semantic("probe point mismatch", at.span));
+            r.mismatch(c, at);
             None
         };
         let Some(sym) = lit_str(fc) else {

@@ -1,0 +1,3 @@
+^running 0$
+^on this cpu yes$
+^init sleeps yes$

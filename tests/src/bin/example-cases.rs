@@ -1,0 +1,138 @@
+//! example-cases: SystemTap's example scripts as QEMU guest cases, the
+//! table-driven run of issue 10: every kernel-side example that compiles
+//! runs for its `.meta` run time under a workload that fires its probes
+//! (file I/O, fork/exec, loopback sockets, signals, sleeps: case-lib.sh's
+//! `workload_mix`), and passes when stapvm exits 0 with no `ERROR` and its
+//! `-v` summary shows its probes fired (`stapvm_tests::examples::judge`).
+//!
+//! usage:
+//!   example-cases gen OUTDIR    writes OUTDIR/ex-NAME/ for each example
+//!                               that compiles here (script.stp,
+//!                               script-args, compile-args, args,
+//!                               workload.sh, out-filter, merge-stderr,
+//!                               self-exit, compare); prints the names,
+//!                               and the examples left out with why on
+//!                               standard error
+//!   example-cases check OUT     judges the guest's (filtered) output:
+//!                               exit 0 when it passes, else 1 with why
+//!
+//! The corpus is `vm_testkit::paths::corpus("stp-examples")`
+//! (STAPVM_SHARED); without it `gen` writes nothing.
+use std::fs;
+use std::path::Path;
+use std::process::ExitCode;
+
+use stapvm_tests::examples::{examples, judge, Example};
+
+/// The lines of stapvm's output the judgement needs (run-case keeps only
+/// these, so a chatty example does not flood the serial console).
+const OUT_FILTER: &str = "^(ERROR|WARNING|stapvm: )|: hits [0-9]+, skipped";
+
+/// Writes the case of `ex` into `dir`.
+fn write_case(ex: &Example, dir: &Path, me: &Path) -> std::io::Result<()> {
+    fs::create_dir_all(dir)?;
+    fs::copy(&ex.script, dir.join("script.stp"))?;
+    let defines: Vec<String> = ex
+        .defines
+        .iter()
+        .map(|(n, v)| format!("-D {n}={v}"))
+        .collect();
+    fs::write(dir.join("compile-args"), defines.join(" ") + "\n")?;
+    let mut sargs = String::new();
+    for a in &ex.args {
+        sargs.push_str(a);
+        sargs.push('\n');
+    }
+    fs::write(dir.join("script-args"), sargs)?;
+    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
+    let mut args = format!("-v -T {}", ex.seconds);
+    if ex.has_target_command {
+        // The example's own command is rarely in the busybox guest: the
+        // target runs the workload instead.
+        let target = dir.join("target.sh");
+        fs::write(
+            &target,
+            "#!/bin/sh\n. /stapvm/case-lib.sh\nworkload_mix 1 10\n",
+        )?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(&target, fs::Permissions::from_mode(0o755))?;
+        }
+        args.push_str(&format!(
+            " -c /cases/{}/target.sh",
+            name.unwrap_or_default()
+        ));
+    }
+    fs::write(dir.join("args"), args + "\n")?;
+    fs::write(
+        dir.join("workload.sh"),
+        ". /stapvm/case-lib.sh\nworkload_mix \"$STAPVM_PID\" 200\n",
+    )?;
+    fs::write(dir.join("out-filter"), format!("{OUT_FILTER}\n"))?;
+    fs::write(dir.join("merge-stderr"), "")?;
+    fs::write(dir.join("self-exit"), "")?;
+    fs::write(dir.join("compare"), format!("{} check\n", me.display()))?;
+    Ok(())
+}
+
+fn gen(out: &Path) -> std::io::Result<()> {
+    let me = std::env::current_exe()?;
+    fs::create_dir_all(out)?;
+    for ex in examples(&vm_testkit::paths::corpus("stp-examples")) {
+        if let Some(why) = ex.excluded {
+            eprintln!("example-cases: {}: left out: {why}", ex.name);
+            continue;
+        }
+        let src = fs::read(&ex.script)?;
+        let opts = compiler::Options {
+            defines: ex.defines.clone(),
+            args: ex.args.clone(),
+        };
+        let path = ex.script.to_string_lossy();
+        if let Err(e) = compiler::compile(&path, &String::from_utf8_lossy(&src), &opts) {
+            let first = e
+                .rendered
+                .lines()
+                .find(|l| l.contains("error"))
+                .unwrap_or("");
+            eprintln!(
+                "example-cases: {}: left out: does not compile: {first}",
+                ex.name
+            );
+            continue;
+        }
+        let name = format!("ex-{}", ex.name.replace('_', "-"));
+        write_case(&ex, &out.join(&name), &me)?;
+        println!("{name}");
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    match argv.as_slice() {
+        ["gen", out] => match gen(Path::new(out)) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("example-cases: {out}: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        ["check", out] => {
+            let text = fs::read_to_string(out).unwrap_or_default();
+            match judge(&text) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    println!("{e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        _ => {
+            eprintln!("usage: example-cases gen OUTDIR | check OUTFILE");
+            ExitCode::from(2)
+        }
+    }
+}

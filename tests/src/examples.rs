@@ -1,0 +1,208 @@
+//! SystemTap's example scripts (`../shared/corpus/stp-examples/`) as the
+//! guest's table-driven run (`example-cases`): which examples qualify, the
+//! compile and run arguments their `.meta` gives, and the rule that says a
+//! run showed its probes firing.
+use std::path::{Path, PathBuf};
+
+/// One example: its script and what its `.meta` says to pass.
+#[derive(Debug, Clone)]
+pub struct Example {
+    /// The file stem (`io__iotop`).
+    pub name: String,
+    /// The script.
+    pub script: PathBuf,
+    /// Arguments after the script in `test_check` (`$1` ...).
+    pub args: Vec<String>,
+    /// `-D NAME=VAL` of `test_check`.
+    pub defines: Vec<(String, String)>,
+    /// `-T N` of `test_installcheck` (seconds; 1 when it gives none).
+    pub seconds: u32,
+    /// `test_installcheck` runs a target command (`-c CMD`).
+    pub has_target_command: bool,
+    /// Runs only as guru (`-g`), or with a target pid (`-x`): not a
+    /// candidate for the guest run.
+    pub excluded: Option<&'static str>,
+}
+
+/// Splits a shell command line on blanks, honouring '…' and "…" quotes
+/// (enough for the `.meta` lines; backquotes are kept as text).
+pub fn shell_words(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut any = false;
+    let mut quote: Option<char> = None;
+    for ch in line.chars() {
+        match quote {
+            Some(q) if ch == q => quote = None,
+            Some(_) => cur.push(ch),
+            None if ch == '\'' || ch == '"' => {
+                quote = Some(ch);
+                any = true;
+            }
+            None if ch.is_whitespace() => {
+                if any || !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+                any = false;
+            }
+            None => cur.push(ch),
+        }
+    }
+    if any || !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// The value of `key: …` in a `.meta` file.
+fn meta_field<'a>(meta: &'a str, key: &str) -> Option<&'a str> {
+    meta.lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
+        .map(str::trim)
+}
+
+/// Reads an example's `.meta` (None when it has none).
+pub fn example(script: &Path) -> Option<Example> {
+    let meta = std::fs::read_to_string(script.with_extension("meta")).ok()?;
+    let name = script.file_stem()?.to_string_lossy().into_owned();
+    let check = shell_words(meta_field(&meta, "test_check").unwrap_or(""));
+    let run = shell_words(meta_field(&meta, "test_installcheck").unwrap_or(""));
+    let mut ex = Example {
+        name,
+        script: script.to_path_buf(),
+        args: Vec::new(),
+        defines: Vec::new(),
+        seconds: 1,
+        has_target_command: false,
+        excluded: None,
+    };
+    let mut after_script = false;
+    let mut it = check.iter().skip(1).peekable();
+    while let Some(w) = it.next() {
+        if w.ends_with(".stp") && !after_script {
+            after_script = true;
+        } else if w == "-D" {
+            if let Some((n, v)) = it.next().and_then(|d| d.split_once('=')) {
+                ex.defines.push((n.to_string(), v.to_string()));
+            }
+        } else if let Some(d) = w.strip_prefix("-D").filter(|d| !d.is_empty()) {
+            if let Some((n, v)) = d.split_once('=') {
+                ex.defines.push((n.to_string(), v.to_string()));
+            }
+        } else if w.starts_with('-') && w.len() > 1 && !w[1..].starts_with(char::is_numeric) {
+            if w.contains('g') && !w.starts_with("--") {
+                ex.excluded = Some("guru (-g)");
+            }
+            if w == "-x" {
+                ex.excluded = Some("needs a target pid (-x)");
+            }
+            // Flags with a value: skip it.
+            if matches!(w.as_str(), "-c" | "-x" | "-d" | "-I" | "-G" | "-o" | "-S") {
+                it.next();
+            }
+        } else if after_script {
+            ex.args.push(w.clone());
+        }
+    }
+    let mut rit = run.iter();
+    while let Some(w) = rit.next() {
+        match w.as_str() {
+            "-T" => {
+                if let Some(n) = rit.next().and_then(|n| n.parse().ok()) {
+                    ex.seconds = n;
+                }
+            }
+            "-c" => ex.has_target_command = true,
+            _ => {}
+        }
+    }
+    Some(ex)
+}
+
+/// Every example of `dir` with a `.meta`, sorted by name.
+pub fn examples(dir: &Path) -> Vec<Example> {
+    let mut v: Vec<Example> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "stp"))
+        .filter_map(|p| example(&p))
+        .collect();
+    v.sort_by(|a, b| a.name.cmp(&b.name));
+    v
+}
+
+/// Why a guest run's output (stdout and stderr, with `-v`) does not show
+/// a working example: an `ERROR`, no exit summary, or no probe besides
+/// `begin`/`end`/`error` that fired (when the script has one).
+pub fn judge(output: &str) -> Result<(), String> {
+    if let Some(l) = output.lines().find(|l| l.starts_with("ERROR")) {
+        return Err(format!("error: {l}"));
+    }
+    // The script's own output may end without a newline, so the summary
+    // can share a line with it.
+    if !output.lines().any(|l| l.contains("stapvm: start ")) {
+        return Err("no exit summary (stapvm did not run to the end)".into());
+    }
+    let mut event_probes = 0;
+    let mut fired = 0;
+    let mut any_fired = false;
+    for l in output.lines() {
+        if l.contains("stapvm: ") {
+            continue;
+        }
+        let Some((point, rest)) = l.rsplit_once(": hits ") else {
+            continue;
+        };
+        let Some(hits) = rest.split(',').next().and_then(|h| h.parse::<u64>().ok()) else {
+            continue;
+        };
+        any_fired |= hits > 0;
+        let head = point.split(['.', '(']).next().unwrap_or("");
+        if !matches!(head, "begin" | "end" | "error") {
+            event_probes += 1;
+            if hits > 0 {
+                fired += 1;
+            }
+        }
+    }
+    match (event_probes, fired) {
+        (0, _) if any_fired => Ok(()),
+        (0, _) => Err("no probe fired".into()),
+        (_, 0) => Err(format!("none of its {event_probes} event probes fired")),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_and_quotes() {
+        assert_eq!(
+            shell_words(r#"stap -p4 a.stp 'kernel.function("x")' "a b" c"#),
+            vec!["stap", "-p4", "a.stp", "kernel.function(\"x\")", "a b", "c"]
+        );
+        assert_eq!(shell_words("x ''"), vec!["x", ""]);
+    }
+
+    #[test]
+    fn judging() {
+        let ok = "x\nstapvm: start 1 ms, ran 2 ms\nbegin: hits 1, skipped 0\n\
+                  kernel.function(\"vfs_read\"): hits 3, skipped 0\n";
+        assert!(judge(ok).is_ok());
+        let idle = ok.replace("hits 3", "hits 0");
+        assert!(judge(&idle).unwrap_err().contains("none of its 1"));
+        assert!(judge(&format!("ERROR: division by zero\n{ok}")).is_err());
+        assert!(judge("begin: hits 1, skipped 0\n").is_err());
+        let only_begin = "stapvm: start 1 ms\nbegin: hits 1, skipped 0\n";
+        assert!(judge(only_begin).is_ok());
+        // The exit summary is not a probe, and may follow output that
+        // did not end its line.
+        let glued = "\x1b[Hostapvm: start 1 ms, ran 2 ms: hits 0, skipped 0, dropped 0\n\
+                     timer.ms(10): hits 0, skipped 0\n";
+        assert!(judge(glued).unwrap_err().contains("none of its 1"));
+    }
+}
