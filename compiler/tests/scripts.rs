@@ -661,6 +661,14 @@ const MUST_COMPILE: &[&str] = &[
     "profiling__functioncallcount.stp",
     "profiling__syscallsrw.stp",
     "stapgames__2048.stp",
+    // The scheduler, kprocess, vm and irq alias families.
+    "general__grapher.stp",
+    "general__measureinterval.stp",
+    "interrupt__interrupts-by-dev.stp",
+    "memory__numa_faults.stp",
+    "memory__pfaults.stp",
+    "process__proc_snoop.stp",
+    "profiling__sched_switch.stp",
     // -Itapset/: the stapgames tapset files (passes/usertapset.rs).
     "stapgames__block.stp",
     "stapgames__eater.stp",
