@@ -3,6 +3,9 @@
 //! enough to find a function's parameters (FUNC → FUNC_PROTO), follow types
 //! through typedef/const/volatile/restrict/type_tag, find struct and union
 //! members (anonymous nested ones included) and name types for `-L`.
+//! A module's BTF (`/sys/kernel/btf/<module>`) is split BTF on top of
+//! vmlinux's: its type ids continue vmlinux's and its string offsets
+//! continue vmlinux's string section (`Btf::parse_split`).
 //!
 //! The input is untrusted: every offset, length, type id and string is
 //! checked; a bad blob gives `BtfError`, never a panic. Walks that could
@@ -12,6 +15,9 @@ use thiserror::Error;
 
 /// Where the running kernel publishes its BTF.
 pub const VMLINUX_BTF: &str = "/sys/kernel/btf/vmlinux";
+/// The directory of the kernel's BTF files: `vmlinux` and one per loaded
+/// module that has BTF.
+pub const BTF_DIR: &str = "/sys/kernel/btf";
 
 const MAGIC: u16 = 0xeb9f;
 /// Longest modifier/typedef chain followed.
@@ -113,6 +119,10 @@ pub struct Btf {
     /// Index = type id; entry 0 is `void`.
     recs: Vec<Rec>,
     funcs: HashMap<String, u32>,
+    /// Split BTF: the string section of the split part (start, end in
+    /// `data`) and the length of the base's string section, where the
+    /// split part's string offsets begin.
+    split_strs: Option<(usize, usize, usize)>,
 }
 
 fn u32_at(d: &[u8], off: usize) -> Option<u32> {
@@ -123,6 +133,33 @@ fn u32_at(d: &[u8], off: usize) -> Option<u32> {
 impl Btf {
     /// Parses a blob (native little-endian BTF only).
     pub fn parse(data: Vec<u8>) -> Result<Btf, BtfError> {
+        Self::parse_on(data, None)
+    }
+
+    /// Parses a module's split BTF on top of `base` (vmlinux's): the result
+    /// holds both, type ids and string offsets as the module's blob uses
+    /// them (its ids start at `base.len()`).
+    pub fn parse_split(base: &Btf, data: Vec<u8>) -> Result<Btf, BtfError> {
+        if base.split_strs.is_some() {
+            return Err(BtfError::Header("the base of split BTF is itself split"));
+        }
+        Self::parse_on(data, Some(base))
+    }
+
+    /// Reads and parses the split BTF of loaded module `module` on `base`.
+    /// `Ok(None)`: the module is not loaded, or has no BTF.
+    pub fn module(base: &Btf, module: &str) -> std::io::Result<Option<Result<Btf, BtfError>>> {
+        if module.is_empty() || module.contains(['/', '.']) || module == "vmlinux" {
+            return Ok(None);
+        }
+        match std::fs::read(format!("{BTF_DIR}/{module}")) {
+            Ok(d) => Ok(Some(Btf::parse_split(base, d))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn parse_on(data: Vec<u8>, base: Option<&Btf>) -> Result<Btf, BtfError> {
         let d = &data;
         if d.len() < 24 {
             return Err(BtfError::Header("shorter than the header"));
@@ -151,6 +188,12 @@ impl Btf {
             size_type: 0,
             extra: 0,
         }];
+        // Split BTF: this blob's records follow the base's, its bytes
+        // after the base's in `data`.
+        let shift = base.map_or(0, |b| b.data.len());
+        if let Some(b) = base {
+            recs = b.recs.clone();
+        }
         let mut pos = t_start;
         while pos < t_end {
             let id = recs.len() as u32;
@@ -185,23 +228,46 @@ impl Btf {
             if pos > t_end {
                 return Err(bad("record runs past the type section"));
             }
-            recs.push(rec);
+            recs.push(Rec {
+                extra: rec.extra + shift,
+                ..rec
+            });
         }
-        let mut btf = Btf {
-            data,
-            str_start: s_start,
-            str_end: s_end,
-            recs,
-            funcs: HashMap::new(),
+        let mut btf = match base {
+            None => Btf {
+                data,
+                str_start: s_start,
+                str_end: s_end,
+                recs,
+                funcs: HashMap::new(),
+                split_strs: None,
+            },
+            Some(b) => {
+                let mut all = Vec::with_capacity(b.data.len() + data.len());
+                all.extend_from_slice(&b.data);
+                all.extend_from_slice(&data);
+                Btf {
+                    data: all,
+                    str_start: b.str_start,
+                    str_end: b.str_end,
+                    recs,
+                    funcs: HashMap::new(),
+                    split_strs: Some((shift + s_start, shift + s_end, b.str_end - b.str_start)),
+                }
+            }
         };
-        let mut funcs = HashMap::new();
-        for (id, r) in btf.recs.iter().enumerate().skip(1) {
+        // The split part's functions win over the base's of the same name.
+        let first = base.map_or(1, |b| b.recs.len());
+        let mut funcs = base.map(|b| b.funcs.clone()).unwrap_or_default();
+        let mut own = HashMap::new();
+        for (id, r) in btf.recs.iter().enumerate().skip(first) {
             if r.kind() == kind::FUNC {
                 if let Some(n) = btf.str_at(r.name_off) {
-                    funcs.entry(n.to_string()).or_insert(id as u32);
+                    own.entry(n.to_string()).or_insert(id as u32);
                 }
             }
         }
+        funcs.extend(own);
         btf.funcs = funcs;
         Ok(btf)
     }
@@ -211,13 +277,18 @@ impl Btf {
         Ok(Btf::parse(std::fs::read(VMLINUX_BTF)?))
     }
 
-    /// The NUL-terminated string at `off` in the string section.
+    /// The NUL-terminated string at `off` in the string section (of
+    /// split BTF: the base's below its length, the split part's above).
     fn str_at(&self, off: u32) -> Option<&str> {
-        let start = self.str_start.checked_add(off as usize)?;
-        if start >= self.str_end {
+        let (sec_start, sec_end, off) = match self.split_strs {
+            Some((s, e, base_len)) if off as usize >= base_len => (s, e, off as usize - base_len),
+            _ => (self.str_start, self.str_end, off as usize),
+        };
+        let start = sec_start.checked_add(off)?;
+        if start >= sec_end {
             return None;
         }
-        let s = self.data.get(start..self.str_end)?;
+        let s = self.data.get(start..sec_end)?;
         let n = s.iter().position(|&c| c == 0)?;
         std::str::from_utf8(&s[..n]).ok()
     }
@@ -296,6 +367,25 @@ impl Btf {
     /// The FUNC named `name`.
     pub fn find_func(&self, name: &str) -> Option<u32> {
         self.funcs.get(name).copied()
+    }
+
+    /// Every FUNC named `name` (BTF may have several: static functions of
+    /// different files, or a stray record of the same name), `find_func`'s
+    /// first.
+    pub fn funcs_named(&self, name: &str) -> Vec<u32> {
+        let Some(first) = self.find_func(name) else {
+            return Vec::new();
+        };
+        let mut out = vec![first];
+        for id in 1..self.len() as u32 {
+            if id != first
+                && self.kind(id).ok() == Some(kind::FUNC)
+                && self.name(id).ok() == Some(name)
+            {
+                out.push(id);
+            }
+        }
+        out
     }
 
     /// The parameters of FUNC `func` (from its FUNC_PROTO).
@@ -501,6 +591,8 @@ pub(crate) mod tests {
         types: Vec<u8>,
         strs: Vec<u8>,
         next: u32,
+        /// Split BTF: where this blob's string offsets start.
+        str_base: u32,
     }
 
     impl Builder {
@@ -509,13 +601,29 @@ pub(crate) mod tests {
                 types: Vec::new(),
                 strs: vec![0],
                 next: 1,
+                str_base: 0,
             }
+        }
+        /// A split blob on a base of `types` types (void included) and a
+        /// string section of `str_len` bytes (no leading NUL, as libbpf
+        /// writes module BTF).
+        pub(crate) fn split(types: u32, str_len: u32) -> Self {
+            Builder {
+                types: Vec::new(),
+                strs: Vec::new(),
+                next: types,
+                str_base: str_len,
+            }
+        }
+        /// Length of the string section so far.
+        pub(crate) fn str_len(&self) -> u32 {
+            self.strs.len() as u32
         }
         pub(crate) fn s(&mut self, name: &str) -> u32 {
             if name.is_empty() {
                 return 0;
             }
-            let off = self.strs.len() as u32;
+            let off = self.str_base + self.strs.len() as u32;
             self.strs.extend_from_slice(name.as_bytes());
             self.strs.push(0);
             off
@@ -673,6 +781,57 @@ pub(crate) mod tests {
         b.build()
     }
 
+    /// A module's split BTF on `sample()`: struct svc_rqst { unsigned int
+    /// rq_xid; struct file *rq_file; } (struct file from the base) and
+    /// int nfsd_dispatch(struct svc_rqst *rqstp, int status).
+    pub(crate) fn split_sample() -> Vec<u8> {
+        let base_blob = sample();
+        let base = Btf::parse(base_blob.clone()).unwrap();
+        let str_len = u32_at(&base_blob, 20).unwrap();
+        let file = (1..base.len() as u32)
+            .find(|&i| base.kind(i).unwrap() == kind::STRUCT && base.name(i).unwrap() == "file")
+            .unwrap();
+        let int = 2;
+        let mut b = Builder::split(base.len() as u32, str_len);
+        let uint = b.int("unsigned int", 4, false);
+        let pfile = b.ptr(file);
+        let rqst = b.compound(
+            false,
+            "svc_rqst",
+            16,
+            &[("rq_xid", uint, 0, 0), ("rq_file", pfile, 64, 0)],
+        );
+        let prqst = b.ptr(rqst);
+        b.func("nfsd_dispatch", int, &[("rqstp", prqst), ("status", int)]);
+        assert!(b.str_len() > 0);
+        b.build()
+    }
+
+    #[test]
+    fn split_btf_continues_the_base_ids_and_strings() {
+        let base = Btf::parse(sample()).unwrap();
+        let m = Btf::parse_split(&base, split_sample()).unwrap();
+        assert!(m.len() > base.len());
+        let f = m.find_func("nfsd_dispatch").unwrap();
+        assert!(f as usize >= base.len());
+        let ps = m.params(f).unwrap();
+        let names: Vec<&str> = ps.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["rqstp", "status"]);
+        assert_eq!(m.type_name(ps[0].ty), "struct svc_rqst *");
+        assert_eq!(m.type_name(ps[1].ty), "int");
+        let rq = m.skip_mods(m.referenced(ps[0].ty).unwrap()).unwrap();
+        let rf = m.member(rq, "rq_file").unwrap().unwrap();
+        assert_eq!(rf.bit_offset, 64);
+        // Through the module's type into the base's struct file.
+        let file = m.skip_mods(m.referenced(rf.ty).unwrap()).unwrap();
+        assert!((file as usize) < base.len());
+        assert_eq!(m.member(file, "f_inode").unwrap().unwrap().bit_offset, 192);
+        // The base's functions stay visible.
+        assert!(m.find_func("vfs_read").is_some());
+        // Split BTF on split BTF is refused.
+        assert!(Btf::parse_split(&m, split_sample()).is_err());
+    }
+
     #[test]
     fn finds_params_members_and_names() {
         let btf = Btf::parse(sample()).unwrap();
@@ -788,6 +947,32 @@ pub(crate) mod tests {
         let btf = shared_class_tracepoint(false);
         assert_eq!(tp_names(&btf, "ev").unwrap(), ["__data", "t"]);
         assert_eq!(tp_names(&btf, "nope"), None);
+    }
+
+    /// Every loaded module's BTF on this machine parses as split BTF on
+    /// vmlinux's and names its functions' parameters.
+    #[test]
+    fn parses_this_machines_module_btf() {
+        let Ok(Ok(base)) = Btf::vmlinux() else { return };
+        let Ok(dir) = std::fs::read_dir(BTF_DIR) else {
+            return;
+        };
+        for e in dir.flatten().take(8) {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Ok(Some(m)) = Btf::module(&base, &name) else {
+                continue;
+            };
+            let m = m.unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(m.len() >= base.len(), "{name}");
+            let own = (base.len() as u32..m.len() as u32)
+                .find(|&i| m.kind(i).unwrap() == kind::FUNC)
+                .map(|f| m.params(f).unwrap());
+            if let Some(ps) = own {
+                for p in ps {
+                    let _ = m.type_name(p.ty);
+                }
+            }
+        }
     }
 
     /// The running machine's BTF, when it has one, parses and has the

@@ -30,6 +30,10 @@ pub enum ResolveError {
     /// kernel matches (`crate::tracepoints`).
     #[error("the kernel has no tracepoint matching '{0}'")]
     NoTracepoint(String),
+    /// A `module("m")` target whose module has no symbol in kallsyms: it
+    /// is not loaded (or not a module of this kernel).
+    #[error("module '{0}' is not loaded (no symbol of [{0}] in {KALLSYMS_PATH}; load it first, or mark the probe point optional with '?')")]
+    ModuleNotLoaded(String),
 }
 
 /// Is this `ProbeTarget::Symbol` name a pattern for the loader to expand
@@ -121,6 +125,14 @@ pub struct Kallsyms {
     /// Patterns that cannot be resolved at all, and why (a source-file
     /// pattern without debuginfo).
     failed: HashMap<String, ResolveError>,
+    /// The modules some pattern names that have a text symbol in kallsyms
+    /// (loaded).
+    modules: HashSet<String>,
+    /// The module of each wanted symbol whose first listing is a module's
+    /// (vmlinux lists its symbols first): `kernel.function("f")` on a
+    /// module's function probes `m:f`, so the loader reads its parameters
+    /// from the module's BTF.
+    module_of: HashMap<String, String>,
 }
 
 /// Every symbol name a set of targets may need.
@@ -190,6 +202,8 @@ impl Kallsyms {
         patterns: &[String],
     ) -> io::Result<Self> {
         let mut present = HashSet::new();
+        let mut modules = HashSet::new();
+        let mut module_of = HashMap::new();
         let mut matches: HashMap<String, BTreeSet<String>> = patterns
             .iter()
             .map(|p| (p.clone(), BTreeSet::new()))
@@ -225,13 +239,23 @@ impl Kallsyms {
             let Ok(name) = std::str::from_utf8(name) else {
                 continue;
             };
-            if !split.is_empty() {
-                // `[module]`, when the symbol is a module's.
-                let module = fields
+            let wanted_here = wanted.contains(name);
+            // `[module]`, when the symbol is a module's.
+            let module = if !split.is_empty() || wanted_here {
+                fields
                     .next()
                     .and_then(|m| m.strip_prefix(b"["))
                     .and_then(|m| m.strip_suffix(b"]"))
-                    .and_then(|m| std::str::from_utf8(m).ok());
+                    .and_then(|m| std::str::from_utf8(m).ok())
+            } else {
+                None
+            };
+            if !split.is_empty() {
+                if let Some(m) = module {
+                    if !modules.contains(m) && split.iter().any(|(_, pm, _)| *pm == Some(m)) {
+                        modules.insert(m.to_string());
+                    }
+                }
                 for (p, m, g) in &split {
                     if *m == module && glob(g, name) {
                         if let Some(set) = matches.get_mut(*p) {
@@ -243,11 +267,15 @@ impl Kallsyms {
                     }
                 }
             }
-            if wanted.contains(name) && present.insert(name.to_string()) && preferred.contains(name)
-            {
-                pending -= 1;
-                if pending == 0 {
-                    break;
+            if wanted_here && present.insert(name.to_string()) {
+                if let Some(m) = module {
+                    module_of.insert(name.to_string(), m.to_string());
+                }
+                if preferred.contains(name) {
+                    pending -= 1;
+                    if pending == 0 {
+                        break;
+                    }
                 }
             }
         }
@@ -255,6 +283,8 @@ impl Kallsyms {
             present,
             matches,
             failed: HashMap::new(),
+            modules,
+            module_of,
         })
     }
 
@@ -317,6 +347,15 @@ impl Kallsyms {
             .unwrap_or_default()
     }
 
+    /// The probe symbol of present symbol `name`: `m:name` when it is
+    /// module `m`'s function, else `name`.
+    fn qualified(&self, name: &str) -> String {
+        match self.module_of.get(name) {
+            Some(m) => format!("{m}:{name}"),
+            None => name.to_string(),
+        }
+    }
+
     /// True when `name` is a text symbol of the kernel (among those wanted).
     pub fn has(&self, name: &str) -> bool {
         self.present.contains(name)
@@ -335,10 +374,15 @@ impl Kallsyms {
                 .into_iter()
                 .next()
                 .map(|n| Some((n, 0)))
-                .ok_or_else(|| ResolveError::NoMatch(name.clone())),
+                .ok_or_else(|| match split_pattern(name).0 {
+                    Some(m) if !self.modules.contains(m) => {
+                        ResolveError::ModuleNotLoaded(m.to_string())
+                    }
+                    _ => ResolveError::NoMatch(name.clone()),
+                }),
             ProbeTarget::Symbol { name, offset } => {
                 if self.has(name) {
-                    Ok(Some((name.clone(), *offset)))
+                    Ok(Some((self.qualified(name), *offset)))
                 } else {
                     Err(ResolveError::Missing(name.clone()))
                 }
@@ -346,7 +390,7 @@ impl Kallsyms {
             ProbeTarget::FirstOf(list) => list
                 .iter()
                 .find(|n| self.has(n))
-                .map(|n| Some((n.clone(), 0)))
+                .map(|n| Some((self.qualified(n), 0)))
                 .ok_or_else(|| ResolveError::NoneOf(list.clone())),
         }
     }
@@ -387,6 +431,33 @@ garbage
         assert!(!k.has("weak_fn"), "not t/T");
         assert!(k.has("ext4_file_read_iter"), "module text symbol");
         assert!(!k.has("_stext"), "not wanted");
+    }
+
+    /// `kernel.function("f")` on a module's function probes `m:f` (the
+    /// loader then reads the module's BTF); vmlinux's symbols stay bare,
+    /// also when a module has one of the same name after them.
+    #[test]
+    fn module_functions_resolve_qualified() {
+        let text = format!("{FIXTURE}ffffffff81000090 t vfs_read\t[other]\n");
+        let wanted = ["vfs_read", "ext4_file_read_iter"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let k = Kallsyms::parse(&text, &wanted);
+        let t = sym("ext4_file_read_iter", 0);
+        assert_eq!(
+            k.resolve(&t),
+            Ok(Some(("ext4:ext4_file_read_iter".into(), 0)))
+        );
+        let t = ProbeTarget::FirstOf(vec!["nope".into(), "ext4_file_read_iter".into()]);
+        assert_eq!(
+            k.resolve(&t),
+            Ok(Some(("ext4:ext4_file_read_iter".into(), 0)))
+        );
+        assert_eq!(
+            k.resolve(&sym("vfs_read", 0)),
+            Ok(Some(("vfs_read".into(), 0)))
+        );
     }
 
     #[test]
@@ -471,10 +542,17 @@ ffffffff81000060 t ext4_file_read_iter\t[ext4]
 ffffffff81000070 t ext4_llseek\t[ext4]
 ffffffff81000080 t kprobe_vfs_readx
 ";
-        let pats: Vec<String> = ["vfs_read*", "ext4:ext4_*", "ext4:ext4_llseek", "nope*"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let pats: Vec<String> = [
+            "vfs_read*",
+            "ext4:ext4_*",
+            "ext4:ext4_llseek",
+            "nope*",
+            "ext4:nope",
+            "nfsd:nfsd_dispatch",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         let mut k =
             Kallsyms::scan(text.as_bytes(), &HashSet::new(), &HashSet::new(), &pats).unwrap();
         assert_eq!(
@@ -502,6 +580,16 @@ ffffffff81000080 t kprobe_vfs_readx
         assert_eq!(k.resolve(&t), Ok(Some(("ext4:ext4_llseek".into(), 0))));
         let t = sym("nope*", 0);
         assert_eq!(k.resolve(&t), Err(ResolveError::NoMatch("nope*".into())));
+        // A loaded module without the function, and a module not loaded.
+        let t = sym("ext4:nope", 0);
+        assert_eq!(
+            k.resolve(&t),
+            Err(ResolveError::NoMatch("ext4:nope".into()))
+        );
+        let t = sym("nfsd:nfsd_dispatch", 0);
+        let e = k.resolve(&t).unwrap_err();
+        assert_eq!(e, ResolveError::ModuleNotLoaded("nfsd".into()));
+        assert!(e.to_string().starts_with("module 'nfsd' is not loaded"));
         assert!(glob("a?c*", "abcdef") && !glob("a?c", "ac"));
     }
 }

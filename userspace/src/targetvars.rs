@@ -114,7 +114,9 @@ struct Fill {
 
 /// Fills every target variable's constants in `prog`. `symbols[i]` is the
 /// symbol chosen for `prog.probes[i]`. Reads BTF only when the program has
-/// target variables.
+/// target variables: vmlinux's, and the split BTF of each module a probe
+/// is in (`m:f` symbols); an `@cast` type vmlinux lacks is looked for in
+/// every loaded module's BTF (`/sys/kernel/btf/*`).
 pub fn apply(prog: &mut Program, symbols: &[Option<(String, u32)>]) -> Result<(), Error> {
     if prog.target_vars.is_empty() {
         return Ok(());
@@ -123,7 +125,50 @@ pub fn apply(prog: &mut Program, symbols: &[Option<(String, u32)>]) -> Result<()
         path: crate::btf::VMLINUX_BTF,
         err,
     })??;
-    apply_with(prog, symbols, &btf)
+    let mut names = probe_modules(symbols);
+    let cast_missing = prog.target_vars.iter().any(|tv| match &tv.site {
+        TargetSite::Cast(t) => find_type(&btf, t).is_none(),
+        _ => false,
+    });
+    if cast_missing {
+        if let Ok(dir) = std::fs::read_dir(crate::btf::BTF_DIR) {
+            let mut all: Vec<String> = dir
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n != "vmlinux" && !names.contains(n))
+                .collect();
+            all.sort();
+            names.extend(all);
+        }
+    }
+    let mut modules = Vec::new();
+    for m in names {
+        match Btf::module(&btf, &m) {
+            Ok(Some(Ok(b))) => modules.push((m, b)),
+            Ok(Some(Err(e))) => {
+                return Err(Error::Var(format!(
+                    "cannot use the BTF of module '{m}' ({}/{m}): {e}",
+                    crate::btf::BTF_DIR
+                )))
+            }
+            // Not loaded, or no BTF: its variables report it by name.
+            Ok(None) | Err(_) => {}
+        }
+    }
+    apply_modules(prog, symbols, &btf, &modules)
+}
+
+/// The modules of the probes' symbols (`m:f`), in order, once each.
+fn probe_modules(symbols: &[Option<(String, u32)>]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (s, _) in symbols.iter().flatten() {
+        if let (Some(m), _) = crate::kallsyms::split_pattern(s) {
+            if !out.iter().any(|o| o == m) {
+                out.push(m.to_string());
+            }
+        }
+    }
+    out
 }
 
 /// `apply` against a given BTF.
@@ -131,6 +176,17 @@ pub fn apply_with(
     prog: &mut Program,
     symbols: &[Option<(String, u32)>],
     btf: &Btf,
+) -> Result<(), Error> {
+    apply_modules(prog, symbols, btf, &[])
+}
+
+/// `apply` against vmlinux's BTF and the split BTF of some modules (name,
+/// BTF on `btf`).
+pub fn apply_modules(
+    prog: &mut Program,
+    symbols: &[Option<(String, u32)>],
+    btf: &Btf,
+    modules: &[(String, Btf)],
 ) -> Result<(), Error> {
     let mut patches = Vec::new();
     // Variables some `@defined` asks about: a use of one that does not
@@ -164,7 +220,34 @@ pub fn apply_with(
                 sym.as_str()
             }
         };
-        let fill = match resolve_var(btf, tv, sym) {
+        // The BTF the variable is resolved in: its probe's module's, or for
+        // an `@cast` whose type vmlinux lacks, the first module that has it.
+        let vbtf = match (&tv.site, crate::kallsyms::split_pattern(sym)) {
+            (TargetSite::Cast(t), _) if find_type(btf, t).is_none() => modules
+                .iter()
+                .find(|(_, b)| find_type(b, t).is_some())
+                .map_or(btf, |(_, b)| b),
+            (TargetSite::Cast(_), _) | (_, (None, _)) => btf,
+            (_, (Some(m), _)) => match modules.iter().find(|(n, _)| n == m) {
+                Some((_, b)) => b,
+                None if is_exists(tv) => {
+                    patches.extend(tv.relocs.iter().map(|r| (r.konst as usize, 0)));
+                    continue;
+                }
+                None => {
+                    return Err(Error::Var(format!(
+                        "probe point '{}': cannot read {} at {}:{}: module '{m}' has no BTF \
+                         ({}/{m} is missing: not loaded, or built without CONFIG_DEBUG_INFO_BTF_MODULES)",
+                        tv.probe_point,
+                        var_text(tv),
+                        tv.loc.line,
+                        tv.loc.col,
+                        crate::btf::BTF_DIR
+                    )))
+                }
+            },
+        };
+        let fill = match resolve_var(vbtf, tv, sym) {
             Ok(_) if is_exists(tv) => Fill {
                 arg: 1,
                 ..Fill::default()
@@ -225,6 +308,21 @@ fn func_params(btf: &Btf, name: &str) -> Result<Option<Vec<Param>>, Error> {
         Some(f) => Ok(Some(btf.params(f)?)),
         None => Ok(None),
     }
+}
+
+/// The parameters of function `name`; of several FUNCs of that name, the
+/// first with a parameter `want` (a module's BTF has, e.g., a second
+/// `nfsd_open` record with `(inode, file)`).
+fn func_params_with(btf: &Btf, name: &str, want: &str) -> Result<Option<Vec<Param>>, Error> {
+    let mut first = None;
+    for f in btf.funcs_named(name) {
+        let ps = btf.params(f)?;
+        if ps.iter().any(|p| p.name == want) {
+            return Ok(Some(ps));
+        }
+        first.get_or_insert(ps);
+    }
+    Ok(first)
 }
 
 fn param_list(ps: &[Param]) -> String {
@@ -306,7 +404,14 @@ fn resolve_var(btf: &Btf, tv: &TargetVar, sym: &str) -> Result<Fill, Error> {
                 Some(tp) => btf
                     .tracepoint_params(tp)?
                     .map(|ps| ps.into_iter().skip(1).collect()),
-                None => func_params(btf, f)?,
+                None => {
+                    // A module's function: its name in the module's BTF.
+                    let name = match crate::kallsyms::split_pattern(sym) {
+                        (Some(_), name) => name,
+                        (None, _) => f.as_str(),
+                    };
+                    func_params_with(btf, name, &tv.name)?
+                }
             };
             let ps = ps.ok_or_else(|| {
                 what(match sym.strip_prefix(TRACEPOINT_PREFIX) {
@@ -599,6 +704,52 @@ mod tests {
             run(var("file", &["a"], f())).unwrap(),
             [0, 0, 0, 0, 1, 32, -1]
         );
+    }
+
+    /// A module function's parameters and `@cast`s to a module's type come
+    /// from the module's split BTF; a module without BTF is named.
+    #[test]
+    fn module_probes_use_the_modules_btf() {
+        let base = Btf::parse(sample()).unwrap();
+        let m = Btf::parse_split(&base, crate::btf::tests::split_sample()).unwrap();
+        let modules = vec![("nfsd".to_string(), m)];
+        let site = || TargetSite::Function("nfsd_dispatch".into());
+        let go = |tv: TargetVar, sym: &str, mods: &[(String, Btf)]| {
+            let n = tv.relocs.len();
+            let mut prog = Program {
+                konsts: vec![0; n],
+                target_vars: vec![tv],
+                probes: one_probe(),
+                ..Default::default()
+            };
+            apply_modules(&mut prog, &[Some((sym.into(), 0))], &base, mods).map(|_| prog.konsts)
+        };
+        // $rqstp->rq_file->f_inode->i_ino: module struct, then vmlinux's.
+        assert_eq!(
+            go(
+                var("rqstp", &["rq_file", "f_inode", "i_ino"], site()),
+                "nfsd:nfsd_dispatch",
+                &modules
+            )
+            .unwrap(),
+            [0, 0, 0, 8, 1, 24, 1, 8, 1, 0, -1]
+        );
+        // $status: slot 1, int.
+        assert_eq!(
+            go(var("status", &[], site()), "nfsd:nfsd_dispatch", &modules).unwrap(),
+            [1, 0, 0, 32, -1]
+        );
+        // vmlinux alone has no nfsd_dispatch; a module without BTF is named.
+        let e = go(var("status", &[], site()), "nfsd:nfsd_dispatch", &[]).unwrap_err();
+        assert!(e.to_string().contains("module 'nfsd' has no BTF"), "{e}");
+        // @cast(p, "svc_rqst") found in the module, from any probe.
+        let c = cast("svc_rqst", &["rq_file"]);
+        assert_eq!(
+            go(c.clone(), "vfs_read", &modules).unwrap(),
+            [0, 0, 8, 1, 0, -1]
+        );
+        let e = go(c, "vfs_read", &[]).unwrap_err();
+        assert!(e.to_string().contains("no type 'svc_rqst'"), "{e}");
     }
 
     #[test]

@@ -148,11 +148,19 @@ impl Expander<'_> {
                     .flat_map(|a| a.names.iter())
                     .filter(|n| matches(n, u))
                     .collect();
+                // A wildcard past an alias's name matches nothing under it
+                // (stap's match tree: `nfsd.*.*` does not take the leaf
+                // alias `nfsd.return` with a `*` suffix).
                 let len = |a: &AliasDecl| {
                     a.names
                         .iter()
                         .filter(|n| matches(n, u))
                         .filter(|n| !all_names.iter().any(|m| extends(m, n)))
+                        .filter(|n| {
+                            u.components[n.components.len()..]
+                                .iter()
+                                .all(|c| !c.name.contains('*'))
+                        })
                         .map(|n| n.components.len())
                         .max()
                 };

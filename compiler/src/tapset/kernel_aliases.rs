@@ -59,6 +59,18 @@ const FILES: &[File] = &[
         families: &["irq_handler", "softirq", "workqueue"],
         text: include_str!("kernel/irq.stp"),
     },
+    File {
+        families: &["nfsd"],
+        text: include_str!("kernel/nfsd.stp"),
+    },
+    File {
+        families: &["sunrpc"],
+        text: include_str!("kernel/sunrpc.stp"),
+    },
+    File {
+        families: &["nfs"],
+        text: include_str!("kernel/nfs.stp"),
+    },
 ];
 
 /// Every family the kernel tapset files define (for suggestions).
