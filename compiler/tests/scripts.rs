@@ -661,7 +661,7 @@ const MUST_COMPILE: &[&str] = &[
     "profiling__functioncallcount.stp",
     "profiling__syscallsrw.stp",
     "stapgames__2048.stp",
-    // The scheduler, kprocess, vm and irq alias families.
+    // The scheduler, kprocess, vm, irq and nfsd alias families.
     "general__grapher.stp",
     "general__measureinterval.stp",
     "interrupt__interrupts-by-dev.stp",
@@ -669,6 +669,7 @@ const MUST_COMPILE: &[&str] = &[
     "memory__pfaults.stp",
     "process__proc_snoop.stp",
     "profiling__sched_switch.stp",
+    "network__nfsd_unlink.stp",
     // -Itapset/: the stapgames tapset files (passes/usertapset.rs).
     "stapgames__block.stp",
     "stapgames__eater.stp",
