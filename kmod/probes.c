@@ -2,7 +2,8 @@
 /*
  * The probe points of a session and the one path every hit
  * takes into the VM: kprobes (symbol + offset), kretprobes (return value
- * in regs), hrtimers (CLOCK_MONOTONIC, relative, forwarded and restarted),
+ * in regs), hrtimers (CLOCK_MONOTONIC, relative, forwarded and restarted;
+ * a randomized timer draws each period anew, stp_timer_interval),
  * tracepoints of the kernel image (one generic probe function, below),
  * the per-CPU perf events of timer.profile, and begin/end/error handlers,
  * which run in process context with preemption disabled. START runs
@@ -51,6 +52,7 @@
 #include <linux/timekeeping.h>
 
 #include "session.h"
+#include "compat.h"
 
 /* Sum of one per-CPU counter, for the breakers (rare: only on a bump). */
 static u64 stp_sum_errors(struct stp_session *s)
@@ -219,6 +221,24 @@ static int stp_kretprobe_ret(struct kretprobe_instance *ri,
 	return 0;
 }
 
+/*
+ * The next period of a timer: the fixed one, or for timer.*(N).randomize(M)
+ * N + r with r uniform in [-M, M], floored at STP_MIN_TIMER_NS (abi.h).
+ * rnd_ns <= period (stp_probes_init), so period - rnd_ns cannot wrap, and
+ * both are at most KTIME_MAX, so the sum fits in 64 bits. Hardirq context
+ * (stp_random_below: compat.h).
+ */
+static ktime_t stp_timer_interval(const struct stp_probe *p)
+{
+	u64 ns = ktime_to_ns(p->period);
+
+	if (!p->rnd_ns)
+		return p->period;
+	ns = ns - p->rnd_ns + stp_random_below(2 * p->rnd_ns + 1);
+	ns = max_t(u64, ns, STP_MIN_TIMER_NS);
+	return ns_to_ktime(min_t(u64, ns, KTIME_MAX));
+}
+
 static enum hrtimer_restart stp_timer_fn(struct hrtimer *t)
 {
 	struct stp_probe *p = container_of(t, struct stp_probe, timer);
@@ -229,7 +249,7 @@ static enum hrtimer_restart stp_timer_fn(struct hrtimer *t)
 	stp_hit(s, p, NULL);
 	if (!READ_ONCE(s->active))	/* exit() in this very hit */
 		return HRTIMER_NORESTART;
-	hrtimer_forward_now(t, p->period);
+	hrtimer_forward_now(t, stp_timer_interval(p));
 	return HRTIMER_RESTART;
 }
 
@@ -361,7 +381,7 @@ int stp_probes_init(struct stp_session *s)
 		const struct stp_probe_desc *pd = &prog->probes[i];
 		struct stp_probe *p = &s->probes[i];
 		const struct stp_str_desc *sd;
-		u64 ns;
+		u64 ns, rnd;
 
 		p->sess = s;
 		p->index = i;
@@ -395,10 +415,17 @@ int stp_probes_init(struct stp_session *s)
 			 * the product fits in 64 bits whatever HZ is.
 			 */
 			ns = pd->period_ns;
-			if (pd->flags & STP_PROBE_F_JIFFIES)
+			/* randomize <= period_ns (the verifier); again here */
+			rnd = min_t(u64, pd->randomize, pd->period_ns);
+			if (pd->flags & STP_PROBE_F_JIFFIES) {
 				ns = min_t(u64, ns, STP_MAX_TIMER_JIFFIES) *
 				     (NSEC_PER_SEC / HZ);
-			p->period = ns_to_ktime(min_t(u64, ns, KTIME_MAX));
+				rnd = min_t(u64, rnd, STP_MAX_TIMER_JIFFIES) *
+				      (NSEC_PER_SEC / HZ);
+			}
+			ns = min_t(u64, ns, KTIME_MAX);
+			p->period = ns_to_ktime(ns);
+			p->rnd_ns = min_t(u64, rnd, ns);
 			break;
 		default:
 			break;
@@ -490,9 +517,10 @@ static int stp_arm_one(struct stp_probe *p)
 	case STP_PROBE_TIMER:
 		if (p->profile)
 			return stp_profile_arm(p);
-		hrtimer_init(&p->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
-		p->timer.function = stp_timer_fn;
-		hrtimer_start(&p->timer, p->period, HRTIMER_MODE_REL);
+		stp_hrtimer_setup(&p->timer, stp_timer_fn, CLOCK_MONOTONIC,
+				  HRTIMER_MODE_REL);
+		hrtimer_start(&p->timer, stp_timer_interval(p),
+			      HRTIMER_MODE_REL);
 		return 0;
 	default:
 		return 0;	/* begin/end: not armed */

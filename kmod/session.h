@@ -97,6 +97,7 @@ struct stp_probe {
 	bool profile;		/* STP_PROBE_F_PROFILE: pevents, not timer */
 	struct perf_event **pevents;	/* profile: nr_cpu_ids, NULL offline */
 	ktime_t period;		/* timers */
+	u64 rnd_ns;		/* timers: randomize, <= period (abi.h) */
 	char symbol[STP_MAX_SYMBOL_LEN + 1];	/* kprobes, NUL-terminated */
 };
 

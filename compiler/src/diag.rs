@@ -174,9 +174,14 @@ impl<'a> LineIndex<'a> {
         LineIndex { source, starts }
     }
 
-    /// Same as `line_col`, in O(log lines + line length).
+    /// Same as `line_col`, in O(log lines + line length), except that an
+    /// offset past the end of the source (code of a `-I` tapset file,
+    /// `ExtraFile`) has no place in it: (0, 0), as for library code.
     pub fn line_col(&self, offset: u32) -> (u32, u32) {
-        let off = (offset as usize).min(self.source.len());
+        if offset as usize > self.source.len() {
+            return (0, 0);
+        }
+        let off = offset as usize;
         let line = self.starts.partition_point(|&s| s <= off).max(1);
         let start = self.starts[line - 1];
         let col = match self.source.get(start..off) {
@@ -190,25 +195,65 @@ impl<'a> LineIndex<'a> {
     }
 }
 
-/// Renders diagnostics for one file.
+/// A source file other than the script (a `-I` tapset file). Its tokens'
+/// spans lie past the script's text, from `base` on, so that one span
+/// names a place in any of the files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExtraFile {
+    /// Its name in messages.
+    pub name: String,
+    /// The span offset of its first byte (past the script and the files
+    /// before it).
+    pub base: u32,
+    /// Its text.
+    pub text: String,
+}
+
+/// Renders diagnostics for a script (and the files of its `-I` tapsets).
 pub struct Renderer<'a> {
     file: &'a str,
     source: &'a str,
     tokens: &'a [Token],
-    /// stap's `last_token`: a token of this file was printed by
-    /// `print_token` already, so the next one drops the file name.
-    printed_token: bool,
+    extra: &'a [ExtraFile],
+    /// stap's `last_token`: the file (0: the script, `k + 1`: `extra[k]`)
+    /// of the last token `print_token` printed; the next token of that
+    /// file drops the file name.
+    printed_file: Option<usize>,
 }
 
 impl<'a> Renderer<'a> {
     /// A renderer for `source`, named `file` in messages; `tokens` are its
     /// tokens (as `parse::lexer::lex` made them).
     pub fn new(file: &'a str, source: &'a str, tokens: &'a [Token]) -> Self {
+        Self::with_files(file, source, tokens, &[])
+    }
+
+    /// `new`, with the other files spans can point into (`tokens` holds
+    /// their tokens too).
+    pub fn with_files(
+        file: &'a str,
+        source: &'a str,
+        tokens: &'a [Token],
+        extra: &'a [ExtraFile],
+    ) -> Self {
         Renderer {
             file,
             source,
             tokens,
-            printed_token: false,
+            extra,
+            printed_file: None,
+        }
+    }
+
+    /// The file `offset` is in: its number (as `printed_file`), name,
+    /// text, and the offset within it.
+    fn locate(&self, offset: u32) -> (usize, &'a str, &'a str, u32) {
+        match self.extra.iter().rposition(|f| offset >= f.base) {
+            Some(k) => {
+                let f = &self.extra[k];
+                (k + 1, &f.name, &f.text, offset - f.base)
+            }
+            None => (0, self.file, self.source, offset),
         }
     }
 
@@ -218,10 +263,9 @@ impl<'a> Renderer<'a> {
             Some(t) => t.describe(),
             None => {
                 // Not a lexer token (should not happen): describe the text.
-                let text = self
-                    .source
-                    .get(span.lo as usize..span.hi as usize)
-                    .unwrap_or("");
+                let (_, _, text, lo) = self.locate(span.lo);
+                let len = span.hi.saturating_sub(span.lo) as usize;
+                let text = text.get(lo as usize..lo as usize + len).unwrap_or("");
                 format!("operator '{text}'")
             }
         }
@@ -230,23 +274,24 @@ impl<'a> Renderer<'a> {
     /// `identifier 'x' at x.stp:3:5`, abbreviated as `print_token` does
     /// when `abbreviate` is set.
     fn token_at(&mut self, span: Span, abbreviate: bool) -> String {
-        let (line, col) = line_col(self.source, span.lo);
-        let file = if abbreviate && self.printed_token {
+        let (k, name, text, lo) = self.locate(span.lo);
+        let (line, col) = line_col(text, lo);
+        let file = if abbreviate && self.printed_file == Some(k) {
             ""
         } else {
-            self.file
+            name
         };
         if abbreviate {
-            self.printed_token = true;
+            self.printed_file = Some(k);
         }
         format!("{} at {}:{}:{}", self.describe(span), file, line, col)
     }
 
     /// stap's `print_error_source`: the line and a caret under the column.
     fn source_lines(&self, out: &mut String, align: &str, span: Span) {
-        let (line, col) = line_col(self.source, span.lo);
-        let text = self
-            .source
+        let (_, _, source, lo) = self.locate(span.lo);
+        let (line, col) = line_col(source, lo);
+        let text = source
             .split('\n')
             .nth(line.saturating_sub(1) as usize)
             .unwrap_or("");
@@ -354,9 +399,11 @@ mod tests {
         // 'd' is after a tab, 'c', 'é' (2 bytes) and a space.
         assert_eq!(line_col(s, 8), (2, 5));
         let idx = LineIndex::new(s);
-        for off in [0, 2, 3, 4, 9, 10, 99] {
+        for off in [0, 2, 3, 4, 9] {
             assert_eq!(idx.line_col(off), line_col(s, off), "offset {off}");
         }
+        assert_eq!(idx.line_col(10), (0, 0));
+        assert_eq!(idx.line_col(99), (0, 0));
     }
 
     #[test]

@@ -11,6 +11,9 @@
 //! 3. `parse` — tokens to the `ast` (nom over the token slice), the whole
 //!    SystemTap grammar; parse errors, or a script left with no
 //!    declaration, stop here with stap's "Pass 1: parse failed" summary;
+//!    Then `passes::usertapset` adds the `-I` tapset files
+//!    (`Target::tapset_files`) whose functions, globals or aliases the
+//!    script uses;
 //! 4. `tapset::kernel_aliases` — the kernel probe alias families
 //!    (`tapset/kernel/*.stp`: `vfs`, `netdev`, `signal`, `kprocess` ...),
 //!    rebuilt on BTF and tracepoints, added to a script that uses them;
@@ -34,6 +37,8 @@
 //! 10. `passes::types` — long/string inference. N.B. needs every name
 //!     resolved, so it runs only when the passes before found no error;
 //!     with `Target::werror` (stap's `-W`) a warning fails here too;
+//!     then `passes::setglobals` compiles in the `-G NAME=VALUE` initial
+//!     values (`Target::global_inits`), by the globals' types;
 //! 11. `passes::lower` — the handlers (one per probe and context of its
 //!     points, one per user function called), the probes, and the
 //!     constant, string, format, map and statistics tables. Runs only on a
@@ -43,8 +48,12 @@
 //!     space), so `stapvm compile` never writes a program the module's
 //!     verifier would refuse.
 //!
+//! With `Target::unelided` (stap `-u`) `elide` does not run and every
+//! function is checked and lowered.
+//!
 //! Embedded C (`%{ %}`) is a parse error (`NO_GURU_EMBEDDED`, once per
-//! script: stapvm has no guru mode); with
+//! script: stapvm has no guru mode; `guru` lists every guru-only construct
+//! and how it is refused); with
 //! `Target::guru` it parses (`parse_only` accepts it) and `resolve` refuses
 //! it (`not supported yet: embedded C`).
 //!
@@ -54,6 +63,7 @@
 pub mod ast;
 pub mod diag;
 pub mod glob;
+pub mod guru;
 pub mod parse;
 pub mod passes;
 pub mod printf;
@@ -63,9 +73,9 @@ pub mod symbols;
 pub mod tapset;
 pub mod verify;
 
-use diag::{Diags, Renderer, Severity};
-pub use parse::preprocess::Target;
-pub use parse::{NO_GURU, NO_GURU_EMBEDDED};
+use diag::{Diags, ExtraFile, Renderer, Severity};
+pub use guru::{NO_GURU, NO_GURU_EMBEDDED};
+pub use parse::preprocess::{TapsetFile, Target};
 use vm_spec::program::Program;
 
 /// Compiler options from the command line.
@@ -106,7 +116,10 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The passes up to type inference, shared by `compile` and `check`.
 struct Front {
+    /// The script's tokens, then those of its `-I` tapset files.
     tokens: Vec<parse::lexer::Token>,
+    /// The `-I` tapset files (`passes::usertapset`).
+    files: Vec<ExtraFile>,
     script: ast::Script,
     resolved: passes::resolve::Resolved,
     types: passes::types::Types,
@@ -118,10 +131,11 @@ fn failed(
     source_name: &str,
     source: &str,
     front_tokens: &[parse::lexer::Token],
+    files: &[ExtraFile],
     diags: &Diags,
     pass: u8,
 ) -> Failed {
-    let mut r = Renderer::new(source_name, source, front_tokens);
+    let mut r = Renderer::with_files(source_name, source, front_tokens, files);
     let mut out = String::new();
     let shown = Shown::of(&diags.list);
     for d in &shown.list {
@@ -265,7 +279,7 @@ fn pass1(
     let tokens = parse::lexer::lex(source, &opts.args);
     let script = parse::parse_for(&tokens, target, &mut diags);
     if diags.has_errors() {
-        return Err(failed(source_name, source, &tokens, &diags, 1));
+        return Err(failed(source_name, source, &tokens, &[], &diags, 1));
     }
     if script.items.is_empty() {
         let msg = if tokens.is_empty() {
@@ -287,35 +301,65 @@ fn front(
     opts: &Options,
     target: &Target,
 ) -> Result<Front, Failed> {
-    let (tokens, mut script, mut diags) = pass1(source_name, source, opts, target)?;
+    let (mut tokens, mut script, mut diags) = pass1(source_name, source, opts, target)?;
+    let files = passes::usertapset::include(
+        &mut script,
+        &mut tokens,
+        source.len(),
+        target,
+        &opts.args,
+        &mut diags,
+    );
+    let fail = |diags: &Diags, tokens: &[parse::lexer::Token]| {
+        failed(source_name, source, tokens, &files, diags, 2)
+    };
+    if diags.has_errors() {
+        return Err(fail(&diags, &tokens));
+    }
     tapset::kernel_aliases::add(&mut script);
     let script = passes::expand::run(script, &mut diags);
     let script = passes::prometheus::run(script, &mut diags);
     if diags.has_errors() {
-        return Err(failed(source_name, source, &tokens, &diags, 2));
+        return Err(fail(&diags, &tokens));
     }
     let script = tapset::run(script, &opts.args, &mut diags);
     if diags.has_errors() {
-        return Err(failed(source_name, source, &tokens, &diags, 2));
+        return Err(fail(&diags, &tokens));
     }
-    let resolved = passes::resolve::run(&script, &mut diags);
-    if !diags.has_errors() {
+    let mut resolved = passes::resolve::run(&script, target.unelided, &mut diags);
+    // stap warns of unused globals in the user's files only.
+    let in_tapset = |d: &diag::Diagnostic| d.span.is_some_and(|s| s.lo as usize > source.len());
+    diags.list.retain(|d| {
+        !(d.severity == Severity::Warning
+            && d.message.starts_with(passes::resolve::ELIDING_UNUSED)
+            && in_tapset(d))
+    });
+    if !diags.has_errors() && !target.unelided {
         passes::elide::check(&script, &resolved, &mut diags);
     }
     if let Some(syms) = &target.kernel_symbols {
         symbols::check(&resolved, syms, &mut diags);
     }
     if diags.has_errors() {
-        return Err(failed(source_name, source, &tokens, &diags, 2));
+        return Err(fail(&diags, &tokens));
+    }
+    if target.unelided {
+        // stap -u: every function is checked and compiled, called or not.
+        for f in &mut resolved.funcs {
+            f.used = true;
+        }
     }
     let types = passes::types::run(&script, &resolved, &mut diags);
     // stap -W: the warnings count as errors (session.h num_errors()).
     let werror = target.werror && diags.list.iter().any(|d| d.severity == Severity::Warning);
     if diags.has_errors() || werror {
-        return Err(failed(source_name, source, &tokens, &diags, 2));
+        return Err(fail(&diags, &tokens));
     }
+    passes::setglobals::apply(&target.global_inits, &mut resolved, &types)
+        .map_err(|rendered| Failed { rendered, count: 1 })?;
     Ok(Front {
         tokens,
+        files,
         script,
         resolved,
         types,
@@ -330,7 +374,7 @@ fn render_warnings(source_name: &str, source: &str, f: &Front) -> Vec<String> {
         .list
         .iter()
         .filter(|d| d.severity == Severity::Warning)
-        .map(|d| Renderer::new(source_name, source, &f.tokens).render(d))
+        .map(|d| Renderer::with_files(source_name, source, &f.tokens, &f.files).render(d))
         .collect();
     let summary = shown.summary();
     if !summary.is_empty() {
@@ -410,7 +454,7 @@ fn back(source_name: &str, source: &str, f: &Front, limits: &[u32]) -> Result<Pr
         Err(errs) => {
             let mut diags = f.diags.clone();
             diags.list.extend(errs);
-            return Err(failed(source_name, source, &f.tokens, &diags, 2));
+            return Err(failed(source_name, source, &f.tokens, &f.files, &diags, 2));
         }
     };
     program.source_name = source_name.to_string();

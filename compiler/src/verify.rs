@@ -57,6 +57,7 @@ mod tests {
                 },
                 maxactive: 0,
                 period_ns: 0,
+                randomize: 0,
                 display: String::new(),
             }],
             ..Default::default()

@@ -62,6 +62,7 @@ fn jiffies_out_of_range_and_mismatch() {
         let e = common::fail(bad);
         assert!(e.contains("probe point mismatch"), "{bad}: {e}");
     }
-    let e = common::fail("probe timer.jiffies(5).randomize(2) { }");
-    assert!(e.contains("not supported yet: timer randomize"), "{e}");
+    // randomize: tests/timer_randomize.rs.
+    let e = common::fail("probe timer.jiffies(5).randomize(6) { }");
+    assert!(e.contains("invalid randomize for jiffies timer"), "{e}");
 }

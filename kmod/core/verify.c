@@ -752,6 +752,17 @@ static int check_probes(const struct stp_prog *p,
 			return FAIL(res, BAD_PROBE, i,
 				    "probe %u: the jiffies flag is only for timers, without the profile flag",
 				    VI(i));
+		if (d->randomize &&
+		    (!(uses & STP_PROBE_USES_PERIOD) ||
+		     (d->flags & STP_PROBE_F_PROFILE)))
+			return FAIL(res, BAD_PROBE, i,
+				    "probe %u: randomize is only for timers, without the profile flag",
+				    VI(i));
+		/* abi.h: at most the period, so no period is negative */
+		if (d->randomize > d->period_ns)
+			return FAIL(res, BAD_PROBE, i,
+				    "probe %u: randomize %u is above the timer period %u",
+				    VI(i), VI(d->randomize), VI(d->period_ns));
 		if (d->reserved || d->reserved2)
 			return FAIL(res, BAD_PROBE, i,
 				    "probe %u: reserved fields must be 0",

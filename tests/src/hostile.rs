@@ -39,6 +39,7 @@ fn probe(kind: stp_probe_kind, handler: u32, target: ProbeTarget, period_ns: u64
         target,
         maxactive: 0,
         period_ns,
+        randomize: 0,
         display: String::new(),
     }
 }
@@ -493,6 +494,33 @@ pub fn hostile() -> Vec<Hostile> {
         prog_timer(|p| {
             p.probes[0].flags = (STP_PROBE_F_JIFFIES | STP_PROBE_F_PROFILE) as u8;
             p.probes[0].period_ns = 5;
+        }),
+    ));
+    v.push((
+        "timer-randomize-above-period",
+        STP_VERR_BAD_PROBE,
+        "is above the timer period",
+        prog_timer(|p| p.probes[0].randomize = p.probes[0].period_ns + 1),
+    ));
+    v.push((
+        "timer-randomize-huge",
+        STP_VERR_BAD_PROBE,
+        "is above the timer period",
+        prog_timer(|p| p.probes[0].randomize = u64::MAX),
+    ));
+    v.push((
+        "randomize-on-kprobe",
+        STP_VERR_BAD_PROBE,
+        "randomize is only for timers",
+        prog_kprobe(|p| p.probes[0].randomize = 1),
+    ));
+    v.push((
+        "randomize-with-profile",
+        STP_VERR_BAD_PROBE,
+        "without the profile flag",
+        prog_timer(|p| {
+            p.probes[0].flags = STP_PROBE_F_PROFILE as u8;
+            p.probes[0].randomize = 1;
         }),
     ));
     v.push((

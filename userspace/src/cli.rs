@@ -1,6 +1,10 @@
 //! The command line: clap derive structures for every subcommand. Option
 //! letters follow stap where stap has the option (`-e`, `-o`, `-D`, `-T`,
-//! `-v`, `-w`, positional script arguments after the script).
+//! `-v`, `-w`, `-G`, `-I`, `-u`, `-c`, `-x`, positional script arguments
+//! after the script). The stap options that change nothing here
+//! (`-d`, `--ldd`, `--all-modules`) are accepted and say why in `--help`;
+//! `-g` and `--suppress-time-limits` are refused before parsing
+//! (`wants_guru`).
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -51,6 +55,43 @@ pub struct ScriptArgs {
     /// Treat warnings as errors (stap -W).
     #[arg(short = 'W')]
     pub werror: bool,
+    /// Initial value of a global (stap -G): a number for a long global
+    /// (decimal, 0x hex, 0 octal), the text for a string one, checked
+    /// against stap's pattern NAME=[a-z0-9_.-]+. Compiled in as the
+    /// global's initializer; an unknown global, an array or a text for a
+    /// long global is an error.
+    #[arg(short = 'G', value_name = "NAME=VALUE")]
+    pub globals: Vec<String>,
+    /// A user tapset directory (stap -I): every DIR/*.stp is parsed as a
+    /// tapset, and the files whose functions, globals or probe aliases the
+    /// script uses are included (a relative DIR is taken from the current
+    /// directory).
+    #[arg(short = 'I', value_name = "DIR")]
+    pub include: Vec<PathBuf>,
+    /// Do not elide (stap -u): unused functions are checked and compiled,
+    /// unused globals kept without a warning, and a script whose probes
+    /// all do nothing is not "no probes found".
+    #[arg(short = 'u')]
+    pub unelided: bool,
+    /// Compatibility with an older stap (stap --compatible): the version
+    /// `%( systemtap_v ... %)` conditions compare against (default 5.0).
+    #[arg(long = "compatible", value_name = "VERSION")]
+    pub compatible: Option<String>,
+    /// Accepted for stap compatibility, no effect (stap -d: symbol tables
+    /// of a module or executable): stapvm resolves kernel and module
+    /// symbols on the target machine (/proc/kallsyms) when loading, and has
+    /// no user-space symbol tables yet.
+    #[arg(short = 'd', value_name = "MODULE|PATH")]
+    pub symbols: Vec<String>,
+    /// Accepted for stap compatibility, no effect (stap --ldd: -d for the
+    /// shared libraries of -c and -d executables); see -d.
+    #[arg(long = "ldd")]
+    pub ldd: bool,
+    /// Accepted for stap compatibility, no effect (stap --all-modules: -d
+    /// for every loaded kernel module): module symbols come from
+    /// /proc/kallsyms on the target anyway.
+    #[arg(long = "all-modules")]
+    pub all_modules: bool,
     /// The script file (`-` reads standard input), then its arguments
     /// (`$1`, `@1`, ...). With -e every positional is an argument. Options
     /// may follow the script, as with stap; arguments starting with `-`
@@ -87,6 +128,34 @@ pub struct SessionArgs {
     /// the session when it exits (stap -c).
     #[arg(short = 'c', value_name = "CMD")]
     pub cmd: Option<String>,
+    /// At the end, each probe point's hits and skipped hits on standard
+    /// error (stap -t's summary; -v prints it too).
+    #[arg(short = 't')]
+    pub timing: bool,
+}
+
+/// stap's `-x`, `-c` and `-t` where nothing runs (`compile`, `check`):
+/// the target process and the run's statistics are the loader's business;
+/// and `-v`.
+#[derive(Debug, Args, Clone, Default)]
+pub struct LaterTargetArgs {
+    /// Accepted as stap -x; takes effect when the program is loaded: give
+    /// it to `stapvm load -x PID` (or use `stapvm run`). Not stored in the
+    /// .stpb.
+    #[arg(short = 'x', value_name = "PID", conflicts_with = "cmd")]
+    pub target_pid: Option<i64>,
+    /// Accepted as stap -c; takes effect when the program is loaded: give
+    /// it to `stapvm load -c CMD` (or use `stapvm run`). Not stored in the
+    /// .stpb.
+    #[arg(short = 'c', value_name = "CMD")]
+    pub cmd: Option<String>,
+    /// Accepted as stap -t (per-probe statistics at the end of the run);
+    /// takes effect when the program is loaded: `stapvm load -t`.
+    #[arg(short = 't')]
+    pub timing: bool,
+    /// Verbose: the compile time and the program's size on standard error.
+    #[arg(short = 'v', action = clap::ArgAction::Count)]
+    pub verbose: u8,
 }
 
 /// `stapvm compile`.
@@ -95,6 +164,9 @@ pub struct CompileArgs {
     /// The script and its arguments.
     #[command(flatten)]
     pub script: ScriptArgs,
+    /// -x / -c / -t (for `stapvm load`), -v.
+    #[command(flatten)]
+    pub later: LaterTargetArgs,
     /// The .stpb file to write (default: the script's name with .stpb).
     #[arg(short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -128,6 +200,9 @@ pub struct CheckArgs {
     /// The script and its arguments.
     #[command(flatten)]
     pub script: ScriptArgs,
+    /// -x / -c / -t (for `stapvm load`), -v.
+    #[command(flatten)]
+    pub later: LaterTargetArgs,
     /// Stop after parsing (stap -p1).
     #[arg(long = "parse-only")]
     pub parse_only: bool,
@@ -170,15 +245,42 @@ pub enum DebugCommand {
     },
 }
 
-/// True when the command line asks for stap's guru mode (`-g`, before any
-/// `--`), which stapvm refuses before parsing the rest: it runs only
-/// verified bytecode and has no guru mode (`compiler::NO_GURU`).
-pub fn wants_guru<S: AsRef<str>>(args: &[S]) -> bool {
-    args.iter()
-        .skip(1)
-        .map(AsRef::as_ref)
-        .take_while(|a| *a != "--")
-        .any(|a| a == "-g")
+/// Short options that take a value (in `-Gx=1`, `-e TEXT` ... what
+/// follows is not more flags): stapvm's, and stap's `-p`, `-m`, `-r`.
+const VALUE_OPTIONS: &str = "eDoTSxcGIdpmr";
+
+/// The guru-mode option the command line asks for, if any (before any
+/// `--`): `-g`, alone or in a group of flags (`-gp4`, `-wg`), or
+/// `--suppress-time-limits`, which stap allows only with `-g`. stapvm
+/// refuses both before parsing the rest: it runs only verified bytecode
+/// and has no guru mode (`compiler::NO_GURU`).
+pub fn wants_guru<S: AsRef<str>>(args: &[S]) -> Option<&'static str> {
+    let mut skip_value = false;
+    for a in args.iter().skip(1).map(AsRef::as_ref) {
+        if std::mem::take(&mut skip_value) {
+            continue;
+        }
+        if a == "--" {
+            break;
+        }
+        if a == "--suppress-time-limits" {
+            return Some("--suppress-time-limits");
+        }
+        let Some(group) = a.strip_prefix('-').filter(|g| !g.starts_with('-')) else {
+            continue;
+        };
+        for (i, c) in group.char_indices() {
+            if c == 'g' {
+                return Some("-g");
+            }
+            if VALUE_OPTIONS.contains(c) {
+                // The value is the rest of the group, or the next word.
+                skip_value = i + c.len_utf8() == group.len();
+                break;
+            }
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -188,10 +290,62 @@ mod tests {
 
     #[test]
     fn guru_is_seen_anywhere_before_dashdash() {
-        assert!(wants_guru(&["stapvm", "-g", "x.stp"]));
-        assert!(wants_guru(&["stapvm", "run", "x.stp", "-g"]));
-        assert!(!wants_guru(&["stapvm", "run", "x.stp", "--", "-g"]));
-        assert!(!wants_guru(&["stapvm", "run", "x.stp"]));
+        let g = |a: &[&str]| wants_guru(a);
+        assert_eq!(g(&["stapvm", "-g", "x.stp"]), Some("-g"));
+        assert_eq!(g(&["stapvm", "run", "x.stp", "-g"]), Some("-g"));
+        assert_eq!(g(&["stapvm", "compile", "-gp4", "x.stp"]), Some("-g"));
+        assert_eq!(g(&["stapvm", "compile", "-wg", "x.stp"]), Some("-g"));
+        assert_eq!(
+            g(&["stapvm", "compile", "--suppress-time-limits", "x.stp"]),
+            Some("--suppress-time-limits")
+        );
+        assert_eq!(g(&["stapvm", "run", "x.stp", "--", "-g"]), None);
+        assert_eq!(g(&["stapvm", "run", "x.stp"]), None);
+        // Values of options are not flags.
+        assert_eq!(g(&["stapvm", "run", "-e", "-g"]), None);
+        assert_eq!(g(&["stapvm", "run", "-Ggx=1", "x.stp"]), None);
+        assert_eq!(g(&["stapvm", "run", "-I", "-g", "x.stp"]), None);
+        assert_eq!(g(&["stapvm", "run", "-Itapset/", "-g"]), Some("-g"));
+    }
+
+    #[test]
+    fn stap_flags_of_the_corpus_are_accepted() {
+        let cli = Cli::try_parse_from([
+            "stapvm",
+            "compile",
+            "-Itapset/",
+            "-Gsize=65536",
+            "-u",
+            "-w",
+            "--all-modules",
+            "x.stp",
+            "-c",
+            "stap -V",
+            "-d",
+            "/usr/bin/stap",
+            "--ldd",
+            "--compatible=2.9",
+            "arg1",
+        ])
+        .unwrap();
+        let Command::Compile(c) = cli.command else {
+            panic!("not compile")
+        };
+        assert_eq!(c.script.include, vec![PathBuf::from("tapset/")]);
+        assert_eq!(c.script.globals, vec!["size=65536"]);
+        assert!(c.script.unelided && c.script.no_warnings);
+        assert!(c.script.all_modules && c.script.ldd);
+        assert_eq!(c.script.symbols, vec!["/usr/bin/stap"]);
+        assert_eq!(c.script.compatible.as_deref(), Some("2.9"));
+        assert_eq!(c.later.cmd.as_deref(), Some("stap -V"));
+        assert_eq!(c.script.positional, vec!["x.stp", "arg1"]);
+        let cli = Cli::try_parse_from(["stapvm", "check", "x.stp", "-x", "42"]).unwrap();
+        let Command::Check(k) = cli.command else {
+            panic!("not check")
+        };
+        assert_eq!(k.later.target_pid, Some(42));
+        let cli = Cli::try_parse_from(["stapvm", "run", "-G", "x=1", "-e", "probe begin{}"]);
+        assert!(cli.is_ok());
     }
 
     #[test]

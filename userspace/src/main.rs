@@ -73,21 +73,58 @@ fn read_program(path: &Path) -> Result<Program, Error> {
 /// Reads the script `a` names and compiles it (compile, run).
 fn compile_script(a: &cli::ScriptArgs) -> Result<(script::Source, Program), Error> {
     let src = script::read_source(a)?;
-    let prog = script::compile(&src, &a.defines, a.no_warnings, a.werror)?;
+    let prog = script::compile(&src, a)?;
     Ok((src, prog))
 }
 
+/// -x / -c / -t given where nothing runs: a note that they belong to
+/// `load` (stap, too, hands -x and -c to staprun, not to the module it
+/// builds).
+fn note_later_target(a: &cli::LaterTargetArgs, program: &Path) {
+    let mut opts = Vec::new();
+    if let Some(pid) = a.target_pid {
+        opts.push(format!("-x {pid}"));
+    }
+    if let Some(cmd) = &a.cmd {
+        opts.push(format!("-c '{cmd}'"));
+    }
+    if a.timing {
+        opts.push("-t".to_string());
+    }
+    if opts.is_empty() {
+        return;
+    }
+    let opts = opts.join(" ");
+    eprintln!(
+        "stapvm: note: {opts} takes effect when the program is loaded: stapvm load {opts} {}",
+        program.display()
+    );
+}
+
 fn cmd_compile(a: &cli::CompileArgs) -> Result<u8, Error> {
+    let t0 = Instant::now();
     let (src, prog) = compile_script(&a.script)?;
+    if a.later.verbose > 0 {
+        let insns: usize = prog.handlers.iter().map(|h| h.code.len()).sum();
+        eprintln!(
+            "stapvm: compiled {} in {:.1} ms: {} probes, {} handlers, {} instructions",
+            src.name,
+            t0.elapsed().as_secs_f64() * 1000.0,
+            prog.probes.len(),
+            prog.handlers.len(),
+            insns
+        );
+    }
     let out = a
         .output
         .clone()
         .unwrap_or_else(|| script::default_output(&src));
     std::fs::write(&out, container::write(&prog)).map_err(|err| Error::File {
         what: "write",
-        path: out,
+        path: out.clone(),
         err,
     })?;
+    note_later_target(&a.later, &out);
     Ok(0)
 }
 
@@ -111,13 +148,15 @@ fn cmd_load(a: &cli::LoadArgs) -> Result<u8, Error> {
 
 fn cmd_check(a: &cli::CheckArgs) -> Result<u8, Error> {
     let src = script::read_source(&a.script)?;
-    script::check(
-        &src,
-        &a.script.defines,
-        a.parse_only,
-        a.script.no_warnings,
-        a.script.werror,
-    )?;
+    let t0 = Instant::now();
+    script::check(&src, &a.script, a.parse_only)?;
+    if a.later.verbose > 0 {
+        eprintln!(
+            "stapvm: checked {} in {:.1} ms",
+            src.name,
+            t0.elapsed().as_secs_f64() * 1000.0
+        );
+    }
     Ok(0)
 }
 
@@ -177,11 +216,13 @@ fn dispatch(cli: &Cli) -> Result<u8, Error> {
 }
 
 fn main() -> ExitCode {
-    if cli::wants_guru(&std::env::args().collect::<Vec<_>>()) {
-        eprintln!(
-            "ERROR: -g (guru mode) is not available: {}",
-            compiler::NO_GURU
-        );
+    if let Some(opt) = cli::wants_guru(&std::env::args().collect::<Vec<_>>()) {
+        let what = if opt == "-g" {
+            "-g (guru mode) is not available".to_string()
+        } else {
+            format!("{opt} requires guru mode (-g), which is not available")
+        };
+        eprintln!("ERROR: {what}: {}", compiler::NO_GURU);
         return ExitCode::from(1);
     }
     let cli = Cli::parse();

@@ -734,6 +734,7 @@ mod tests {
                 target: ProbeTarget::None,
                 maxactive: 0,
                 period_ns: 0,
+                randomize: 0,
                 display: d.into(),
             });
         }

@@ -335,6 +335,7 @@ mod tests {
             target,
             maxactive: 0,
             period_ns: 0,
+            randomize: 0,
             display: display.into(),
         }
     }

@@ -1,7 +1,9 @@
 //! Scripts in: where the text comes from (file, `-e`, `-` for stdin), the
-//! compiler options (`-D`, positional arguments) and the calls into the
-//! compiler crate (`compile`, `check`), with its diagnostics printed to
-//! stderr exactly as the compiler rendered them.
+//! compiler options (`-D`, positional arguments; `-W`, `-u`, `-G`,
+//! `--compatible` and the tapset files of `-I` directories in the
+//! compiler's `Target`) and the calls into the compiler crate (`compile`,
+//! `check`), with its diagnostics printed to stderr exactly as the
+//! compiler rendered them.
 use crate::cli::ScriptArgs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -125,36 +127,80 @@ fn failure(src: &Source, f: &compiler::Failed) -> Error {
     ))
 }
 
-/// The compiler's target: the defaults, with stap's `-W` (`werror`) and,
-/// for `check`, the kernel's functions from /proc/kallsyms when it is
+/// The `*.stp` files of a `-I` directory, sorted by name as stap reads
+/// them, named `DIR/NAME.stp` in messages. A directory or file that cannot
+/// be read is skipped with a warning (stap skips it silently).
+pub fn tapset_files(dir: &Path, quiet: bool) -> Vec<compiler::TapsetFile> {
+    let warn = |what: &Path, e: &std::io::Error| {
+        if !quiet {
+            eprintln!(
+                "WARNING: -I {}: cannot read {}: {e}",
+                dir.display(),
+                what.display()
+            );
+        }
+    };
+    let rd = match std::fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) => {
+            warn(dir, &e);
+            return Vec::new();
+        }
+    };
+    let mut paths: Vec<PathBuf> = rd
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "stp") && p.is_file())
+        .collect();
+    paths.sort();
+    let mut out = Vec::new();
+    for p in paths {
+        match std::fs::read(&p) {
+            Ok(bytes) => out.push(compiler::TapsetFile {
+                name: p.display().to_string(),
+                text: String::from_utf8_lossy(&bytes).into_owned(),
+            }),
+            Err(e) => warn(&p, &e),
+        }
+    }
+    out
+}
+
+/// The compiler's target: the defaults, with stap's `-W` (`werror`),
+/// `-u`, `-G`, `--compatible` and the `-I` tapset files of `a`, and, for
+/// `check`, the kernel's functions from /proc/kallsyms when it is
 /// readable (stap -p2 resolves probe points against the kernel too).
-pub fn target(werror: bool, kernel_symbols: bool) -> compiler::Target {
+pub fn target(a: &ScriptArgs, kernel_symbols: bool) -> compiler::Target {
     let syms = kernel_symbols
         .then(|| std::fs::read_to_string("/proc/kallsyms").ok())
         .flatten()
         .filter(|t| !t.is_empty())
         .map(|t| std::sync::Arc::new(compiler::symbols::KernelSymbols::from_kallsyms(&t)));
+    let d = compiler::Target::default();
     compiler::Target {
-        werror,
+        // -w drops the warnings before -W could count them, as in stap.
+        werror: a.werror && !a.no_warnings,
         kernel_symbols: syms,
-        ..compiler::Target::default()
+        unelided: a.unelided,
+        global_inits: a.globals.clone(),
+        tapset_files: a
+            .include
+            .iter()
+            .flat_map(|dir| tapset_files(dir, a.no_warnings))
+            .collect(),
+        systemtap_v: a.compatible.clone().unwrap_or(d.systemtap_v.clone()),
+        ..d
     }
 }
 
-/// Compiles a script. Warnings are printed to stderr unless `quiet` (with
-/// `werror` they are errors); errors are printed as rendered and
-/// summarised in the returned error.
-pub fn compile(
-    src: &Source,
-    defines: &[String],
-    quiet: bool,
-    werror: bool,
-) -> Result<Program, Error> {
-    // -w drops the warnings before -W could count them, as in stap.
-    let t = target(werror && !quiet, false);
-    match compiler::compile_for(&src.name, &src.text, &options(src, defines), &t) {
+/// Compiles a script with the options of `a`. Warnings are printed to
+/// stderr unless `-w` (with `-W` they are errors); errors are printed as
+/// rendered and summarised in the returned error.
+pub fn compile(src: &Source, a: &ScriptArgs) -> Result<Program, Error> {
+    let t = target(a, false);
+    match compiler::compile_for(&src.name, &src.text, &options(src, &a.defines), &t) {
         Ok(c) => {
-            print_warnings(&c.warnings, quiet);
+            print_warnings(&c.warnings, a.no_warnings);
             Ok(c.program)
         }
         Err(f) => Err(failure(src, &f)),
@@ -165,21 +211,17 @@ pub fn compile(
 /// points resolved against /proc/kallsyms when it is readable), or parsing
 /// alone with `parse_only` (stap -p1, `compiler::parse_only`, whose failure
 /// text ends with stap's pass-1 summary). Diagnostics go to stderr.
-pub fn check(
-    src: &Source,
-    defines: &[String],
-    parse_only: bool,
-    quiet: bool,
-    werror: bool,
-) -> Result<(), Error> {
-    let opts = options(src, defines);
+pub fn check(src: &Source, a: &ScriptArgs, parse_only: bool) -> Result<(), Error> {
+    let opts = options(src, &a.defines);
     if parse_only {
-        return compiler::parse_only(&src.name, &src.text, &opts).map_err(|f| failure(src, &f));
+        let t = target(a, false);
+        return compiler::parse_only_for(&src.name, &src.text, &opts, &t)
+            .map_err(|f| failure(src, &f));
     }
-    let t = target(werror && !quiet, true);
+    let t = target(a, true);
     match compiler::check_for(&src.name, &src.text, &opts, &t) {
         Ok(warnings) => {
-            print_warnings(&warnings, quiet);
+            print_warnings(&warnings, a.no_warnings);
             Ok(())
         }
         Err(f) => Err(failure(src, &f)),
@@ -204,6 +246,13 @@ mod tests {
             defines: vec![],
             no_warnings: false,
             werror: false,
+            globals: vec![],
+            include: vec![],
+            unelided: false,
+            compatible: None,
+            symbols: vec![],
+            ldd: false,
+            all_modules: false,
             positional: pos.iter().map(|s| s.to_string()).collect(),
         }
     }
@@ -228,6 +277,25 @@ mod tests {
         assert_eq!(s.args, vec!["x"]);
         assert_eq!(s.name, p);
         assert_eq!(default_output(&s), PathBuf::from("hello.stpb"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn tapset_directory_files_in_name_order() {
+        let dir = std::env::temp_dir().join(format!("stapvm-tapset-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        std::fs::write(dir.join("b.stp"), "function b() {}").unwrap();
+        std::fs::write(dir.join("a.stp"), "function a() {}").unwrap();
+        std::fs::write(dir.join("notes.txt"), "x").unwrap();
+        std::fs::write(dir.join("sub/c.stp"), "function c() {}").unwrap();
+        let files = tapset_files(&dir, true);
+        let names: Vec<String> = files
+            .iter()
+            .map(|f| f.name.rsplit('/').next().unwrap_or("").to_string())
+            .collect();
+        assert_eq!(names, vec!["a.stp", "b.stp"]);
+        assert_eq!(files[0].text, "function a() {}");
+        assert!(tapset_files(&dir.join("missing"), true).is_empty());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

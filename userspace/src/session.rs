@@ -610,6 +610,8 @@ pub fn run(
             st.errors,
             out.probes_armed
         ));
+    }
+    if verbose || opts.timing {
         // Per probe point, as stap -t's summary names them.
         match session.probe_stats(prog.probes.len()) {
             Ok(stats) => {
@@ -727,6 +729,7 @@ mod tests {
                 target: ProbeTarget::None,
                 maxactive: 0,
                 period_ns: 0,
+                randomize: 0,
                 display: "kernel.function(\"nosuch\")".into(),
             }],
             ..Default::default()

@@ -955,6 +955,7 @@ mod tests {
             target: ProbeTarget::None,
             maxactive: 0,
             period_ns: 0,
+            randomize: 0,
             display: "kernel.function(\"vfs_read\")".into(),
         }]
     }
@@ -1199,6 +1200,7 @@ mod tests {
             },
             maxactive: 0,
             period_ns: 0,
+            randomize: 0,
             display: "kernel.function(\"*\")".into(),
         }
     }

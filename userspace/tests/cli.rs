@@ -54,6 +54,7 @@ fn program(target: ProbeTarget, optional: bool) -> Program {
             target,
             maxactive: 0,
             period_ns: 0,
+            randomize: 0,
             display: "kprobe.function(\"no_such_function_xyz\")".into(),
         }],
         ..Default::default()

@@ -437,6 +437,15 @@ pub fn disassemble(prog: &Program) -> String {
         } else if p.period_ns != 0 {
             let _ = write!(extra, " period={}ns", p.period_ns);
         }
+        if p.randomize != 0 {
+            // timer.UNIT(N).randomize(M): M in the period's unit (abi.h)
+            let unit = if u32::from(p.flags) & abi::STP_PROBE_F_JIFFIES != 0 {
+                "jiffies"
+            } else {
+                "ns"
+            };
+            let _ = write!(extra, " randomize={}{unit}", p.randomize);
+        }
         if p.maxactive != 0 {
             let _ = write!(extra, " maxactive={}", p.maxactive);
         }
@@ -518,6 +527,7 @@ mod tests {
                 target: ProbeTarget::FirstOf(vec!["__x64_sys_open".into(), "sys_open".into()]),
                 maxactive: 0,
                 period_ns: 0,
+                randomize: 0,
                 display: "syscall.open".into(),
             }],
             ..Default::default()

@@ -176,6 +176,7 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
         push_u32(ps, p.maxactive);
         push_u32(ps, 0);
         ps.extend_from_slice(&p.period_ns.to_le_bytes());
+        ps.extend_from_slice(&p.randomize.to_le_bytes());
     }
     // KONSTS.
     for k in &prog.konsts {
@@ -381,6 +382,7 @@ mod tests {
                 },
                 maxactive: 0,
                 period_ns: 0,
+                randomize: 0,
                 display: "kprobe.function(\"f\")".into(),
             }],
             ..Default::default()

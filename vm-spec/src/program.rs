@@ -136,6 +136,9 @@ pub struct Probe {
     pub maxactive: u32,
     /// Timer period in nanoseconds.
     pub period_ns: u64,
+    /// `timer.UNIT(N).randomize(M)`: M in `period_ns`'s unit, at most
+    /// `period_ns` (abi.h `stp_probe_desc.randomize`); 0 otherwise.
+    pub randomize: u64,
     /// The probe point as written, for messages.
     pub display: String,
 }

@@ -2308,6 +2308,7 @@ pub fn generate(seed: u64) -> Case {
             } else {
                 0
             },
+            randomize: 0,
             display: format!("gen.probe{hi}"),
         });
     }

@@ -181,6 +181,7 @@ mod hole {
                 target: ProbeTarget::None,
                 maxactive: 0,
                 period_ns: 0,
+                randomize: 0,
                 display: String::new(),
             });
         }

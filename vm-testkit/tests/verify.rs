@@ -366,6 +366,68 @@ fn cases() -> Vec<Case> {
             "without the profile flag",
         ),
         case(
+            "randomize up to the period, ns and jiffies",
+            {
+                let mut p = program(vec![
+                    handler(STP_CTX_TIMER, 0, 0, vec![RET]),
+                    handler(STP_CTX_TIMER, 0, 0, vec![RET]),
+                ]);
+                p.probes[0].period_ns = 1_000_000;
+                p.probes[0].randomize = 1_000_000;
+                p.probes[1].flags = STP_PROBE_F_JIFFIES as u8;
+                p.probes[1].period_ns = 10;
+                p.probes[1].randomize = 3;
+                build(&p)
+            },
+            "OK",
+            "",
+        ),
+        case(
+            "randomize above the period",
+            {
+                let mut p = program(vec![handler(STP_CTX_TIMER, 0, 0, vec![RET])]);
+                p.probes[0].period_ns = 1_000_000;
+                p.probes[0].randomize = 1_000_001;
+                build(&p)
+            },
+            "BAD_PROBE",
+            "randomize 1000001 is above the timer period 1000000",
+        ),
+        case(
+            "randomize above a jiffies period",
+            {
+                let mut p = program(vec![handler(STP_CTX_TIMER, 0, 0, vec![RET])]);
+                p.probes[0].flags = STP_PROBE_F_JIFFIES as u8;
+                p.probes[0].period_ns = 2;
+                p.probes[0].randomize = 3;
+                build(&p)
+            },
+            "BAD_PROBE",
+            "randomize 3 is above the timer period 2",
+        ),
+        case(
+            "randomize on a kprobe",
+            {
+                let mut p = program(vec![handler(STP_CTX_KPROBE, 0, 0, vec![RET])]);
+                p.probes[0].randomize = 1;
+                build(&p)
+            },
+            "BAD_PROBE",
+            "randomize is only for timers",
+        ),
+        case(
+            "randomize with the profile flag",
+            {
+                let mut p = program(vec![handler(STP_CTX_TIMER, 0, 0, vec![RET])]);
+                p.probes[0].flags = STP_PROBE_F_PROFILE as u8;
+                p.probes[0].period_ns = 1_000_000;
+                p.probes[0].randomize = 1;
+                build(&p)
+            },
+            "BAD_PROBE",
+            "randomize is only for timers, without the profile flag",
+        ),
+        case(
             "bad symbol character",
             {
                 let mut p = program(vec![handler(STP_CTX_KPROBE, 0, 0, vec![RET])]);

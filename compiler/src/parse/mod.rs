@@ -90,18 +90,9 @@ impl<'a> ParseError<In<'a>> for PErr {
 /// A parser result.
 pub type PResult<'a, T> = nom::IResult<In<'a>, T, PErr>;
 
-macro_rules! no_guru {
-    () => {
-        "stapvm runs only verified bytecode and has no guru mode (there is no -g)"
-    };
-}
-
-/// The one refusal of a script holding embedded C (`%{ %}`, a function
-/// with an embedded-C body, an embedded-C expression), at its first block.
-pub const NO_GURU_EMBEDDED: &str = concat!("embedded C cannot run: ", no_guru!());
-
-/// Why guru-only constructs and `-g` are refused.
-pub const NO_GURU: &str = no_guru!();
+/// Why guru-only constructs are refused, and the embedded-C refusal
+/// (defined once, in `crate::guru`).
+pub use crate::guru::{NO_GURU, NO_GURU_EMBEDDED};
 
 /// Deepest nesting of statements and expressions accepted.
 pub const MAX_DEPTH: u32 = 100;
@@ -364,7 +355,7 @@ fn to_diagnostic(tokens: &[Token], e: PErr) -> Diagnostic {
 }
 
 /// Gives every expression its `ExprId`, in source order; returns the count.
-fn number_exprs(script: &mut Script) -> u32 {
+pub(crate) fn number_exprs(script: &mut Script) -> u32 {
     fn e(x: &mut Expr, n: &mut u32) {
         x.id = *n;
         *n = n.saturating_add(1);

@@ -21,7 +21,9 @@ use crate::glob::fnmatch;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-/// What the `%( )` conditions compare against.
+/// What the `%( )` conditions compare against, and the command-line
+/// settings of a compilation that are not script text or limits
+/// (`-W`, `-u`, `-G`, `-I`; the kernel's symbols for `check`).
 #[derive(Debug, Clone)]
 pub struct Target {
     /// `kernel_vr` (and `kernel_v`, the part before the first `-`).
@@ -44,6 +46,26 @@ pub struct Target {
     /// point that matches none (`crate::symbols`; `stapvm check` reads
     /// /proc/kallsyms).
     pub kernel_symbols: Option<std::sync::Arc<crate::symbols::KernelSymbols>>,
+    /// stap `-u`: no elision. Unused functions are type-checked and
+    /// compiled too, unused globals draw no "Eliding unused variable"
+    /// warning, and a script whose probes all reduce to nothing is not
+    /// `no probes found`.
+    pub unelided: bool,
+    /// stap `-G NAME=VALUE`, as given: the initial value of global
+    /// `NAME` (`passes::setglobals`).
+    pub global_inits: Vec<String>,
+    /// stap `-I DIR`: the tapset files found there, in the order stap
+    /// reads them (`passes::usertapset`).
+    pub tapset_files: Vec<TapsetFile>,
+}
+
+/// One tapset file of a `-I` directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TapsetFile {
+    /// Its name in messages (`tapset/cursor.stp`).
+    pub name: String,
+    /// Its text.
+    pub text: String,
 }
 
 impl Default for Target {
@@ -61,6 +83,9 @@ impl Default for Target {
             kernel_config: Vec::new(),
             werror: false,
             kernel_symbols: None,
+            unelided: false,
+            global_inits: Vec::new(),
+            tapset_files: Vec::new(),
         }
     }
 }

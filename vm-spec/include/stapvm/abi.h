@@ -134,7 +134,9 @@ enum stp_limit {
 /* The program image (LOAD ioctl payload)                              */
 
 #define STP_IMAGE_MAGIC		0x49505453u	/* "STPI" */
-#define STP_IMAGE_VERSION	4u	/* 2: functions, format texts; 3: STATS; 4: REGEXES */
+#define STP_IMAGE_VERSION	5u	/* 2: functions, format texts; 3: STATS; 4: REGEXES;
+					 * 5: stp_probe_desc.randomize
+					 */
 
 /*
  * Sections of an image, each an array of fixed-size entries. A section's
@@ -338,7 +340,25 @@ struct stp_probe_desc {
 	 * [1, STP_MAX_TIMER_JIFFIES] with STP_PROBE_F_JIFFIES; other kinds 0
 	 */
 	__u64 period_ns;
+	/* timers without STP_PROBE_F_PROFILE: timer.UNIT(N).randomize(M),
+	 * M in period_ns's unit (ns, or jiffies with STP_PROBE_F_JIFFIES), at
+	 * most period_ns (below); 0 = a fixed period; other kinds 0
+	 */
+	__u64 randomize;
 };
+
+/*
+ * Randomized timers (stap's timer.UNIT(N).randomize(M)): every period,
+ * the first one included, is period_ns + r with r drawn uniformly from
+ * [-randomize, randomize] when the timer is armed or re-armed, then
+ * floored at STP_MIN_TIMER_NS. The verifier refuses randomize above
+ * period_ns, stap's own bound (tapset-timers.cxx): so N - M >= 0 and no
+ * period is negative (in the module's unsigned arithmetic it would wrap
+ * to a huge one), the mean period stays N (r is symmetric), so the mean
+ * rate of hits is the one the period's bounds grant, and the longest
+ * period, 2 * N, fits in a ktime. The floor keeps every single period
+ * at or above the fastest any timer may fire.
+ */
 
 /*
  * Timer periods and kretprobe instances: the verifier refuses a period

@@ -56,6 +56,7 @@ pub fn probe(kind: stp_probe_kind, h: u32) -> Probe {
         } else {
             0
         },
+        randomize: 0,
         display: String::new(),
     }
 }

@@ -566,6 +566,7 @@ pub fn run(
                 target: ProbeTarget::None,
                 maxactive: 0,
                 period_ns: 0,
+                randomize: 0,
                 display: "begin".into(),
             },
         ));
@@ -628,6 +629,7 @@ pub fn run(
                                 target: p.target.clone(),
                                 maxactive: p.maxactive,
                                 period_ns: p.period_ns,
+                                randomize: p.randomize,
                                 display: p.display.clone(),
                             },
                         ));
@@ -692,6 +694,7 @@ pub fn run(
                 target: ProbeTarget::None,
                 maxactive: 0,
                 period_ns: 0,
+                randomize: 0,
                 display: "end".into(),
             },
         ));

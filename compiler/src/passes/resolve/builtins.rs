@@ -300,6 +300,9 @@ impl Resolver<'_> {
                 ),
                 e.span,
             )),
+            None if crate::guru::GURU_FUNCTIONS.contains(&name) => {
+                self.err(Diagnostic::semantic(crate::guru::function(name), e.span))
+            }
             None if KNOWN_LATER.contains(&name) => {
                 self.unsupported(&format!("function {name}()"), e.span)
             }

@@ -82,6 +82,8 @@ pub struct Point {
     pub target: ProbeTarget,
     /// Timer period.
     pub period_ns: u64,
+    /// `.randomize(M)` of a timer, in `period_ns`'s unit (abi.h).
+    pub randomize: u64,
     /// kretprobe maxactive.
     pub maxactive: u32,
     /// `abi::STP_PROBE_F_*`.
@@ -187,6 +189,11 @@ impl Resolved {
 pub const SYSCALL_OPEN_WARNING: &str = "syscall.open only sees open(2); glibc's open() calls \
 openat(2), so most programs call openat: probe syscall.open, syscall.openat to see both";
 
+/// The warning about a global nothing uses (stap prints it for the
+/// script's globals only, not for a tapset's: `lib.rs` drops the ones in
+/// `-I` tapset files).
+pub const ELIDING_UNUSED: &str = "Eliding unused variable";
+
 /// The state of the walk over the script (`run`, `walk.rs`).
 struct Resolver<'a> {
     diags: &'a mut Diags,
@@ -200,6 +207,9 @@ struct Resolver<'a> {
     ctxs: Vec<u8>,
     /// Points of the probe being walked (none in a function).
     cur_points: Vec<Point>,
+    /// The probe being walked is a procfs probe, whose `$value` stap lets
+    /// any script write (the text a read returns): not a guru write.
+    procfs: bool,
     /// See `Resolved::target_vars`.
     target_vars: HashMap<ExprId, (TargetSite, Vec<String>)>,
     /// See `Resolved::defined_consts`.
@@ -290,8 +300,10 @@ impl Resolver<'_> {
     }
 }
 
-/// Resolves `script`, reporting errors and warnings into `diags`.
-pub fn run(script: &Script, diags: &mut Diags) -> Resolved {
+/// Resolves `script`, reporting errors and warnings into `diags`. With
+/// `unelided` (stap `-u`) unused globals are kept without the "Eliding
+/// unused variable" warning.
+pub fn run(script: &Script, unelided: bool, diags: &mut Diags) -> Resolved {
     let mut r = Resolver {
         diags,
         globals: Vec::new(),
@@ -300,6 +312,7 @@ pub fn run(script: &Script, diags: &mut Diags) -> Resolved {
         assigned: Vec::new(),
         ctxs: Vec::new(),
         cur_points: Vec::new(),
+        procfs: false,
         target_vars: HashMap::new(),
         defined_consts: HashMap::new(),
         dead_targets: HashSet::new(),
@@ -428,8 +441,13 @@ pub fn run(script: &Script, diags: &mut Diags) -> Resolved {
         r.cur_points = points.clone();
         r.guards = Vec::new();
         r.entry_guarded = false;
+        r.procfs = p
+            .points
+            .iter()
+            .any(|pp| pp.components.first().is_some_and(|c| c.name == "procfs"));
         r.loops = 0;
         r.stmt(&p.body);
+        r.procfs = false;
         // Functions reachable from this probe (bounded: each is marked once).
         let mut work = std::mem::take(&mut r.calls);
         while let Some(f) = work.pop() {
@@ -455,9 +473,9 @@ pub fn run(script: &Script, diags: &mut Diags) -> Resolved {
         });
     }
     for (g, info) in r.globals.iter().enumerate() {
-        if !info.written && !r.read_globals.contains(&g) {
+        if !unelided && !info.written && !r.read_globals.contains(&g) {
             r.diags.push(Diagnostic::warning(
-                format!("Eliding unused variable '{}'", info.name),
+                format!("{ELIDING_UNUSED} '{}'", info.name),
                 info.span,
             ));
         }

@@ -23,7 +23,13 @@ impl Resolver<'_> {
     /// whose HZ the compiler cannot know; flagged `STP_PROBE_F_JIFFIES`
     /// (abi.h), `period_ns` holds N and the module converts it. N in
     /// [1, `STP_MAX_TIMER_JIFFIES`], stap's bound.
-    fn jiffies_point(&mut self, mut p: Point, unit_c: &Component, span: Span) -> Option<Point> {
+    fn jiffies_point(
+        &mut self,
+        mut p: Point,
+        unit_c: &Component,
+        rand: Option<&Component>,
+        span: Span,
+    ) -> Option<Point> {
         let Some(n) = lit_num(unit_c) else {
             self.err(Diagnostic::semantic("probe point mismatch", unit_c.span));
             return None;
@@ -37,9 +43,41 @@ impl Resolver<'_> {
             return None;
         }
         p.period_ns = n as u64;
+        p.randomize = self.randomize(rand, 1, n, "invalid randomize for jiffies timer", span)?;
         p.flags |= abi::STP_PROBE_F_JIFFIES as u8;
         p.set_kind(abi::STP_PROBE_TIMER);
         Some(p)
+    }
+
+    /// The `.randomize(M)` component of a timer of `period` (in the
+    /// unit the image keeps), M scaled by `scale` into that unit: 0
+    /// without one; `None` after reporting stap's `msg` when M is not in
+    /// [0, period] (abi.h says why the period bounds it).
+    fn randomize(
+        &mut self,
+        rand: Option<&Component>,
+        scale: i64,
+        period: i64,
+        msg: &str,
+        span: Span,
+    ) -> Option<u64> {
+        let Some(rc) = rand else {
+            return Some(0);
+        };
+        let Some(m) = lit_num(rc) else {
+            self.err(Diagnostic::semantic("probe point mismatch", rc.span));
+            return None;
+        };
+        match m.checked_mul(scale) {
+            Some(v) if (0..=period).contains(&v) => Some(v as u64),
+            _ => {
+                self.err(
+                    Diagnostic::semantic("while resolving probe point", span)
+                        .with_note(msg.to_string(), None),
+                );
+                None
+            }
+        }
     }
 
     /// `timer.profile`, `timer.profile.tick`, `perf.sw.cpu_clock` (every
@@ -104,6 +142,7 @@ impl Resolver<'_> {
             ctx: 0,
             target: ProbeTarget::None,
             period_ns: 0,
+            randomize: 0,
             maxactive: 0,
             flags,
             display: pp.display(),
@@ -156,16 +195,17 @@ impl Resolver<'_> {
                 p.flags = 0;
                 Some(p)
             }
-            ["timer", unit] => {
+            ["timer", unit] | ["timer", unit, "randomize"] => {
                 let unit_c = &c[1];
+                let rand = c.get(2);
                 let scale: i64 = match *unit {
                     "s" | "sec" => 1_000_000_000,
                     "ms" | "msec" => 1_000_000,
                     "us" | "usec" => 1_000,
                     "ns" | "nsec" => 1,
                     "hz" => 0,
-                    "jiffies" => return self.jiffies_point(p, unit_c, span),
-                    "profile" => return self.profile_point(p, c, 0),
+                    "jiffies" => return self.jiffies_point(p, unit_c, rand, span),
+                    "profile" if rand.is_none() => return self.profile_point(p, c, 0),
                     _ => return mismatch(self, unit_c),
                 };
                 let Some(n) = lit_num(unit_c) else {
@@ -185,6 +225,9 @@ impl Resolver<'_> {
                 match ns {
                     Some(ns) if (MIN..=MAX).contains(&ns) => {
                         p.period_ns = ns as u64;
+                        // stap scales M as N, except for hz (M in ns).
+                        let msg = "randomization value out of range";
+                        p.randomize = self.randomize(rand, scale.max(1), ns, msg, span)?;
                     }
                     _ => {
                         let (lo, hi) = if scale == 0 {
@@ -203,10 +246,6 @@ impl Resolver<'_> {
                 }
                 p.set_kind(abi::STP_PROBE_TIMER);
                 Some(p)
-            }
-            ["timer", _, "randomize"] => {
-                self.unsupported("timer randomize", c[2].span);
-                None
             }
             ["kernel" | "kprobe", "function", ..] => {
                 if first.arg.is_some() {
@@ -301,6 +340,15 @@ impl Resolver<'_> {
             }
             ["kernel", "tracepoint", ..] => {
                 self.unsupported("tracepoints", span);
+                None
+            }
+            ["kernel" | "kprobe", "statement", .., "absolute"] => {
+                // stap: "absolute statement probe in unprivileged script;
+                // need stap -g".
+                self.err(Diagnostic::semantic(
+                    crate::guru::refusal("absolute statement probe"),
+                    span,
+                ));
                 None
             }
             ["kernel", "statement" | "data", ..] | ["kprobe", "statement", ..] => {

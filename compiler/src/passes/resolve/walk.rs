@@ -30,6 +30,12 @@ impl Resolver<'_> {
                 }
             }
             ExprKind::Unsupported(_) => self.expr(e, true),
+            // Writing kernel or user memory: stap needs -g (crate::guru).
+            // Not walked: it is refused whatever it names.
+            ExprKind::Target(name) if self.procfs && name == "$value" => self.expr(e, true),
+            _ if crate::guru::is_target_value(e) => {
+                self.err(Diagnostic::semantic(crate::guru::target_write(), e.span));
+            }
             ExprKind::Index { base, keys } if matches!(base.kind, ExprKind::Var(_)) => {
                 if let Some(g) = self.array_ref(base, keys, e.span) {
                     self.array_write(g, e.span);

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Kernel API differences between the kernels stapvm.ko builds on
+ * (5.10 ... 7.3), each with the version it changed in, so that the module
+ * glue calls one name whatever the kernel.
+ *
+ * - Timer randomization (probes.c) needs a random number in hardirq
+ *   context (an hrtimer callback). get_random_u64() has the same name and
+ *   meaning on every kernel of the range and may be called from hardirq
+ *   context: on 5.10 from a per-CPU batch under an irqsave spinlock, from
+ *   5.18 on from a per-CPU batch under local_lock_irqsave. The bounded
+ *   helpers are the ones that differ: get_random_u32_below() appeared in
+ *   6.2 (and in some 6.1.y stable kernels), prandom_u32_max() left in 6.2,
+ *   and both are 32-bit; a randomization may exceed 32 bits of
+ *   nanoseconds. So stp_random_below() scales a 64-bit random number
+ *   (mul_u64_u64_shr, include/linux/math64.h on every kernel of the range).
+ * - hrtimer_setup() (timer, function, clock, mode) replaced
+ *   hrtimer_init() plus the function assignment in 6.13; hrtimer_init()
+ *   was removed afterwards.
+ */
+#ifndef STAPVM_COMPAT_H
+#define STAPVM_COMPAT_H
+
+#include <linux/version.h>
+#include <linux/random.h>
+#include <linux/math64.h>
+#include <linux/hrtimer.h>
+
+/* A uniform random number in [0, n) (0 when n is 0); any context but NMI. */
+static inline u64 stp_random_below(u64 n)
+{
+	return mul_u64_u64_shr(get_random_u64(), n, 64);
+}
+
+/* hrtimer_setup() from 6.13, hrtimer_init() and .function before. */
+static inline void stp_hrtimer_setup(struct hrtimer *t,
+				     enum hrtimer_restart (*fn)(struct hrtimer *),
+				     clockid_t clock, enum hrtimer_mode mode)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+	hrtimer_setup(t, fn, clock, mode);
+#else
+	hrtimer_init(t, clock, mode);
+	t->function = fn;
+#endif
+}
+
+#endif /* STAPVM_COMPAT_H */
