@@ -676,6 +676,26 @@ const MUST_COMPILE: &[&str] = &[
     "stapgames__pingpong.stp",
     "seeds/syscall-open.stp",
     "seeds/boot-trace-2006.stp",
+    // The kernel alias families (tapset/kernel/*.stp), multi-point target
+    // variables, @thisN (session 5).
+    "general__graphs.stp",
+    "general__socket-events.stp",
+    "io__deviceseeks.stp",
+    "io__ioblktime.stp",
+    "io__mbrwatch.stp",
+    "io__traceaio.stp",
+    "io__traceio3.stp",
+    "network__netdev.stp",
+    "network__nfsd-recent.stp",
+    "network__tcp_connections.stp",
+    "network__tcp_retransmission.stp",
+    "network__tcpdumplike.stp",
+    "network__tcpipstat.stp",
+    "process__cycle_thief.stp",
+    "process__migrate.stp",
+    "process__semop-watch.stp",
+    "profiling__ioctl_handler.stp",
+    "profiling__latencytap.stp",
 ];
 
 /// Tier A–D scripts refused today with another message than `not
