@@ -3,44 +3,12 @@
 //! variables a script mentions are computed, and that a script's own
 //! alias of the same family wins.
 mod common;
-use vm_spec::program::{ProbeTarget, Program, TargetSite};
+use common::aliases::{points, vars};
+use vm_spec::program::Program;
 
 /// The program of `src`, or a panic with the rendered diagnostics.
 fn build(src: &str) -> Program {
     common::build(src).program
-}
-
-/// (probe display, target symbol) of every probe.
-fn points(p: &Program) -> Vec<(String, String)> {
-    p.probes
-        .iter()
-        .map(|pr| {
-            let t = match &pr.target {
-                ProbeTarget::Symbol { name, .. } => name.clone(),
-                ProbeTarget::FirstOf(v) => v.join("|"),
-                other => format!("{other:?}"),
-            };
-            (pr.display.clone(), t)
-        })
-        .collect()
-}
-
-/// The target variables as `$name->a->b` (or `@cast(T)->a`).
-fn vars(p: &Program) -> Vec<String> {
-    p.target_vars
-        .iter()
-        .map(|t| {
-            let mut s = match &t.site {
-                TargetSite::Cast(ty) => format!("@cast({ty})"),
-                _ => format!("${}", t.name),
-            };
-            for f in &t.fields {
-                s.push_str("->");
-                s.push_str(f);
-            }
-            s
-        })
-        .collect()
 }
 
 #[test]

@@ -4,26 +4,12 @@
 //! buildok `-all-probes` files, and the pure helper functions run on the
 //! C core in user space.
 mod common;
-use vm_spec::program::{ProbeTarget, Program, TargetSite};
+use common::aliases::{points, vars};
+use vm_spec::program::Program;
 
 /// The program of `src`, or a panic with the rendered diagnostics.
 fn build(src: &str) -> Program {
     common::build(src).program
-}
-
-/// (probe display, target symbol) of every probe.
-fn points(p: &Program) -> Vec<(String, String)> {
-    p.probes
-        .iter()
-        .map(|pr| {
-            let t = match &pr.target {
-                ProbeTarget::Symbol { name, .. } => name.clone(),
-                ProbeTarget::FirstOf(v) => v.join("|"),
-                other => format!("{other:?}"),
-            };
-            (pr.display.clone(), t)
-        })
-        .collect()
 }
 
 /// The probe displays alone (without the `begin` probe that initializes
@@ -33,24 +19,6 @@ fn displays(p: &Program) -> Vec<String> {
         .into_iter()
         .map(|x| x.0)
         .filter(|d| d != "begin")
-        .collect()
-}
-
-/// The target variables as `$name->a->b` (or `@cast(T)->a`).
-fn vars(p: &Program) -> Vec<String> {
-    p.target_vars
-        .iter()
-        .map(|t| {
-            let mut s = match &t.site {
-                TargetSite::Cast(ty) => format!("@cast({ty})"),
-                _ => format!("${}", t.name),
-            };
-            for f in &t.fields {
-                s.push_str("->");
-                s.push_str(f);
-            }
-            s
-        })
         .collect()
 }
 

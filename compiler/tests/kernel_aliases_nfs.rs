@@ -4,25 +4,11 @@
 //! need (and only those), the wildcards of the buildok `-all-probes`
 //! files, and the family's helper functions on the C core in user space.
 mod common;
-use vm_spec::program::{ProbeTarget, Program, TargetSite};
+use common::aliases::points;
+use vm_spec::program::{Program, TargetSite};
 
 fn build(src: &str) -> Program {
     common::build(src).program
-}
-
-/// (probe display, target symbol) of every probe.
-fn points(p: &Program) -> Vec<(String, String)> {
-    p.probes
-        .iter()
-        .map(|pr| {
-            let t = match &pr.target {
-                ProbeTarget::Symbol { name, .. } => name.clone(),
-                ProbeTarget::FirstOf(v) => v.join("|"),
-                other => format!("{other:?}"),
-            };
-            (pr.display.clone(), t)
-        })
-        .collect()
 }
 
 /// The target variables as `$name->a->b` or `@cast(T)->a`.

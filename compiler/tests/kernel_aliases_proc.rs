@@ -5,8 +5,9 @@
 //! and the families' helper functions run on the C core in user space
 //! with the values stap's C code gives.
 mod common;
+use common::aliases::{points, vars};
 use common::{build, run_begin_end, RunOptions};
-use vm_spec::program::{ProbeTarget, Program, TargetSite};
+use vm_spec::program::Program;
 use vm_testkit::HostEnv;
 
 /// The program of `src`, or a panic with the rendered diagnostics.
@@ -14,41 +15,8 @@ fn prog(src: &str) -> Program {
     build(src).program
 }
 
-/// (probe display, target symbol) of every probe.
-fn points(p: &Program) -> Vec<(String, String)> {
-    p.probes
-        .iter()
-        .map(|pr| {
-            let t = match &pr.target {
-                ProbeTarget::Symbol { name, .. } => name.clone(),
-                ProbeTarget::FirstOf(v) => v.join("|"),
-                other => format!("{other:?}"),
-            };
-            (pr.display.clone(), t)
-        })
-        .collect()
-}
-
 fn displays(p: &Program) -> Vec<String> {
     points(p).into_iter().map(|x| x.0).collect()
-}
-
-/// The target variables as `$name->a->b` (or `@cast(T)->a`).
-fn vars(p: &Program) -> Vec<String> {
-    p.target_vars
-        .iter()
-        .map(|t| {
-            let mut s = match &t.site {
-                TargetSite::Cast(ty) => format!("@cast({ty})"),
-                _ => format!("${}", t.name),
-            };
-            for f in &t.fields {
-                s.push_str("->");
-                s.push_str(f);
-            }
-            s
-        })
-        .collect()
 }
 
 /// The begin/end output of `src` on the C core, then one `ERROR:` line

@@ -6,6 +6,7 @@
 //! space as stapvm runs it) and `syscall_env` (syscall.rs: the registers
 //! of a syscall entry).
 #![allow(dead_code)]
+pub mod aliases;
 mod run;
 mod syscall;
 // Not every test uses both.
