@@ -316,7 +316,7 @@ fn front(
     if diags.has_errors() {
         return Err(fail(&diags, &tokens));
     }
-    tapset::kernel_aliases::add(&mut script);
+    tapset::kernel_aliases::add(&mut script, &mut diags);
     let script = passes::expand::run(script, &mut diags);
     let script = passes::prometheus::run(script, &mut diags);
     if diags.has_errors() {
