@@ -135,7 +135,15 @@ fn all_probes_wildcards_expand_to_functions_only() {
 fn sunrpc_and_nfs_variables() {
     let p = build("probe sunrpc.svc.register { printf(\"%d %d\\n\", prog, port) }");
     assert_eq!(points(&p)[0].1, "svc_register");
-    assert_eq!(vars(&p), ["$port", "$serv->sv_program->pg_prog"]);
+    // Both layouts are asked for (@choose_defined): sv_programs on 6.10+.
+    assert_eq!(
+        vars(&p),
+        [
+            "$port",
+            "$serv->sv_program->pg_prog",
+            "$serv->sv_programs->pg_prog"
+        ]
+    );
     let p = build("probe sunrpc.clnt.call_sync { print(prog) }");
     let v = vars(&p);
     assert!(v.contains(&"@cast(rpc_clnt)->cl_prog".to_string()), "{v:?}");

@@ -98,6 +98,29 @@ copy_with_libs() {
 	done
 }
 
+# guest_moddir: the guest kernel's module tree: /lib/modules/$KVER, or
+# the lib/modules beside an unpacked kernel's boot/ (fetch-kernel).
+guest_moddir() {
+	if [[ -n ${STAPVM_KERNEL:-} ]]; then
+		echo "$(dirname "$(dirname "$KERNEL")")/lib/modules/$KVER"
+	else
+		echo "/lib/modules/$KVER"
+	fi
+}
+
+# guest_modules_dep: the path of the guest kernel's modules.dep. An
+# unpacked package (fetch-kernel) has none, since depmod runs at install
+# time: it is generated there, in the unpacked tree, with depmod -b.
+guest_modules_dep() {
+	local mdir
+	mdir=$(guest_moddir)
+	if [[ ! -f $mdir/modules.dep && -n ${STAPVM_KERNEL:-} && -d $mdir/kernel ]]; then
+		/usr/sbin/depmod -b "${mdir%/lib/modules/"$KVER"}" "$KVER" >&2 || return 1
+	fi
+	[[ -f $mdir/modules.dep ]] || return 1
+	echo "$mdir/modules.dep"
+}
+
 # copy_guest_modules DIR: the Debian kernel's modules that cases load
 # inside the guest (brd: a ram disk, bio-based; loop: a blk-mq device; the
 # block-alias cases), as DIR/NAME.ko. From /lib/modules/$KVER, or the
@@ -106,10 +129,7 @@ copy_with_libs() {
 # missing module is skipped: the case that needs it then fails.
 copy_guest_modules() {
 	local dir=$1 moddir m f
-	moddir=/lib/modules/$KVER
-	if [[ -n ${STAPVM_KERNEL:-} ]]; then
-		moddir=$(dirname "$(dirname "$KERNEL")")/lib/modules/$KVER
-	fi
+	moddir=$(guest_moddir)
 	mkdir -p "$dir"
 	for m in drivers/block/brd drivers/block/loop; do
 		f=$moddir/kernel/$m.ko
