@@ -77,3 +77,64 @@ workload_mix() {
 	done
 	rm -f "$f" "$f.copy"
 }
+
+# workload_examples: once, before workload_mix, the kernel paths of the
+# example scripts that workload_mix does not reach: futexes and System V
+# semaphores, hugetlb faults and copy-on-write, a THP collapse, a TCP
+# retransmission (kmix.c), and requests inserted into a block I/O
+# scheduler (a loop device on mq-deadline: brd is bio-based, so it has no
+# requests). What the kernel lacks is skipped.
+workload_examples() {
+	kmix ipc
+	echo 4 >/proc/sys/vm/nr_hugepages 2>/dev/null
+	kmix huge
+	if [ ! -b /dev/loop0 ] && [ -f /stapvm/modules/loop.ko ]; then
+		insmod /stapvm/modules/loop.ko 2>/dev/null
+	fi
+	if [ -b /dev/loop0 ] && ! losetup /dev/loop0 >/dev/null 2>&1; then
+		dd if=/dev/zero of=/tmp/loop.img bs=1M count=4 2>/dev/null
+		losetup /dev/loop0 /tmp/loop.img 2>/dev/null
+	fi
+	echo mq-deadline >/sys/block/loop0/queue/scheduler 2>/dev/null
+	dd if=/dev/zero of=/dev/loop0 bs=4096 count=16 oflag=direct 2>/dev/null
+	dd if=/dev/loop0 of=/dev/null bs=4096 count=16 iflag=direct 2>/dev/null
+	# Last: it takes lo down for 0.7 s.
+	kmix retrans
+}
+
+# nfs_mount: an NFSv4.1 server on a tmpfs export (/srv, holding f =
+# "hello-nfs") and a loopback mount of it on /mnt/n, without nfs-utils:
+# the export caches are filled the way rpc.mountd would (one line per
+# entry into /proc/net/rpc/*/channel), grace is ended at once. Needs the
+# sunrpc, nfsd and nfsv4 modules (a case's `kmods`). Nothing when /mnt/n
+# is mounted already.
+nfs_mount() {
+	grep -q ' /mnt/n ' /proc/mounts && return 0
+	ip link set lo up 2>/dev/null
+	mkdir -p /srv /mnt/n
+	grep -q ' /srv ' /proc/mounts || mount -t tmpfs tmpfs /srv
+	echo hello-nfs >/srv/f
+	grep -q ' /proc/fs/nfsd ' /proc/mounts || mount -t nfsd nfsd /proc/fs/nfsd
+	echo "-2" >/proc/fs/nfsd/versions 2>/dev/null
+	echo "-3 +4 +4.1" >/proc/fs/nfsd/versions 2>/dev/null
+	echo 10 >/proc/fs/nfsd/nfsv4leasetime 2>/dev/null
+	echo 10 >/proc/fs/nfsd/nfsv4gracetime 2>/dev/null
+	echo 2 >/proc/fs/nfsd/threads || echo "nfsd did not start"
+	echo Y >/proc/fs/nfsd/v4_end_grace 2>/dev/null
+	# flags 9218: NFSEXP_NOSUBTREECHECK | NFSEXP_FSID | NFSEXP_INSECURE_PORT.
+	printf 'nfsd 127.0.0.1 2147483647 anyclient\n' >/proc/net/rpc/auth.unix.ip/channel
+	printf 'anyclient /srv 2147483647 9218 65534 65534 0\n' >/proc/net/rpc/nfsd.export/channel
+	printf 'anyclient 1 \\x00000000 2147483647 /srv\n' >/proc/net/rpc/nfsd.fh/channel
+	timeout 60 mount -t nfs4 -o vers=4.1,addr=127.0.0.1,clientaddr=127.0.0.1 \
+		127.0.0.1:/ /mnt/n || echo "mount failed"
+}
+
+# nfs_traffic: file operations on the NFS mount (nfs_mount): a read, a
+# create and write, a rename, a remove.
+nfs_traffic() {
+	dd if=/mnt/n/f 2>/dev/null
+	echo written-over-nfs >/mnt/n/g
+	sync
+	mv /mnt/n/g /mnt/n/h
+	rm /mnt/n/h
+}

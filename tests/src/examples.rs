@@ -22,6 +22,29 @@ pub struct Example {
     /// Runs only as guru (`-g`), or with a target pid (`-x`): not a
     /// candidate for the guest run.
     pub excluded: Option<&'static str>,
+    /// The script asks for its target (`target()`) and its `usage:` line
+    /// passes one (`-x PID` or `-c CMD`), which `test_installcheck` does
+    /// not: the guest run gives it the workload as its `-c` command, as a
+    /// user following the usage line would.
+    pub wants_target: bool,
+    /// The script probes the NFS client or server (`nfs.*`, `nfsd.*`,
+    /// `sunrpc.*`): the guest run loads those modules and mounts an NFS
+    /// export for its workload.
+    pub probes_nfs: bool,
+}
+
+/// Whether a probe point of `text` (after `probe` or `,`) is in one of
+/// the NFS families.
+fn probes_nfs(text: &str) -> bool {
+    text.lines()
+        .map(str::trim_start)
+        .filter(|l| l.starts_with("probe ") || l.starts_with(','))
+        .flat_map(|l| l.split([' ', ',', '\t']))
+        .any(|w| {
+            ["nfs.", "nfsd.", "sunrpc."]
+                .iter()
+                .any(|f| w.starts_with(f))
+        })
 }
 
 /// Splits a shell command line on blanks, honouring '…' and "…" quotes
@@ -75,7 +98,15 @@ pub fn example(script: &Path) -> Option<Example> {
         seconds: 1,
         has_target_command: false,
         excluded: None,
+        wants_target: false,
+        probes_nfs: false,
     };
+    let text = std::fs::read_to_string(script).unwrap_or_default();
+    let usage = shell_words(meta_field(&meta, "usage").unwrap_or(""));
+    ex.wants_target = text.contains("target()")
+        && usage.iter().any(|w| w == "-x" || w == "-c")
+        && !run.iter().any(|w| w == "-c" || w == "-x");
+    ex.probes_nfs = probes_nfs(&text);
     let mut after_script = false;
     let mut it = check.iter().skip(1).peekable();
     while let Some(w) = it.next() {

@@ -2,7 +2,9 @@
 //! table-driven run of issue 10: every kernel-side example that compiles
 //! runs for its `.meta` run time under a workload that fires its probes
 //! (file I/O, fork/exec, loopback sockets, signals, sleeps: case-lib.sh's
-//! `workload_mix`), and passes when stapvm exits 0 with no `ERROR` and its
+//! `workload_mix`, after its `workload_examples`: futexes, semaphores,
+//! huge pages, a TCP retransmission, an I/O scheduler; an NFS mount for
+//! the NFS examples), and passes when stapvm exits 0 with no `ERROR` and its
 //! `-v` summary shows its probes fired (`stapvm_tests::examples::judge`).
 //!
 //! usage:
@@ -10,7 +12,8 @@
 //!                               that compiles here (script.stp,
 //!                               script-args, compile-args, args,
 //!                               workload.sh, out-filter, merge-stderr,
-//!                               self-exit, compare); prints the names,
+//!                               self-exit, compare; kmods and setup.sh
+//!                               for the NFS examples); prints the names,
 //!                               and the examples left out with why on
 //!                               standard error
 //!   example-cases check OUT     judges the guest's (filtered) output:
@@ -46,9 +49,10 @@ fn write_case(ex: &Example, dir: &Path, me: &Path) -> std::io::Result<()> {
     fs::write(dir.join("script-args"), sargs)?;
     let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
     let mut args = format!("-v -T {}", ex.seconds);
-    if ex.has_target_command {
-        // The example's own command is rarely in the busybox guest: the
-        // target runs the workload instead.
+    if ex.has_target_command || ex.wants_target {
+        // The example's own command is rarely in the busybox guest (and
+        // a script whose usage asks for -x gets one): the target runs
+        // the workload instead.
         let target = dir.join("target.sh");
         fs::write(
             &target,
@@ -65,10 +69,18 @@ fn write_case(ex: &Example, dir: &Path, me: &Path) -> std::io::Result<()> {
         ));
     }
     fs::write(dir.join("args"), args + "\n")?;
-    fs::write(
-        dir.join("workload.sh"),
-        ". /stapvm/case-lib.sh\nworkload_mix \"$STAPVM_PID\" 200\n",
-    )?;
+    // What the probes need first: the run may last only a second (-T 1).
+    let mut workload = String::from(". /stapvm/case-lib.sh\n");
+    if ex.probes_nfs {
+        // Modules and mount before the script (kmods, setup.sh); file
+        // operations on the mount while it runs.
+        fs::write(dir.join("kmods"), "sunrpc nfsd nfsv4\n")?;
+        fs::write(dir.join("setup.sh"), ". /stapvm/case-lib.sh\nnfs_mount\n")?;
+        workload.push_str("nfs_traffic\n");
+    }
+    workload.push_str("workload_examples\n");
+    workload.push_str("workload_mix \"$STAPVM_PID\" 200\n");
+    fs::write(dir.join("workload.sh"), workload)?;
     fs::write(dir.join("out-filter"), format!("{OUT_FILTER}\n"))?;
     fs::write(dir.join("merge-stderr"), "")?;
     fs::write(dir.join("self-exit"), "")?;

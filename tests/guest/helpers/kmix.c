@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmix - kernel paths SystemTap's example scripts probe that busybox
+ * alone does not reach (tests/guest/case-lib.sh's workload_examples).
+ *
+ * usage: kmix ipc       futexes: a thread FUTEX_WAITs until the main
+ *                       thread FUTEX_WAKEs it (futexes.stp); System V
+ *                       semaphores: semget, semop, semtimedop, IPC_RMID
+ *                       (semop-watch.stp)
+ *        kmix huge      a MAP_HUGETLB page faulted in (clear_huge_page /
+ *                       folio_zero_user), then written by a forked child
+ *                       (hugetlb copy-on-write: copy_user_huge_page /
+ *                       copy_user_large_folio); an anonymous 2 MiB range
+ *                       faulted in small pages, then MADV_COLLAPSE'd
+ *                       (collapse_huge_page). Needs vm.nr_hugepages >= 2
+ *                       and transparent hugepages; what the kernel lacks
+ *                       is skipped with a note on stderr.
+ *        kmix retrans   a loopback TCP connection whose data is sent
+ *                       while lo is down, so that the retransmission
+ *                       timer resends it (tcp_retransmit_skb); lo is up
+ *                       again before kmix exits
+ *
+ * Exit status 0 unless a step that cannot be missing failed.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/futex.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/sem.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25
+#endif
+
+#define HUGE_SZ (2UL << 20)
+
+static uint32_t futex_word;
+
+static long futex(uint32_t *uaddr, int op, uint32_t val)
+{
+	return syscall(SYS_futex, uaddr, op, val, NULL, NULL, 0);
+}
+
+static void *futex_waiter(void *arg)
+{
+	(void)arg;
+	while (__atomic_load_n(&futex_word, __ATOMIC_SEQ_CST) == 0)
+		futex(&futex_word, FUTEX_WAIT, 0);
+	return NULL;
+}
+
+static int do_ipc(void)
+{
+	pthread_t t;
+	struct sembuf up = { .sem_num = 0, .sem_op = 1 };
+	struct sembuf down = { .sem_num = 0, .sem_op = -1 };
+	struct timespec ts = { .tv_sec = 0, .tv_nsec = 1000000 };
+	int id;
+
+	if (pthread_create(&t, NULL, futex_waiter, NULL) != 0) {
+		perror("pthread_create");
+		return 1;
+	}
+	usleep(20000);
+	__atomic_store_n(&futex_word, 1, __ATOMIC_SEQ_CST);
+	futex(&futex_word, FUTEX_WAKE, 1);
+	pthread_join(t, NULL);
+
+	id = semget(IPC_PRIVATE, 1, 0600);
+	if (id < 0) {
+		perror("semget");
+		return 1;
+	}
+	semop(id, &up, 1);
+	semop(id, &down, 1);
+	/* Nothing to take: times out after 1 ms. */
+	semtimedop(id, &down, 1, &ts);
+	semctl(id, 0, IPC_RMID);
+	return 0;
+}
+
+static void do_huge(void)
+{
+	char *p, *raw, *a;
+	pid_t c;
+
+	p = mmap(NULL, HUGE_SZ, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+	if (p == MAP_FAILED) {
+		perror("kmix: MAP_HUGETLB");
+	} else {
+		p[0] = 1;
+		c = fork();
+		if (c == 0) {
+			p[1] = 2;
+			_exit(0);
+		}
+		if (c > 0)
+			waitpid(c, NULL, 0);
+		munmap(p, HUGE_SZ);
+	}
+
+	raw = mmap(NULL, 2 * HUGE_SZ, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (raw == MAP_FAILED) {
+		perror("kmix: mmap");
+		return;
+	}
+	a = (char *)(((uintptr_t)raw + HUGE_SZ - 1) & ~(HUGE_SZ - 1));
+	madvise(a, HUGE_SZ, MADV_NOHUGEPAGE);
+	for (size_t off = 0; off < HUGE_SZ; off += 4096)
+		a[off] = 1;
+	madvise(a, HUGE_SZ, MADV_HUGEPAGE);
+	if (madvise(a, HUGE_SZ, MADV_COLLAPSE) != 0)
+		perror("kmix: MADV_COLLAPSE");
+	munmap(raw, 2 * HUGE_SZ);
+}
+
+static int set_lo(int up)
+{
+	struct ifreq ifr;
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+	int r;
+
+	if (s < 0)
+		return -1;
+	memset(&ifr, 0, sizeof(ifr));
+	strcpy(ifr.ifr_name, "lo");
+	r = ioctl(s, SIOCGIFFLAGS, &ifr);
+	if (r == 0) {
+		if (up)
+			ifr.ifr_flags |= IFF_UP;
+		else
+			ifr.ifr_flags &= ~IFF_UP;
+		r = ioctl(s, SIOCSIFFLAGS, &ifr);
+	}
+	close(s);
+	return r;
+}
+
+static int do_retrans(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	char buf[256] = "retransmit me";
+	int l, c, s, rc = 0;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	l = socket(AF_INET, SOCK_STREAM, 0);
+	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+	    listen(l, 1) < 0 || getsockname(l, (struct sockaddr *)&a, &len) < 0) {
+		perror("kmix: listen");
+		return 1;
+	}
+	c = socket(AF_INET, SOCK_STREAM, 0);
+	if (c < 0 || connect(c, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		perror("kmix: connect");
+		return 1;
+	}
+	s = accept(l, NULL, NULL);
+	if (set_lo(0) != 0) {
+		perror("kmix: lo down");
+		rc = 1;
+	}
+	if (write(c, buf, sizeof(buf)) < 0)
+		perror("kmix: write");
+	/* The first retransmission: RTO_MIN (200 ms) on a loopback RTT. */
+	usleep(700000);
+	if (set_lo(1) != 0) {
+		perror("kmix: lo up");
+		rc = 1;
+	}
+	if (s >= 0) {
+		if (read(s, buf, sizeof(buf)) < 0)
+			perror("kmix: read");
+		close(s);
+	}
+	close(c);
+	close(l);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && strcmp(argv[1], "ipc") == 0)
+		return do_ipc();
+	if (argc == 2 && strcmp(argv[1], "huge") == 0) {
+		do_huge();
+		return 0;
+	}
+	if (argc == 2 && strcmp(argv[1], "retrans") == 0)
+		return do_retrans();
+	fprintf(stderr, "usage: kmix ipc|huge|retrans\n");
+	return 2;
+}
