@@ -33,13 +33,18 @@ pub struct Example {
     pub probes_nfs: bool,
 }
 
-/// Whether a probe point of `text` (after `probe` or `,`) is in one of
-/// the NFS families.
+/// Whether a probe point of `text` (between `probe` and its `{`) is in
+/// one of the NFS families.
 fn probes_nfs(text: &str) -> bool {
     text.lines()
         .map(str::trim_start)
-        .filter(|l| l.starts_with("probe ") || l.starts_with(','))
-        .flat_map(|l| l.split([' ', ',', '\t']))
+        .filter(|l| !l.starts_with('#') && !l.starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+        .split("probe")
+        .skip(1)
+        .filter_map(|rest| rest.split_once('{').map(|(points, _)| points))
+        .flat_map(|points| points.split([' ', ',', '\t', '\n']))
         .any(|w| {
             ["nfs.", "nfsd.", "sunrpc."]
                 .iter()
@@ -217,6 +222,16 @@ mod tests {
             vec!["stap", "-p4", "a.stp", "kernel.function(\"x\")", "a b", "c"]
         );
         assert_eq!(shell_words("x ''"), vec!["x", ""]);
+    }
+
+    #[test]
+    fn nfs_families() {
+        assert!(probes_nfs("probe nfsd.proc.entries, nfsd.entries {"));
+        assert!(probes_nfs(
+            "probe begin {}\nprobe vfs.read,\n  sunrpc.clnt.* {}"
+        ));
+        assert!(!probes_nfs("probe vfs.read { x = \"nfs.\" }"));
+        assert!(!probes_nfs("probe kernel.function(\"nfs_file_read\") {}"));
     }
 
     #[test]
