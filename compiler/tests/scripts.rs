@@ -589,6 +589,7 @@ const EXAMPLES: &[(&str, char, &[&str])] = &[
 /// one compile adds it here. Every other tier A–D script must be
 /// refused with a precise `not supported yet: <feature>`.
 const MUST_COMPILE: &[&str] = &[
+    "profiling__timeout.stp",
     "general__helloworld.stp",
     "general__ansi_colors.stp",
     "stapgames__lifegame.stp",

@@ -676,16 +676,6 @@ fn symbol(i: In) -> PResult<Expr> {
                 let kind = ExprKind::Ternary(Box::new(defined), Box::new(act), Box::new(alt));
                 (r, mk(kind, span))
             }
-            // Macros of stap's tapset library (.stpm files) this compiler
-            // does not provide: parsed as calls, refused by `resolve`.
-            "@prometheus_dump_array1" | "@prometheus_dump_array2" | "@prometheus_dump_array3"
-                if peek_op(rest, "(") =>
-            {
-                let (r, _) = op("(")(rest)?;
-                let (r, _) = call_args(r)?;
-                let what = format!("tapset macro {name}");
-                (r, mk(ExprKind::Unsupported(what), span))
-            }
             _ => return Err(fail_tok(i, format!("unknown operator {name}"))),
         }
     } else if PRINT_FAMILY.contains(&name.as_str()) {

@@ -131,6 +131,18 @@ const KNOWN_LATER: &[&str] = &[
     "usymname",
 ];
 
+/// The metadata functions of stap's JSON tapset (json.stp): they describe
+/// the metrics of the `probe json_data` endpoint, a procfs file, which
+/// stapvm does not have (procfs probes, issue 11); calling one says so.
+const JSON_FUNCTIONS: &[&str] = &[
+    "json_set_prefix",
+    "json_add_numeric_metric",
+    "json_add_string_metric",
+    "json_add_array",
+    "json_add_array_numeric_metric",
+    "json_add_array_string_metric",
+];
+
 fn builtin(name: &str) -> Option<(Builtin, usize)> {
     use Builtin::*;
     let h = |id: abi::stp_helper| Helper { id, arg: false };
@@ -303,6 +315,10 @@ impl Resolver<'_> {
             None if crate::guru::GURU_FUNCTIONS.contains(&name) => {
                 self.err(Diagnostic::semantic(crate::guru::function(name), e.span))
             }
+            None if JSON_FUNCTIONS.contains(&name) => self.unsupported(
+                &format!("function {name}() (the JSON endpoint is a procfs probe)"),
+                e.span,
+            ),
             None if KNOWN_LATER.contains(&name) => {
                 self.unsupported(&format!("function {name}()"), e.span)
             }

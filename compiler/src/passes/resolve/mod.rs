@@ -441,10 +441,11 @@ pub fn run(script: &Script, unelided: bool, diags: &mut Diags) -> Resolved {
         r.cur_points = points.clone();
         r.guards = Vec::new();
         r.entry_guarded = false;
-        r.procfs = p
-            .points
-            .iter()
-            .any(|pp| pp.components.first().is_some_and(|c| c.name == "procfs"));
+        r.procfs = p.points.iter().any(|pp| {
+            pp.components
+                .first()
+                .is_some_and(|c| c.name == "procfs" || c.name == "json_data")
+        });
         r.loops = 0;
         r.stmt(&p.body);
         r.procfs = false;

@@ -363,6 +363,11 @@ impl Resolver<'_> {
                 }
                 _ => mismatch(self, &c[3]),
             },
+            // json.stp's alias for procfs("json").read.
+            ["json_data"] => {
+                self.unsupported("procfs probes (json_data is procfs(\"json\").read)", span);
+                None
+            }
             ["perf" | "procfs" | "netfilter" | "java" | "python2" | "python3" | "input"
             | "syscall_any" | "nd_syscall_any" | "tp_syscall" | "debuginfod" | "lsm"
             | "prometheus", ..] => {

@@ -33,6 +33,11 @@ impl Resolver<'_> {
             // Writing kernel or user memory: stap needs -g (crate::guru).
             // Not walked: it is refused whatever it names.
             ExprKind::Target(name) if self.procfs && name == "$value" => self.expr(e, true),
+            // Elsewhere `$value` is the procfs buffer the JSON and
+            // Prometheus macros (parse/tapset.stpm) write to.
+            ExprKind::Target(name) if name == "$value" => {
+                self.unsupported("$value outside a procfs read probe (procfs probes)", e.span)
+            }
             _ if crate::guru::is_target_value(e) => {
                 self.err(Diagnostic::semantic(crate::guru::target_write(), e.span));
             }
