@@ -697,6 +697,8 @@ const MUST_COMPILE: &[&str] = &[
     "process__semop-watch.stp",
     "profiling__ioctl_handler.stp",
     "profiling__latencytap.stp",
+    // atomic_read (tapset tier 5).
+    "process__schedtimes.stp",
 ];
 
 /// Tier A–D scripts refused today with another message than `not
