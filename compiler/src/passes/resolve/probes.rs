@@ -485,7 +485,23 @@ impl Resolver<'_> {
                     Some(m) if (0..=i64::from(u32::MAX)).contains(&m) => p.maxactive = m as u32,
                     _ => return bad(self, comp),
                 },
-                n @ ("inline" | "exported" | "label" | "callee" | "callees") => {
+                "inline" => {
+                    // Inlined instances are found only through DWARF, which
+                    // stapvm does not read.
+                    let what = ".inline probe points (needs debuginfo)";
+                    if p.flags & abi::STP_PROBE_F_OPTIONAL as u8 != 0 {
+                        // Under `?` the point is dropped, as stap drops an
+                        // optional point it cannot find, with a warning.
+                        self.diags.push(Diagnostic::warning(
+                            format!("not supported yet: {what}; optional point dropped"),
+                            comp.span,
+                        ));
+                    } else {
+                        self.unsupported(what, comp.span);
+                    }
+                    return None;
+                }
+                n @ ("exported" | "label" | "callee" | "callees") => {
                     self.unsupported(&format!("'.{n}' probe points"), comp.span);
                     return None;
                 }
