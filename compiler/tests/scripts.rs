@@ -696,6 +696,8 @@ const MUST_COMPILE: &[&str] = &[
     "process__semop-watch.stp",
     "profiling__ioctl_handler.stp",
     "profiling__latencytap.stp",
+    // lib-subsys: dentry.stp's fullpath_struct_nameidata, inode_name, d_path.
+    "network__autofs4.stp",
 ];
 
 /// Tier A–D scripts refused today with another message than `not
