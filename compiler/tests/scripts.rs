@@ -699,6 +699,8 @@ const MUST_COMPILE: &[&str] = &[
     "profiling__latencytap.stp",
     // atomic_read (tapset tier 5).
     "process__schedtimes.stp",
+    // dentry.stp's fullpath_struct_nameidata, inode_name, d_path.
+    "network__autofs4.stp",
 ];
 
 /// Tier A–D scripts refused today with another message than `not
