@@ -57,6 +57,12 @@ workload_mix() {
 	n=0
 	f=${CASE_OUT:-/tmp}/mix.$$
 	while alive "$1" && [ "$n" -lt "$2" ]; do
+		# The quick calls first: many example runs last one second.
+		open2 1 /etc/passwd >/dev/null 2>&1
+		sleep 5 &
+		kill -USR1 $! 2>/dev/null
+		wait $! 2>/dev/null
+		retval 7 >/dev/null 2>&1
 		cat /proc/version /proc/self/status >/dev/null
 		echo "round $n" >"$f"
 		dd if="$f" of="$f.copy" bs=512 count=1 conv=fsync 2>/dev/null
@@ -67,18 +73,13 @@ workload_mix() {
 		echo x | nc -u -w 1 127.0.0.1 9 >/dev/null 2>&1
 		# An accepted loopback connection with data (netpair.c).
 		netpair tcp 5860 64 >/dev/null 2>&1
-		sleep 5 &
-		kill -USR1 $! 2>/dev/null
-		wait $! 2>/dev/null
-		retval 7 >/dev/null 2>&1
-		open2 1 /etc/passwd >/dev/null 2>&1
 		sleep 0.1
 		n=$((n + 1))
 	done
 	rm -f "$f" "$f.copy"
 }
 
-# workload_examples: once, before workload_mix, the kernel paths of the
+# workload_examples: once, beside workload_mix, the kernel paths of the
 # example scripts that workload_mix does not reach: futexes and System V
 # semaphores, hugetlb faults and copy-on-write, a THP collapse, a TCP
 # retransmission (kmix.c), and requests inserted into a block I/O
@@ -103,7 +104,7 @@ workload_examples() {
 }
 
 # nfs_mount: an NFSv4.1 server on a tmpfs export (/srv, holding f =
-# "hello-nfs") and a loopback mount of it on /mnt/n, without nfs-utils:
+# "hello-nfs" and gone) and a loopback mount of it on /mnt/n, without nfs-utils:
 # the export caches are filled the way rpc.mountd would (one line per
 # entry into /proc/net/rpc/*/channel), grace is ended at once. Needs the
 # sunrpc, nfsd and nfsv4 modules (a case's `kmods`). Nothing when /mnt/n
@@ -114,6 +115,7 @@ nfs_mount() {
 	mkdir -p /srv /mnt/n
 	grep -q ' /srv ' /proc/mounts || mount -t tmpfs tmpfs /srv
 	echo hello-nfs >/srv/f
+	echo bye >/srv/gone
 	grep -q ' /proc/fs/nfsd ' /proc/mounts || mount -t nfsd nfsd /proc/fs/nfsd
 	echo "-2" >/proc/fs/nfsd/versions 2>/dev/null
 	echo "-3 +4 +4.1" >/proc/fs/nfsd/versions 2>/dev/null
@@ -129,12 +131,16 @@ nfs_mount() {
 		127.0.0.1:/ /mnt/n || echo "mount failed"
 }
 
-# nfs_traffic: file operations on the NFS mount (nfs_mount): a read, a
-# create and write, a rename, a remove.
+# nfs_traffic: file operations on the NFS mount (nfs_mount): a remove, a
+# read, a create and write, a rename, a remove, a create (of the file the
+# next call removes first).
 nfs_traffic() {
+	# The remove first (a one-second run ends before a slow write).
+	rm -f /mnt/n/gone
 	dd if=/mnt/n/f 2>/dev/null
 	echo written-over-nfs >/mnt/n/g
 	sync
 	mv /mnt/n/g /mnt/n/h
 	rm /mnt/n/h
+	echo bye >/mnt/n/gone
 }
