@@ -133,31 +133,6 @@ pub struct Kallsyms {
     /// module's function probes `m:f`, so the loader reads its parameters
     /// from the module's BTF.
     module_of: HashMap<String, String>,
-    /// Wanted names kallsyms lists only as a compiler clone
-    /// (`finish_task_switch.isra.0`, `f.constprop.0`): the first clone,
-    /// probed when the plain name is absent, as stap finds the function
-    /// in DWARF under its own name.
-    clones: HashMap<String, String>,
-}
-
-/// The function a compiler clone of it stands for: `f` for `f.isra.0`,
-/// `f.constprop.1`, `f.constprop.0.isra.0`; None for other names (split
-/// parts such as `f.cold` or `f.part.0` are not the function's entry).
-pub fn clone_of(name: &str) -> Option<&str> {
-    let (base, rest) = name.split_once('.')?;
-    let mut words = rest.split('.');
-    let mut any = false;
-    while let Some(kind) = words.next() {
-        if !matches!(kind, "isra" | "constprop") {
-            return None;
-        }
-        let n = words.next()?;
-        if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        any = true;
-    }
-    any.then_some(base)
 }
 
 /// Every symbol name a set of targets may need.
@@ -229,7 +204,6 @@ impl Kallsyms {
         let mut present = HashSet::new();
         let mut modules = HashSet::new();
         let mut module_of = HashMap::new();
-        let mut clones: HashMap<String, String> = HashMap::new();
         let mut matches: HashMap<String, BTreeSet<String>> = patterns
             .iter()
             .map(|p| (p.clone(), BTreeSet::new()))
@@ -266,14 +240,6 @@ impl Kallsyms {
                 continue;
             };
             let wanted_here = wanted.contains(name);
-            if !wanted_here {
-                if let Some(base) = clone_of(name).filter(|b| wanted.contains(*b)) {
-                    // A vmlinux clone only: module symbols come qualified.
-                    clones
-                        .entry(base.to_string())
-                        .or_insert_with(|| name.to_string());
-                }
-            }
             // `[module]`, when the symbol is a module's.
             let module = if !split.is_empty() || wanted_here {
                 fields
@@ -319,7 +285,6 @@ impl Kallsyms {
             failed: HashMap::new(),
             modules,
             module_of,
-            clones,
         })
     }
 
@@ -418,8 +383,6 @@ impl Kallsyms {
             ProbeTarget::Symbol { name, offset } => {
                 if self.has(name) {
                     Ok(Some((self.qualified(name), *offset)))
-                } else if let Some(clone) = self.clones.get(name) {
-                    Ok(Some((clone.clone(), *offset)))
                 } else {
                     Err(ResolveError::Missing(name.clone()))
                 }
@@ -428,11 +391,6 @@ impl Kallsyms {
                 .iter()
                 .find(|n| self.has(n))
                 .map(|n| Some((self.qualified(n), 0)))
-                .or_else(|| {
-                    list.iter()
-                        .find_map(|n| self.clones.get(n))
-                        .map(|c| Some((c.clone(), 0)))
-                })
                 .ok_or_else(|| ResolveError::NoneOf(list.clone())),
         }
     }
@@ -500,36 +458,6 @@ garbage
             k.resolve(&sym("vfs_read", 0)),
             Ok(Some(("vfs_read".into(), 0)))
         );
-    }
-
-    #[test]
-    fn clones_stand_for_absent_functions() {
-        assert_eq!(
-            clone_of("finish_task_switch.isra.0"),
-            Some("finish_task_switch")
-        );
-        assert_eq!(clone_of("f.constprop.0.isra.0"), Some("f"));
-        assert_eq!(clone_of("f.cold"), None);
-        assert_eq!(clone_of("f.part.0"), None);
-        assert_eq!(clone_of("f.isra"), None);
-        assert_eq!(clone_of("f"), None);
-        let text = "ffffffff81000000 t finish_task_switch.isra.0\n\
-                    ffffffff81000100 t vfs_read.cold\n\
-                    ffffffff81000200 T g\n\
-                    ffffffff81000300 t g.constprop.0\n";
-        let wanted: HashSet<String> = ["finish_task_switch", "vfs_read", "g"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        let k = Kallsyms::parse(text, &wanted);
-        let t = sym("finish_task_switch", 0);
-        assert_eq!(
-            k.resolve(&t),
-            Ok(Some(("finish_task_switch.isra.0".into(), 0)))
-        );
-        // The plain name wins where it exists; a split part is no entry.
-        assert_eq!(k.resolve(&sym("g", 0)), Ok(Some(("g".into(), 0))));
-        assert!(k.resolve(&sym("vfs_read", 0)).is_err());
     }
 
     #[test]
