@@ -18,5 +18,15 @@ fn inline_points_are_refused_as_needing_debuginfo() {
 #[test]
 fn optional_inline_points_are_dropped_beside_a_real_one() {
     let src = "probe kernel.function(\"vfs_read\").inline ?, begin { println(1) }\n";
-    compile("x.stp", src, &Options::default()).expect("the optional .inline point is dropped");
+    let c =
+        compile("x.stp", src, &Options::default()).expect("the optional .inline point is dropped");
+    assert!(
+        c.warnings
+            .iter()
+            .any(|w| w.contains(".inline probe points (needs debuginfo); optional point dropped")),
+        "{:?}",
+        c.warnings
+    );
+    // Only `begin` is left.
+    assert_eq!(c.program.probes.len(), 1);
 }
