@@ -661,7 +661,7 @@ ffffffffc0000010 t h_func\t[my_mod]
             offset: 0,
         };
         assert_eq!(
-            k.resolve(&t).unwrap_err().to_string(),
+            k.resolve(&t, true).unwrap_err().to_string(),
             format!(
                 "source-file patterns need the kernel's debuginfo: {}/nowhere/boot/vmlinux-{rel} \
                  not found (install linux-image-{rel}-dbg)",
@@ -673,7 +673,7 @@ ffffffffc0000010 t h_func\t[my_mod]
             offset: 0,
         };
         assert!(k
-            .resolve(&t)
+            .resolve(&t, true)
             .unwrap_err()
             .to_string()
             .contains("my_mod.ko not found"));

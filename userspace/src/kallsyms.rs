@@ -34,6 +34,17 @@ pub enum ResolveError {
     /// is not loaded (or not a module of this kernel).
     #[error("module '{0}' is not loaded (no symbol of [{0}] in {KALLSYMS_PATH}; load it first, or mark the probe point optional with '?')")]
     ModuleNotLoaded(String),
+    /// A function kallsyms lists only as a compiler clone, for a probe
+    /// that reads target variables: the clone's parameters are not the
+    /// function's (isra/constprop drop or change them) and BTF describes
+    /// only the function.
+    #[error("'{name}' is in the kernel only as the compiler clone '{clone}', whose parameters BTF does not describe (the probe reads target variables)")]
+    CloneOnly {
+        /// The function asked for.
+        name: String,
+        /// The clone kallsyms lists.
+        clone: String,
+    },
 }
 
 /// Is this `ProbeTarget::Symbol` name a pattern for the loader to expand
@@ -133,6 +144,31 @@ pub struct Kallsyms {
     /// module's function probes `m:f`, so the loader reads its parameters
     /// from the module's BTF.
     module_of: HashMap<String, String>,
+    /// Wanted names kallsyms lists only as a compiler clone
+    /// (`finish_task_switch.isra.0`, `f.constprop.0`): the first clone,
+    /// probed when the plain name is absent, as stap finds the function
+    /// in DWARF under its own name.
+    clones: HashMap<String, String>,
+}
+
+/// The function a compiler clone of it stands for: `f` for `f.isra.0`,
+/// `f.constprop.1`, `f.constprop.0.isra.0`; None for other names (split
+/// parts such as `f.cold` or `f.part.0` are not the function's entry).
+pub fn clone_of(name: &str) -> Option<&str> {
+    let (base, rest) = name.split_once('.')?;
+    let mut words = rest.split('.');
+    let mut any = false;
+    while let Some(kind) = words.next() {
+        if !matches!(kind, "isra" | "constprop") {
+            return None;
+        }
+        let n = words.next()?;
+        if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        any = true;
+    }
+    any.then_some(base)
 }
 
 /// Every symbol name a set of targets may need.
@@ -204,6 +240,7 @@ impl Kallsyms {
         let mut present = HashSet::new();
         let mut modules = HashSet::new();
         let mut module_of = HashMap::new();
+        let mut clones: HashMap<String, String> = HashMap::new();
         let mut matches: HashMap<String, BTreeSet<String>> = patterns
             .iter()
             .map(|p| (p.clone(), BTreeSet::new()))
@@ -240,6 +277,14 @@ impl Kallsyms {
                 continue;
             };
             let wanted_here = wanted.contains(name);
+            if !wanted_here {
+                if let Some(base) = clone_of(name).filter(|b| wanted.contains(*b)) {
+                    // A vmlinux clone only: module symbols come qualified.
+                    clones
+                        .entry(base.to_string())
+                        .or_insert_with(|| name.to_string());
+                }
+            }
             // `[module]`, when the symbol is a module's.
             let module = if !split.is_empty() || wanted_here {
                 fields
@@ -285,6 +330,7 @@ impl Kallsyms {
             failed: HashMap::new(),
             modules,
             module_of,
+            clones,
         })
     }
 
@@ -362,8 +408,27 @@ impl Kallsyms {
     }
 
     /// Resolves a probe target: `Ok(None)` for a target without a symbol,
-    /// `Ok(Some((symbol, offset)))` for the symbol chosen.
-    pub fn resolve(&self, target: &ProbeTarget) -> Result<Option<(String, u32)>, ResolveError> {
+    /// `Ok(Some((symbol, offset)))` for the symbol chosen. A function
+    /// kallsyms lists only as a compiler clone (`f.isra.0`) resolves to the
+    /// clone when `clones` is true (the probe reads no target variables:
+    /// its entry is still `f`'s, as stap finds it in DWARF), else it is
+    /// `ResolveError::CloneOnly`.
+    pub fn resolve(
+        &self,
+        target: &ProbeTarget,
+        clones: bool,
+    ) -> Result<Option<(String, u32)>, ResolveError> {
+        let clone_of = |name: &String| -> Option<Result<String, ResolveError>> {
+            let clone = self.clones.get(name)?;
+            Some(if clones {
+                Ok(clone.clone())
+            } else {
+                Err(ResolveError::CloneOnly {
+                    name: name.clone(),
+                    clone: clone.clone(),
+                })
+            })
+        };
         match target {
             ProbeTarget::None => Ok(None),
             ProbeTarget::Symbol { name, .. } if self.failed.contains_key(name) => {
@@ -383,15 +448,21 @@ impl Kallsyms {
             ProbeTarget::Symbol { name, offset } => {
                 if self.has(name) {
                     Ok(Some((self.qualified(name), *offset)))
+                } else if let Some(clone) = clone_of(name) {
+                    clone.map(|c| Some((c, *offset)))
                 } else {
                     Err(ResolveError::Missing(name.clone()))
                 }
             }
-            ProbeTarget::FirstOf(list) => list
-                .iter()
-                .find(|n| self.has(n))
-                .map(|n| Some((self.qualified(n), 0)))
-                .ok_or_else(|| ResolveError::NoneOf(list.clone())),
+            ProbeTarget::FirstOf(list) => {
+                if let Some(n) = list.iter().find(|n| self.has(n)) {
+                    return Ok(Some((self.qualified(n), 0)));
+                }
+                match list.iter().find_map(clone_of) {
+                    Some(clone) => clone.map(|c| Some((c, 0))),
+                    None => Err(ResolveError::NoneOf(list.clone())),
+                }
+            }
         }
     }
 }
@@ -446,28 +517,78 @@ garbage
         let k = Kallsyms::parse(&text, &wanted);
         let t = sym("ext4_file_read_iter", 0);
         assert_eq!(
-            k.resolve(&t),
+            k.resolve(&t, true),
             Ok(Some(("ext4:ext4_file_read_iter".into(), 0)))
         );
         let t = ProbeTarget::FirstOf(vec!["nope".into(), "ext4_file_read_iter".into()]);
         assert_eq!(
-            k.resolve(&t),
+            k.resolve(&t, true),
             Ok(Some(("ext4:ext4_file_read_iter".into(), 0)))
         );
         assert_eq!(
-            k.resolve(&sym("vfs_read", 0)),
+            k.resolve(&sym("vfs_read", 0), true),
             Ok(Some(("vfs_read".into(), 0)))
         );
+    }
+
+    #[test]
+    fn clones_stand_for_absent_functions() {
+        assert_eq!(
+            clone_of("finish_task_switch.isra.0"),
+            Some("finish_task_switch")
+        );
+        assert_eq!(clone_of("f.constprop.0.isra.0"), Some("f"));
+        assert_eq!(clone_of("f.cold"), None);
+        assert_eq!(clone_of("f.part.0"), None);
+        assert_eq!(clone_of("f.isra"), None);
+        assert_eq!(clone_of("f"), None);
+        let text = "ffffffff81000000 t finish_task_switch.isra.0\n\
+                    ffffffff81000100 t vfs_read.cold\n\
+                    ffffffff81000200 T g\n\
+                    ffffffff81000300 t g.constprop.0\n";
+        let wanted: HashSet<String> = ["finish_task_switch", "vfs_read", "g"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let k = Kallsyms::parse(text, &wanted);
+        let t = sym("finish_task_switch", 0);
+        assert_eq!(
+            k.resolve(&t, true),
+            Ok(Some(("finish_task_switch.isra.0".into(), 0)))
+        );
+        // A probe that reads parameters cannot use the clone's.
+        assert_eq!(
+            k.resolve(&t, false),
+            Err(ResolveError::CloneOnly {
+                name: "finish_task_switch".into(),
+                clone: "finish_task_switch.isra.0".into(),
+            })
+        );
+        let first = ProbeTarget::FirstOf(vec!["nope".into(), "finish_task_switch".into()]);
+        assert_eq!(
+            k.resolve(&first, true),
+            Ok(Some(("finish_task_switch.isra.0".into(), 0)))
+        );
+        assert!(matches!(
+            k.resolve(&first, false),
+            Err(ResolveError::CloneOnly { .. })
+        ));
+        // The plain name wins where it exists; a split part is no entry.
+        assert_eq!(k.resolve(&sym("g", 0), true), Ok(Some(("g".into(), 0))));
+        assert!(k.resolve(&sym("vfs_read", 0), true).is_err());
     }
 
     #[test]
     fn resolves_symbols() {
         let k = syms(&["vfs_read", "nope"]);
         let t = sym("vfs_read", 4);
-        assert_eq!(k.resolve(&t), Ok(Some(("vfs_read".into(), 4))));
+        assert_eq!(k.resolve(&t, true), Ok(Some(("vfs_read".into(), 4))));
         let t = sym("nope", 0);
-        assert_eq!(k.resolve(&t), Err(ResolveError::Missing("nope".into())));
-        assert_eq!(k.resolve(&ProbeTarget::None), Ok(None));
+        assert_eq!(
+            k.resolve(&t, true),
+            Err(ResolveError::Missing("nope".into()))
+        );
+        assert_eq!(k.resolve(&ProbeTarget::None, true), Ok(None));
     }
 
     /// A reader that fails once its text is used up: proves a scan
@@ -508,7 +629,7 @@ garbage
             &[],
         )
         .unwrap();
-        assert_eq!(k.resolve(&t3), Ok(Some(("vfs_read".into(), 0))));
+        assert_eq!(k.resolve(&t3, true), Ok(Some(("vfs_read".into(), 0))));
     }
 
     #[test]
@@ -519,10 +640,10 @@ garbage
             .collect();
         let t = ProbeTarget::FirstOf(list.clone());
         let k = Kallsyms::parse(FIXTURE, &wanted_names([&t]));
-        assert_eq!(k.resolve(&t), Ok(Some(("__se_sys_open".into(), 0))));
+        assert_eq!(k.resolve(&t, true), Ok(Some(("__se_sys_open".into(), 0))));
         let t2 = ProbeTarget::FirstOf(vec!["a".into(), "b".into()]);
         let k = Kallsyms::parse(FIXTURE, &wanted_names([&t2]));
-        let err = k.resolve(&t2).unwrap_err();
+        let err = k.resolve(&t2, true).unwrap_err();
         assert_eq!(
             err.to_string(),
             "the kernel has none of the functions a, b (not in /proc/kallsyms)"
@@ -577,17 +698,23 @@ ffffffff81000080 t kprobe_vfs_readx
         assert_eq!(k.pattern_matches("vfs_read*"), ["vfs_read"]);
         assert_eq!(k.pattern_matches("ext4:ext4_*"), ["ext4:ext4_llseek"]);
         let t = sym("ext4:ext4_llseek", 0);
-        assert_eq!(k.resolve(&t), Ok(Some(("ext4:ext4_llseek".into(), 0))));
+        assert_eq!(
+            k.resolve(&t, true),
+            Ok(Some(("ext4:ext4_llseek".into(), 0)))
+        );
         let t = sym("nope*", 0);
-        assert_eq!(k.resolve(&t), Err(ResolveError::NoMatch("nope*".into())));
+        assert_eq!(
+            k.resolve(&t, true),
+            Err(ResolveError::NoMatch("nope*".into()))
+        );
         // A loaded module without the function, and a module not loaded.
         let t = sym("ext4:nope", 0);
         assert_eq!(
-            k.resolve(&t),
+            k.resolve(&t, true),
             Err(ResolveError::NoMatch("ext4:nope".into()))
         );
         let t = sym("nfsd:nfsd_dispatch", 0);
-        let e = k.resolve(&t).unwrap_err();
+        let e = k.resolve(&t, true).unwrap_err();
         assert_eq!(e, ResolveError::ModuleNotLoaded("nfsd".into()));
         assert!(e.to_string().starts_with("module 'nfsd' is not loaded"));
         assert!(glob("a?c*", "abcdef") && !glob("a?c", "ac"));

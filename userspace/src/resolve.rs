@@ -216,7 +216,13 @@ fn resolve_one(
             return Ok(());
         }
     }
-    match syms.resolve(&p.target) {
+    // A compiler clone stands for a function only when the handler reads
+    // no parameters (`@cast` needs no function): BTF describes the
+    // function, not the clone.
+    let reads_params = prog.target_vars.iter().any(|tv| {
+        tv.handler == p.handler && !matches!(tv.site, vm_spec::program::TargetSite::Cast(_))
+    });
+    match syms.resolve(&p.target, !reads_params) {
         Ok(sym) => {
             program.probes.push(p.clone());
             symbols.push(sym);
@@ -383,6 +389,65 @@ mod tests {
         assert!(r.warnings[0].contains("kernel.function(\"nope\")?"));
         // The image builds from the reduced program.
         vm_spec::image::build(&r.program, &r.symbols).unwrap();
+    }
+
+    /// A function kallsyms has only as `f.isra.0`: a handler that reads
+    /// no parameter probes the clone; one that reads a parameter cannot
+    /// (BTF describes `f`, not the clone), so its optional point is
+    /// dropped with the reason.
+    #[test]
+    fn clones_only_for_handlers_without_parameters() {
+        use vm_spec::program::{SrcLoc, TargetSite, TargetVar};
+        let text = "ffffffff81000000 t finish_task_switch.isra.0\n";
+        let wanted = ["finish_task_switch"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let syms = Kallsyms::parse(text, &wanted);
+        let mut reads = probe(
+            "kernel.function(\"finish_task_switch\")?",
+            sym("finish_task_switch"),
+            true,
+        );
+        reads.handler = 1;
+        let bare = probe(
+            "kernel.function(\"finish_task_switch\")?",
+            sym("finish_task_switch"),
+            true,
+        );
+        let tv = |handler: u32, site: TargetSite| TargetVar {
+            name: "prev".into(),
+            fields: Vec::new(),
+            handler,
+            site,
+            probe_point: "kernel.function(\"finish_task_switch\")?".into(),
+            loc: SrcLoc { line: 1, col: 1 },
+            relocs: Vec::new(),
+            addr_of: false,
+            conds: Vec::new(),
+        };
+        let prog = Program {
+            probes: vec![bare, reads],
+            target_vars: vec![
+                // A @cast in handler 0 reads no parameter.
+                tv(0, TargetSite::Cast("task_struct".into())),
+                tv(1, TargetSite::Function("finish_task_switch".into())),
+            ],
+            ..Default::default()
+        };
+        let r = resolve_with(&prog, &syms).unwrap();
+        assert_eq!(r.program.probes.len(), 1);
+        assert_eq!(r.program.probes[0].handler, 0);
+        assert_eq!(
+            r.symbols,
+            vec![Some(("finish_task_switch.isra.0".into(), 0))]
+        );
+        assert_eq!(r.warnings.len(), 1);
+        assert!(
+            r.warnings[0].contains("compiler clone 'finish_task_switch.isra.0'"),
+            "{}",
+            r.warnings[0]
+        );
     }
 
     /// `probe` with `!` (sufficient) and/or following a `!` in its
