@@ -48,7 +48,7 @@ fn relocate(p: &mut Program) {
                 RelocKind::Offset(0) | RelocKind::Deref(0) => 0,
                 RelocKind::Offset(n) => member(n).1,
                 RelocKind::Deref(n) => member(n).2,
-                RelocKind::Shift => last.3,
+                RelocKind::Shift | RelocKind::RShift => last.3,
                 RelocKind::Mask => last.4,
             };
         }

@@ -40,12 +40,13 @@ fn chain_records_relocations_and_verifies() {
             RelocKind::Offset(0),
             RelocKind::Deref(0),
             RelocKind::Shift,
+            RelocKind::RShift,
             RelocKind::Mask
         ]
     );
     let chain = &p.target_vars[1];
     assert_eq!(chain.fields, ["f_inode", "i_ino"]);
-    assert_eq!(chain.relocs.len(), 1 + 2 * 3 + 2);
+    assert_eq!(chain.relocs.len(), 1 + 2 * 3 + 3);
     // Every relocated constant is its own (never shared by value).
     let mut ks: Vec<u32> = p
         .target_vars

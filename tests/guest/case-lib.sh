@@ -80,15 +80,29 @@ workload_mix() {
 }
 
 # workload_examples: once, beside workload_mix, the kernel paths of the
-# example scripts that workload_mix does not reach: futexes and System V
-# semaphores, hugetlb faults and copy-on-write, a THP collapse, a TCP
-# retransmission (kmix.c), and requests inserted into a block I/O
-# scheduler (a loop device on mq-deadline: brd is bio-based, so it has no
-# requests). What the kernel lacks is skipped.
+# example scripts that workload_mix does not reach: futexes, System V
+# semaphores, reads of DMI attributes (sys_dmi_field_show, one of the few
+# `sys_*` functions left now that system calls are `__x64_sys_*`:
+# fntimes.stp), hugetlb faults and copy-on-write, a THP collapse, a TCP
+# retransmission (kmix.c), and requests inserted into a block I/O scheduler
+# (a loop device on mq-deadline: brd is bio-based, so it has no requests).
+# What the kernel lacks is skipped.
 workload_examples() {
 	kmix ipc
+	cat /sys/class/dmi/id/sys_vendor /sys/class/dmi/id/modalias >/dev/null 2>&1
 	echo 4 >/proc/sys/vm/nr_hugepages 2>/dev/null
 	kmix huge
+	loop_dev
+	echo mq-deadline >/sys/block/loop0/queue/scheduler 2>/dev/null
+	dd if=/dev/zero of=/dev/loop0 bs=4096 count=16 oflag=direct 2>/dev/null
+	dd if=/dev/loop0 of=/dev/null bs=4096 count=16 iflag=direct 2>/dev/null
+	# Last: it takes lo down for 0.7 s.
+	kmix retrans
+}
+
+# loop_dev: /dev/loop0 attached to a 4 MiB file in /tmp (loop.ko from the
+# initramfs if the kernel has it as a module); a no-op once it is.
+loop_dev() {
 	if [ ! -b /dev/loop0 ] && [ -f /stapvm/modules/loop.ko ]; then
 		insmod /stapvm/modules/loop.ko 2>/dev/null
 	fi
@@ -96,11 +110,6 @@ workload_examples() {
 		dd if=/dev/zero of=/tmp/loop.img bs=1M count=4 2>/dev/null
 		losetup /dev/loop0 /tmp/loop.img 2>/dev/null
 	fi
-	echo mq-deadline >/sys/block/loop0/queue/scheduler 2>/dev/null
-	dd if=/dev/zero of=/dev/loop0 bs=4096 count=16 oflag=direct 2>/dev/null
-	dd if=/dev/loop0 of=/dev/null bs=4096 count=16 iflag=direct 2>/dev/null
-	# Last: it takes lo down for 0.7 s.
-	kmix retrans
 }
 
 # nfs_mount: an NFSv4.1 server on a tmpfs export (/srv, holding f =

@@ -105,7 +105,10 @@ struct Fill {
     arg: i64,
     steps: Vec<(i64, i64)>,
     shift: i64,
+    rshift: i64,
     mask: i64,
+    /// The last member is a bitfield: (bit in the 8-byte word read, width).
+    bits: Option<(u32, u32)>,
 }
 
 /// Fills every target variable's constants in `prog`. `symbols[i]` is the
@@ -426,6 +429,7 @@ fn fill_patches(tv: &TargetVar, fill: &Fill) -> Vec<(usize, i64)> {
                 }
                 RelocKind::Deref(n) => fill.steps.get(n as usize).map_or(0, |s| s.1),
                 RelocKind::Shift => fill.shift,
+                RelocKind::RShift => fill.rshift,
                 RelocKind::Mask => fill.mask,
                 // `is_exists`: `arg` holds the answer.
                 RelocKind::Exists => fill.arg,
@@ -829,14 +833,33 @@ fn resolve_var(btf: &Btf, tv: &TargetVar, site: Site, at: &str) -> Result<Fill, 
         if exists_only && last {
             return Ok(fill);
         }
+        let mut byte = m.bit_offset / 8;
         if m.bitfield != 0 || m.bit_offset % 8 != 0 {
-            return Err(what(if tv.addr_of && last {
-                "cannot take the address of a bit field".to_string()
-            } else {
-                format!("member '{field}' is a bitfield (not supported yet)")
-            }));
+            if tv.addr_of && last {
+                return Err(what("cannot take the address of a bit field".to_string()));
+            }
+            if !last {
+                return Err(what(format!(
+                    "member '{field}' is a bitfield: it has no members"
+                )));
+            }
+            // The aligned 8-byte word holding the field; the shifts take
+            // its bits out (little-endian: bit b of the word is bit b of
+            // the struct from the word's start).
+            let width = match m.bitfield {
+                0 => btf.type_size(m.ty)?.unwrap_or(8) as u32 * 8,
+                w => w,
+            };
+            byte = m.bit_offset / 64 * 8;
+            let bit = (m.bit_offset % 64) as u32;
+            if bit + width > 64 {
+                return Err(what(format!(
+                    "member '{field}' is a bitfield that straddles an 8-byte word (not supported)"
+                )));
+            }
+            fill.bits = Some((bit, width));
         }
-        let off = i64::try_from(m.bit_offset / 8).map_err(|_| what("offset too large".into()))?;
+        let off = i64::try_from(byte).map_err(|_| what("offset too large".into()))?;
         let mt = btf.skip_mods(m.ty)?;
         let embedded = matches!(btf.kind(mt)?, kind::STRUCT | kind::UNION | kind::ARRAY);
         fill.steps.push((off, i64::from(!embedded)));
@@ -851,7 +874,7 @@ fn resolve_var(btf: &Btf, tv: &TargetVar, site: Site, at: &str) -> Result<Fill, 
         if let Some(last) = fill.steps.last_mut() {
             last.1 = 0;
         }
-        (fill.shift, fill.mask) = (0, -1);
+        (fill.shift, fill.rshift, fill.mask) = (0, 0, -1);
         return Ok(fill);
     }
     let t = btf.skip_mods(cur)?;
@@ -876,6 +899,17 @@ fn resolve_var(btf: &Btf, tv: &TargetVar, site: Site, at: &str) -> Result<Fill, 
         }
     };
     (fill.shift, fill.mask) = shape(bytes, signed);
+    fill.rshift = fill.shift;
+    if let Some((bit, width)) = fill.bits {
+        // Move the field to the top of the word, then down to bit 0.
+        fill.shift = i64::from(64 - bit - width);
+        fill.rshift = i64::from(64 - width);
+        fill.mask = if signed || width == 64 {
+            -1
+        } else {
+            ((1u64 << width) - 1) as i64
+        };
+    }
     Ok(fill)
 }
 
@@ -1061,8 +1095,27 @@ mod tests {
             e.contains("$file->nope") && e.contains("struct file has no member 'nope'"),
             "{e}"
         );
-        let e = run(var("file", &["f_flags"], f())).unwrap_err().to_string();
-        assert!(e.contains("bitfield"), "{e}");
+        // A bitfield: int f_flags:3 at bit 256, the low bits of the word at
+        // byte 32; signed, so shifted up by 61 and arithmetically back.
+        let mut tv = var("file", &["f_flags"], f());
+        let n = tv.relocs.len() as u32;
+        tv.relocs.push(Reloc {
+            konst: n,
+            kind: RelocKind::RShift,
+        });
+        assert_eq!(run(tv).unwrap(), [0, 0, 0, 32, 1, 61, -1, 61]);
+        // An image from before RShift shifts right by Shift as well.
+        assert_eq!(
+            run(var("file", &["f_flags"], f())).unwrap(),
+            [0, 0, 0, 32, 1, 61, -1]
+        );
+        let e = run(var("file", &["f_flags", "x"], f()))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("'f_flags' is a bitfield: it has no members"),
+            "{e}"
+        );
         let e = run(var("file", &["f_path"], f())).unwrap_err().to_string();
         assert!(e.contains("struct path, not a value"), "{e}");
         let e = run(var("count", &["x"], f())).unwrap_err().to_string();

@@ -281,7 +281,11 @@ fn reloc_text(tv: &TargetVar, kind: RelocKind) -> String {
             field(n)
         ),
         RelocKind::Shift => {
-            "sign-extension shift (64 - bits for a narrow signed value, else 0)".into()
+            "left shift (64 - bits for a narrow signed value, 64 - bit - bits for a bitfield, else 0)"
+                .into()
+        }
+        RelocKind::RShift => {
+            "arithmetic right shift (the left shift, or 64 - bits for a bitfield)".into()
         }
         RelocKind::Mask => {
             "zero-extension mask (2^bits - 1 for a narrow unsigned value, else -1)".into()

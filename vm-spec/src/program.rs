@@ -464,8 +464,10 @@ pub enum RelocKind {
     /// (an embedded struct/union/array, a no-op step 0, the last step of an
     /// address-of use).
     Deref(u32),
-    /// Left-then-arithmetic-right shift applied to the final 64-bit value:
-    /// `64 - bits` for a signed integer narrower than 64 bits, else 0.
+    /// Left shift applied to the final 64-bit value: `64 - bits` for a
+    /// signed integer narrower than 64 bits, else 0; for a bitfield of
+    /// `w` bits at bit `b` of the 8-byte word read, `64 - b - w`. (An image
+    /// without `RShift` shifts right by this constant as well.)
     Shift,
     /// AND mask applied last: `2^bits - 1` for an unsigned integer narrower
     /// than 64 bits, else -1.
@@ -479,6 +481,10 @@ pub enum RelocKind {
     /// `TargetVar::fields`): the code multiplies the index by it and adds
     /// the product to the address (C's pointer arithmetic).
     ElemSize(u32),
+    /// Arithmetic right shift applied after `Shift`'s left shift: equal to
+    /// it for a whole integer, `64 - w` for a bitfield of `w` bits (which
+    /// `Shift` has moved to the top of the word).
+    RShift,
 }
 
 /// One relocated constant: `Program::konsts[konst]` is patched at load.
@@ -494,7 +500,8 @@ pub struct Reloc {
 /// relocated constants: `v := ARG(konst[arg])`, then for each step
 /// `v += konst[off]` (an index step `[i]`: `v += i * konst[elemsize]`);
 /// `if konst[deref] { v := KERNEL_LONG(v) }`, then
-/// `v := ((v << konst[shift]) >> konst[shift]) & konst[mask]`.
+/// `v := ((v << konst[shift]) >> konst[rshift]) & konst[mask]` (`>>` is
+/// arithmetic).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TargetVar {
     /// The variable's name without `$`.

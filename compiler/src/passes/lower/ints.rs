@@ -93,6 +93,7 @@ impl Gen<'_> {
         if !addr_of {
             k(self, RelocKind::Shift);
             self.emit(STP_OP_SHL, dst, dst, t, 0);
+            k(self, RelocKind::RShift);
             self.emit(STP_OP_SHR, dst, dst, t, 0);
             k(self, RelocKind::Mask);
             self.emit(STP_OP_AND, dst, dst, t, 0);
