@@ -96,6 +96,7 @@ workload_examples() {
 	echo mq-deadline >/sys/block/loop0/queue/scheduler 2>/dev/null
 	dd if=/dev/zero of=/dev/loop0 bs=4096 count=16 oflag=direct 2>/dev/null
 	dd if=/dev/loop0 of=/dev/null bs=4096 count=16 iflag=direct 2>/dev/null
+	memcg_reclaim
 	# Last: it takes lo down for 0.7 s.
 	kmix retrans
 }
@@ -110,6 +111,25 @@ loop_dev() {
 		dd if=/dev/zero of=/tmp/loop.img bs=1M count=4 2>/dev/null
 		losetup /dev/loop0 /tmp/loop.img 2>/dev/null
 	fi
+}
+
+# memcg_reclaim: page reclaim without pressure on the guest: a buffered
+# read of /dev/loop0 (its page cache dropped first) by a shell in a memory
+# cgroup whose memory.high is 1 MiB, so the kernel reclaims the cgroup's
+# cache as it grows (mm_vmscan_memcg_reclaim_*, mm_vmscan_lru_shrink_inactive:
+# mmreclaim.stp). memory.high throttles and reclaims, it never OOM-kills.
+# Skipped where the kernel has no cgroup2 memory controller.
+memcg_reclaim() {
+	local cg=/sys/fs/cgroup
+	[ -f $cg/cgroup.controllers ] || mount -t cgroup2 none $cg 2>/dev/null || return 0
+	echo +memory >$cg/cgroup.subtree_control 2>/dev/null
+	mkdir -p $cg/stapvm-reclaim 2>/dev/null
+	[ -f $cg/stapvm-reclaim/memory.high ] || return 0
+	echo 1M >$cg/stapvm-reclaim/memory.high
+	echo 1 >/proc/sys/vm/drop_caches
+	sh -c "echo \$\$ >$cg/stapvm-reclaim/cgroup.procs &&
+		dd if=/dev/loop0 of=/dev/null bs=64k 2>/dev/null"
+	rmdir $cg/stapvm-reclaim 2>/dev/null
 }
 
 # nfs_mount: an NFSv4.1 server on a tmpfs export (/srv, holding f =
