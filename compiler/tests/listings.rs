@@ -193,3 +193,77 @@ fn a_parameter_called_name_is_name_uaddr_and_name_str() {
         .ok();
     assert_eq!(out, format!("{} \"ls\"\n", u + 16));
 }
+
+#[test]
+fn parms_is_a_chain_over_the_parameters_the_loader_names() {
+    // Six parameters at most, each a `$__stp_parm<i>` use and four name
+    // words (`@defined($__stp_parm<i>->__stp_name<w>)`), all resolved on
+    // the target (userspace/src/targetvars.rs runs the result).
+    let c = common::build("probe kernel.function(\"vfs_read\") { print($$parms) }");
+    let tvs = &c.program.target_vars;
+    for i in 0..6 {
+        let parm = format!("__stp_parm{i}");
+        assert!(
+            tvs.iter().any(|t| t.name == parm && t.fields.is_empty()),
+            "{parm}"
+        );
+        for w in 0..4 {
+            let word = format!("__stp_name{w}");
+            assert!(tvs
+                .iter()
+                .any(|t| t.name == parm && t.fields == [word.clone()]));
+        }
+    }
+    assert!(!tvs.iter().any(|t| t.name == "__stp_parm6"));
+    // $$vars is the same list, $$locals empty: no new variables.
+    let c = common::build("probe kernel.function(\"vfs_read\") { print($$locals) }");
+    assert!(c.program.target_vars.is_empty());
+    // Without a function, nothing to list: "".
+    assert_eq!(
+        run("probe begin { printf(\"[%s][%s]\", $$locals, $$vars) }"),
+        "[][]"
+    );
+}
+
+#[test]
+fn return_is_the_return_value_in_hex() {
+    let c = common::build("probe kernel.function(\"vfs_read\").return { print($$return) }");
+    let opts = RunOptions {
+        env: vm_testkit::HostEnv {
+            retval: 4321,
+            ..Default::default()
+        },
+        fire: vec![c.program.probes[0].handler],
+        ..Default::default()
+    };
+    let out = common::run_program(&c.program, &opts)
+        .expect("verifies")
+        .ok();
+    assert_eq!(out, "return=0x10e1");
+}
+
+#[test]
+fn pretty_printed_listings_are_refused_precisely() {
+    let e = first_semantic_error("probe kernel.function(\"vfs_read\") { print($$parms$$) }\n");
+    assert!(
+        e.starts_with("semantic error: not supported yet: $$parms$$ (pretty-printing target variable listings"),
+        "{e}"
+    );
+    let e = first_semantic_error("probe kernel.function(\"vfs_read\") { print($$vars$) }\n");
+    assert!(
+        e.contains("not supported yet: $$vars$ (pretty-printing"),
+        "{e}"
+    );
+}
+
+#[test]
+fn parm_name_decodes_the_little_endian_words() {
+    // "dfd" and a 12-byte name across two words; a zero word ends it.
+    let w0 = i64::from_le_bytes(*b"a_longer");
+    let w1 = i64::from_le_bytes(*b"_one\0\0\0\0");
+    let out = run(&format!(
+        "probe begin {{ printf(\"%s|%s|\", __stp_parm_name({}, 0, 0, 0), __stp_parm_name({w0}, {w1}, 0, 0)) }}",
+        i64::from_le_bytes(*b"dfd\0\0\0\0\0")
+    ));
+    assert_eq!(out, "dfd|a_longer_one|");
+}
