@@ -79,7 +79,10 @@ fn unsupported_forms_are_refused() {
     // $$parms itself compiles (compiler/tests/listings.rs); its
     // pretty-printing form does not.
     let e = err(r#"probe kernel.function("vfs_read") { print($$parms$) }"#);
-    assert!(e.contains("not supported yet: $$parms$ (pretty-printing"), "{e}");
+    assert!(
+        e.contains("not supported yet: $$parms$ (pretty-printing"),
+        "{e}"
+    );
     let e = err(r#"probe kernel.function("vfs_read") { print($buf$) }"#);
     assert!(e.contains("pretty-printing target values"), "{e}");
     let e = err(r#"probe timer.s(1) { print($x) }"#);
