@@ -1,7 +1,9 @@
 //! The JSON and Prometheus macros of stap's tapset (compiler/src/parse/
 //! tapset.stpm): the text they produce, written through their `_to` forms
 //! into a string variable and run in user space on the C core, and the
-//! refusal of the JSON endpoint (`probe json_data`, a procfs probe).
+//! refusal of the JSON endpoint (`probe json_data`, a procfs probe); the
+//! listings of a probe's values: execve's `args` / `env_str`, and the
+//! `$$parms` family.
 mod common;
 
 use common::{first_semantic_error, RunOptions};
@@ -75,4 +77,193 @@ fn prometheus_probe_body_with_macros_compiles() {
         "global a\nprobe timer.s(1) { a[1,2]++ }\nprobe prometheus { @prometheus_dump_array2_map_unquoted(a, \"n\", \"x\", \"y\", sprint, sprint, sprint) @prometheus_dump_array8(a, \"n\", \"1\", \"2\", \"3\", \"4\", \"5\", \"6\", \"7\", \"8\") }\n",
     );
     assert!(!c.program.probes.is_empty());
+}
+
+/// User memory at `common::USER` for an execve: the path at +0, argv
+/// (`ls -l ""`) at +64, envp (two strings) at +128, the strings at +16..
+fn execve_memory() -> Vec<u8> {
+    let mut m = vec![0u8; 192];
+    let put = |m: &mut Vec<u8>, at: usize, b: &[u8]| m[at..at + b.len()].copy_from_slice(b);
+    put(&mut m, 0, b"/bin/ls\0");
+    put(&mut m, 16, b"ls\0");
+    put(&mut m, 24, b"-l\0");
+    put(&mut m, 32, b"\0");
+    put(&mut m, 40, b"A=1\0");
+    let u = common::USER;
+    for (i, off) in [16u64, 24, 32].iter().enumerate() {
+        put(&mut m, 64 + 8 * i, &(u + off).to_le_bytes());
+    }
+    for (i, off) in [40u64, 40].iter().enumerate() {
+        put(&mut m, 128 + 8 * i, &(u + off).to_le_bytes());
+    }
+    m
+}
+
+/// Fires the only probe of `src` at an execve entry whose registers point
+/// at `execve_memory()`; the output.
+fn run_execve(src: &str, args: [i64; 6]) -> String {
+    let c = common::build(src);
+    assert_eq!(c.program.probes.len(), 1, "{src}");
+    let opts = RunOptions {
+        env: common::syscall_env(59, args, &execve_memory()),
+        fire: vec![0],
+        ..Default::default()
+    };
+    common::run_program(&c.program, &opts)
+        .expect("verifies")
+        .ok()
+}
+
+#[test]
+fn execve_args_and_env_str_are_stap_s() {
+    let u = common::USER as i64;
+    let src =
+        "probe syscall.execve { printf(\"%s|%s|%s|%s\\n\", filename, args, env_str, argstr) }";
+    assert_eq!(
+        run_execve(src, [u, u + 64, u + 128, 0, 0, 0]),
+        "\"/bin/ls\"|[\"ls\", \"-l\", \"\"]|[/* 2 vars */]|\"/bin/ls\", [\"ls\", \"-l\", \"\"], [/* 2 vars */]\n"
+    );
+    // NULL vectors; an empty environment; nd_syscall is the same alias.
+    let src = "probe nd_syscall.execve { printf(\"%s|%s\\n\", args, env_str) }";
+    assert_eq!(
+        run_execve(src, [u, 0, u + 144, 0, 0, 0]),
+        "NULL|[/* 0 vars */]\n"
+    );
+    // One variable: "var", not "vars".
+    assert_eq!(
+        run_execve(src, [u, u + 88, u + 136, 0, 0, 0]),
+        "[]|[/* 1 var */]\n"
+    );
+}
+
+#[test]
+fn quotactl_special_is_a_pointer_and_utime_filename_a_string() {
+    // stap: quotactl's `special` is the address, `special_str` the string;
+    // utime's `filename` the string, `filename_uaddr` the address.
+    let src = "probe syscall.quotactl { printf(\"%d %s\\n\", special, special_str) }";
+    let c = common::build(src);
+    let u = common::USER as i64;
+    let opts = RunOptions {
+        env: common::syscall_env(179, [0, u, 0, 0, 0, 0], &execve_memory()),
+        fire: vec![0],
+        ..Default::default()
+    };
+    let out = common::run_program(&c.program, &opts)
+        .expect("verifies")
+        .ok();
+    assert_eq!(out, format!("{u} \"/bin/ls\"\n"));
+    let src = "probe syscall.utime { printf(\"%d %s\\n\", filename_uaddr, filename) }";
+    let c = common::build(src);
+    let opts = RunOptions {
+        env: common::syscall_env(132, [u, 0, 0, 0, 0, 0], &execve_memory()),
+        fire: vec![0],
+        ..Default::default()
+    };
+    let out = common::run_program(&c.program, &opts)
+        .expect("verifies")
+        .ok();
+    assert_eq!(out, format!("{u} \"/bin/ls\"\n"));
+}
+
+#[test]
+fn a_parameter_called_name_is_name_uaddr_and_name_str() {
+    // setxattr(path, name, value, size, flags): `name` stays the alias's.
+    let u = common::USER as i64;
+    let src = "probe syscall.setxattr { printf(\"%s %d %s\\n\", name, name_uaddr, name_str) }";
+    let c = common::build(src);
+    let opts = RunOptions {
+        env: common::syscall_env(188, [0, u + 40, 0, 0, 0, 0], &execve_memory()),
+        fire: vec![0],
+        ..Default::default()
+    };
+    let out = common::run_program(&c.program, &opts)
+        .expect("verifies")
+        .ok();
+    assert_eq!(out, format!("setxattr {} \"A=1\"\n", u + 40));
+    // renameat's names are addresses, their strings `_str`.
+    let src = "probe syscall.renameat { printf(\"%d %s\\n\", newname, newname_str) }";
+    let c = common::build(src);
+    let opts = RunOptions {
+        env: common::syscall_env(264, [0, 0, 0, u + 16, 0, 0], &execve_memory()),
+        fire: vec![0],
+        ..Default::default()
+    };
+    let out = common::run_program(&c.program, &opts)
+        .expect("verifies")
+        .ok();
+    assert_eq!(out, format!("{} \"ls\"\n", u + 16));
+}
+
+#[test]
+fn parms_is_a_chain_over_the_parameters_the_loader_names() {
+    // Six parameters at most, each a `$__stp_parm<i>` use and four name
+    // words (`@defined($__stp_parm<i>->__stp_name<w>)`), all resolved on
+    // the target (userspace/src/targetvars.rs runs the result).
+    let c = common::build("probe kernel.function(\"vfs_read\") { print($$parms) }");
+    let tvs = &c.program.target_vars;
+    for i in 0..6 {
+        let parm = format!("__stp_parm{i}");
+        assert!(
+            tvs.iter().any(|t| t.name == parm && t.fields.is_empty()),
+            "{parm}"
+        );
+        for w in 0..4 {
+            let word = format!("__stp_name{w}");
+            assert!(tvs
+                .iter()
+                .any(|t| t.name == parm && t.fields == [word.clone()]));
+        }
+    }
+    assert!(!tvs.iter().any(|t| t.name == "__stp_parm6"));
+    // $$vars is the same list, $$locals empty: no new variables.
+    let c = common::build("probe kernel.function(\"vfs_read\") { print($$locals) }");
+    assert!(c.program.target_vars.is_empty());
+    // Without a function, nothing to list: "".
+    assert_eq!(
+        run("probe begin { printf(\"[%s][%s]\", $$locals, $$vars) }"),
+        "[][]"
+    );
+}
+
+#[test]
+fn return_is_the_return_value_in_hex() {
+    let c = common::build("probe kernel.function(\"vfs_read\").return { print($$return) }");
+    let opts = RunOptions {
+        env: vm_testkit::HostEnv {
+            retval: 4321,
+            ..Default::default()
+        },
+        fire: vec![c.program.probes[0].handler],
+        ..Default::default()
+    };
+    let out = common::run_program(&c.program, &opts)
+        .expect("verifies")
+        .ok();
+    assert_eq!(out, "return=0x10e1");
+}
+
+#[test]
+fn pretty_printed_listings_are_refused_precisely() {
+    let e = first_semantic_error("probe kernel.function(\"vfs_read\") { print($$parms$$) }\n");
+    assert!(
+        e.starts_with("semantic error: not supported yet: $$parms$$ (pretty-printing target variable listings"),
+        "{e}"
+    );
+    let e = first_semantic_error("probe kernel.function(\"vfs_read\") { print($$vars$) }\n");
+    assert!(
+        e.contains("not supported yet: $$vars$ (pretty-printing"),
+        "{e}"
+    );
+}
+
+#[test]
+fn parm_name_decodes_the_little_endian_words() {
+    // "dfd" and a 12-byte name across two words; a zero word ends it.
+    let w0 = i64::from_le_bytes(*b"a_longer");
+    let w1 = i64::from_le_bytes(*b"_one\0\0\0\0");
+    let out = run(&format!(
+        "probe begin {{ printf(\"%s|%s|\", __stp_parm_name({}, 0, 0, 0), __stp_parm_name({w0}, {w1}, 0, 0)) }}",
+        i64::from_le_bytes(*b"dfd\0\0\0\0\0")
+    ));
+    assert_eq!(out, "dfd|a_longer_one|");
 }

@@ -405,6 +405,9 @@ fn fill_of(
     at: &str,
     guarded: bool,
 ) -> Result<Option<Fill>, Error> {
+    if let Some(i) = listing_slot(&tv.name) {
+        return fill_listing(btf, tv, i, site, at, guarded);
+    }
     Ok(match resolve_var(btf, tv, site, at) {
         Ok(_) if is_exists(tv) => Some(Fill {
             arg: 1,
@@ -415,6 +418,83 @@ fn fill_of(
         Err(_) if guarded => None,
         Err(e) => return Err(e),
     })
+}
+
+/// The parameter index `i` of `$$parms`'s reserved variable
+/// `$__stp_parm<i>` (compiler/src/tapset/listings.rs), if `name` is one.
+fn listing_slot(name: &str) -> Option<usize> {
+    name.strip_prefix("__stp_parm")?.parse().ok()
+}
+
+/// The parameter names of the function, tracepoint or syscall at `site`,
+/// in order (`None`: BTF does not describe it).
+fn param_names(btf: &Btf, site: Site) -> Result<Option<Vec<String>>, Error> {
+    let names = |ps: Option<Vec<Param>>| ps.map(|v| v.into_iter().map(|p| p.name).collect());
+    Ok(match site {
+        Site::Function(f) => names(func_params(btf, f.split_once(':').map_or(f, |(_, n)| n))?),
+        Site::Tracepoint(f) => names(
+            btf.tracepoint_params(f)?
+                .map(|ps| ps.into_iter().skip(1).collect()),
+        ),
+        Site::Syscall { name, .. } => {
+            for f in [format!("__do_sys_{name}"), format!("__se_sys_{name}")] {
+                if let Some(ps) = func_params(btf, &f)? {
+                    return Ok(names(Some(ps)));
+                }
+            }
+            SYSCALL_TABLE
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, args)| args.iter().map(|a| a.0.to_string()).collect())
+        }
+        Site::Cast(_) => None,
+    })
+}
+
+/// `fill_of` for `$__stp_parm<i>` (parameter `i`, whatever its name) and
+/// `@defined($__stp_parm<i>->__stp_name<w>)` (bytes `8w..8w+8` of its
+/// name, little-endian; 0 past its end). Without parameter `i`, the
+/// variable does not resolve: `@defined` of it is 0 and the listing
+/// stops there.
+fn fill_listing(
+    btf: &Btf,
+    tv: &TargetVar,
+    i: usize,
+    site: Site,
+    at: &str,
+    guarded: bool,
+) -> Result<Option<Fill>, Error> {
+    let names = param_names(btf, site)?.unwrap_or_default();
+    let Some(real) = names.get(i).filter(|n| !n.is_empty()) else {
+        if is_exists(tv) {
+            return Ok(Some(Fill::default()));
+        }
+        if guarded {
+            return Ok(None);
+        }
+        return Err(Error::Var(format!(
+            "{at}: $$parms at {}:{}: the function has no parameter {i} in BTF",
+            tv.loc.line, tv.loc.col
+        )));
+    };
+    if let [f] = tv.fields.as_slice() {
+        if let Some(w) = f
+            .strip_prefix("__stp_name")
+            .and_then(|w| w.parse::<usize>().ok())
+        {
+            let mut bytes = [0u8; 8];
+            for (b, c) in bytes.iter_mut().zip(real.bytes().skip(8 * w)) {
+                *b = c;
+            }
+            return Ok(Some(Fill {
+                arg: i64::from_le_bytes(bytes),
+                ..Fill::default()
+            }));
+        }
+    }
+    let mut named = tv.clone();
+    named.name = real.clone();
+    fill_of(btf, &named, site, at, guarded)
 }
 
 /// The (constant, value) pairs of `fill` for `tv`'s relocations.
@@ -1512,5 +1592,74 @@ mod tests {
         assert_eq!(prog.probes[splice].handler as usize, nh);
         let img = vm_spec::image::build(&prog, &r.symbols).unwrap();
         vm_spec::core::verify_image(&img).expect("verifies");
+    }
+    #[test]
+    fn parms_lists_each_function_s_btf_parameters() {
+        use crate::btf::tests::Builder;
+        let mut b = Builder::new();
+        let int = b.int("int", 4, true);
+        let uchar = b.int("unsigned char", 1, false);
+        let file = b.compound(false, "file", 8, &[("f_mode", int, 0, 0)]);
+        let pfile = b.ptr(file);
+        b.func(
+            "listed",
+            int,
+            &[
+                ("dfd", int),
+                ("a_name_longer_than_eight", pfile),
+                ("c", uchar),
+            ],
+        );
+        b.func("bare", int, &[("fd", int)]);
+        b.func("none", int, &[]);
+        let btf = Btf::parse(b.build()).unwrap();
+        let src = r#"probe kernel.function("listed"), kernel.function("bare"),
+                       kernel.function("none") { printf("%s|%s|%s\n", $$parms, $$vars, $$locals) }"#;
+        let c = compiler::compile("t.stp", src, &compiler::Options::default())
+            .unwrap_or_else(|f| panic!("{}", f.rendered));
+        let text = "ffffffff81000000 T listed\nffffffff81000010 T bare\n\
+                    ffffffff81000020 T none\n";
+        let wanted: std::collections::HashSet<String> =
+            ["listed", "bare", "none"].map(String::from).into();
+        let k = crate::kallsyms::Kallsyms::scan(
+            text.as_bytes(),
+            &wanted,
+            &std::collections::HashSet::new(),
+            &[],
+        )
+        .unwrap();
+        let r = crate::resolve::resolve_with(&c.program, &k).unwrap();
+        let mut prog = r.program;
+        apply_with(&mut prog, &r.symbols, &btf).unwrap();
+        let env = vm_testkit::HostEnv {
+            args: [-100, 0xffff_8880_0000_1000u64 as i64, 0x1ff, 7, 8, 9],
+            ..Default::default()
+        };
+        let mut out = Vec::new();
+        for fname in ["listed", "bare", "none"] {
+            let p = prog
+                .probes
+                .iter()
+                .find(|p| {
+                    p.target
+                        == ProbeTarget::Symbol {
+                            name: fname.into(),
+                            offset: 0,
+                        }
+                })
+                .unwrap();
+            let mut s = vm_testkit::host::HostSession::from_program(&prog).unwrap();
+            s.run_handler(p.handler, &env).unwrap();
+            out.push(String::from_utf8(s.output()).unwrap());
+        }
+        let listed = "dfd=0xffffffffffffff9c a_name_longer_than_eight=0xffff888000001000 c=0xff";
+        assert_eq!(
+            out,
+            [
+                format!("{listed}|{listed}|\n"),
+                "fd=0xffffffffffffff9c|fd=0xffffffffffffff9c|\n".to_string(),
+                "||\n".to_string(),
+            ]
+        );
     }
 }

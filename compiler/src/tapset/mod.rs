@@ -10,9 +10,11 @@
 //!    by a prologue generated from a data table (`syscall_table`); the
 //!    context-dependent tapset functions (`int_arg(n)` ..., `returnval()`,
 //!    `returnstr(f)`) are expanded in place in probe bodies.
-//! 2. `entry` — `@entry(e)` and `$param` in `.return` probes: hoisted into a
+//! 2. `listings` — `$$parms`, `$$vars`, `$$locals`, `$$return`: chains
+//!    over the parameters whose names and values the loader fills in.
+//! 3. `entry` — `@entry(e)` and `$param` in `.return` probes: hoisted into a
 //!    generated entry probe that saves them per thread.
-//! 3. `library` — tapset functions written in stap source
+//! 4. `library` — tapset functions written in stap source
 //!    (`library.stp`, plus generated tables such as `errno_str`), added to
 //!    the script when it calls them and does not define them itself.
 //!
@@ -30,6 +32,7 @@ mod errno_table;
 mod globals;
 pub mod kernel_aliases;
 pub mod library;
+mod listings;
 mod syscall_table;
 pub mod syscalls;
 mod target_set;
@@ -48,6 +51,7 @@ pub fn run(script: Script, args: &[String], diags: &mut Diags) -> Script {
     };
     target_set::add_probes(&mut s, &mut g);
     syscalls::rewrite(&mut s, args, &mut g, diags);
+    listings::rewrite(&mut s, &mut g);
     entry::rewrite(&mut s, &mut g, diags);
     globals::include(&mut s, args, &mut g);
     library::include(&mut s, args, &mut g, diags);

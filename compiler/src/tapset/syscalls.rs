@@ -102,9 +102,66 @@ const RENAMES: &[(&str, &str, &str)] = &[
     ("openat", "dfd", "dfd"),
 ];
 
-/// Alias variables stap defines that this tapset does not compute yet:
-/// (syscall, variable); using one is a precise refusal.
-const NOT_YET_VARS: &[(&str, &str)] = &[("execve", "args"), ("execve", "env_str")];
+/// Alias variables computed from the argument registers by an expression
+/// rather than read as one argument: (syscall, variable, expression), `$i`
+/// in the expression standing for the raw register of argument `i`. One
+/// named like an argument replaces it (stap's type for it differs from
+/// the argument's kind: quotactl's `special` is the pointer, its string is
+/// `special_str`; utime's `filename` is the string, `filename_uaddr` the
+/// pointer). execve's `args` is stap's `__get_argv` (`["a", "b"]`, bounded)
+/// and `env_str` its `__count_envp` (`[/* N vars */]`).
+const EXTRA_VARS: &[(&str, &str, &str)] = &[
+    ("execve", "args", "__get_argv($1, 0)"),
+    ("execve", "env_str", "__count_envp($2)"),
+    ("execveat", "args", "__get_argv($2, 0)"),
+    ("execveat", "env_str", "__count_envp($3)"),
+    ("quotactl", "special", "$1"),
+    ("quotactl", "special_str", "user_string_quoted($1)"),
+    ("utime", "filename", "user_string_quoted($0)"),
+    ("utime", "filename_uaddr", "$0"),
+    ("utimes", "filename", "user_string_quoted($0)"),
+    ("utimes", "filename_uaddr", "$0"),
+    ("getrandom", "buf", "user_string_quoted($0)"),
+    ("mount", "data", "user_string_quoted($4)"),
+    ("seccomp", "uargs", "user_string_quoted($2)"),
+    ("renameat", "oldname", "$1"),
+    ("renameat", "oldname_str", "user_string_quoted($1)"),
+    ("renameat", "newname", "$3"),
+    ("renameat", "newname_str", "user_string_quoted($3)"),
+    ("renameat2", "oldname", "$1"),
+    ("renameat2", "oldname_str", "user_string_quoted($1)"),
+    ("renameat2", "newname", "$3"),
+    ("renameat2", "newname_str", "user_string_quoted($3)"),
+    ("symlinkat", "oldname", "$0"),
+    ("symlinkat", "oldname_str", "user_string_quoted($0)"),
+    ("symlinkat", "newname", "$2"),
+    ("symlinkat", "newname_str", "user_string_quoted($2)"),
+    ("unlinkat", "pathname", "$1"),
+    ("unlinkat", "pathname_str", "user_string_quoted($1)"),
+    ("sethostname", "hostname", "user_string_quoted($0)"),
+    ("setdomainname", "domainname", "user_string_quoted($0)"),
+];
+
+/// The `EXTRA_VARS` of `sc`: (variable, expression read through `regs`).
+fn extra_vars(sc: &Syscall, regs: &str) -> Vec<(&'static str, String)> {
+    EXTRA_VARS
+        .iter()
+        .filter(|(s, _, _)| *s == sc.name)
+        .map(|(_, v, e)| {
+            let mut out = e.to_string();
+            // Highest first: `$1` is no prefix of a later `$1x` (at most 6).
+            for i in (0..sc.args.len().min(ARG_OFFSETS.len())).rev() {
+                out = out.replace(&format!("${i}"), &raw(regs, i));
+            }
+            (*v, out)
+        })
+        .collect()
+}
+
+/// Whether `v` is an `EXTRA_VARS` variable of `sc`.
+fn is_extra(sc: &Syscall, v: &str) -> bool {
+    EXTRA_VARS.iter().any(|(s, x, _)| *s == sc.name && *x == v)
+}
 
 /// Socket address variables (stap's `@_af_inet_info_u` in syscalls.stpm,
 /// used by sysc_connect.stp and sysc_bind.stp): (syscall, argument index
@@ -143,12 +200,19 @@ pub fn lookup(name: &str) -> Option<&'static Syscall> {
     SYSCALLS.iter().find(|s| s.name == name)
 }
 
-/// stap's variable name for argument `a` of `sc`.
+/// stap's variable name for argument `a` of `sc`. A parameter called
+/// `name` (sethostname, the xattr calls, mq_open, acct, ...) would hide
+/// the alias's `name`: it is `name_uaddr`, as stap's xattr aliases call it.
 pub fn var_name(sc: &Syscall, a: &Arg) -> &'static str {
-    RENAMES
+    let n = RENAMES
         .iter()
         .find(|(s, k, _)| *s == sc.name && *k == a.name)
-        .map_or(a.name, |r| r.2)
+        .map_or(a.name, |r| r.2);
+    if n == "name" {
+        "name_uaddr"
+    } else {
+        n
+    }
 }
 
 /// The raw 64-bit register of argument `i` (0-based), read through `regs`.
@@ -206,6 +270,13 @@ pub fn argstr_expr(sc: &Syscall, regs: &str) -> String {
             a = v(1),
             l = v(2),
             u = value(regs, 2, ArgKind::UInt)
+        ),
+        // sysc_execve.stp: the argument vector and the environment's size.
+        ("execve", 3) => format!(
+            "sprintf(\"%s, %s, %s\", {p}, __get_argv({a}, 0), __count_envp({e}))",
+            p = v(0),
+            a = raw(regs, 1),
+            e = raw(regs, 2)
         ),
         (_, 0) => "\"\"".to_string(),
         _ => {
@@ -545,7 +616,7 @@ fn other_ctx(points: &[ProbePoint]) -> Ctx {
 
 /// The prologue of one syscall probe: assignments of the alias variables
 /// in `used` (and the internal ones `needs` asks for).
-fn prologue(sp: &SysPoint, used: &[String], needs: &Needs, span: Span, g: &mut Gen) -> String {
+fn prologue(sp: &SysPoint, used: &[String], needs: &Needs) -> String {
     let uses = |n: &str| used.iter().any(|u| u == n);
     let sc = match &sp.which {
         Which::Lit(n) => lookup(n),
@@ -568,19 +639,18 @@ fn prologue(sp: &SysPoint, used: &[String], needs: &Needs, span: Span, g: &mut G
             nr_needed = true;
         }
         if let Some(sc) = sc {
-            if sc.args.iter().any(|a| uses(var_name(sc, a))) {
+            if sc
+                .args
+                .iter()
+                .any(|a| uses(var_name(sc, a)) || (a.name == "name" && uses("name_str")))
+            {
                 regs = true;
             }
             if sockaddr_of(sc).is_some() && SOCKADDR_NAMES.iter().any(|v| uses(v)) {
                 regs = true;
             }
-            for (s, v) in NOT_YET_VARS {
-                if *s == sc.name && uses(v) {
-                    g.errors.push((
-                        format!("not supported yet: the syscall.{s} variable '{v}'"),
-                        span,
-                    ));
-                }
+            if EXTRA_VARS.iter().any(|(s, v, _)| *s == sc.name && uses(v)) {
+                regs = true;
             }
         }
     } else {
@@ -627,8 +697,25 @@ fn prologue(sp: &SysPoint, used: &[String], needs: &Needs, span: Span, g: &mut G
         if let Some(sc) = sc {
             for (i, a) in sc.args.iter().enumerate() {
                 let v = var_name(sc, a);
-                if uses(v) {
+                if a.name == "name" {
+                    // `name_uaddr` the address, `name_str` the string
+                    // (stap's xattr aliases).
+                    if uses(v) {
+                        out.push(format!("{v} = {}", raw("__sc_regs", i)));
+                    }
+                    if uses("name_str") {
+                        out.push(format!(
+                            "name_str = user_string_quoted({})",
+                            raw("__sc_regs", i)
+                        ));
+                    }
+                } else if uses(v) && !is_extra(sc, v) {
                     out.push(format!("{v} = {}", value("__sc_regs", i, a.kind)));
+                }
+            }
+            for (v, e) in extra_vars(sc, "__sc_regs") {
+                if uses(v) {
+                    out.push(format!("{v} = {e}"));
                 }
             }
         }
@@ -699,14 +786,14 @@ pub(crate) fn rewrite(s: &mut Script, _args: &[String], g: &mut Gen, _diags: &mu
         for sp in sys.iter().flatten() {
             if let Which::Lit(n) = &sp.which {
                 if let Some(sc) = lookup(n) {
-                    needed |= sc
-                        .args
-                        .iter()
-                        .any(|a| vars.iter().any(|v| v == var_name(sc, a)));
+                    needed |= sc.args.iter().any(|a| {
+                        vars.iter()
+                            .any(|v| v == var_name(sc, a) || (a.name == "name" && v == "name_str"))
+                    });
                 }
-                needed |= NOT_YET_VARS
+                needed |= EXTRA_VARS
                     .iter()
-                    .any(|(s, v)| s == n && vars.iter().any(|x| x == v));
+                    .any(|(s, v, _)| s == n && vars.iter().any(|x| x == v));
                 needed |= lookup(n).and_then(sockaddr_of).is_some()
                     && vars.iter().any(|x| SOCKADDR_NAMES.contains(&x.as_str()));
             }
@@ -752,7 +839,7 @@ pub(crate) fn rewrite(s: &mut Script, _args: &[String], g: &mut Gen, _diags: &mu
             );
             let (used, _) = names_in(&mut body);
             let span = pp.span();
-            let text = prologue(sp, &used, &needs, span, g);
+            let text = prologue(sp, &used, &needs);
             let mut stmts = g.stmts(&text, span);
             stmts.push(body);
             out.push(Item::Probe(ProbeDecl {

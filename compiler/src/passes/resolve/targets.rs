@@ -185,8 +185,17 @@ impl Resolver<'_> {
     /// probe being walked and records where it comes from; the loader
     /// resolves it against the kernel's BTF, for each probe of the handler.
     pub(super) fn target_var(&mut self, e: &Expr, name: &str, comps: &[TargetComp]) {
-        if name.starts_with("$$") {
-            self.unsupported(&format!("{name} (target variable listings)"), e.span);
+        // `$$parms`, `$$vars`, `$$locals`, `$$return` were rewritten
+        // (tapset/listings.rs); their pretty-printing forms are not.
+        if let Some(rest) = name.strip_prefix("$$") {
+            let what = if rest.contains('$') {
+                format!(
+                    "{name} (pretty-printing target variable listings: structs expanded from BTF)"
+                )
+            } else {
+                format!("{name} (target variable listings)")
+            };
+            self.unsupported(&what, e.span);
             return;
         }
         // The lexer keeps a `$`/`$$` suffix in the name: `$var$`.
