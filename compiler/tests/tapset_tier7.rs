@@ -161,3 +161,23 @@ fn rlimit_names_are_numbered() {
     );
     assert_eq!(out, "0 7 15 -1 -1\n");
 }
+
+#[test]
+fn time_zone_comes_from_the_patched_constants() {
+    let src = "probe begin { println(tz_gmtoff()) println(tz_name()) println(tz_ctime(0)) }";
+    let mut p = build(src).program;
+    let [off, name] = p.tz_konsts.expect("tz functions use patched constants");
+    // What the loader puts in for Central European Time (userspace tzinfo).
+    p.konsts[off as usize] = -3600;
+    p.konsts[name as usize] = i64::from_le_bytes(*b"CET\0\0\0\0\0");
+    let opts = RunOptions {
+        env: env(),
+        check: true,
+        ..Default::default()
+    };
+    let out = run_program(&p, &opts).expect("verifies").report("");
+    assert_eq!(out, "-3600\nCET\nThu Jan  1 01:00:00 1970 CET\n");
+    // Unpatched (user space without a loader): UTC's offset, no name.
+    let out = run("probe begin { printf(\"%d [%s]\\n\", tz_gmtoff(), tz_name()) }");
+    assert_eq!(out, "0 []\n");
+}
