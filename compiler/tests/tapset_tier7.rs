@@ -181,3 +181,160 @@ fn time_zone_comes_from_the_patched_constants() {
     let out = run("probe begin { printf(\"%d [%s]\\n\", tz_gmtoff(), tz_name()) }");
     assert_eq!(out, "0 []\n");
 }
+
+/// The bits of `x`, as the scripts hold a double.
+fn b(x: f64) -> i64 {
+    x.to_bits() as i64
+}
+
+/// Runs one begin probe per expression of `exprs` (each with its own
+/// MAXACTION budget), printing its value on a line.
+fn lines(exprs: &[String]) -> Vec<String> {
+    let src: String = exprs
+        .iter()
+        .map(|e| format!("probe begin {{ println({e}) }}\n"))
+        .collect();
+    run(&src).lines().map(str::to_string).collect()
+}
+
+#[test]
+fn fp_arithmetic_is_rounded_as_ieee() {
+    let vals = [
+        3.14,
+        11.21,
+        -2.5,
+        1e-310,
+        1.0 / 3.0,
+        6.02e23,
+        -0.0,
+        1e300,
+        0.1,
+    ];
+    let mut exprs = Vec::new();
+    let mut want = Vec::new();
+    for &x in &vals {
+        for &y in &vals {
+            for (f, r) in [
+                ("fp_add", x + y),
+                ("fp_sub", x - y),
+                ("fp_mul", x * y),
+                ("fp_div", x / y),
+            ] {
+                exprs.push(format!("{f}({}, {})", b(x), b(y)));
+                want.push(
+                    if r.is_nan() {
+                        b(f64::NAN) | i64::MIN
+                    } else {
+                        b(r)
+                    }
+                    .to_string(),
+                );
+            }
+            for (f, r) in [("fp_lt", x < y), ("fp_le", x <= y), ("fp_eq", x == y)] {
+                exprs.push(format!("{f}({}, {})", b(x), b(y)));
+                want.push(i64::from(r).to_string());
+            }
+        }
+        exprs.push(format!("fp_sqrt({})", b(x)));
+        let r = x.sqrt();
+        want.push(
+            if r.is_nan() {
+                b(f64::NAN) | i64::MIN
+            } else {
+                b(r)
+            }
+            .to_string(),
+        );
+    }
+    assert_eq!(lines(&exprs), want);
+}
+
+#[test]
+fn fp_conversions() {
+    let exprs: Vec<String> = [
+        format!("fp_to_string({}, 5)", b(3.14)),
+        format!("fp_to_string({}, 2)", b(3.25)),
+        format!("fp_to_string({}, 3)", b(-0.5)),
+        format!("fp_to_string({}, 0)", b(1234.9)),
+        format!("fp_to_string({}, 4)", b(1e-5)),
+        format!("fp_to_string(fp_div({}, 0), 1)", b(1.0)),
+        format!("fp_to_string({}, 6)", b(123456789.0625)),
+        "fp_to_string(string_to_fp(\"3.14\"), 5)".to_string(),
+        "string_to_fp(\"3.14\")".to_string(),
+        "string_to_fp(\"11.21\")".to_string(),
+        "string_to_fp(\"-1.5e3\")".to_string(),
+        "string_to_fp(\"0.1\")".to_string(),
+        "string_to_fp(\"2.5E-3\")".to_string(),
+        "string_to_fp(\"123456789012345678\")".to_string(),
+        "long_to_fp(3)".to_string(),
+        "long_to_fp(-9007199254740993)".to_string(),
+        format!("fp_to_long({}, 0, 0)", b(3.14)),
+        format!("fp_to_long({}, 0, 0)", b(2.5)),
+        format!("fp_to_long({}, 4, 0)", b(2.5)),
+        format!("fp_to_long({}, 1, 0)", b(-2.7)),
+        format!("fp_to_long({}, 2, 0)", b(-2.1)),
+        format!("fp_to_long({}, 3, 0)", b(2.1)),
+        format!("fp_to_long({}, 0, 0)", b(1e19)),
+        format!("fp32_to_fp64({})", 1.1f32.to_bits()),
+        format!("fp32_to_fp64({})", 1e-40f32.to_bits()),
+    ]
+    .to_vec();
+    let want: Vec<String> = [
+        "3.14000".to_string(),
+        "3.25".to_string(),
+        "-0.500".to_string(),
+        "1234".to_string(),
+        "0.0000".to_string(),
+        "inf".to_string(),
+        "123456789.062500".to_string(),
+        "3.14000".to_string(),
+        "4614253070214989087".to_string(),
+        "4622500287032611308".to_string(),
+        b(-1.5e3).to_string(),
+        b(0.1).to_string(),
+        b(2.5e-3).to_string(),
+        b(123456789012345678.0).to_string(),
+        b(3.0).to_string(),
+        b(-9007199254740993.0).to_string(),
+        "3".to_string(),
+        "2".to_string(),
+        "3".to_string(),
+        "-2".to_string(),
+        "-3".to_string(),
+        "3".to_string(),
+        i64::MIN.to_string(),
+        b(f64::from(1.1f32)).to_string(),
+        b(f64::from(1e-40f32)).to_string(),
+    ]
+    .to_vec();
+    assert_eq!(lines(&exprs), want);
+}
+
+#[test]
+fn string_to_fp_refuses_what_is_not_a_number() {
+    let out = run("probe begin { try { println(string_to_fp(\"deadbeef\")) } \
+         catch (msg) { println(\"caught error: \", msg) } }
+         probe begin { println(string_to_fp(\"1.5x\")) }");
+    assert_eq!(out, "caught error: invalid format\nERROR: invalid format\n");
+}
+
+#[test]
+fn one_handler_does_a_whole_calculation() {
+    // The begin probe of stap's buildok/floatingpoint.stp in kind: every
+    // function once, within one handler's MAXACTION.
+    let (a, c) = (b(3.14), b(11.21));
+    let out = run(&format!(
+        "function p(x) {{ println(fp_to_string(x, 5)) }}
+         probe begin {{ p({a}) p(string_to_fp(\"3.14\")) p(string_to_fp(\"1.0\")) \
+         p(long_to_fp(3)) println(fp_to_long({a}, 0, 0)) p(fp_add({c}, {a})) \
+         p(fp_sub({c}, {a})) p(fp_mul({c}, {a})) p(fp_div({c}, {a})) p(fp_sqrt({a})) \
+         printf(\"%d%d%d %d%d%d %d%d%d\\n\", fp_lt({c}, {a}), fp_le({c}, {a}), \
+         fp_eq({c}, {a}), fp_lt({a}, {c}), fp_le({a}, {c}), fp_eq({a}, {a}), \
+         fp_lt({a}, {a}), fp_le({a}, {a}), fp_eq({a}, {a})) }}"
+    ));
+    assert_eq!(
+        out,
+        "3.14000\n3.14000\n1.00000\n3.00000\n3\n14.35000\n8.07000\n35.19940\n3.57006\n\
+         1.77200\n000 111 011\n"
+    );
+}
