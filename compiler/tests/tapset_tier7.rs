@@ -338,3 +338,12 @@ fn one_handler_does_a_whole_calculation() {
          1.77200\n000 111 011\n"
     );
 }
+
+#[test]
+fn fp_rem_is_refused_as_not_supported() {
+    let msg = first_semantic_error("probe begin { println(fp_rem(1, 2)) }");
+    assert!(
+        msg.contains("not supported yet: function fp_rem()"),
+        "{msg}"
+    );
+}

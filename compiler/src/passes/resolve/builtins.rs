@@ -137,6 +137,9 @@ const KNOWN_LATER: &[&str] = &[
     "print_ubacktrace",
     "ubacktrace",
     "usymname",
+    // floatingpoint.stp's IEEE remainder: the other fp_* functions are in
+    // the library (library.stp's tier 7).
+    "fp_rem",
 ];
 
 /// The metadata functions of stap's JSON tapset (json.stp): they describe
