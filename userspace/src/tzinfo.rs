@@ -26,7 +26,8 @@ pub fn local() -> (i64, String) {
             .to_string_lossy()
             .into_owned()
     };
-    (-i64::from(tm.tm_gmtoff), name)
+    // c_long is i64 on the 64-bit targets stapvm supports.
+    (-tm.tm_gmtoff, name)
 }
 
 /// `name`'s first 8 bytes packed little-endian (the first byte lowest),
