@@ -27,3 +27,4 @@ pub mod session;
 pub mod target;
 pub mod targetvars;
 pub mod tracepoints;
+pub mod tzinfo;

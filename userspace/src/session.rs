@@ -500,8 +500,8 @@ fn event_loop<C: Control, M: RingMemory, W: Write, E: Write>(
 /// `prog` made ready for `image::build` on the running kernel, as `run` and
 /// `dump --kernel` both need it: its probes resolved (/proc/kallsyms; one
 /// `WARNING:` line per optional probe dropped and, when `verbose`, what
-/// each wildcard matched) and its target variables' constants filled in
-/// (BTF).
+/// each wildcard matched), its target variables' constants filled in
+/// (BTF) and the local time zone put in (`tzinfo::patch`).
 pub fn resolve_on_kernel(prog: &Program, verbose: bool) -> Result<resolve::Resolved, Error> {
     let mut resolved = resolve::resolve(prog)?;
     for w in &resolved.warnings {
@@ -518,6 +518,7 @@ pub fn resolve_on_kernel(prog: &Program, verbose: bool) -> Result<resolve::Resol
         }
     }
     crate::targetvars::apply(&mut resolved.program, &resolved.symbols)?;
+    crate::tzinfo::patch(&mut resolved.program);
     Ok(resolved)
 }
 

@@ -368,6 +368,14 @@ pub struct Program {
     /// stderr, as stap's `_stp_warn` (one newline, added when msg has none).
     #[serde(default)]
     pub warn_format: Option<u32>,
+    /// The constants (indexes into `konsts`, 0 in the file) that hold the
+    /// local time zone of tzinfo.stp: [0] its offset in seconds west of
+    /// UTC (`tz_gmtoff()`), [1] its abbreviation (`tz_name()`), up to 8
+    /// bytes packed little-endian, the first byte lowest. `load`/`run`
+    /// fill them from the loader's own local time (stap's staprun passes
+    /// the same at startup).
+    #[serde(default)]
+    pub tz_konsts: Option<[u32; 2]>,
 }
 
 /// One compiled regular expression: the DFA table the VM walks

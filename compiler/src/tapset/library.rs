@@ -168,6 +168,9 @@ fn two_argument_form(e: &mut Expr) -> Option<Span> {
             ("kernel_string_utf16", 2) => *name = "__kernel_string_utf16_2".to_string(),
             ("user_string_utf32", 2) => *name = "__user_string_utf32_2".to_string(),
             ("user_string_utf16", 2) => *name = "__user_string_utf16_2".to_string(),
+            ("kernel_buffer_quoted", 3) => *name = "__kernel_buffer_quoted3".to_string(),
+            ("task_utime", 1) => *name = "__task_utime1".to_string(),
+            ("task_stime", 1) => *name = "__task_stime1".to_string(),
             _ => {}
         }
     }

@@ -225,6 +225,11 @@ impl Gen<'_> {
                 let d = dst.unwrap_or_else(|| self.alloc_r());
                 self.emit(STP_OP_LDK, d, 0, 0, k);
             }
+            Builtin::Tz { name } => {
+                let k = self.tabs.tz_konst(name);
+                let d = dst.unwrap_or_else(|| self.alloc_r());
+                self.emit(STP_OP_LDK, d, 0, 0, k);
+            }
             Builtin::SwitchFile => {
                 let f = self.tabs.switch_format();
                 self.emit(STP_OP_PRINTF, 0, 0, 0, f);

@@ -406,6 +406,7 @@ pub fn run(
         target_vars: Vec::new(),
         regexes: Vec::new(),
         target_konst: None,
+        tz_konsts: None,
         switch_fmt: None,
         warn_fmt: None,
     };
@@ -707,6 +708,7 @@ pub fn run(
     prog.target_vars = tabs.target_vars;
     prog.regexes = tabs.regexes;
     prog.target_konst = tabs.target_konst.map(|k| k as u32);
+    prog.tz_konsts = tabs.tz_konsts.map(|ks| ks.map(|k| k as u32));
     prog.switch_file_format = tabs.switch_fmt.map(|f| f as u32);
     prog.warn_format = tabs.warn_fmt.map(|f| f as u32);
     Ok(prog)

@@ -18,6 +18,9 @@ pub(super) struct Tables {
     pub(super) regexes: Vec<RegexTable>,
     /// `Program::target_konst`, made by the first `target()`.
     pub(super) target_konst: Option<i32>,
+    /// `Program::tz_konsts`, made by the first `__tz_gmtoff()` or
+    /// `__tz_name_bytes()`.
+    pub(super) tz_konsts: Option<[i32; 2]>,
     /// `Program::switch_file_format`, made by the first `switch_file()`
     /// (never shared with a printf of the same text).
     pub(super) switch_fmt: Option<i32>,
@@ -94,6 +97,20 @@ impl Tables {
                 k
             }
         }
+    }
+
+    /// The constant `__tz_gmtoff()` (`name` false) or `__tz_name_bytes()`
+    /// reads (the loader patches both).
+    pub(super) fn tz_konst(&mut self, name: bool) -> i32 {
+        let ks = match self.tz_konsts {
+            Some(ks) => ks,
+            None => {
+                let ks = [self.reloc_konst(), self.reloc_konst()];
+                self.tz_konsts = Some(ks);
+                ks
+            }
+        };
+        ks[usize::from(name)]
     }
 
     /// The format of `switch_file()`'s PRINTF record.

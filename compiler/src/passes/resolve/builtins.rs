@@ -74,6 +74,14 @@ pub enum Builtin {
     /// `probe_type()`: stap's name of the probe's low-level kind (a
     /// constant of the handler, `passes::lower::tier1`).
     ProbeType,
+    /// The tapset's `__tz_gmtoff()` (`name` false: seconds west of UTC)
+    /// and `__tz_name_bytes()` (`name`: the zone's abbreviation, its
+    /// bytes packed little-endian in a long): the local time zone of the
+    /// loader, constants it patches (`Program::tz_konsts`).
+    Tz {
+        /// The name rather than the offset.
+        name: bool,
+    },
 }
 
 impl Builtin {
@@ -86,7 +94,7 @@ impl Builtin {
             PrintChar | Endian { .. } => &[false],
             TextStrn => &[true, false, false],
             Tokenize => &[true, true],
-            Pp | Target | SwitchFile | ProbeType => &[],
+            Pp | Target | SwitchFile | ProbeType | Tz { .. } => &[],
             Warn => &[true],
             Substr => &[true, false, false],
             Isinstr | Strpos => &[true, true],
@@ -129,6 +137,9 @@ const KNOWN_LATER: &[&str] = &[
     "print_ubacktrace",
     "ubacktrace",
     "usymname",
+    // floatingpoint.stp's IEEE remainder: the other fp_* functions are in
+    // the library (library.stp's tier 7).
+    "fp_rem",
 ];
 
 /// The metadata functions of stap's JSON tapset (json.stp): they describe
@@ -233,6 +244,8 @@ fn builtin(name: &str) -> Option<(Builtin, usize)> {
         "pp" => (Pp, 0),
         "target" => (Target, 0),
         "switch_file" => (SwitchFile, 0),
+        "__tz_gmtoff" => (Tz { name: false }, 0),
+        "__tz_name_bytes" => (Tz { name: true }, 0),
         "big_endian2" | "big_endian4" | "big_endian8" | "little_endian2" | "little_endian4"
         | "little_endian8" => (
             Endian {
