@@ -11,6 +11,7 @@ fn point(components: Vec<Component>) -> ProbePoint {
         sufficient: false,
         condition: None,
         cond: None,
+        tentative: None,
     }
 }
 
@@ -84,6 +85,7 @@ fn components(mut i: In) -> PResult<Vec<ProbePoint>> {
                         sufficient: s.sufficient,
                         condition: s.condition,
                         cond: s.cond.clone(),
+                        tentative: None,
                     });
                 }
                 if product.len() > 4096 {

@@ -204,6 +204,7 @@ impl Expander<'_> {
                     ));
                     return;
                 }
+                let wild_use = u.components.iter().any(|c| c.name.contains('*'));
                 for a in hits {
                     let n = len(a).unwrap_or(0);
                     let suffix = &u.components[n.min(u.components.len())..];
@@ -211,6 +212,9 @@ impl Expander<'_> {
                     for ap in &a.points {
                         let mut q = self.fresh_point(ap);
                         q.components.extend(suffix.iter().cloned());
+                        q.tentative = u
+                            .tentative
+                            .or((!suffix.is_empty() || wild_use).then(|| u.span()));
                         q.optional |= u.optional;
                         q.sufficient |= u.sufficient;
                         if u.condition.is_some() {
