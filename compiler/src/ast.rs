@@ -155,6 +155,9 @@ pub struct ProbePoint {
     /// does not accept its suffix is dropped; only when none of the
     /// points of one use resolves is the use an error (stap's rule).
     pub tentative: Option<Span>,
+    /// Set on the points an alias use expands to: the use as the script
+    /// wrote it, its wildcards replaced by the alias's name (`pn()`).
+    pub script: Option<String>,
 }
 
 impl ProbePoint {

@@ -106,3 +106,16 @@ fn families_refused_whole() {
         );
     }
 }
+
+#[test]
+fn pn_is_the_use_with_its_wildcards_expanded() {
+    let out = common::run_begin_end(
+        "probe my.start = begin { }\nprobe my.* { printf(\"%s %s\\n\", pn(), pp()) }",
+        &Default::default(),
+    )
+    .ok();
+    assert_eq!(out, "my.start begin\n");
+    // A plain point: pn() is pp().
+    let out = common::run_begin_end("probe begin { print(pn()) }", &Default::default()).ok();
+    assert_eq!(out, "begin");
+}

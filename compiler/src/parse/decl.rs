@@ -12,6 +12,7 @@ fn point(components: Vec<Component>) -> ProbePoint {
         condition: None,
         cond: None,
         tentative: None,
+        script: None,
     }
 }
 
@@ -86,6 +87,7 @@ fn components(mut i: In) -> PResult<Vec<ProbePoint>> {
                         condition: s.condition,
                         cond: s.cond.clone(),
                         tentative: None,
+                        script: None,
                     });
                 }
                 if product.len() > 4096 {

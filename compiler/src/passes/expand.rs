@@ -208,6 +208,20 @@ impl Expander<'_> {
                 for a in hits {
                     let n = len(a).unwrap_or(0);
                     let suffix = &u.components[n.min(u.components.len())..];
+                    // The use with the alias's own name for its first n
+                    // components (wildcards expanded), for pn().
+                    let script = u.script.clone().or_else(|| {
+                        let name = a
+                            .names
+                            .iter()
+                            .find(|m| m.components.len() == n && matches(m, u))?;
+                        let mut shown = u.clone();
+                        shown.components = name.components.clone();
+                        shown.components.extend(suffix.iter().cloned());
+                        shown.optional = false;
+                        shown.sufficient = false;
+                        Some(shown.display())
+                    });
                     let mut pts = Vec::new();
                     for ap in &a.points {
                         let mut q = self.fresh_point(ap);
@@ -215,6 +229,7 @@ impl Expander<'_> {
                         q.tentative = u
                             .tentative
                             .or((!suffix.is_empty() || wild_use).then(|| u.span()));
+                        q.script = script.clone();
                         q.optional |= u.optional;
                         q.sufficient |= u.sufficient;
                         if u.condition.is_some() {

@@ -67,6 +67,9 @@ pub enum Builtin {
     Tokenize,
     /// `pp()`: the probe point as written (a constant of the handler).
     Pp,
+    /// `pn()`: the script-level point (an alias use after its wildcards
+    /// are expanded, before the alias is), a constant of the handler.
+    Pn,
     /// `abort()`: `exit()` that also ends the handler at once, uncaught.
     Abort,
     /// `warn(msg)`: `WARNING: msg` on stderr (`Program::warn_format`).
@@ -86,7 +89,7 @@ impl Builtin {
             PrintChar | Endian { .. } => &[false],
             TextStrn => &[true, false, false],
             Tokenize => &[true, true],
-            Pp | Target | SwitchFile | ProbeType => &[],
+            Pp | Pn | Target | SwitchFile | ProbeType => &[],
             Warn => &[true],
             Substr => &[true, false, false],
             Isinstr | Strpos => &[true, true],
@@ -231,6 +234,7 @@ fn builtin(name: &str) -> Option<(Builtin, usize)> {
         "string_quoted" => (StringQuoted, 1),
         "tokenize" => (Tokenize, 2),
         "pp" => (Pp, 0),
+        "pn" => (Pn, 0),
         "target" => (Target, 0),
         "switch_file" => (SwitchFile, 0),
         "big_endian2" | "big_endian4" | "big_endian8" | "little_endian2" | "little_endian4"

@@ -90,6 +90,8 @@ pub struct Point {
     pub flags: u8,
     /// The point as written.
     pub display: String,
+    /// The script-level point, for `pn()` (`ast::ProbePoint::script`).
+    pub script: String,
     /// Its first component.
     pub span: Span,
     /// `begin(N)` / `end(N)` sequence number (0 otherwise).

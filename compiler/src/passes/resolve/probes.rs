@@ -192,6 +192,7 @@ impl Resolver<'_> {
             maxactive: 0,
             flags,
             display: pp.display(),
+            script: pp.script.clone().unwrap_or_else(|| pp.display()),
             span,
             sequence: 0,
             oneshot: false,
