@@ -119,3 +119,19 @@ fn pn_is_the_use_with_its_wildcards_expanded() {
     let out = common::run_begin_end("probe begin { print(pn()) }", &Default::default()).ok();
     assert_eq!(out, "begin");
 }
+
+#[test]
+fn livepatch_tapset_names_are_refused_precisely() {
+    let e = first_semantic_error("probe timer.s(60) if (cve_enabled_p) { }");
+    assert!(
+        e.contains("not supported yet: the livepatch tapset (cve_enabled_p)"),
+        "{e}"
+    );
+    let e = first_semantic_error("probe begin { cve_count_metric(\"hit\") }");
+    assert!(
+        e.contains("not supported yet: the livepatch tapset (cve_count_metric)"),
+        "{e}"
+    );
+    // A script's own global of that name is its own.
+    build("global cve_enabled_p = 1\nprobe timer.s(60) if (cve_enabled_p) { }");
+}

@@ -349,6 +349,10 @@ impl Expander<'_> {
                     Some("probe condition must not reference function")
                 }
                 ExprKind::Var(v) if !globals.contains(v) => {
+                    if let Some(what) = crate::tapset::globals::livepatch_refusal(v) {
+                        self.diags.push(Diagnostic::unsupported(&what, e.span));
+                        return;
+                    }
                     Some("probe condition must not reference undeclared global")
                 }
                 _ => None,

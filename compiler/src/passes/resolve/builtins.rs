@@ -323,6 +323,10 @@ impl Resolver<'_> {
                 &format!("function {name}() (the JSON endpoint is a procfs probe)"),
                 e.span,
             ),
+            None if crate::tapset::globals::livepatch_refusal(name).is_some() => {
+                let what = crate::tapset::globals::livepatch_refusal(name).unwrap_or_default();
+                self.unsupported(&what, e.span)
+            }
             None if KNOWN_LATER.contains(&name) => {
                 self.unsupported(&format!("function {name}()"), e.span)
             }
