@@ -135,3 +135,17 @@ fn livepatch_tapset_names_are_refused_precisely() {
     // A script's own global of that name is its own.
     build("global cve_enabled_p = 1\nprobe timer.s(60) if (cve_enabled_p) { }");
 }
+
+#[test]
+fn module_name_globs_go_to_the_loader() {
+    let c = build("probe module(\"*scsi*\").function(\"*\").call { }");
+    assert_eq!(
+        c.program.probes[0].target,
+        ProbeTarget::Symbol {
+            name: "*scsi*:*".into(),
+            offset: 0
+        }
+    );
+    let e = fail("probe module(\"sc/si\").function(\"*\") { }");
+    assert!(e.contains("invalid kernel module name \"sc/si\""), "{e}");
+}

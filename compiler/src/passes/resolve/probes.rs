@@ -544,7 +544,7 @@ impl Resolver<'_> {
                 || m.len() + 1 + sym.len() > abi::STP_MAX_SYMBOL_LEN as usize
                 || !m
                     .bytes()
-                    .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-')
+                    .all(|c| c.is_ascii_alphanumeric() || b"_-*?".contains(&c))
             {
                 self.err(Diagnostic::semantic(
                     format!("invalid kernel module name \"{m}\""),
