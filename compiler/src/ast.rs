@@ -150,6 +150,14 @@ pub struct ProbePoint {
     pub condition: Option<Span>,
     /// The condition expression.
     pub cond: Option<Box<Expr>>,
+    /// Set on the points an alias or wildcard use expands to when the use
+    /// adds a suffix or has a wildcard: the use's span. Such a point that
+    /// does not accept its suffix is dropped; only when none of the
+    /// points of one use resolves is the use an error (stap's rule).
+    pub tentative: Option<Span>,
+    /// Set on the points an alias use expands to: the use as the script
+    /// wrote it, its wildcards replaced by the alias's name (`pn()`).
+    pub script: Option<String>,
 }
 
 impl ProbePoint {

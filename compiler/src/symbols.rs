@@ -82,6 +82,16 @@ impl KernelSymbols {
     /// Whether `pattern` (a name or glob; `module:glob` for a module)
     /// matches a probeable function.
     pub fn matches(&self, pattern: &str) -> bool {
+        // A module glob (`*scsi*:*`): any loaded module it names.
+        if let Some((m, f)) = pattern.split_once(':') {
+            if m.contains(['*', '?']) {
+                return self
+                    .modules
+                    .keys()
+                    .filter(|k| fnmatch(m.as_bytes(), k.as_bytes()))
+                    .any(|k| self.matches(&format!("{k}:{f}")));
+            }
+        }
         let (set, pat) = match pattern.split_once(':') {
             Some((m, f)) => match self.modules.get(m) {
                 Some(s) => (s, f),

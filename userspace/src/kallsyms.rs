@@ -65,6 +65,12 @@ pub fn split_pattern(name: &str) -> (Option<&str>, &str) {
     }
 }
 
+/// A pattern's module part `pm` (a name or a glob, `module("*scsi*")`)
+/// names the loaded module `m`.
+fn module_fits(pm: Option<&str>, m: &str) -> bool {
+    pm.is_some_and(|pm| glob(pm, m))
+}
+
 /// Shell-style match of `s` against `pat` (fnmatch(3): `*`, `?`, `[...]`),
 /// the compiler's one implementation.
 pub fn glob(pat: &str, s: &str) -> bool {
@@ -297,15 +303,20 @@ impl Kallsyms {
             };
             if !split.is_empty() {
                 if let Some(m) = module {
-                    if !modules.contains(m) && split.iter().any(|(_, pm, _)| *pm == Some(m)) {
+                    if !modules.contains(m) && split.iter().any(|(_, pm, _)| module_fits(*pm, m)) {
                         modules.insert(m.to_string());
                     }
                 }
                 for (p, m, g) in &split {
-                    if *m == module && glob(g, name) {
+                    let here = match (m, module) {
+                        (None, None) => true,
+                        (Some(pm), Some(mm)) => module_fits(Some(pm), mm),
+                        _ => false,
+                    };
+                    if here && glob(g, name) {
                         if let Some(set) = matches.get_mut(*p) {
-                            set.insert(match m {
-                                Some(m) => format!("{m}:{name}"),
+                            set.insert(match module {
+                                Some(mm) => format!("{mm}:{name}"),
                                 None => name.to_string(),
                             });
                         }
@@ -356,7 +367,8 @@ impl Kallsyms {
     /// is only checked against the blacklist.
     pub fn restrict(&mut self, allowed: Option<&HashSet<String>>, blacklist: &HashSet<String>) {
         for (pat, set) in self.matches.iter_mut() {
-            let wild = split_pattern(pat).1.contains(['*', '?']);
+            let (m, g) = split_pattern(pat);
+            let wild = g.contains(['*', '?']) || m.is_some_and(|m| m.contains(['*', '?']));
             set.retain(|sym| {
                 let f = split_pattern(sym).1;
                 !blacklist.contains(f)
@@ -440,7 +452,7 @@ impl Kallsyms {
                 .next()
                 .map(|n| Some((n, 0)))
                 .ok_or_else(|| match split_pattern(name).0 {
-                    Some(m) if !self.modules.contains(m) => {
+                    Some(m) if !self.modules.iter().any(|x| module_fits(Some(m), x)) => {
                         ResolveError::ModuleNotLoaded(m.to_string())
                     }
                     _ => ResolveError::NoMatch(name.clone()),
@@ -670,6 +682,8 @@ ffffffff81000080 t kprobe_vfs_readx
             "nope*",
             "ext4:nope",
             "nfsd:nfsd_dispatch",
+            "*xt*:*",
+            "nfs*:*",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -683,6 +697,15 @@ ffffffff81000080 t kprobe_vfs_readx
         assert_eq!(
             k.pattern_matches("ext4:ext4_*"),
             ["ext4:ext4_file_read_iter", "ext4:ext4_llseek"]
+        );
+        // A module glob: each match named by its own module.
+        assert_eq!(
+            k.pattern_matches("*xt*:*"),
+            ["ext4:ext4_file_read_iter", "ext4:ext4_llseek"]
+        );
+        assert_eq!(
+            k.resolve(&sym("nfs*:*", 0)),
+            Err(ResolveError::ModuleNotLoaded("nfs*".into()))
         );
         let allowed: HashSet<String> = [
             "vfs_read",

@@ -11,6 +11,8 @@ fn point(components: Vec<Component>) -> ProbePoint {
         sufficient: false,
         condition: None,
         cond: None,
+        tentative: None,
+        script: None,
     }
 }
 
@@ -84,6 +86,8 @@ fn components(mut i: In) -> PResult<Vec<ProbePoint>> {
                         sufficient: s.sufficient,
                         condition: s.condition,
                         cond: s.cond.clone(),
+                        tentative: None,
+                        script: None,
                     });
                 }
                 if product.len() > 4096 {

@@ -204,13 +204,32 @@ impl Expander<'_> {
                     ));
                     return;
                 }
+                let wild_use = u.components.iter().any(|c| c.name.contains('*'));
                 for a in hits {
                     let n = len(a).unwrap_or(0);
                     let suffix = &u.components[n.min(u.components.len())..];
+                    // The use with the alias's own name for its first n
+                    // components (wildcards expanded), for pn().
+                    let script = u.script.clone().or_else(|| {
+                        let name = a
+                            .names
+                            .iter()
+                            .find(|m| m.components.len() == n && matches(m, u))?;
+                        let mut shown = u.clone();
+                        shown.components = name.components.clone();
+                        shown.components.extend(suffix.iter().cloned());
+                        shown.optional = false;
+                        shown.sufficient = false;
+                        Some(shown.display())
+                    });
                     let mut pts = Vec::new();
                     for ap in &a.points {
                         let mut q = self.fresh_point(ap);
                         q.components.extend(suffix.iter().cloned());
+                        q.tentative = u
+                            .tentative
+                            .or((!suffix.is_empty() || wild_use).then(|| u.span()));
+                        q.script = script.clone();
                         q.optional |= u.optional;
                         q.sufficient |= u.sufficient;
                         if u.condition.is_some() {
@@ -330,6 +349,10 @@ impl Expander<'_> {
                     Some("probe condition must not reference function")
                 }
                 ExprKind::Var(v) if !globals.contains(v) => {
+                    if let Some(what) = crate::tapset::globals::livepatch_refusal(v) {
+                        self.diags.push(Diagnostic::unsupported(&what, e.span));
+                        return;
+                    }
                     Some("probe condition must not reference undeclared global")
                 }
                 _ => None,

@@ -435,6 +435,7 @@ impl Typer<'_> {
                             | Builtin::StringQuoted
                             | Builtin::Tokenize
                             | Builtin::Pp
+                            | Builtin::Pn
                             | Builtin::ProbeType => Ty::Str,
                             Builtin::Error | Builtin::Warn if hint == Ty::Long => Ty::Long,
                             Builtin::Error

@@ -72,3 +72,30 @@ fn is_this_var(n: &str) -> bool {
     n.strip_prefix("__this_var")
         .is_some_and(|d| matches!(d, "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8"))
 }
+
+/// The names stap's livepatch tapset (livepatch.stp, for the
+/// security-band-aids scripts) defines: its globals and functions.
+const LIVEPATCH: &[&str] = &[
+    "cve_enabled_p",
+    "cve_fix_p",
+    "cve_notify_p",
+    "cve_trace_p",
+    "cve_tmpdisabled_s",
+    "cve_metrics",
+    "cve_count_metric",
+    "cve_record_metric",
+    "cve_tmpdisable",
+];
+
+/// The refusal for a use of `name` when it is one of livepatch.stp's
+/// names the script does not define: that tapset is plain script, but its
+/// parameters are procfs files (`procfs("cve_enabled_p").write` ...) and
+/// its metrics a prometheus probe, neither of which stapvm has yet.
+pub(crate) fn livepatch_refusal(name: &str) -> Option<String> {
+    LIVEPATCH.contains(&name).then(|| {
+        format!(
+            "the livepatch tapset ({name}): its parameters are procfs files \
+             and its metrics a prometheus probe"
+        )
+    })
+}

@@ -29,7 +29,7 @@
 //! the user's script. See docs/tapset.md.
 pub mod entry;
 mod errno_table;
-mod globals;
+pub(crate) mod globals;
 pub mod kernel_aliases;
 pub mod library;
 mod listings;

@@ -174,6 +174,12 @@ impl Gen<'_> {
                 "not supported yet: pp() in a probe with several points",
                 "not supported yet: pp() in a function",
             ),
+            Builtin::Pn => self.point_const(
+                sdst,
+                |x| &x.script,
+                "not supported yet: pn() in a probe with several points",
+                "not supported yet: pn() in a function",
+            ),
             Builtin::Helper { id, arg } => {
                 let ra = match (arg, args.first()) {
                     (true, Some(a)) => self.int(a),

@@ -67,6 +67,9 @@ pub enum Builtin {
     Tokenize,
     /// `pp()`: the probe point as written (a constant of the handler).
     Pp,
+    /// `pn()`: the script-level point (an alias use after its wildcards
+    /// are expanded, before the alias is), a constant of the handler.
+    Pn,
     /// `abort()`: `exit()` that also ends the handler at once, uncaught.
     Abort,
     /// `warn(msg)`: `WARNING: msg` on stderr (`Program::warn_format`).
@@ -94,7 +97,7 @@ impl Builtin {
             PrintChar | Endian { .. } => &[false],
             TextStrn => &[true, false, false],
             Tokenize => &[true, true],
-            Pp | Target | SwitchFile | ProbeType | Tz { .. } => &[],
+            Pp | Pn | Target | SwitchFile | ProbeType | Tz { .. } => &[],
             Warn => &[true],
             Substr => &[true, false, false],
             Isinstr | Strpos => &[true, true],
@@ -242,6 +245,7 @@ fn builtin(name: &str) -> Option<(Builtin, usize)> {
         "string_quoted" => (StringQuoted, 1),
         "tokenize" => (Tokenize, 2),
         "pp" => (Pp, 0),
+        "pn" => (Pn, 0),
         "target" => (Target, 0),
         "switch_file" => (SwitchFile, 0),
         "__tz_gmtoff" => (Tz { name: false }, 0),
@@ -332,6 +336,10 @@ impl Resolver<'_> {
                 &format!("function {name}() (the JSON endpoint is a procfs probe)"),
                 e.span,
             ),
+            None if crate::tapset::globals::livepatch_refusal(name).is_some() => {
+                let what = crate::tapset::globals::livepatch_refusal(name).unwrap_or_default();
+                self.unsupported(&what, e.span)
+            }
             None if KNOWN_LATER.contains(&name) => {
                 self.unsupported(&format!("function {name}()"), e.span)
             }

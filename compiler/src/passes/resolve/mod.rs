@@ -90,6 +90,8 @@ pub struct Point {
     pub flags: u8,
     /// The point as written.
     pub display: String,
+    /// The script-level point, for `pn()` (`ast::ProbePoint::script`).
+    pub script: String,
     /// Its first component.
     pub span: Span,
     /// `begin(N)` / `end(N)` sequence number (0 otherwise).
@@ -197,6 +199,9 @@ pub const ELIDING_UNUSED: &str = "Eliding unused variable";
 /// The state of the walk over the script (`run`, `walk.rs`).
 struct Resolver<'a> {
     diags: &'a mut Diags,
+    /// The point being resolved is optional or tentative: a component
+    /// that does not fit drops it without an error.
+    quiet_mismatch: bool,
     globals: Vec<GlobalInfo>,
     refs: Vec<Ref>,
     /// Locals of the probe being walked.
@@ -306,6 +311,7 @@ impl Resolver<'_> {
 pub fn run(script: &Script, unelided: bool, diags: &mut Diags) -> Resolved {
     let mut r = Resolver {
         diags,
+        quiet_mismatch: false,
         globals: Vec::new(),
         refs: vec![Ref::None; script.nexprs as usize],
         locals: Vec::new(),
@@ -403,6 +409,9 @@ pub fn run(script: &Script, unelided: bool, diags: &mut Diags) -> Resolved {
         });
     }
     let mut probes = Vec::new();
+    // Per tentative use (ast::ProbePoint::tentative): whether one of its
+    // points resolved, and the first that did not.
+    let mut uses: Vec<(Span, bool, Option<ProbePoint>)> = Vec::new();
     let mut open_at: Option<Span> = None;
     let mut saw_openat = false;
     for (idx, it) in script.items.iter().enumerate() {
@@ -420,7 +429,22 @@ pub fn run(script: &Script, unelided: bool, diags: &mut Diags) -> Resolved {
                 ["syscall" | "nd_syscall", "openat", ..] => saw_openat = true,
                 _ => {}
             }
-            if let Some(mut point) = r.point(pp) {
+            let resolved = r.point(pp);
+            if let Some(t) = pp.tentative {
+                let i = match uses.iter().position(|u| u.0 == t) {
+                    Some(i) => i,
+                    None => {
+                        uses.push((t, false, None));
+                        uses.len() - 1
+                    }
+                };
+                if resolved.is_some() {
+                    uses[i].1 = true;
+                } else if uses[i].2.is_none() && !pp.optional {
+                    uses[i].2 = Some(pp.clone());
+                }
+            }
+            if let Some(mut point) = resolved {
                 if after_sufficient {
                     point.flags |= abi::STP_PROBE_F_ALTERNATIVE as u8;
                 }
@@ -431,7 +455,12 @@ pub fn run(script: &Script, unelided: bool, diags: &mut Diags) -> Resolved {
             }
             after_sufficient |= pp.sufficient;
         }
-        if points.is_empty() && !p.points.is_empty() && p.points.iter().all(|pp| pp.optional) {
+        if points.is_empty()
+            && !p.points.is_empty()
+            && p.points
+                .iter()
+                .all(|pp| pp.optional || pp.tentative.is_some())
+        {
             // Every point was optional and dropped: no probe.
             continue;
         }
@@ -472,6 +501,13 @@ pub fn run(script: &Script, unelided: bool, diags: &mut Diags) -> Resolved {
             points,
             locals: std::mem::take(&mut r.locals),
         });
+    }
+    // A use none of whose points resolved: the first point's own error.
+    for (_, any, first) in uses {
+        if let (false, Some(mut pp)) = (any, first) {
+            pp.tentative = None;
+            let _ = r.point(&pp);
+        }
     }
     for (g, info) in r.globals.iter().enumerate() {
         if !unelided && !info.written && !r.read_globals.contains(&g) {

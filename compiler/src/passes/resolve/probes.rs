@@ -11,11 +11,29 @@ fn lit_num(c: &Component) -> Option<i64> {
     }
 }
 
+/// `pat` (a component name, maybe with `*`) matches `name`.
+fn glob(pat: &str, name: &str) -> bool {
+    crate::glob::fnmatch(pat.as_bytes(), name.as_bytes())
+}
+
 fn lit_str(c: &Component) -> Option<&str> {
     match &c.arg {
         Some(Literal::Str(s, _)) => std::str::from_utf8(s).ok(),
         _ => None,
     }
+}
+
+/// The probe families that are user-space marks (`process(...).mark`)
+/// under a tapset alias: what they are, for the refusal; `None` for the
+/// other names.
+fn user_space_family(first: &str) -> Option<&'static str> {
+    Some(match first {
+        "stap" | "staprun" | "stapio" => "marks of the systemtap programs",
+        "qemu" => "qemu's marks",
+        "glib" | "gobject" => "glib's marks",
+        "libvirt" => "libvirt's marks",
+        _ => return None,
+    })
 }
 
 impl Resolver<'_> {
@@ -100,6 +118,9 @@ impl Resolver<'_> {
     /// names that fit there as `(similar: …)` (unless `at` is one of them
     /// and only its argument or what follows is wrong).
     fn mismatch(&mut self, c: &[Component], at: &Component) {
+        if self.quiet_mismatch {
+            return;
+        }
         let pos = c.iter().position(|x| std::ptr::eq(x, at)).unwrap_or(0);
         let prefix: Vec<&str> = c[..pos].iter().map(|x| x.name.as_str()).collect();
         let mut names: Vec<&str> = crate::suggest::probe_functors(&prefix).to_vec();
@@ -120,6 +141,13 @@ impl Resolver<'_> {
     /// Resolves one probe point; `None` after reporting an error, or for
     /// `never`.
     pub(super) fn point(&mut self, pp: &ProbePoint) -> Option<Point> {
+        self.quiet_mismatch = pp.optional || pp.tentative.is_some();
+        let p = self.point_inner(pp);
+        self.quiet_mismatch = false;
+        p
+    }
+
+    fn point_inner(&mut self, pp: &ProbePoint) -> Option<Point> {
         let c = &pp.components;
         let first = c.first()?;
         let span = first.span;
@@ -128,7 +156,25 @@ impl Resolver<'_> {
             self.unsupported("conditional probe points (if)", cond);
             return None;
         }
-        if let Some(w) = c.iter().find(|c| c.name.contains('*')) {
+        // Families stapvm refuses whole, before any wildcard in them is
+        // looked at: netfilter hooks (issue 11) and the user-space marks
+        // that stap's or the applications' tapsets define (issue 12).
+        if names[0] == "netfilter" {
+            self.unsupported("netfilter probes", span);
+            return None;
+        }
+        if let Some(what) = user_space_family(names[0]) {
+            self.unsupported(&format!("user-space probes ({what})"), span);
+            return None;
+        }
+        // After `syscall.NAME`, globs are matched against the suffixes
+        // below (`.return.maxact*(10)`).
+        let glob_upto = if matches!(names[0], "syscall" | "nd_syscall") {
+            2
+        } else {
+            c.len()
+        };
+        if let Some(w) = c.iter().take(glob_upto).find(|c| c.name.contains('*')) {
             self.unsupported("wildcard probe points", w.span);
             return None;
         }
@@ -146,6 +192,7 @@ impl Resolver<'_> {
             maxactive: 0,
             flags,
             display: pp.display(),
+            script: pp.script.clone().unwrap_or_else(|| pp.display()),
             span,
             sequence: 0,
             oneshot: false,
@@ -155,7 +202,7 @@ impl Resolver<'_> {
         // An optional point that does not fit is dropped, as stap's
         // derive_probes does (`ioscheduler.*.return ?` over aliases on
         // tracepoints, which have no `.return`).
-        let optional = pp.optional;
+        let optional = pp.optional || pp.tentative.is_some();
         let mismatch = |r: &mut Self, at: &Component| {
             if !optional {
                 r.mismatch(c, at);
@@ -265,10 +312,30 @@ impl Resolver<'_> {
                 if first.arg.is_some() || nc.arg.is_some() {
                     return mismatch(self, if first.arg.is_some() { first } else { nc });
                 }
+                // `.return`, then `.maxactive(N)` (the kretprobe's
+                // maxactive); globs match these names, as stap's match
+                // tree does.
+                let fits = |comp: &Component, name: &str| glob(&comp.name, name);
                 let ret = match rest {
                     [] => false,
-                    ["return"] if c[2].arg.is_none() => true,
-                    _ => return mismatch(self, &c[2]),
+                    [_] | [_, _] if !fits(&c[2], "return") || c[2].arg.is_some() => {
+                        return mismatch(self, &c[2])
+                    }
+                    [_] => true,
+                    [_, _] => {
+                        let mc = &c[3];
+                        match lit_num(mc) {
+                            Some(m)
+                                if fits(mc, "maxactive")
+                                    && (0..=i64::from(u32::MAX)).contains(&m) =>
+                            {
+                                p.maxactive = m as u32
+                            }
+                            _ => return mismatch(self, mc),
+                        }
+                        true
+                    }
+                    _ => return mismatch(self, &c[4]),
                 };
                 p.target = ProbeTarget::FirstOf(vec![
                     format!("__x64_sys_{name}"),
@@ -356,6 +423,21 @@ impl Resolver<'_> {
                 None
             }
             ["timer", "profile", "tick"] => self.profile_point(p, c, 0),
+            // A profile timer N times a second of CPU time: the period
+            // as perf.sw.cpu_clock.sample's, in the same bounds.
+            ["timer", "profile", "freq", "hz"] => match lit_num(&c[3]) {
+                Some(n) if (1..=1_000_000_000 / 100_000).contains(&n) => {
+                    self.profile_point(p, &c[..3], (1_000_000_000 / n) as u64)
+                }
+                Some(_) => {
+                    self.err(
+                        Diagnostic::semantic("while resolving probe point", span)
+                            .with_note("interval value out of range (1, 10000)", None),
+                    );
+                    None
+                }
+                None => mismatch(self, &c[3]),
+            },
             ["perf", "sw", "cpu_clock"] => self.profile_point(p, c, 1_000_000),
             ["perf", "sw", "cpu_clock", "sample"] => match lit_num(&c[3]) {
                 Some(n) if (100_000..=1_000_000_000).contains(&n) => {
@@ -462,7 +544,7 @@ impl Resolver<'_> {
                 || m.len() + 1 + sym.len() > abi::STP_MAX_SYMBOL_LEN as usize
                 || !m
                     .bytes()
-                    .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-')
+                    .all(|c| c.is_ascii_alphanumeric() || b"_-*?".contains(&c))
             {
                 self.err(Diagnostic::semantic(
                     format!("invalid kernel module name \"{m}\""),
