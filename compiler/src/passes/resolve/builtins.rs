@@ -100,8 +100,6 @@ impl Builtin {
 /// Tapset functions people use that are not built in yet: calling one says
 /// so rather than "unresolved function".
 const KNOWN_LATER: &[&str] = &[
-    // Regex subexpressions (`=~` itself is supported: compiler/src/regex.rs).
-    "matched",
     "matched_str",
     "ngroups",
     "ctime",
@@ -141,6 +139,35 @@ const JSON_FUNCTIONS: &[&str] = &[
     "json_add_array",
     "json_add_array_numeric_metric",
     "json_add_array_string_metric",
+];
+
+/// Tapset functions stapvm refuses for a reason of its own, with that
+/// reason: `not supported yet: function NAME() (REASON)`.
+const REFUSED_WITH_REASON: &[(&str, &str)] = &[
+    (
+        "matched",
+        "regex subexpressions: the `=~` DFA (compiler/src/regex.rs) matches \
+         without recording where groups begin and end",
+    ),
+    (
+        "ftrace",
+        "it writes to the kernel's ftrace ring buffer, which stapvm does not do",
+    ),
+    (
+        "_IS_ZERO_PAGE",
+        "it compares a page with the kernel's zero page, whose address \
+         stapvm's programs cannot read (no kernel symbol reads)",
+    ),
+    (
+        "get_loadavg_index",
+        "it reads the kernel variable avenrun, and stapvm has no kernel \
+         symbol reads (@var) yet",
+    ),
+    (
+        "sprint_loadavg",
+        "it reads the kernel variable avenrun, and stapvm has no kernel \
+         symbol reads (@var) yet",
+    ),
 ];
 
 fn builtin(name: &str) -> Option<(Builtin, usize)> {
@@ -231,6 +258,10 @@ fn builtin(name: &str) -> Option<(Builtin, usize)> {
         "string_quoted" => (StringQuoted, 1),
         "tokenize" => (Tokenize, 2),
         "pp" => (Pp, 0),
+        // pn(): the probe point as written in the script, which is what
+        // pp() gives here (stapvm's pp() is the written point, not the
+        // expansion stap's pp() shows).
+        "pn" => (Pp, 0),
         "target" => (Target, 0),
         "switch_file" => (SwitchFile, 0),
         "big_endian2" | "big_endian4" | "big_endian8" | "little_endian2" | "little_endian4"
@@ -319,6 +350,13 @@ impl Resolver<'_> {
                 &format!("function {name}() (the JSON endpoint is a procfs probe)"),
                 e.span,
             ),
+            None if REFUSED_WITH_REASON.iter().any(|(n, _)| *n == name) => {
+                let why = REFUSED_WITH_REASON
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map_or("", |(_, w)| w);
+                self.unsupported(&format!("function {name}() ({why})"), e.span)
+            }
             None if KNOWN_LATER.contains(&name) => {
                 self.unsupported(&format!("function {name}()"), e.span)
             }
