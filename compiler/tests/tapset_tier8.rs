@@ -130,6 +130,8 @@ fn refused_functions_say_why() {
         ("probe begin { println(_IS_ZERO_PAGE(0, 0)) }", "zero page"),
         ("probe begin { println(get_loadavg_index(0)) }", "avenrun"),
         ("probe begin { println(sprint_loadavg()) }", "avenrun"),
+        ("probe begin { println(stp_pid()) }", "loader's pid"),
+        ("probe begin { println(is_myproc()) }", "loader user's"),
         (
             "probe begin { if (\"ab\" =~ \"(a)b\") println(matched(1)) }",
             "regex subexpressions",
@@ -156,5 +158,22 @@ fn get_ip_from_client_type_follows_compatible() {
     let e = first_semantic_error(src);
     assert!(e.contains("type mismatch"), "{e}");
     let c = build("probe kernel.function(\"do_exit\") { println(get_ip_from_client(0) . \"\") }");
+    check(&c.program);
+}
+
+#[test]
+fn context_module_stack_and_environment() {
+    // No task in user space: no environment; begin has no registers, so
+    // stack_used() is an error there.
+    let o = out(
+        "probe begin { println(module_name(), \"|\", env_var(\"TERM\"), \"|\", stack_size()) }",
+    );
+    assert_eq!(o, "stapvm||16384\n");
+    let o = out("probe begin { println(stack_used()) }");
+    assert!(
+        o.contains("ERROR: stack_used(): no kernel stack pointer"),
+        "{o}"
+    );
+    let c = build("probe kernel.function(\"do_exit\") { println(stack_used(), stack_unused(), env_var(\"PATH\")) }");
     check(&c.program);
 }

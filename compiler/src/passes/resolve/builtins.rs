@@ -163,6 +163,12 @@ const REFUSED_WITH_REASON: &[(&str, &str)] = &[
         "it reads the kernel variable avenrun, and stapvm has no kernel \
          symbol reads (@var) yet",
     ),
+    ("stp_pid", "the loader's pid is not passed to the program"),
+    (
+        "is_myproc",
+        "it compares current's uid with the loader user's, which is not \
+         passed to the program",
+    ),
     (
         "sprint_loadavg",
         "it reads the kernel variable avenrun, and stapvm has no kernel \
