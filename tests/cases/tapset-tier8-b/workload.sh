@@ -3,4 +3,4 @@
 set -- $(cat /proc/$$/stat)
 echo "PGRP=$5" >>"$VARS"
 echo "SID=$6" >>"$VARS"
-retval 3 >/dev/null
+TIER8_VAR=hello-tier8 retval 3 >/dev/null
