@@ -316,7 +316,7 @@ fn front(
     if diags.has_errors() {
         return Err(fail(&diags, &tokens));
     }
-    tapset::kernel_aliases::add(&mut script, &mut diags);
+    tapset::kernel_aliases::add(&mut script, target, &mut diags);
     let script = passes::expand::run(script, &mut diags);
     let script = passes::prometheus::run(script, &mut diags);
     if diags.has_errors() {

@@ -701,6 +701,8 @@ const MUST_COMPILE: &[&str] = &[
     "process__schedtimes.stp",
     // dentry.stp's fullpath_struct_nameidata, inode_name, d_path.
     "network__autofs4.stp",
+    // proc_mem.stp's mem_page_size (library_ctx.stp).
+    "process__futexes2.stp",
 ];
 
 /// Tier A–D scripts refused today with another message than `not

@@ -195,7 +195,9 @@ fn calls_and_defs(items: &mut [Item]) -> (Vec<(String, Span)>, Vec<String>) {
 /// `kernel.function` probe, tcp.stp's `__ip_sock_saddr` from mib.stp) is
 /// added too, its functions and globals only. A function the script
 /// defines itself is not added (the script's definition wins, as in stap).
-pub(crate) fn add(s: &mut Script, diags: &mut crate::diag::Diags) {
+/// The files' `%( %? %: %)` conditionals are decided for `target` (the
+/// script's `--compatible` version: nfs.stp's two forms of `get_ip`).
+pub(crate) fn add(s: &mut Script, target: &crate::Target, diags: &mut crate::diag::Diags) {
     let (used, _) = family_uses(s);
     let (_, own_funcs) = calls_and_defs(&mut s.items);
     let mut g = Gen {
@@ -213,7 +215,7 @@ pub(crate) fn add(s: &mut Script, diags: &mut crate::diag::Diags) {
             continue;
         };
         done[i] = true;
-        let mut items = g.items(f.text, span);
+        let mut items = g.items_for(f.text, span, target);
         for it in &mut items {
             if let Item::Alias(a) = it {
                 relabel_alias(&mut g, a, span);
@@ -240,7 +242,7 @@ pub(crate) fn add(s: &mut Script, diags: &mut crate::diag::Diags) {
         });
         let Some((i, span)) = want else { break };
         done[i] = true;
-        let items = g.items(FILES[i].text, span);
+        let items = g.items_for(FILES[i].text, span, target);
         added.extend(
             items
                 .into_iter()

@@ -14,8 +14,9 @@ use crate::ast::*;
 use crate::diag::{Diagnostic, Diags};
 use std::collections::HashSet;
 
-/// The hand-written part.
-const LIBRARY: &str = include_str!("library.stp");
+/// The hand-written part: library.stp, then library_ctx.stp (the
+/// context, proc_mem, namespace, unwind and signal functions).
+const LIBRARY: &str = concat!(include_str!("library.stp"), include_str!("library_ctx.stp"));
 
 /// `errno_str(e)`: the name of errno `e` (or `-e`), "" when unknown; the
 /// binary search on `e` is built as AST (`tree`) into the `{ }`.
@@ -141,7 +142,9 @@ fn argv_literal(e: &mut Expr, args: &[String], declared: &HashSet<String>) {
 /// err_msg)`, `user_string_n(addr, n, err_msg)`, `ansi_set_color(fg[,
 /// bg])`, `ctime()`, `user_string_warn(addr, warn_msg)` call the
 /// library's `__user_string2`, `__kernel_string2`, `__user_string_n3`,
-/// `__ansi_set_color1/2`, `__ctime_now`, `__user_string_warn2`; the
+/// `__ansi_set_color1/2`, `__ctime_now`, `__user_string_warn2`;
+/// `proc_mem_size(pid)` ... `proc_mem_string(pid)` call the `_pid`
+/// forms (library_ctx.stp); the
 /// longer forms of `user_string_n_warn` and `user_string_n_quoted` call
 /// `__user_string_n_warn3`, `__user_string_n_quoted3`, the `err_msg`
 /// forms of the UTF-32/16 readers `__kernel_string_utf32_2` ...; the
@@ -160,6 +163,12 @@ fn two_argument_form(e: &mut Expr) -> Option<Span> {
             ("ansi_set_color", 1) => *name = "__ansi_set_color1".to_string(),
             ("ansi_set_color", 2) => *name = "__ansi_set_color2".to_string(),
             ("ctime", 0) => *name = "__ctime_now".to_string(),
+            ("proc_mem_size", 1) => *name = "proc_mem_size_pid".to_string(),
+            ("proc_mem_rss", 1) => *name = "proc_mem_rss_pid".to_string(),
+            ("proc_mem_shr", 1) => *name = "proc_mem_shr_pid".to_string(),
+            ("proc_mem_txt", 1) => *name = "proc_mem_txt_pid".to_string(),
+            ("proc_mem_data", 1) => *name = "proc_mem_data_pid".to_string(),
+            ("proc_mem_string", 1) => *name = "proc_mem_string_pid".to_string(),
             ("assert", 2) => *name = "__assert2".to_string(),
             ("user_string_warn", 2) => *name = "__user_string_warn2".to_string(),
             ("user_string_n_warn", 3) => *name = "__user_string_n_warn3".to_string(),

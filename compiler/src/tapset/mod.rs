@@ -87,9 +87,26 @@ impl Gen {
         span: Span,
         patch: &mut dyn FnMut(&mut Vec<Item>) -> bool,
     ) -> Vec<Item> {
+        self.items_patched_for(text, span, &crate::Target::default(), patch)
+    }
+
+    /// `items`, with the text's `%( %? %: %)` conditionals decided for
+    /// `target` (the script's: `systemtap_v` of `--compatible`, ...).
+    pub fn items_for(&mut self, text: &str, span: Span, target: &crate::Target) -> Vec<Item> {
+        self.items_patched_for(text, span, target, &mut |_| true)
+    }
+
+    /// `items_patched` for `target`.
+    fn items_patched_for(
+        &mut self,
+        text: &str,
+        span: Span,
+        target: &crate::Target,
+        patch: &mut dyn FnMut(&mut Vec<Item>) -> bool,
+    ) -> Vec<Item> {
         let tokens = crate::parse::lexer::lex(text, &[]);
         let mut d = Diags::default();
-        let script = crate::parse::parse(&tokens, &mut d);
+        let script = crate::parse::parse_for(&tokens, target, &mut d);
         if d.has_errors() {
             let first = d
                 .list

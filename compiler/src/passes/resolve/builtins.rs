@@ -111,8 +111,6 @@ impl Builtin {
 /// Tapset functions people use that are not built in yet: calling one says
 /// so rather than "unresolved function".
 const KNOWN_LATER: &[&str] = &[
-    // Regex subexpressions (`=~` itself is supported: compiler/src/regex.rs).
-    "matched",
     "matched_str",
     "ngroups",
     "ctime",
@@ -155,6 +153,41 @@ const JSON_FUNCTIONS: &[&str] = &[
     "json_add_array",
     "json_add_array_numeric_metric",
     "json_add_array_string_metric",
+];
+
+/// Tapset functions stapvm refuses for a reason of its own, with that
+/// reason: `not supported yet: function NAME() (REASON)`.
+const REFUSED_WITH_REASON: &[(&str, &str)] = &[
+    (
+        "matched",
+        "regex subexpressions: the `=~` DFA (compiler/src/regex.rs) matches \
+         without recording where groups begin and end",
+    ),
+    (
+        "ftrace",
+        "it writes to the kernel's ftrace ring buffer, which stapvm does not do",
+    ),
+    (
+        "_IS_ZERO_PAGE",
+        "it compares a page with the kernel's zero page, whose address \
+         stapvm's programs cannot read (no kernel symbol reads)",
+    ),
+    (
+        "get_loadavg_index",
+        "it reads the kernel variable avenrun, and stapvm has no kernel \
+         symbol reads (@var) yet",
+    ),
+    ("stp_pid", "the loader's pid is not passed to the program"),
+    (
+        "is_myproc",
+        "it compares current's uid with the loader user's, which is not \
+         passed to the program",
+    ),
+    (
+        "sprint_loadavg",
+        "it reads the kernel variable avenrun, and stapvm has no kernel \
+         symbol reads (@var) yet",
+    ),
 ];
 
 fn builtin(name: &str) -> Option<(Builtin, usize)> {
@@ -339,6 +372,13 @@ impl Resolver<'_> {
             None if crate::tapset::globals::livepatch_refusal(name).is_some() => {
                 let what = crate::tapset::globals::livepatch_refusal(name).unwrap_or_default();
                 self.unsupported(&what, e.span)
+            }
+            None if REFUSED_WITH_REASON.iter().any(|(n, _)| *n == name) => {
+                let why = REFUSED_WITH_REASON
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map_or("", |(_, w)| w);
+                self.unsupported(&format!("function {name}() ({why})"), e.span)
             }
             None if KNOWN_LATER.contains(&name) => {
                 self.unsupported(&format!("function {name}()"), e.span)
