@@ -28,6 +28,8 @@ pub enum Rendered {
     Exit,
     /// `switch_file()` ran (`Program::switch_file_format`).
     SwitchFile,
+    /// `system(cmd)` ran: the command, for `/bin/sh -c` (`crate::system`).
+    System(Vec<u8>),
 }
 
 /// stap's keywords (parse.cxx), for naming a token in error messages.
@@ -174,6 +176,7 @@ impl<'p> Renderer<'p> {
             Ok(Record::Exit { .. }) => Rendered::Exit,
             // print(@hist_*(s)): drawn as stap draws it (vm_spec::hist).
             Ok(Record::Hist { hist, .. }) => Rendered::Out(hist.draw().into_bytes()),
+            Ok(Record::System { cmd, .. }) => Rendered::System(cmd),
             Err(e) => Rendered::Message(format!("ERROR: unreadable record from the kernel: {e}")),
         }
     }
@@ -332,6 +335,9 @@ pub struct Printer<'p, W: Write, E: Write> {
     /// What `switch_file()` does to the output (after a flush); nothing
     /// when unset.
     pub switch_file: Option<SwitchHook<W>>,
+    /// The commands of system(); `None` (tests) writes what would run as
+    /// a message line instead.
+    pub system: Option<crate::system::Runner>,
 }
 
 /// `Printer::switch_file`.
@@ -347,6 +353,7 @@ impl<'p, W: Write, E: Write> Printer<'p, W, E> {
             exits: 0,
             out_failed: None,
             switch_file: None,
+            system: None,
         }
     }
 
@@ -391,6 +398,18 @@ impl<'p, W: Write, E: Write> Printer<'p, W, E> {
                 Rendered::Exit => {
                     exit = true;
                     self.exits += 1;
+                }
+                Rendered::System(cmd) => {
+                    // Output so far first, then the command (crate::system).
+                    self.flush();
+                    let _ = self.err.flush();
+                    let msg = match self.system.as_mut() {
+                        Some(r) => r.run(&cmd),
+                        None => Some(format!("system: {}", String::from_utf8_lossy(&cmd))),
+                    };
+                    if let Some(m) = msg {
+                        self.message(&m);
+                    }
                 }
                 Rendered::SwitchFile => {
                     self.flush();
