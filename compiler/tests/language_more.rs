@@ -119,3 +119,18 @@ fn delete_of_a_slice_inside_a_foreach_over_another_array() {
         }"#);
     assert_eq!(out, "7r\n");
 }
+
+#[test]
+fn in_of_a_slice_finds_any_matching_entry() {
+    let out = run(r#"global arr
+        probe begin {
+            arr[1, "r", 7] = 1; arr[2, "w", 8] = 2
+            printf("%d %d %d %d %d\n", [1, *, *] in arr, [*, "w", *] in arr,
+                   [3, *, *] in arr, [1, "w", *] in arr, [*, *, 8] in arr)
+            foreach ([a, b, c] in arr)
+                if ([a, *, *] in arr && !([*, *, c + 10] in arr)) printf("%d%s ", a, b)
+            k = 2; delete arr[k, *, *]
+            printf("| %d\n", [2, *, *] in arr)
+        }"#);
+    assert_eq!(out, "1 1 0 0 1\n1r 2w | 0\n");
+}

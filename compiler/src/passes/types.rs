@@ -615,7 +615,8 @@ impl Typer<'_> {
             }
             ExprKind::In { keys, array } => {
                 if let Some(g) = self.array_of(array) {
-                    self.array_keys(g, &keys.iter().flatten().collect::<Vec<_>>(), e.span);
+                    let keys: Vec<Option<&Expr>> = keys.iter().map(Option::as_ref).collect();
+                    self.array_slice_keys(g, &keys, e.span);
                 }
                 Ty::Long
             }

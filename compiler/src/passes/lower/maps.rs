@@ -80,7 +80,7 @@ impl Gen<'_> {
         match &e.kind {
             ExprKind::Index { base, keys } if keys.iter().any(Option::is_none) => {
                 if let Some(g) = self.array_of(base) {
-                    self.delete_slice(g, keys);
+                    self.slice_scan(g, keys, None);
                 }
             }
             ExprKind::Index { base, keys } => {
@@ -126,16 +126,22 @@ impl Gen<'_> {
         self.release(mark);
     }
 
-    /// `delete a[k, *]`: MITER over the map on the iterator of this nesting
-    /// level, MDEL of each entry whose fixed keys equal the slice's
-    /// (evaluated once, first), LOOP back; entries deleted since MITER are
-    /// passed over (opcodes.h), so deleting while iterating is sound.
-    fn delete_slice(&mut self, g: usize, keys: &[Option<Expr>]) {
+    /// `delete a[k, *]` (`found` None) or `[k, *] in a` (`found` Some(dst)):
+    /// MITER over the map on the iterator of this nesting level, then for
+    /// each entry whose fixed keys equal the slice's (evaluated once,
+    /// first) MDEL it, or set dst to 1 and stop; LOOP back. Entries deleted
+    /// since MITER are passed over (opcodes.h), so deleting while iterating
+    /// is sound.
+    pub(super) fn slice_scan(&mut self, g: usize, keys: &[Option<Expr>], found: Option<u8>) {
         use abi::*;
         use vm_spec::tables::imm_pack;
+        let mark = self.mark();
+        if let Some(d) = found {
+            self.load_int(d, 0);
+        }
         if u32::from(self.iter_depth) >= STP_MAX_ITERS {
             self.fail(&format!(
-                "not supported yet: delete of a slice nested in foreach more than {} deep",
+                "not supported yet: an array slice nested in foreach more than {} deep",
                 STP_MAX_ITERS - 1
             ));
             return;
@@ -190,7 +196,16 @@ impl Gen<'_> {
             }
             skips.push(self.jump(STP_OP_JNZ, t));
         }
-        self.emit(STP_OP_MDEL, 0, rb, sc, map);
+        let mut done = Vec::new();
+        match found {
+            Some(d) => {
+                self.load_int(d, 1);
+                done.push(self.jump(STP_OP_JMP, 0));
+            }
+            None => {
+                self.emit(STP_OP_MDEL, 0, rb, sc, map);
+            }
+        }
         self.patch_here(&skips);
         let back = top as i64 - (self.pc() as i64 + 1);
         self.emit(
@@ -201,5 +216,7 @@ impl Gen<'_> {
             i32::try_from(back).unwrap_or(i32::MIN),
         );
         self.patch_here(&[exit]);
+        self.patch_here(&done);
+        self.release(mark);
     }
 }
