@@ -570,6 +570,29 @@ mod tests {
     }
 
     #[test]
+    fn system_record_is_its_command_and_prints_in_place() {
+        let p = prog();
+        let mut payload = 4u32.to_le_bytes().to_vec();
+        payload.extend_from_slice(b"date"); // 8 bytes: no padding
+        let sys = record(abi::STP_REC_SYSTEM as u16, 0, 2, &payload);
+        assert_eq!(
+            Renderer::new(&p).render(&sys),
+            Rendered::System(b"date".to_vec())
+        );
+        // Without a runner the command shows as a message, after the
+        // output before it (flushed first).
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let mut pr = Printer::new(&p, &mut out, &mut err);
+        let mut b = Batch::default();
+        b.push(0, 1, &printf_rec(1, b"cat", 3));
+        b.push(0, 2, &sys);
+        pr.print_batch(&b);
+        drop(pr);
+        assert_eq!(out, b"cat (3) open\n");
+        assert_eq!(String::from_utf8(err).unwrap(), "system: date\n");
+    }
+
+    #[test]
     fn bad_and_exit_records() {
         let p = prog();
         let r = Renderer::new(&p);

@@ -59,3 +59,34 @@ impl Runner {
             .retain_mut(|c| matches!(c.try_wait(), Ok(None)));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_quick_command_has_run_when_run_returns() {
+        let dir = std::env::temp_dir().join(format!("stapvm-system-{}", std::process::id()));
+        let _ = std::fs::remove_file(&dir);
+        let mut r = Runner::default();
+        let cmd = format!("echo from-shell > '{}'", dir.display());
+        assert_eq!(r.run(cmd.as_bytes()), None);
+        assert_eq!(std::fs::read_to_string(&dir).unwrap(), "from-shell\n");
+        assert!(r.running.is_empty());
+        let _ = std::fs::remove_file(&dir);
+    }
+
+    #[test]
+    fn a_slow_command_goes_on_in_the_background() {
+        let mut r = Runner::default();
+        let t = Instant::now();
+        assert_eq!(r.run(b"sleep 3"), None);
+        let waited = t.elapsed();
+        assert!(waited >= WAIT && waited < WAIT * 2, "{waited:?}");
+        assert_eq!(r.running.len(), 1);
+        for c in &mut r.running {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
