@@ -310,14 +310,6 @@ fn not_supported_yet_errors_point_at_the_feature() {
             "@cast to a type of module 'ext4': operator '@cast' at x.stp:1:14",
         ),
         (
-            "global a\nprobe begin { %( $# < 1 %? x = [1, *] in a %) }",
-            "array slices (*): operator '[' at x.stp:2:32",
-        ),
-        (
-            "global a\nprobe begin { a[1, 2] = 3; delete a[1, *] }",
-            "array slices (*): identifier 'a' at x.stp:2:35",
-        ),
-        (
             "probe process(\"ls\").function(\"main\") { }",
             "user-space probes (process): identifier 'process' at x.stp:1:7",
         ),

@@ -151,6 +151,28 @@ static void emit_printf(struct stp_vm *vm, const u64 *r, const u32 *slen,
 	stp_ring_commit(rc->ring, hdr, len);
 }
 
+/*
+ * SYSTEM: an STP_REC_SYSTEM record with the command (n <= MAXSTRINGLEN - 1
+ * bytes, a string register's), dropped if the ring is full; user space
+ * runs it.
+ */
+static void emit_system(struct stp_run_ctx *rc, const char *cmd, u32 n)
+{
+	struct stp_rec_hdr *hdr;
+	u32 padded = stp_round8(4 + n);
+	u32 len = (u32)sizeof(*hdr) + padded;
+	u8 *p;
+
+	hdr = rec_reserve(rc, STP_REC_SYSTEM, 0, len);
+	if (!hdr)
+		return;
+	p = (u8 *)(hdr + 1);
+	memcpy(p, &n, 4);
+	memcpy(p + 4, cmd, n);
+	memset(p + 4 + n, 0, padded - 4 - n);
+	stp_ring_commit(rc->ring, hdr, len);
+}
+
 /* ------------------------------------------------------------------ */
 /* Statistics records                                                  */
 
@@ -777,6 +799,9 @@ op_TRY:		/* verify.c: a < nsregs, target inside, after every covered insn */
 	NEXT();
 op_TRYEND:
 	cpc = 0;
+	NEXT();
+op_SYSTEM:	/* verify.c: b is a string register written on every path */
+	emit_system(rc, SREG(in.b), slen[in.b]);
 	NEXT();
 op_ERROR:
 	umsg = SREG(in.b);

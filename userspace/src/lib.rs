@@ -10,6 +10,7 @@
 //! - `btf`, `targetvars`: target variables relocated from BTF.
 //! - `device`: the ioctls of /dev/stapvm; `ring`: the mmap'd ring consumer.
 //! - `output`: records to text, globals, summaries; `outfile`: `-o`, `-S`.
+//! - `system`: the commands of system(), run with /bin/sh -c.
 //! - `session`: the load/run loop; `target`: `-x`/`-c` and `target()`.
 //! - `list`: `stapvm list [-L]`.
 pub mod btf;
@@ -24,6 +25,7 @@ pub mod resolve;
 pub mod ring;
 pub mod script;
 pub mod session;
+pub mod system;
 pub mod target;
 pub mod targetvars;
 pub mod tracepoints;

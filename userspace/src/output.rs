@@ -28,6 +28,8 @@ pub enum Rendered {
     Exit,
     /// `switch_file()` ran (`Program::switch_file_format`).
     SwitchFile,
+    /// `system(cmd)` ran: the command, for `/bin/sh -c` (`crate::system`).
+    System(Vec<u8>),
 }
 
 /// stap's keywords (parse.cxx), for naming a token in error messages.
@@ -174,6 +176,7 @@ impl<'p> Renderer<'p> {
             Ok(Record::Exit { .. }) => Rendered::Exit,
             // print(@hist_*(s)): drawn as stap draws it (vm_spec::hist).
             Ok(Record::Hist { hist, .. }) => Rendered::Out(hist.draw().into_bytes()),
+            Ok(Record::System { cmd, .. }) => Rendered::System(cmd),
             Err(e) => Rendered::Message(format!("ERROR: unreadable record from the kernel: {e}")),
         }
     }
@@ -332,6 +335,9 @@ pub struct Printer<'p, W: Write, E: Write> {
     /// What `switch_file()` does to the output (after a flush); nothing
     /// when unset.
     pub switch_file: Option<SwitchHook<W>>,
+    /// The commands of system(); `None` (tests) writes what would run as
+    /// a message line instead.
+    pub system: Option<crate::system::Runner>,
 }
 
 /// `Printer::switch_file`.
@@ -347,6 +353,7 @@ impl<'p, W: Write, E: Write> Printer<'p, W, E> {
             exits: 0,
             out_failed: None,
             switch_file: None,
+            system: None,
         }
     }
 
@@ -391,6 +398,18 @@ impl<'p, W: Write, E: Write> Printer<'p, W, E> {
                 Rendered::Exit => {
                     exit = true;
                     self.exits += 1;
+                }
+                Rendered::System(cmd) => {
+                    // Output so far first, then the command (crate::system).
+                    self.flush();
+                    let _ = self.err.flush();
+                    let msg = match self.system.as_mut() {
+                        Some(r) => r.run(&cmd),
+                        None => Some(format!("system: {}", String::from_utf8_lossy(&cmd))),
+                    };
+                    if let Some(m) = msg {
+                        self.message(&m);
+                    }
                 }
                 Rendered::SwitchFile => {
                     self.flush();
@@ -548,6 +567,29 @@ mod tests {
             r.error_message(abi::STP_RTE_MAXACTION as u16, 5, 1, 0),
             "ERROR: MAXACTION exceeded in unknown handler 5"
         );
+    }
+
+    #[test]
+    fn system_record_is_its_command_and_prints_in_place() {
+        let p = prog();
+        let mut payload = 4u32.to_le_bytes().to_vec();
+        payload.extend_from_slice(b"date"); // 8 bytes: no padding
+        let sys = record(abi::STP_REC_SYSTEM as u16, 0, 2, &payload);
+        assert_eq!(
+            Renderer::new(&p).render(&sys),
+            Rendered::System(b"date".to_vec())
+        );
+        // Without a runner the command shows as a message, after the
+        // output before it (flushed first).
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let mut pr = Printer::new(&p, &mut out, &mut err);
+        let mut b = Batch::default();
+        b.push(0, 1, &printf_rec(1, b"cat", 3));
+        b.push(0, 2, &sys);
+        pr.print_batch(&b);
+        drop(pr);
+        assert_eq!(out, b"cat (3) open\n");
+        assert_eq!(String::from_utf8(err).unwrap(), "system: date\n");
     }
 
     #[test]

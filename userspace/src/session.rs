@@ -559,6 +559,7 @@ pub fn run(
         None => OutFile::stdout(),
     };
     let mut pr = Printer::new(prog, BufWriter::with_capacity(1 << 16, out), io::stderr());
+    pr.system = Some(crate::system::Runner::default());
     pr.switch_file = Some(Box::new(|w: &mut BufWriter<OutFile>| {
         w.flush()?;
         w.get_mut().switch()

@@ -80,6 +80,13 @@ pub enum Record {
         /// The histogram with its buckets merged over CPUs.
         hist: crate::hist::Histogram,
     },
+    /// `STP_REC_SYSTEM`: `system(cmd)` ran; user space runs `cmd`.
+    System {
+        /// Monotonic time stamp (ns).
+        time_ns: u64,
+        /// The command, for `/bin/sh -c`.
+        cmd: Vec<u8>,
+    },
 }
 
 impl Record {
@@ -89,7 +96,8 @@ impl Record {
             Record::Printf { time_ns, .. }
             | Record::Error { time_ns, .. }
             | Record::Exit { time_ns }
-            | Record::Hist { time_ns, .. } => *time_ns,
+            | Record::Hist { time_ns, .. }
+            | Record::System { time_ns, .. } => *time_ns,
         }
     }
 }
@@ -272,6 +280,17 @@ pub fn parse(rec: &[u8], formats: &[Format]) -> Result<Record, RecordError> {
                 stat: id,
                 time_ns,
                 hist: crate::hist::Histogram { kind, buckets },
+            })
+        }
+        abi::STP_REC_SYSTEM => {
+            let bad = RecordError::BadPayload("system record");
+            let n = u32_at(body, 0).ok_or(bad.clone())? as usize;
+            if body.len() != (4 + n + 7) & !7 {
+                return Err(bad);
+            }
+            Ok(Record::System {
+                time_ns,
+                cmd: body[4..4 + n].to_vec(),
             })
         }
         _ => Err(RecordError::BadType(ty)),

@@ -1057,6 +1057,11 @@ impl HGen<'_> {
                 let c = self.src_of(out, d, &STARTS)?;
                 self.int_result(out, d, abi::STP_OP_SCHAR, b, c, 0)?;
             }
+            _ if self.rng.chance(1, 2) => {
+                // system(s[b]): one STP_REC_SYSTEM record, the run goes on.
+                let b = self.ssrc(out, d)?;
+                out.push(ins(abi::STP_OP_SYSTEM, 0, b, 0, 0));
+            }
             _ => {
                 // ERROR ends the run: keep it rare.
                 if !self.rng.chance(1, 3) {

@@ -70,15 +70,16 @@ pub struct TapsetFile {
 
 impl Default for Target {
     /// Kernel 6.1.0 on x86_64, the kernel runtime, stap 5.0 compatibility,
-    /// `stapusr` privilege (stapvm never runs embedded C, so scripts should
-    /// take their unprivileged branches), no guru mode, no kernel config.
+    /// `stapdev` privilege (stap's value without `--privilege`: stapvm is
+    /// run by root, who loads the module; embedded C is refused whatever
+    /// the branch), no guru mode, no kernel config.
     fn default() -> Self {
         Target {
             kernel_release: "6.1.0".into(),
             arch: "x86_64".into(),
             runtime: "kernel".into(),
             systemtap_v: "5.0".into(),
-            privilege: "stapusr".into(),
+            privilege: "stapdev".into(),
             guru: false,
             kernel_config: Vec::new(),
             werror: false,

@@ -185,6 +185,12 @@ impl Typer<'_> {
 
     /// Types the keys of an access to array `g` (arity fixed by the first).
     fn array_keys(&mut self, g: usize, keys: &[&Expr], at: Span) {
+        let keys: Vec<Option<&Expr>> = keys.iter().map(|k| Some(*k)).collect();
+        self.array_slice_keys(g, &keys, at);
+    }
+
+    /// `array_keys` where a `None` key is a slice's `*` (not typed).
+    fn array_slice_keys(&mut self, g: usize, keys: &[Option<&Expr>], at: Span) {
         let n = keys.len();
         let Some(cur) = self.t.keys.get(g).map(Vec::len) else {
             return;
@@ -201,7 +207,9 @@ impl Typer<'_> {
             return;
         }
         for (i, k) in keys.iter().enumerate() {
-            self.flow(Var::Key(g, i), k);
+            if let Some(k) = k {
+                self.flow(Var::Key(g, i), k);
+            }
         }
     }
 
@@ -439,6 +447,7 @@ impl Typer<'_> {
                             | Builtin::ProbeType => Ty::Str,
                             Builtin::Error | Builtin::Warn if hint == Ty::Long => Ty::Long,
                             Builtin::Error
+                            | Builtin::System
                             | Builtin::PrintChar
                             | Builtin::SwitchFile
                             | Builtin::Warn => Ty::Void,
@@ -607,7 +616,8 @@ impl Typer<'_> {
             }
             ExprKind::In { keys, array } => {
                 if let Some(g) = self.array_of(array) {
-                    self.array_keys(g, &keys.iter().flatten().collect::<Vec<_>>(), e.span);
+                    let keys: Vec<Option<&Expr>> = keys.iter().map(Option::as_ref).collect();
+                    self.array_slice_keys(g, &keys, e.span);
                 }
                 Ty::Long
             }
@@ -721,7 +731,8 @@ impl Typer<'_> {
             StmtKind::Delete(e) => {
                 if let ExprKind::Index { base, keys } = &e.kind {
                     if let Some(g) = self.array_of(base) {
-                        self.array_keys(g, &keys.iter().flatten().collect::<Vec<_>>(), e.span);
+                        let keys: Vec<Option<&Expr>> = keys.iter().map(Option::as_ref).collect();
+                        self.array_slice_keys(g, &keys, e.span);
                     }
                 }
             }

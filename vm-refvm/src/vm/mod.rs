@@ -586,6 +586,14 @@ impl Machine<'_> {
                 self.wr(a, v)?;
             }
             abi::STP_OP_ERROR => return Err(Stop::User(self.srd(b)?.to_vec())),
+            abi::STP_OP_SYSTEM => {
+                // system(): the command as one record string (abi.h).
+                let cmd = self.srd(b)?;
+                let mut payload = (cmd.len() as u32).to_le_bytes().to_vec();
+                payload.extend_from_slice(cmd);
+                payload.resize((payload.len() + 7) & !7, 0);
+                self.emit(abi::STP_REC_SYSTEM, 0, &payload);
+            }
             abi::STP_OP_TRY => {
                 let off =
                     usize::try_from(insn.imm).map_err(|_| Stop::Hole("TRY backwards".into()))?;

@@ -842,12 +842,14 @@ enum stp_rec_type {
 	STP_REC_ERROR = 2,	/* id = enum stp_runtime_error; struct stp_rec_error */
 	STP_REC_EXIT = 3,	/* exit() ran; no payload */
 	STP_REC_HIST = 4,	/* id = statistic; struct stp_rec_hist */
+	STP_REC_SYSTEM = 5,	/* system(cmd); id 0; __u32 length, bytes, pad */
 };
 
 /*
  * Every record starts with this header and takes len bytes, a multiple of
  * 8. PRINTF payload: for each argument in order, an integer is a __s64; a
  * string is a __u32 length, the bytes, and zero padding to 8 bytes.
+ * SYSTEM payload: the command as one such string (opcodes.h SYSTEM).
  */
 struct stp_rec_hdr {
 	__u32 len;		/* whole record, header included */

@@ -205,6 +205,11 @@
  *  - ERROR ends the run with STP_RTE_USER; the error record carries s[b]
  *    (abi.h: struct stp_rec_error); an empty message gives addr 0 and no
  *    bytes after the struct.
+ *  - SYSTEM (system(cmd)) writes one STP_REC_SYSTEM record carrying s[b]
+ *    (abi.h; at most MAXSTRINGLEN - 1 bytes, as every string) and goes
+ *    on; nothing runs in the kernel. User space runs the command with
+ *    /bin/sh -c when it reaches the record, in order with the output
+ *    records around it; dropped like any record when the ring is full.
  *
  * Statistics (STP_OP_STADD and after; abi.h: struct stp_stat_desc):
  *  - Each statistic has one copy per CPU (struct stp_stat_cpu plus its
@@ -471,7 +476,8 @@
 	X(TRYEND, NO, NO, NO, NO,  0, "disarm this frame's catch") \
 	X(MSTHISTS, SW, RN, SN, MAP, 0, "s[a] := the merged histogram of map imm[r[b..], s[c..]], drawn") \
 	X(ABORT,  NO, NO, NO, NO,  0, "request the end of the session and end the run now, uncaught (abort())") \
-	X(STCLR,  NO, NO, NO, STAT, 0, "delete stat imm: every CPU's copy emptied")
+	X(STCLR,  NO, NO, NO, STAT, 0, "delete stat imm: every CPU's copy emptied") \
+	X(SYSTEM, NO, SR, NO, NO,  0, "emit s[b] as an STP_REC_SYSTEM record: system(), run by user space")
 
 /* Opcode numbers: STP_OP_NOP == 0, in table order. */
 enum stp_opcode {

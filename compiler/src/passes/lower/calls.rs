@@ -163,6 +163,10 @@ impl Gen<'_> {
                     self.load_int(d, 0);
                 }
             }
+            Builtin::System => {
+                let a = self.str(&args[0]);
+                self.emit(STP_OP_SYSTEM, 0, a, 0, 0);
+            }
             Builtin::PrintChar
             | Builtin::Endian { .. }
             | Builtin::TextStrn

@@ -281,6 +281,7 @@ impl Gen<'_> {
                 self.hist_bucket(base, keys, dst)
             }
             ExprKind::In { keys, array } => match self.array_of(array) {
+                Some(g) if keys.iter().any(Option::is_none) => self.slice_scan(g, keys, Some(dst)),
                 Some(g) => {
                     let (rb, sc) = self.key_runs(g, keys);
                     let map = self.map_id(g);

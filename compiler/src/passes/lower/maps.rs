@@ -78,6 +78,11 @@ impl Gen<'_> {
         use abi::*;
         let mark = self.mark();
         match &e.kind {
+            ExprKind::Index { base, keys } if keys.iter().any(Option::is_none) => {
+                if let Some(g) = self.array_of(base) {
+                    self.slice_scan(g, keys, None);
+                }
+            }
             ExprKind::Index { base, keys } => {
                 if let Some(g) = self.array_of(base) {
                     let (rb, sc) = self.key_runs(g, keys);
@@ -118,6 +123,100 @@ impl Gen<'_> {
             },
             _ => self.fail("not supported yet: delete of this kind"),
         }
+        self.release(mark);
+    }
+
+    /// `delete a[k, *]` (`found` None) or `[k, *] in a` (`found` Some(dst)):
+    /// MITER over the map on the iterator of this nesting level, then for
+    /// each entry whose fixed keys equal the slice's (evaluated once,
+    /// first) MDEL it, or set dst to 1 and stop; LOOP back. Entries deleted
+    /// since MITER are passed over (opcodes.h), so deleting while iterating
+    /// is sound.
+    pub(super) fn slice_scan(&mut self, g: usize, keys: &[Option<Expr>], found: Option<u8>) {
+        use abi::*;
+        use vm_spec::tables::imm_pack;
+        let mark = self.mark();
+        if let Some(d) = found {
+            self.load_int(d, 0);
+        }
+        if u32::from(self.iter_depth) >= STP_MAX_ITERS {
+            self.fail(&format!(
+                "not supported yet: an array slice nested in foreach more than {} deep",
+                STP_MAX_ITERS - 1
+            ));
+            return;
+        }
+        let map = self.map_id(g);
+        let depth = self.iter_depth;
+        let mit = imm_pack(map as u16, u16::from(depth));
+        let kinds: Vec<Ty> = self.types.keys.get(g).cloned().unwrap_or_default();
+        let mut fixed = Vec::new();
+        for (i, k) in keys.iter().enumerate() {
+            let Some(k) = k else { continue };
+            if kinds.get(i) == Some(&Ty::Str) {
+                let s = self.alloc_s();
+                self.str_into(k, s);
+                fixed.push((i, s, true));
+            } else {
+                let r = self.alloc_r();
+                self.int_into(k, r);
+                fixed.push((i, r, false));
+            }
+        }
+        let rl = self.alloc_r();
+        self.load_int(rl, i64::from(i32::MAX));
+        self.emit(STP_OP_MITER, 0, rl, 0, mit);
+        let nstr = kinds.iter().filter(|t| **t == Ty::Str).count();
+        let nlong = kinds.len() - nstr;
+        let rb = self.next_r;
+        for _ in 0..nlong {
+            self.alloc_r();
+        }
+        let sc = self.next_s;
+        for _ in 0..nstr {
+            self.alloc_s();
+        }
+        let rb = if nlong > 0 { rb } else { 0 };
+        let sc = if nstr > 0 { sc } else { 0 };
+        let flag = self.alloc_r();
+        let top = self.pc();
+        self.emit(STP_OP_MNEXT, flag, rb, sc, mit);
+        let exit = self.jump(STP_OP_JZ, flag);
+        let mut skips = Vec::new();
+        for &(i, reg, is_str) in &fixed {
+            let col = kinds[..i]
+                .iter()
+                .filter(|t| (**t == Ty::Str) == is_str)
+                .count() as u8;
+            let t = self.alloc_r();
+            if is_str {
+                self.emit(STP_OP_SCMP, t, sc + col, reg, 0);
+            } else {
+                self.emit(STP_OP_NE, t, rb + col, reg, 0);
+            }
+            skips.push(self.jump(STP_OP_JNZ, t));
+        }
+        let mut done = Vec::new();
+        match found {
+            Some(d) => {
+                self.load_int(d, 1);
+                done.push(self.jump(STP_OP_JMP, 0));
+            }
+            None => {
+                self.emit(STP_OP_MDEL, 0, rb, sc, map);
+            }
+        }
+        self.patch_here(&skips);
+        let back = top as i64 - (self.pc() as i64 + 1);
+        self.emit(
+            STP_OP_LOOP,
+            0,
+            0,
+            0,
+            i32::try_from(back).unwrap_or(i32::MIN),
+        );
+        self.patch_here(&[exit]);
+        self.patch_here(&done);
         self.release(mark);
     }
 }

@@ -165,7 +165,19 @@ impl Resolver<'_> {
     pub(super) fn delete(&mut self, e: &Expr) {
         match &e.kind {
             ExprKind::Index { base, keys } if matches!(base.kind, ExprKind::Var(_)) => {
-                if let Some(g) = self.array_ref(base, keys, e.span) {
+                // A slice (`delete a[k, *]`) deletes every entry whose fixed
+                // keys match (lower/maps.rs); `*` stands in for a key here.
+                let nkeys: Vec<Option<Expr>> = keys
+                    .iter()
+                    .map(|k| {
+                        k.clone().or(Some(Expr {
+                            kind: ExprKind::Num(0),
+                            span: e.span,
+                            id: u32::MAX,
+                        }))
+                    })
+                    .collect();
+                if let Some(g) = self.array_ref(base, &nkeys, e.span) {
                     self.array_write(g, e.span);
                 }
             }

@@ -42,6 +42,9 @@ pub enum Builtin {
     Stringat,
     /// `error(msg)`.
     Error,
+    /// `system(cmd)`: user space runs `cmd` with `/bin/sh -c`, in order
+    /// with the output (an STP_REC_SYSTEM record; userspace/src/system.rs).
+    System,
     /// `print_char(c)`.
     PrintChar,
     /// `big_endian2/4/8(v)`, `little_endian2/4/8(v)`: `v`'s low `bytes`
@@ -93,7 +96,7 @@ impl Builtin {
     pub fn string_args(self) -> Option<&'static [bool]> {
         use Builtin::*;
         Some(match self {
-            Strlen | TextStr | Error | StringQuoted => &[true],
+            Strlen | TextStr | Error | System | StringQuoted => &[true],
             PrintChar | Endian { .. } => &[false],
             TextStrn => &[true, false, false],
             Tokenize => &[true, true],
@@ -132,7 +135,6 @@ const KNOWN_LATER: &[&str] = &[
     "ansi_new_line",
     "ansi_cursor_move",
     "gettimeofday_cycles",
-    "system",
     "syscall_name",
     "execname_of",
     "print_ubacktrace",
@@ -273,6 +275,7 @@ fn builtin(name: &str) -> Option<(Builtin, usize)> {
         "text_str" => (TextStr, 1),
         "stringat" => (Stringat, 2),
         "error" => (Error, 1),
+        "system" => (System, 1),
         "print_char" => (PrintChar, 1),
         "text_strn" => (TextStrn, 3),
         "string_quoted" => (StringQuoted, 1),

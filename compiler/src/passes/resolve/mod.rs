@@ -241,6 +241,9 @@ struct Resolver<'a> {
     calls: Vec<usize>,
     /// Walking a function body.
     in_func: bool,
+    /// Parameters of the function being walked (`locals[..nparams]`): they
+    /// shadow globals of the same name, as in stap (0 in a probe).
+    nparams: usize,
     /// Statistics found so far (globals used with `<<<` or an extractor).
     stats: Vec<StatGlobal>,
     /// Plain (scalar) uses of globals: a statistic may have none.
@@ -293,6 +296,10 @@ impl Resolver<'_> {
 
     /// The global or local named `name` (a new local on first sight).
     fn var(&mut self, name: &str, span: Span) -> Ref {
+        let nparams = self.nparams.min(self.locals.len());
+        if let Some(l) = self.locals[..nparams].iter().position(|(n, _)| n == name) {
+            return Ref::Local(l);
+        }
         if let Some(g) = self.globals.iter().position(|g| g.name == name) {
             return Ref::Global(g);
         }
@@ -331,6 +338,7 @@ pub fn run(script: &Script, unelided: bool, diags: &mut Diags) -> Resolved {
         func_names: Vec::new(),
         calls: Vec::new(),
         in_func: false,
+        nparams: 0,
         stats: Vec::new(),
         stat_elems: Vec::new(),
         value_elems: Vec::new(),
@@ -394,10 +402,12 @@ pub fn run(script: &Script, unelided: bool, diags: &mut Diags) -> Resolved {
         r.ctxs = vec![abi::STP_CTX_FUNCTION as u8];
         r.loops = 0;
         r.in_func = true;
+        r.nparams = f.params.len();
         r.calls = Vec::new();
         r.writes = Vec::new();
         r.stmt(body);
         r.in_func = false;
+        r.nparams = 0;
         fcalls.push(std::mem::take(&mut r.calls));
         fwrites.push(std::mem::take(&mut r.writes));
         funcs.push(RFunc {

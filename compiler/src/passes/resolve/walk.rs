@@ -159,7 +159,19 @@ impl Resolver<'_> {
                 }
             }
             ExprKind::In { keys, array } => {
-                if let Some(g) = self.array_ref(array, keys, e.span) {
+                // `[k, *] in a`: any entry with those fixed keys
+                // (lower/maps.rs); `*` stands in for a key here.
+                let keys: Vec<Option<Expr>> = keys
+                    .iter()
+                    .map(|k| {
+                        k.clone().or(Some(Expr {
+                            kind: ExprKind::Num(0),
+                            span: e.span,
+                            id: u32::MAX,
+                        }))
+                    })
+                    .collect();
+                if let Some(g) = self.array_ref(array, &keys, e.span) {
                     self.globals[g].used = true;
                     self.read_globals.push(g);
                 }
