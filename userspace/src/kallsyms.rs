@@ -704,7 +704,7 @@ ffffffff81000080 t kprobe_vfs_readx
             ["ext4:ext4_file_read_iter", "ext4:ext4_llseek"]
         );
         assert_eq!(
-            k.resolve(&sym("nfs*:*", 0)),
+            k.resolve(&sym("nfs*:*", 0), true),
             Err(ResolveError::ModuleNotLoaded("nfs*".into()))
         );
         let allowed: HashSet<String> = [
