@@ -130,8 +130,6 @@ fn refused_functions_say_why() {
         ("probe begin { println(_IS_ZERO_PAGE(0, 0)) }", "zero page"),
         ("probe begin { println(get_loadavg_index(0)) }", "avenrun"),
         ("probe begin { println(sprint_loadavg()) }", "avenrun"),
-        ("probe begin { println(stp_pid()) }", "loader's pid"),
-        ("probe begin { println(is_myproc()) }", "loader user's"),
         (
             "probe begin { if (\"ab\" =~ \"(a)b\") println(matched(1)) }",
             "regex subexpressions",
@@ -176,4 +174,37 @@ fn context_module_stack_and_environment() {
     );
     let c = build("probe kernel.function(\"do_exit\") { println(stack_used(), stack_unused(), env_var(\"PATH\")) }");
     check(&c.program);
+}
+
+/// `stp_pid()` and `is_myproc()` read the loader's pid and uid from the
+/// constants it patches (`Program::loader_konsts`, userspace tzinfo.rs):
+/// is_myproc is 1 for a task whose euid is the loader's uid, else 0.
+#[test]
+fn stp_pid_and_is_myproc_read_the_loader_constants() {
+    let src = "probe begin { printf(\"%d %d\\n\", stp_pid(), is_myproc()) }";
+    let mut p = build(src).program;
+    let [pid, uid] = p
+        .loader_konsts
+        .expect("stp_pid and is_myproc use patched constants");
+    assert_ne!(pid, uid);
+    p.konsts[pid as usize] = 4242;
+    p.konsts[uid as usize] = 1000;
+    let run_as = |euid: i64| {
+        let opts = RunOptions {
+            env: vm_testkit::HostEnv {
+                euid,
+                ..Default::default()
+            },
+            check: true,
+            ..Default::default()
+        };
+        run_program(&p, &opts).expect("verifies").report("")
+    };
+    assert_eq!(run_as(1000), "4242 1\n");
+    assert_eq!(run_as(0), "4242 0\n");
+    // A program without them asks the loader for nothing.
+    assert_eq!(
+        build("probe begin { print(pid()) }").program.loader_konsts,
+        None
+    );
 }

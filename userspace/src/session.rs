@@ -501,7 +501,8 @@ fn event_loop<C: Control, M: RingMemory, W: Write, E: Write>(
 /// `dump --kernel` both need it: its probes resolved (/proc/kallsyms; one
 /// `WARNING:` line per optional probe dropped and, when `verbose`, what
 /// each wildcard matched), its target variables' constants filled in
-/// (BTF) and the local time zone put in (`tzinfo::patch`).
+/// (BTF), the local time zone and the loader's pid and uid put in
+/// (`tzinfo::patch`, `tzinfo::patch_loader`).
 pub fn resolve_on_kernel(prog: &Program, verbose: bool) -> Result<resolve::Resolved, Error> {
     let mut resolved = resolve::resolve(prog)?;
     for w in &resolved.warnings {
@@ -519,6 +520,13 @@ pub fn resolve_on_kernel(prog: &Program, verbose: bool) -> Result<resolve::Resol
     }
     crate::targetvars::apply(&mut resolved.program, &resolved.symbols)?;
     crate::tzinfo::patch(&mut resolved.program);
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::getuid() };
+    crate::tzinfo::patch_loader(
+        &mut resolved.program,
+        i64::from(std::process::id()),
+        i64::from(uid),
+    );
     Ok(resolved)
 }
 

@@ -1,7 +1,8 @@
 //! The local time zone of tzinfo.stp (`tz_gmtoff()`, `tz_name()`,
 //! `tz_ctime()`): constants of the program (`Program::tz_konsts`) that
 //! `patch` fills in from the loader's own local time before the image is
-//! built, as stap's staprun passes its time zone to the module at startup.
+//! built, as stap's staprun passes its time zone to the module at startup;
+//! and the loader's pid and uid (`stp_pid()`, `is_myproc()`), likewise.
 use vm_spec::program::Program;
 
 /// The local time zone now: (seconds west of UTC, abbreviation), from
@@ -52,6 +53,19 @@ pub fn patch_with(prog: &mut Program, west: i64, name: &str) {
     }
 }
 
+/// Puts the loader's pid and real uid where `stp_pid()` and
+/// `is_myproc()` read them (`Program::loader_konsts`), like the time
+/// zone a fact of the loading process that the module cannot know.
+pub fn patch_loader(prog: &mut Program, pid: i64, uid: i64) {
+    if let Some([p, u]) = prog.loader_konsts {
+        for (k, v) in [(p, pid), (u, uid)] {
+            if let Some(slot) = prog.konsts.get_mut(k as usize) {
+                *slot = v;
+            }
+        }
+    }
+}
+
 /// Puts the local time zone (`local`) where the program reads it; a
 /// program without tzinfo.stp functions is left as it is.
 pub fn patch(prog: &mut Program) {
@@ -81,6 +95,24 @@ mod tests {
         };
         patch_with(&mut p, -3600, "CET");
         assert_eq!(p.konsts, vec![7, 0x54_45_43, -3600]);
+    }
+
+    #[test]
+    fn patch_loader_fills_pid_and_uid() {
+        let mut p = Program {
+            konsts: vec![7, 0, 0],
+            loader_konsts: Some([1, 2]),
+            ..Default::default()
+        };
+        patch_loader(&mut p, 4242, 1000);
+        assert_eq!(p.konsts, vec![7, 4242, 1000]);
+        // A program that asks for neither is left alone.
+        let mut q = Program {
+            konsts: vec![7],
+            ..Default::default()
+        };
+        patch_loader(&mut q, 4242, 1000);
+        assert_eq!(q.konsts, vec![7]);
     }
 
     #[test]

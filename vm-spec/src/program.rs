@@ -376,6 +376,11 @@ pub struct Program {
     /// the same at startup).
     #[serde(default)]
     pub tz_konsts: Option<[u32; 2]>,
+    /// The constants (indexes into `konsts`, 0 in the file) that hold the
+    /// loader process's [0] pid (`stp_pid()`, stap's staprun/stapio pid)
+    /// and [1] real uid (`is_myproc()`); `load`/`run` fill them in.
+    #[serde(default)]
+    pub loader_konsts: Option<[u32; 2]>,
 }
 
 /// One compiled regular expression: the DFA table the VM walks

@@ -1,3 +1,4 @@
+^stp_pid @LOADER@ myproc 1 pid 1$
 ^mem size 1 rss 1 rss<=size 1 shr<=rss 1 txt 1 data 1$
 ^pid forms 1 1 1 1 1$
 ^none 0 size:     0, rss:     0, shr:     0, txt:     0, data:     0$

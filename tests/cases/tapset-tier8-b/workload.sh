@@ -4,3 +4,4 @@ set -- $(cat /proc/$$/stat)
 echo "PGRP=$5" >>"$VARS"
 echo "SID=$6" >>"$VARS"
 TIER8_VAR=hello-tier8 retval 3 >/dev/null
+echo "LOADER=$STAPVM_PID" >>"$VARS"

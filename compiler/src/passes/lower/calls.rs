@@ -235,6 +235,11 @@ impl Gen<'_> {
                 let d = dst.unwrap_or_else(|| self.alloc_r());
                 self.emit(STP_OP_LDK, d, 0, 0, k);
             }
+            Builtin::Loader { uid } => {
+                let k = self.tabs.loader_konst(uid);
+                let d = dst.unwrap_or_else(|| self.alloc_r());
+                self.emit(STP_OP_LDK, d, 0, 0, k);
+            }
             Builtin::Tz { name } => {
                 let k = self.tabs.tz_konst(name);
                 let d = dst.unwrap_or_else(|| self.alloc_r());

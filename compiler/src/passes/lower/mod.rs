@@ -407,6 +407,7 @@ pub fn run(
         regexes: Vec::new(),
         target_konst: None,
         tz_konsts: None,
+        loader_konsts: None,
         switch_fmt: None,
         warn_fmt: None,
     };
@@ -709,6 +710,7 @@ pub fn run(
     prog.regexes = tabs.regexes;
     prog.target_konst = tabs.target_konst.map(|k| k as u32);
     prog.tz_konsts = tabs.tz_konsts.map(|ks| ks.map(|k| k as u32));
+    prog.loader_konsts = tabs.loader_konsts.map(|ks| ks.map(|k| k as u32));
     prog.switch_file_format = tabs.switch_fmt.map(|f| f as u32);
     prog.warn_format = tabs.warn_fmt.map(|f| f as u32);
     Ok(prog)

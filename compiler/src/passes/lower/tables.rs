@@ -21,6 +21,9 @@ pub(super) struct Tables {
     /// `Program::tz_konsts`, made by the first `__tz_gmtoff()` or
     /// `__tz_name_bytes()`.
     pub(super) tz_konsts: Option<[i32; 2]>,
+    /// `Program::loader_konsts`, made by the first `stp_pid()` or
+    /// `__stp_loader_uid()`.
+    pub(super) loader_konsts: Option<[i32; 2]>,
     /// `Program::switch_file_format`, made by the first `switch_file()`
     /// (never shared with a printf of the same text).
     pub(super) switch_fmt: Option<i32>,
@@ -111,6 +114,20 @@ impl Tables {
             }
         };
         ks[usize::from(name)]
+    }
+
+    /// The constant `stp_pid()` (`uid` false) or `__stp_loader_uid()`
+    /// reads (the loader patches both).
+    pub(super) fn loader_konst(&mut self, uid: bool) -> i32 {
+        let ks = match self.loader_konsts {
+            Some(ks) => ks,
+            None => {
+                let ks = [self.reloc_konst(), self.reloc_konst()];
+                self.loader_konsts = Some(ks);
+                ks
+            }
+        };
+        ks[usize::from(uid)]
     }
 
     /// The format of `switch_file()`'s PRINTF record.

@@ -88,6 +88,13 @@ pub enum Builtin {
         /// The name rather than the offset.
         name: bool,
     },
+    /// `stp_pid()` (`uid` false: the loader process's pid) and the
+    /// tapset's `__stp_loader_uid()` (its real uid, for `is_myproc()`):
+    /// constants the loader patches (`Program::loader_konsts`).
+    Loader {
+        /// The uid rather than the pid.
+        uid: bool,
+    },
 }
 
 impl Builtin {
@@ -100,7 +107,7 @@ impl Builtin {
             PrintChar | Endian { .. } => &[false],
             TextStrn => &[true, false, false],
             Tokenize => &[true, true],
-            Pp | Pn | Target | SwitchFile | ProbeType | Tz { .. } => &[],
+            Pp | Pn | Target | SwitchFile | ProbeType | Tz { .. } | Loader { .. } => &[],
             Warn => &[true],
             Substr => &[true, false, false],
             Isinstr | Strpos => &[true, true],
@@ -178,12 +185,6 @@ const REFUSED_WITH_REASON: &[(&str, &str)] = &[
         "get_loadavg_index",
         "it reads the kernel variable avenrun, and stapvm has no kernel \
          symbol reads (@var) yet",
-    ),
-    ("stp_pid", "the loader's pid is not passed to the program"),
-    (
-        "is_myproc",
-        "it compares current's uid with the loader user's, which is not \
-         passed to the program",
     ),
     (
         "sprint_loadavg",
@@ -286,6 +287,8 @@ fn builtin(name: &str) -> Option<(Builtin, usize)> {
         "switch_file" => (SwitchFile, 0),
         "__tz_gmtoff" => (Tz { name: false }, 0),
         "__tz_name_bytes" => (Tz { name: true }, 0),
+        "stp_pid" => (Loader { uid: false }, 0),
+        "__stp_loader_uid" => (Loader { uid: true }, 0),
         "big_endian2" | "big_endian4" | "big_endian8" | "little_endian2" | "little_endian4"
         | "little_endian8" => (
             Endian {
