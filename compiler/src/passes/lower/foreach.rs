@@ -64,22 +64,7 @@ impl Gen<'_> {
             Some((SortBy::Key(i), asc)) => (i as u8 + 1) | if asc { 0 } else { 0x80 },
         };
         self.emit(STP_OP_MITER, 0, rl, sort, mit);
-        let nstr = kinds.iter().filter(|t| **t == Ty::Str).count();
-        let nlong = kinds.len() - nstr;
-        let rb = self.next_r;
-        for _ in 0..nlong {
-            self.alloc_r();
-        }
-        let sc = self.next_s;
-        for _ in 0..nstr {
-            self.alloc_s();
-        }
-        let rb = if nlong > 0 { rb } else { 0 };
-        let sc = if nstr > 0 { sc } else { 0 };
-        let flag = self.alloc_r();
-        let top = self.pc();
-        self.emit(STP_OP_MNEXT, flag, rb, sc, mit);
-        let exit = self.jump(STP_OP_JZ, flag);
+        let (rb, sc, top, exit) = self.mnext_loop(&kinds, mit);
         let locals = self.res.body_locals(self.probe).to_vec();
         let local = |name: &str| locals.iter().position(|(n, _)| n == name);
         let (mut li, mut si) = (rb, sc);
@@ -194,5 +179,33 @@ impl Gen<'_> {
         self.patch_here(&[exit1, exit2]);
         self.patch_here(&jumps.breaks);
         self.release(mark);
+    }
+}
+
+impl Gen<'_> {
+    /// The head of a loop over map iterator `mit` (after its MITER): the
+    /// registers MNEXT fills with an entry's keys, the long keys from `rb`
+    /// and the string keys from `sc` (0 where there are none), then MNEXT
+    /// and the jump out when it finds no more. Returns (rb, sc, the loop's
+    /// top, the exit jump to patch).
+    pub(super) fn mnext_loop(&mut self, kinds: &[Ty], mit: i32) -> (u8, u8, usize, usize) {
+        use abi::{STP_OP_JZ, STP_OP_MNEXT};
+        let nstr = kinds.iter().filter(|t| **t == Ty::Str).count();
+        let nlong = kinds.len() - nstr;
+        let rb = self.next_r;
+        for _ in 0..nlong {
+            self.alloc_r();
+        }
+        let sc = self.next_s;
+        for _ in 0..nstr {
+            self.alloc_s();
+        }
+        let rb = if nlong > 0 { rb } else { 0 };
+        let sc = if nstr > 0 { sc } else { 0 };
+        let flag = self.alloc_r();
+        let top = self.pc();
+        self.emit(STP_OP_MNEXT, flag, rb, sc, mit);
+        let exit = self.jump(STP_OP_JZ, flag);
+        (rb, sc, top, exit)
     }
 }

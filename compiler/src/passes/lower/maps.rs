@@ -166,22 +166,7 @@ impl Gen<'_> {
         let rl = self.alloc_r();
         self.load_int(rl, i64::from(i32::MAX));
         self.emit(STP_OP_MITER, 0, rl, 0, mit);
-        let nstr = kinds.iter().filter(|t| **t == Ty::Str).count();
-        let nlong = kinds.len() - nstr;
-        let rb = self.next_r;
-        for _ in 0..nlong {
-            self.alloc_r();
-        }
-        let sc = self.next_s;
-        for _ in 0..nstr {
-            self.alloc_s();
-        }
-        let rb = if nlong > 0 { rb } else { 0 };
-        let sc = if nstr > 0 { sc } else { 0 };
-        let flag = self.alloc_r();
-        let top = self.pc();
-        self.emit(STP_OP_MNEXT, flag, rb, sc, mit);
-        let exit = self.jump(STP_OP_JZ, flag);
+        let (rb, sc, top, exit) = self.mnext_loop(&kinds, mit);
         let mut skips = Vec::new();
         for &(i, reg, is_str) in &fixed {
             let col = kinds[..i]

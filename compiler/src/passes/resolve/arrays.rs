@@ -167,16 +167,7 @@ impl Resolver<'_> {
             ExprKind::Index { base, keys } if matches!(base.kind, ExprKind::Var(_)) => {
                 // A slice (`delete a[k, *]`) deletes every entry whose fixed
                 // keys match (lower/maps.rs); `*` stands in for a key here.
-                let nkeys: Vec<Option<Expr>> = keys
-                    .iter()
-                    .map(|k| {
-                        k.clone().or(Some(Expr {
-                            kind: ExprKind::Num(0),
-                            span: e.span,
-                            id: u32::MAX,
-                        }))
-                    })
-                    .collect();
+                let nkeys = slice_keys(keys, e.span);
                 if let Some(g) = self.array_ref(base, &nkeys, e.span) {
                     self.array_write(g, e.span);
                 }
@@ -203,4 +194,19 @@ impl Resolver<'_> {
             _ => self.unsupported("delete of this kind", e.span),
         }
     }
+}
+
+/// A slice's keys with each `*` (None) replaced by a placeholder number, so
+/// that the array's key types and arity resolve as for a plain index; the
+/// lowering (lower/maps.rs) matches only the fixed keys.
+pub(super) fn slice_keys(keys: &[Option<Expr>], span: Span) -> Vec<Option<Expr>> {
+    keys.iter()
+        .map(|k| {
+            k.clone().or(Some(Expr {
+                kind: ExprKind::Num(0),
+                span,
+                id: u32::MAX,
+            }))
+        })
+        .collect()
 }

@@ -161,16 +161,7 @@ impl Resolver<'_> {
             ExprKind::In { keys, array } => {
                 // `[k, *] in a`: any entry with those fixed keys
                 // (lower/maps.rs); `*` stands in for a key here.
-                let keys: Vec<Option<Expr>> = keys
-                    .iter()
-                    .map(|k| {
-                        k.clone().or(Some(Expr {
-                            kind: ExprKind::Num(0),
-                            span: e.span,
-                            id: u32::MAX,
-                        }))
-                    })
-                    .collect();
+                let keys = super::arrays::slice_keys(keys, e.span);
                 if let Some(g) = self.array_ref(array, &keys, e.span) {
                     self.globals[g].used = true;
                     self.read_globals.push(g);
