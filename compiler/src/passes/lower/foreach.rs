@@ -91,20 +91,7 @@ impl Gen<'_> {
             }
         }
         // A slice: entries whose fixed keys differ are passed over.
-        let mut skips = Vec::new();
-        for &(i, reg, is_str) in &fixed {
-            let col = kinds[..i]
-                .iter()
-                .filter(|t| (**t == Ty::Str) == is_str)
-                .count() as u8;
-            let t = self.alloc_r();
-            if is_str {
-                self.emit(STP_OP_SCMP, t, sc + col, reg, 0);
-            } else {
-                self.emit(STP_OP_NE, t, rb + col, reg, 0);
-            }
-            skips.push(self.jump(STP_OP_JNZ, t));
-        }
+        let skips = self.slice_skips(&fixed, &kinds, rb, sc);
         self.loops.push(LoopJumps {
             continues: skips,
             ..LoopJumps::default()
@@ -207,5 +194,34 @@ impl Gen<'_> {
         self.emit(STP_OP_MNEXT, flag, rb, sc, mit);
         let exit = self.jump(STP_OP_JZ, flag);
         (rb, sc, top, exit)
+    }
+
+    /// A slice's test of the entry MNEXT loaded (keys from `rb`/`sc`):
+    /// for each fixed key `(index, register, is_str)`, a jump taken when
+    /// the entry's key differs. Returns the jumps, to patch to the next
+    /// entry.
+    pub(super) fn slice_skips(
+        &mut self,
+        fixed: &[(usize, u8, bool)],
+        kinds: &[Ty],
+        rb: u8,
+        sc: u8,
+    ) -> Vec<usize> {
+        use abi::{STP_OP_JNZ, STP_OP_NE, STP_OP_SCMP};
+        let mut skips = Vec::new();
+        for &(i, reg, is_str) in fixed {
+            let col = kinds[..i]
+                .iter()
+                .filter(|t| (**t == Ty::Str) == is_str)
+                .count() as u8;
+            let t = self.alloc_r();
+            if is_str {
+                self.emit(STP_OP_SCMP, t, sc + col, reg, 0);
+            } else {
+                self.emit(STP_OP_NE, t, rb + col, reg, 0);
+            }
+            skips.push(self.jump(STP_OP_JNZ, t));
+        }
+        skips
     }
 }

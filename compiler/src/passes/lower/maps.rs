@@ -167,20 +167,7 @@ impl Gen<'_> {
         self.load_int(rl, i64::from(i32::MAX));
         self.emit(STP_OP_MITER, 0, rl, 0, mit);
         let (rb, sc, top, exit) = self.mnext_loop(&kinds, mit);
-        let mut skips = Vec::new();
-        for &(i, reg, is_str) in &fixed {
-            let col = kinds[..i]
-                .iter()
-                .filter(|t| (**t == Ty::Str) == is_str)
-                .count() as u8;
-            let t = self.alloc_r();
-            if is_str {
-                self.emit(STP_OP_SCMP, t, sc + col, reg, 0);
-            } else {
-                self.emit(STP_OP_NE, t, rb + col, reg, 0);
-            }
-            skips.push(self.jump(STP_OP_JNZ, t));
-        }
+        let skips = self.slice_skips(&fixed, &kinds, rb, sc);
         let mut done = Vec::new();
         match found {
             Some(d) => {
