@@ -171,3 +171,135 @@ fn nfsd_helpers_format_as_stap() {
          040755 (ISDIR)|EXCLUSIVE|NF4LNK\n"
     );
 }
+
+/// The sorted functions a script's probes arm.
+fn funcs(p: &Program) -> Vec<String> {
+    let mut got: Vec<String> = points(p).into_iter().map(|x| x.1).collect();
+    got.sort();
+    got
+}
+
+/// How many of a program's probes are optional (`?`).
+fn optional(p: &Program) -> usize {
+    p.probes
+        .iter()
+        .filter(|x| u32::from(x.flags) & vm_spec::abi::STP_PROBE_F_OPTIONAL != 0)
+        .count()
+}
+
+#[test]
+fn nfs_fop_read_write_aio_and_sendfile() {
+    // read/write and aio_*: nfs_file_read/write on 5.10+.
+    let p = build("probe nfs.fop.read { printf(\"%s %s\\n\", devname, argstr) }");
+    assert_eq!(funcs(&p), ["nfs_file_read"]);
+    assert_eq!(
+        vars(&p),
+        [
+            "$iocb->ki_filp->f_inode->i_sb->s_id",
+            "$iocb->ki_pos",
+            "$to->count"
+        ]
+    );
+    assert_eq!(optional(&p), 0);
+    let p = build("probe nfs.fop.write.return { print(retstr) }");
+    assert_eq!(funcs(&p), ["nfs_file_write"]);
+    assert!(points(&p)[0].0.ends_with(".return"), "{:?}", points(&p));
+    // aio_read's file_name / cache_valid: the dentry name and the
+    // nfs_inode (container_of the inode) of the module's BTF.
+    let p = build("probe nfs.fop.aio_read { printf(\"%s %d\\n\", file_name, cache_valid) }");
+    assert_eq!(funcs(&p), ["nfs_file_read"]);
+    let v = vars(&p);
+    assert!(
+        v.contains(&"$iocb->ki_filp->f_path->dentry->d_name->name".to_string()),
+        "{v:?}"
+    );
+    assert!(
+        v.contains(&"@cast(nfs_inode)->cache_validity".to_string()),
+        "{v:?}"
+    );
+    // file_name is a string, cache_valid a long.
+    let e = common::fail("probe nfs.fop.aio_write { x = file_name + 1 }");
+    assert!(e.contains("type"), "{e}");
+    let e = common::fail("probe nfs.fop.read_iter { x = cache_time . \"\" }");
+    assert!(e.contains("type"), "{e}");
+    // sendfile is gone: an optional point.
+    let p = build("probe nfs.fop.sendfile { print(count) }");
+    assert_eq!(funcs(&p), ["nfs_file_sendfile"]);
+    assert_eq!(optional(&p), 1);
+}
+
+#[test]
+fn nfs_aop_folio_successors() {
+    // set_page_dirty: the first of the two functions that exists.
+    let p = build("probe nfs.aop.set_page_dirty { print(__page) }");
+    assert_eq!(
+        points(&p).into_iter().map(|x| x.1).collect::<Vec<_>>(),
+        ["__set_page_dirty_nobuffers", "filemap_dirty_folio"]
+    );
+    let f: Vec<u32> = p.probes.iter().map(|x| u32::from(x.flags)).collect();
+    assert!(f[0] & vm_spec::abi::STP_PROBE_F_SUFFICIENT != 0, "{f:?}");
+    assert!(f[1] & vm_spec::abi::STP_PROBE_F_ALTERNATIVE != 0, "{f:?}");
+    assert_eq!(vars(&p), ["$folio", "$page"]);
+    let p = build("probe nfs.aop.release_page { print(page_index) }");
+    assert_eq!(funcs(&p), ["nfs_release_folio", "nfs_release_page"]);
+    assert_eq!(optional(&p), 2);
+    // readpage(s)/writepage: optional, on the old functions.
+    let p = build("probe nfs.aop.readpage, nfs.aop.readpages, nfs.aop.writepage { print(size) }");
+    assert_eq!(
+        funcs(&p),
+        ["nfs_readpage", "nfs_readpages", "nfs_writepage"]
+    );
+    assert_eq!(optional(&p), 3);
+    let p = build("probe nfs.aop.writepage { print(for_reclaim) }");
+    assert_eq!(vars(&p), ["$wbc->for_reclaim"]);
+}
+
+#[test]
+fn nfs_proc_points_and_variables() {
+    // lookup: the v2, v3 and v4 procedures, each optional.
+    let p = build("probe nfs.proc.lookup { printf(\"%s %d %d\\n\", server_ip, prot, version) }");
+    assert_eq!(
+        funcs(&p),
+        ["nfs3_proc_lookup", "nfs4_proc_lookup", "nfs_proc_lookup"]
+    );
+    assert_eq!(optional(&p), 3);
+    let v = vars(&p);
+    assert!(v.contains(&"$dir".to_string()), "{v:?}");
+    assert!(v.contains(&"@cast(rpc_xprt)->prot".to_string()), "{v:?}");
+    assert!(
+        v.contains(&"@cast(nfs_server)->nfs_client->rpc_ops->version".to_string()),
+        "{v:?}"
+    );
+    // server_ip is a string (stap >= 4.3), version a long.
+    let e = common::fail("probe nfs.proc.lookup { x = server_ip + 1 }");
+    assert!(e.contains("type"), "{e}");
+    let p = build("probe nfs.proc.read_done { printf(\"%d %d %d\\n\", count, status, timestamp) }");
+    assert_eq!(
+        funcs(&p),
+        ["nfs3_read_done", "nfs4_read_done", "nfs_read_done"]
+    );
+    assert_eq!(
+        vars(&p),
+        ["$hdr->res->count", "$hdr->timestamp", "$task->tk_status"]
+    );
+    let p = build("probe nfs.proc.write_setup { printf(\"%d %d\\n\", how, size) }");
+    assert_eq!(vars(&p), ["$hdr->args->count", "$hdr->args->stable"]);
+    let p = build("probe nfs.proc.commit_done { print(valid) }");
+    assert_eq!(funcs(&p), ["nfs3_commit_done", "nfs4_commit_done"]);
+    assert_eq!(vars(&p), ["$data->res->fattr->valid"]);
+    let p = build("probe nfs.proc.open { print(filename) }");
+    assert_eq!(funcs(&p), ["nfs_open"]);
+    assert_eq!(optional(&p), 0);
+    let p = build("probe nfs.proc.handle_exception { printf(\"%d %d\\n\", version, errorcode) }");
+    assert_eq!(funcs(&p), ["nfs4_handle_exception"]);
+    assert_eq!(vars(&p), ["$errorcode"]);
+    let p = build("probe nfs.proc.remove { printf(\"%s %d\\n\", filename, filelen) }");
+    assert_eq!(vars(&p), ["$dentry->d_name->len", "$dentry->d_name->name"]);
+    // The synchronous procedures, rename and release are gone: optional.
+    let p = build(
+        "probe nfs.proc.read, nfs.proc.write, nfs.proc.commit, nfs.proc.rename, \
+         nfs.proc.release { print(name) }",
+    );
+    assert_eq!(optional(&p), p.probes.len());
+    assert!(p.probes.len() >= 10, "{}", p.probes.len());
+}
