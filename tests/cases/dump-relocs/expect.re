@@ -8,5 +8,6 @@
 ^    k#3 += [1-9][0-9]* +byte offset of ->f_inode in its struct/union$
 ^    k#4 += 1 +->f_inode reads memory
 ^    k#5 += [1-9][0-9]* +byte offset of ->i_ino in its struct/union$
-^    k#9 += 2 +argument slot of \$count$
+^    k#8 += 0 +arithmetic right shift
+^    k#10 += 2 +argument slot of \$count$
 ^dump 0$
