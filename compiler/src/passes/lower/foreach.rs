@@ -30,19 +30,7 @@ impl Gen<'_> {
         let kinds: Vec<Ty> = self.types.keys.get(g).cloned().unwrap_or_default();
         // A slice's fixed keys, evaluated once, before the limit (stap's
         // order): (key column, register, is_str).
-        let mut fixed = Vec::new();
-        for (i, k) in f.slice.iter().flatten().enumerate() {
-            let Some(k) = k else { continue };
-            if kinds.get(i) == Some(&Ty::Str) {
-                let s = self.alloc_s();
-                self.str_into(k, s);
-                fixed.push((i, s, true));
-            } else {
-                let r = self.alloc_r();
-                self.int_into(k, r);
-                fixed.push((i, r, false));
-            }
-        }
+        let fixed = self.slice_fixed(f.slice.iter().flatten(), &kinds);
         let rl = self.alloc_r();
         match &f.limit {
             Some(l) => self.int_into(l, rl),
@@ -194,6 +182,29 @@ impl Gen<'_> {
         self.emit(STP_OP_MNEXT, flag, rb, sc, mit);
         let exit = self.jump(STP_OP_JZ, flag);
         (rb, sc, top, exit)
+    }
+
+    /// A slice's fixed keys (`None` is `*`) evaluated into registers:
+    /// (key column, register, is_str) for each.
+    pub(super) fn slice_fixed<'e>(
+        &mut self,
+        keys: impl Iterator<Item = &'e Option<Expr>>,
+        kinds: &[Ty],
+    ) -> Vec<(usize, u8, bool)> {
+        let mut fixed = Vec::new();
+        for (i, k) in keys.enumerate() {
+            let Some(k) = k else { continue };
+            if kinds.get(i) == Some(&Ty::Str) {
+                let s = self.alloc_s();
+                self.str_into(k, s);
+                fixed.push((i, s, true));
+            } else {
+                let r = self.alloc_r();
+                self.int_into(k, r);
+                fixed.push((i, r, false));
+            }
+        }
+        fixed
     }
 
     /// A slice's test of the entry MNEXT loaded (keys from `rb`/`sc`):

@@ -150,19 +150,7 @@ impl Gen<'_> {
         let depth = self.iter_depth;
         let mit = imm_pack(map as u16, u16::from(depth));
         let kinds: Vec<Ty> = self.types.keys.get(g).cloned().unwrap_or_default();
-        let mut fixed = Vec::new();
-        for (i, k) in keys.iter().enumerate() {
-            let Some(k) = k else { continue };
-            if kinds.get(i) == Some(&Ty::Str) {
-                let s = self.alloc_s();
-                self.str_into(k, s);
-                fixed.push((i, s, true));
-            } else {
-                let r = self.alloc_r();
-                self.int_into(k, r);
-                fixed.push((i, r, false));
-            }
-        }
+        let fixed = self.slice_fixed(keys.iter(), &kinds);
         let rl = self.alloc_r();
         self.load_int(rl, i64::from(i32::MAX));
         self.emit(STP_OP_MITER, 0, rl, 0, mit);
