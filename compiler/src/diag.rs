@@ -195,6 +195,21 @@ impl<'a> LineIndex<'a> {
     }
 }
 
+impl LineIndex<'_> {
+    /// The text of 1-based line `line`, without its newline ("" past the
+    /// end).
+    pub fn line(&self, line: u32) -> &str {
+        let Some(&start) = self.starts.get((line as usize).wrapping_sub(1)) else {
+            return "";
+        };
+        let end = self
+            .starts
+            .get(line as usize)
+            .map_or(self.source.len(), |&e| e - 1);
+        self.source.get(start..end).unwrap_or("")
+    }
+}
+
 /// A source file other than the script (a `-I` tapset file). Its tokens'
 /// spans lie past the script's text, from `base` on, so that one span
 /// names a place in any of the files.
@@ -215,6 +230,9 @@ pub struct Renderer<'a> {
     source: &'a str,
     tokens: &'a [Token],
     extra: &'a [ExtraFile],
+    /// Line starts of `source` (first) and of each `extra` file, for
+    /// line/column lookups that do not rescan the text.
+    lines: Vec<LineIndex<'a>>,
     /// stap's `last_token`: the file (0: the script, `k + 1`: `extra[k]`)
     /// of the last token `print_token` printed; the next token of that
     /// file drops the file name.
@@ -236,11 +254,16 @@ impl<'a> Renderer<'a> {
         tokens: &'a [Token],
         extra: &'a [ExtraFile],
     ) -> Self {
+        let lines = std::iter::once(source)
+            .chain(extra.iter().map(|f| f.text.as_str()))
+            .map(LineIndex::new)
+            .collect();
         Renderer {
             file,
             source,
             tokens,
             extra,
+            lines,
             printed_file: None,
         }
     }
@@ -257,9 +280,34 @@ impl<'a> Renderer<'a> {
         }
     }
 
+    /// Line and column of offset `lo` of file `k` (as `locate` numbers
+    /// them), as `line_col` computes them.
+    fn line_col(&self, k: usize, lo: u32) -> (u32, u32) {
+        match self.lines.get(k) {
+            // Past the end: at the end, as `line_col` clamps.
+            Some(idx) => idx.line_col(lo.min(u32::try_from(idx.source.len()).unwrap_or(u32::MAX))),
+            None => (0, 0),
+        }
+    }
+
+    /// Renders `d` as a new renderer would: the first token names its
+    /// file (stap's `last_token` forgotten), the line indexes reused.
+    pub fn render_alone(&mut self, d: &Diagnostic) -> String {
+        self.printed_file = None;
+        self.render(d)
+    }
+
     /// stap's description of the token at `span`: `identifier 'x'`.
     fn describe(&self, span: Span) -> String {
-        match self.tokens.iter().find(|t| t.span == span) {
+        // The lexer's tokens are in source order: search, then scan in
+        // case some are not.
+        let at = self.tokens.partition_point(|t| t.span.lo < span.lo);
+        let found = self.tokens[at..]
+            .iter()
+            .take_while(|t| t.span.lo == span.lo)
+            .find(|t| t.span == span)
+            .or_else(|| self.tokens.iter().find(|t| t.span == span));
+        match found {
             Some(t) => t.describe(),
             None => {
                 // Not a lexer token (should not happen): describe the text.
@@ -274,8 +322,8 @@ impl<'a> Renderer<'a> {
     /// `identifier 'x' at x.stp:3:5`, abbreviated as `print_token` does
     /// when `abbreviate` is set.
     fn token_at(&mut self, span: Span, abbreviate: bool) -> String {
-        let (k, name, text, lo) = self.locate(span.lo);
-        let (line, col) = line_col(text, lo);
+        let (k, name, _, lo) = self.locate(span.lo);
+        let (line, col) = self.line_col(k, lo);
         let file = if abbreviate && self.printed_file == Some(k) {
             ""
         } else {
@@ -289,12 +337,9 @@ impl<'a> Renderer<'a> {
 
     /// stap's `print_error_source`: the line and a caret under the column.
     fn source_lines(&self, out: &mut String, align: &str, span: Span) {
-        let (_, _, source, lo) = self.locate(span.lo);
-        let (line, col) = line_col(source, lo);
-        let text = source
-            .split('\n')
-            .nth(line.saturating_sub(1) as usize)
-            .unwrap_or("");
+        let (k, _, _, lo) = self.locate(span.lo);
+        let (line, col) = self.line_col(k, lo);
+        let text = self.lines[k].line(line);
         let text = text.strip_suffix('\r').unwrap_or(text);
         out.push_str(align);
         out.push_str("source: ");
@@ -404,6 +449,10 @@ mod tests {
         }
         assert_eq!(idx.line_col(10), (0, 0));
         assert_eq!(idx.line_col(99), (0, 0));
+        assert_eq!(idx.line(1), "ab");
+        assert_eq!(idx.line(2), "\tcé d");
+        assert_eq!(idx.line(0), "");
+        assert_eq!(idx.line(9), "");
     }
 
     #[test]

@@ -370,11 +370,12 @@ fn front(
 /// The warnings, rendered; stap's suppression summary last, if any.
 fn render_warnings(source_name: &str, source: &str, f: &Front) -> Vec<String> {
     let shown = Shown::of(&f.diags.list);
+    let mut r = Renderer::with_files(source_name, source, &f.tokens, &f.files);
     let mut out: Vec<String> = shown
         .list
         .iter()
         .filter(|d| d.severity == Severity::Warning)
-        .map(|d| Renderer::with_files(source_name, source, &f.tokens, &f.files).render(d))
+        .map(|d| r.render_alone(d))
         .collect();
     let summary = shown.summary();
     if !summary.is_empty() {
