@@ -113,6 +113,7 @@ fn flag_tables_and_lookups() {
             "IN_CREATE|IN_DELETE|IN_ISDIR",
         ),
         ("_msg_flags_str(0x80004040)", "MSG_DONTWAIT|MSG_NOSIGNAL"),
+        ("_msg_flags_str(0x100000040)", "MSG_DONTWAIT"),
         ("_mountflags_str(0x5001)", "MS_RDONLY|MS_BIND|MS_REC"),
         ("_mountflags_str(0x101)", "MS_RDONLY|0x100"),
         ("_umountflags_str(3)", "MNT_FORCE|MNT_DETACH"),
