@@ -1,0 +1,2 @@
+sleep 1
+: >/tmp/aux-dec-file
