@@ -54,9 +54,10 @@
  * 10. Maps have consistent descriptors within STP_MAX_MAP_BYTES; map
  *     instructions name a map, pass key runs of its key counts (read and
  *     written: RN/SN, RNW/SNW), a value operand of its value kind
- *     (MSTADD, MSTX, MSTHIST, MSTHISTS: a statistics array, whose
- *     statistic has a histogram for MSTHIST and MSTHISTS and the variance
- *     flag for MSTX of STVAR), a valid MOPR arithmetic, MSX extractor,
+ *     (MSTADD, MSTX, MSTHIST, MSTHISTS, MSTBKT: a statistics array,
+ *     whose statistic has a histogram for MSTHIST, MSTHISTS and MSTBKT
+ *     and the variance flag for MSTX of STVAR), a valid MOPR arithmetic,
+ *     MSX extractor,
  *     iterator and order; MNEXT reads an iterator MITER filled on every
  *     path; prog->niters iterators of prog->iter_cap entries fit
  *     STP_MAX_ITER_BYTES per CPU.
@@ -1028,6 +1029,7 @@ static int check_map_insn(const struct stp_prog *p,
 	case STP_OP_MSTX:
 	case STP_OP_MSTHIST:
 	case STP_OP_MSTHISTS:
+	case STP_OP_MSTBKT:
 		want = STP_MAPV_STAT;
 		break;
 	}
@@ -1042,7 +1044,8 @@ static int check_map_insn(const struct stp_prog *p,
 		return FAIL(res, BAD_STAT, off + pc,
 			    AT "MSTX @variance of map %u, whose statistic has no variance flag",
 			    ATV(pc), VI(STP_IMM_LO(insn->imm)));
-	if ((insn->op == STP_OP_MSTHIST || insn->op == STP_OP_MSTHISTS) &&
+	if ((insn->op == STP_OP_MSTHIST || insn->op == STP_OP_MSTHISTS ||
+	     insn->op == STP_OP_MSTBKT) &&
 	    p->stats[d->stat].hist == STP_HIST_NONE)
 		return FAIL(res, BAD_STAT, off + pc,
 			    AT "%s of map %u, whose statistic has no histogram",
@@ -1179,6 +1182,7 @@ static int check_insn_extra(const struct stp_prog *p,
 	case STP_OP_MSTX:
 	case STP_OP_MSTHIST:
 	case STP_OP_MSTHISTS:
+	case STP_OP_MSTBKT:
 		return check_map_insn(p, h, hi, off, pc, insn,
 				      &stp_opcode_info[insn->op], in, live,
 				      res);

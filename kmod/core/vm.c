@@ -1022,14 +1022,15 @@ op_MNEXT: {	/* verify.c: map id < nmaps, iterator < niters, runs match */
 op_MSTADD:
 op_MSTX:
 op_MSTHIST:
-op_MSTHISTS: {	/* verify.c: a statistics array (STP_MAPV_STAT), runs match */
+op_MSTHISTS:
+op_MSTBKT: {	/* verify.c: a statistics array (STP_MAPV_STAT), runs match */
 	u32 x = STP_IMM_HI(in.imm);	/* MSTX: the extractor */
 	const struct stp_stat_desc *d;
 	struct stp_map *m;
 	struct stp_map_key k;
 	unsigned long fl;
 	u32 slot = 0, i;
-	s64 cnt = 0;
+	s64 cnt = 0, bkt = 0;
 	u8 *e;
 
 	if (!rc->maps || !stats_ok)
@@ -1068,6 +1069,9 @@ op_MSTHISTS: {	/* verify.c: a statistics array (STP_MAPV_STAT), runs match */
 	}
 	if (in.op == STP_OP_MSTHIST && sm.count > 0)
 		emit_hist(rc, d, p->maps[STP_IMM_LO(in.imm)].stat, slot);
+	/* MSTBKT: under the lock, the slot is the key's; r[a] unsigned */
+	if (in.op == STP_OP_MSTBKT && sm.count > 0 && r[in.a] < d->nbuckets)
+		bkt = stp_stat_bucket(sa, d, slot, (u32)r[in.a]);
 	if (in.op == STP_OP_MSTHISTS && sm.count > 0) {
 		/* under the lock: the slot is not re-used while it is drawn */
 		struct hist_ctx hc = { sa, d, slot };
@@ -1081,8 +1085,13 @@ op_MSTHISTS: {	/* verify.c: a statistics array (STP_MAPV_STAT), runs match */
 			FAIL(STP_RTE_EMPTY_AGG, 0);
 		NEXT();
 	}
-	if (sm.count <= 0)	/* MSTHIST, MSTHISTS */
+	if (sm.count <= 0)	/* MSTHIST, MSTHISTS, MSTBKT */
 		FAIL(STP_RTE_EMPTY_AGG, 0);
+	if (in.op == STP_OP_MSTBKT) {
+		if (r[in.a] >= d->nbuckets)	/* negative too */
+			FAIL(STP_RTE_HIST_INDEX, 0);
+		r[in.a] = (u64)bkt;
+	}
 	NEXT();
 }
 skip:		/* MAXTRYLOCK attempts failed: stap skips the probe */

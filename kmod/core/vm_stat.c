@@ -3,8 +3,8 @@
  * vm_stat.c - the statistics' read side for the interpreter: merging the
  * per-CPU copies of a statistic (stap's _stp_stat_get), the scalar
  * extractors (@count .. @variance) and the merged histogram buckets, for
- * STCOUNT .. STVAR, STHIST, STHISTS, STBKT, MSTX, MSTHIST, MSTHISTS and
- * MITER's extractor orders. opcodes.h defines the arithmetic.
+ * STCOUNT .. STVAR, STHIST, STHISTS, STBKT, MSTX, MSTHIST, MSTHISTS,
+ * MSTBKT and MITER's extractor orders. opcodes.h defines the arithmetic.
  *
  * The write side (STADD, MSTADD: stat_add) is static inline in vm_int.h,
  * on the per-hit path.

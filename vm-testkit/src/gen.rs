@@ -19,7 +19,7 @@
 //! and `%`, loops that fill them past their capacity, `foreach` in every
 //! order with limits down to 0 and negative, nested, deleting and
 //! inserting as it goes) are generated too, and statistics arrays (some
-//! maps' values: MSTADD, MSTX, MSTHIST, MSTHISTS, foreach by @count, @sum, @min,
+//! maps' values: MSTADD, MSTX, MSTBKT, MSTHIST, MSTHISTS, foreach by @count, @sum, @min,
 //! @max or @avg).
 //!
 //! Determinism: the same seed gives the same case on every machine; the
@@ -1667,7 +1667,7 @@ impl HGen<'_> {
     }
 
     /// MSTADD, MSTX (every extractor, on absent keys too: EMPTY_AGG),
-    /// MSTHIST or MSTHISTS on statistics array `m` (`imm`) with its keys at `b`, `c`.
+    /// MSTBKT, MSTHIST or MSTHISTS on statistics array `m` (`imm`) with its keys at `b`, `c`.
     fn stat_array_insn(
         &mut self,
         out: &mut Vec<Insn>,
@@ -1697,6 +1697,18 @@ impl HGen<'_> {
                 let a = self.dst()?;
                 self.load_choice(out, d, a, &VALS);
                 out.push(ins(abi::STP_OP_MSTADD, a, b, c, imm));
+            }
+            5 | 6 if st.hist != Hist::None && self.rng.chance(1, 3) => {
+                // MSTBKT: a bucket (@hist_log(a[k])[i]), the index in r[a]
+                // in range, at the edges and out of it (HIST_INDEX).
+                self.stat_array_sample(out, d, imm, b, c);
+                let nb = i64::from(st.hist.nbuckets());
+                let idx = [-1, 0, 1, 63, 64, 65, 66, nb - 1, nb, i64::MIN];
+                let a = self.dst()?;
+                self.load_choice(out, d, a, &idx);
+                out.push(ins(abi::STP_OP_MSTBKT, a, b, c, imm));
+                d.r |= 1u64 << a;
+                self.observe(out, a);
             }
             5 | 6 if st.hist != Hist::None => {
                 self.stat_array_sample(out, d, imm, b, c);

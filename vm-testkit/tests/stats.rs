@@ -319,3 +319,57 @@ fn statistics_arrays_merge_like_scalars_on_any_number_of_cpus() {
         assert_eq!(&s.globals()[2..6], &[1, 42, 42, 42]);
     }
 }
+
+#[test]
+fn statistics_array_buckets_merge_over_cpus() {
+    // MSTBKT (opcodes.h): bucket global 2 of key global 1 into global 3.
+    let mut p = array_prog(Hist::Log);
+    p.handlers.push(handler(
+        STP_CTX_END,
+        2,
+        0,
+        vec![
+            i(STP_OP_LDG, 0, 0, 0, 1),
+            i(STP_OP_LDG, 1, 0, 0, 2),
+            i(STP_OP_MSTBKT, 1, 0, 0, 0),
+            i(STP_OP_STG, 1, 0, 0, 3),
+            RET,
+        ],
+    ));
+    let vals: Vec<i64> = (0..40).map(|k| (k * 7919) % 500 - 100).collect();
+    let mut want = vec![0i64; STP_HIST_LOG_BUCKETS as usize];
+    for &v in &vals {
+        want[bucket_of(&Hist::Log, v)] += 1;
+    }
+    for cpus in [1, 3] {
+        let mut s = HostSession::from_program(&p).expect("verifies");
+        s.set_cpus(cpus);
+        s.set_global(1, 5);
+        for (k, &v) in vals.iter().enumerate() {
+            s.set_global(0, v);
+            let env = HostEnv {
+                cpu: (k as u32 % cpus) as i64,
+                ..Default::default()
+            };
+            s.run_handler(0, &env).unwrap();
+        }
+        let h = (p.handlers.len() - 1).try_into().expect("handler index");
+        for (b, &n) in want.iter().enumerate() {
+            s.set_global(2, b as i64);
+            s.run_handler(h, &HostEnv::default()).unwrap();
+            assert_eq!(s.globals()[3], n, "cpus {cpus} bucket {b}");
+        }
+        // Out of range (negative too): the run ends before the STG.
+        for b in [want.len() as i64, -1] {
+            s.set_global(2, b);
+            s.set_global(3, 77);
+            let e = s.run_handler(h, &HostEnv::default()).unwrap_err();
+            assert_eq!(e.message, "histogram index out of range");
+            assert_eq!(s.globals()[3], 77);
+        }
+        s.set_global(1, 9);
+        s.set_global(2, 64);
+        let e = s.run_handler(h, &HostEnv::default()).unwrap_err();
+        assert_eq!(e.message, "empty aggregate");
+    }
+}

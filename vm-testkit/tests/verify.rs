@@ -1338,6 +1338,51 @@ fn stat_array_cases() -> Vec<Case> {
             "no histogram",
         ),
         case(
+            "MSTBKT without a histogram",
+            build(&stat_array(
+                true,
+                Hist::None,
+                vec![
+                    ld,
+                    i(STP_OP_LDI, 1, 0, 0, 64),
+                    i(STP_OP_MSTBKT, 1, 0, 0, 0),
+                    RET,
+                ],
+            )),
+            "BAD_STAT",
+            "no histogram",
+        ),
+        case(
+            "MSTBKT with an unwritten bucket index",
+            build(&stat_array(
+                true,
+                Hist::Log,
+                vec![ld, i(STP_OP_MSTBKT, 1, 0, 0, 0), RET],
+            )),
+            "UNINIT_REGISTER",
+            "r1",
+        ),
+        case(
+            "MSTBKT on a map of longs",
+            build(&{
+                let mut p = stat_array(
+                    true,
+                    Hist::Log,
+                    vec![
+                        ld,
+                        i(STP_OP_LDI, 1, 0, 0, 64),
+                        i(STP_OP_MSTBKT, 1, 0, 0, 0),
+                        RET,
+                    ],
+                );
+                p.maps[0].value = MapValue::Long;
+                p.stats[0].array = false;
+                p
+            }),
+            "BAD_MAP",
+            "whose values are of kind 0",
+        ),
+        case(
             "MSTX of an unwritten key",
             build(&stat_array(
                 true,

@@ -614,6 +614,14 @@ impl Typer<'_> {
                     None => Ty::Unknown,
                 }
             }
+            // `i in @hist_log(s)`: a bucket's count, as `@hist_log(s)[i]`.
+            ExprKind::In { keys, array } if matches!(array.kind, ExprKind::Stat { .. }) => {
+                self.expr(array, Ty::Unknown);
+                for k in keys.iter().flatten() {
+                    self.want(k, Ty::Long);
+                }
+                Ty::Long
+            }
             ExprKind::In { keys, array } => {
                 if let Some(g) = self.array_of(array) {
                     let keys: Vec<Option<&Expr>> = keys.iter().map(Option::as_ref).collect();

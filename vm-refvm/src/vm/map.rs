@@ -120,7 +120,7 @@ impl Machine<'_> {
         Ok(())
     }
 
-    /// MSTADD, MSTX, MSTHIST and MSTHISTS (opcodes.h: Statistics arrays). A run
+    /// MSTADD, MSTX, MSTHIST, MSTHISTS and MSTBKT (opcodes.h: Statistics arrays). A run
     /// without a statistics copy for its CPU stops with BADOP first.
     pub(super) fn stat_array_op(&mut self, insn: &Insn) -> Step<()> {
         let op = u32::from(insn.op);
@@ -188,6 +188,14 @@ impl Machine<'_> {
             return Err(Stop::Fault(abi::STP_RTE_EMPTY_AGG, 0));
         }
         let v = match x {
+            _ if op == abi::STP_OP_MSTBKT => {
+                // The bucket index in r[a], as unsigned (negative is huge).
+                let i = self.rd(insn.a)?;
+                if i >= u64::from(st.nbuckets) {
+                    return Err(Stop::Fault(abi::STP_RTE_HIST_INDEX, 0));
+                }
+                merged_bucket(&copies, i as usize)
+            }
             _ if op == abi::STP_OP_MSTHIST => {
                 let payload = st.hist_record(&copies);
                 self.emit(abi::STP_REC_HIST, k as u16, &payload);

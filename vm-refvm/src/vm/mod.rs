@@ -628,9 +628,11 @@ impl Machine<'_> {
             | abi::STP_OP_MDEL
             | abi::STP_OP_MHAS
             | abi::STP_OP_MCLEAR => self.map_op(&insn)?,
-            abi::STP_OP_MSTADD | abi::STP_OP_MSTX | abi::STP_OP_MSTHIST | abi::STP_OP_MSTHISTS => {
-                self.stat_array_op(&insn)?
-            }
+            abi::STP_OP_MSTADD
+            | abi::STP_OP_MSTX
+            | abi::STP_OP_MSTHIST
+            | abi::STP_OP_MSTHISTS
+            | abi::STP_OP_MSTBKT => self.stat_array_op(&insn)?,
             abi::STP_OP_MITER | abi::STP_OP_MNEXT => self.iter_op(&insn)?,
             _ => return Err(Stop::Fault(abi::STP_RTE_BADOP, 0)),
         }

@@ -353,6 +353,13 @@
  *    s[a] as STHISTS does, under the lock (the slot cannot be re-used
  *    meanwhile); an absent or empty key ends the run with EMPTY_AGG and
  *    leaves s[a] as it was.
+ *    MSTBKT (@hist_*(a[k])[i], and `i in @hist_*(a[k])`, which is the
+ *    same value in stap) reads bucket r[a] of the merged histogram of
+ *    the key's slot under the lock and writes it to r[a]: an absent or
+ *    empty key ends the run with EMPTY_AGG first (stap: "aggregate
+ *    element not found"), then r[a] read as unsigned at or above the
+ *    statistic's nbuckets with HIST_INDEX, both with addr 0 and r[a]
+ *    left as it was.
  *    One difference from the scalar merge: when only one CPU's copy holds
  *    samples, @variance is that copy's own Welford variance (0 for one
  *    sample), shifted right by 2 * shift, not the merged formula (stap
@@ -477,7 +484,8 @@
 	X(MSTHISTS, SW, RN, SN, MAP, 0, "s[a] := the merged histogram of map imm[r[b..], s[c..]], drawn") \
 	X(ABORT,  NO, NO, NO, NO,  0, "request the end of the session and end the run now, uncaught (abort())") \
 	X(STCLR,  NO, NO, NO, STAT, 0, "delete stat imm: every CPU's copy emptied") \
-	X(SYSTEM, NO, SR, NO, NO,  0, "emit s[b] as an STP_REC_SYSTEM record: system(), run by user space")
+	X(SYSTEM, NO, SR, NO, NO,  0, "emit s[b] as an STP_REC_SYSTEM record: system(), run by user space") \
+	X(MSTBKT, RM, RN, SN, MAP, 0, "r[a] := @hist_*(map imm[r[b..], s[c..]])[r[a]]; error if absent, empty or out of range")
 
 /* Opcode numbers: STP_OP_NOP == 0, in table order. */
 enum stp_opcode {

@@ -106,7 +106,7 @@ impl Gen<'_> {
     /// the number of buckets and the limit (evaluated once), LOOP back.
     fn foreach_hist(&mut self, f: &Foreach, span: Span) {
         use abi::*;
-        let Some((_, nb)) = self.hist_of(&f.array) else {
+        let Some((_, nb, _)) = self.hist_of(&f.array) else {
             self.fail("not supported yet: foreach over this histogram form");
             return;
         };

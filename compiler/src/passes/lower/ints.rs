@@ -280,6 +280,10 @@ impl Gen<'_> {
             ExprKind::Index { base, keys } if matches!(base.kind, ExprKind::Stat { .. }) => {
                 self.hist_bucket(base, keys, dst)
             }
+            // stap: `i in @hist_op(...)` is `@hist_op(...)[i]`, the count.
+            ExprKind::In { keys, array } if matches!(array.kind, ExprKind::Stat { .. }) => {
+                self.hist_bucket(array, keys, dst)
+            }
             ExprKind::In { keys, array } => match self.array_of(array) {
                 Some(g) if keys.iter().any(Option::is_none) => self.slice_scan(g, keys, Some(dst)),
                 Some(g) => {

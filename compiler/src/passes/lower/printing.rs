@@ -201,7 +201,7 @@ impl Gen<'_> {
                     let map = self.map_id(g);
                     self.emit(STP_OP_MSTHISTS, piece, rb, sc, map);
                     self.release(mark);
-                } else if let Some((st, _)) = self.hist_of(a) {
+                } else if let Some((st, _, None)) = self.hist_of(a) {
                     self.emit(STP_OP_STHISTS, piece, 0, 0, st);
                 } else {
                     self.fail("internal error: a histogram of no statistic");

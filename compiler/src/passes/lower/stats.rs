@@ -1,5 +1,5 @@
 //! Statistics: the STAT index of a scalar statistic, the element of a
-//! statistics array, a histogram's buckets (STBKT), and stap's display at
+//! statistics array, a histogram's buckets (STBKT, MSTBKT), and stap's display at
 //! exit of the statistics written and never read (the `end` handler
 //! `stats_at_exit` makes).
 use super::*;
@@ -31,28 +31,57 @@ impl Gen<'_> {
             .then_some(g)
     }
 
-    /// The histogram of `@hist_*(s)` for a scalar statistic `s`: its
-    /// STATS index and number of buckets.
-    pub(super) fn hist_of(&self, stat: &Expr) -> Option<(i32, i64)> {
+    /// The histogram of `@hist_*(s)`, `s` a scalar statistic or an element
+    /// `a[k...]` of a statistics array: its STATS index, number of buckets
+    /// and, for an element, the array's global.
+    pub(super) fn hist_of(&self, stat: &Expr) -> Option<(i32, i64, Option<usize>)> {
         let ExprKind::Stat { op, args } = &stat.kind else {
             return None;
         };
         if !op.starts_with("@hist") {
             return None;
         }
-        let st = self.stat_of(args.first()?)?;
+        let a = args.first()?;
+        let (st, elem) = match self.stat_elem(a) {
+            Some(g) => {
+                let st = self
+                    .res
+                    .stats
+                    .iter()
+                    .position(|s| s.global == g && s.array)?;
+                (st as i32, Some(g))
+            }
+            None => (self.stat_of(a)?, None),
+        };
         let nb = self.res.stats.get(st as usize)?.hist.nbuckets();
-        Some((st, i64::from(nb)))
+        Some((st, i64::from(nb), elem))
     }
 
-    /// `@hist_*(s)[i]`: bucket `i`'s count (STBKT) into `dst`.
+    /// `@hist_*(s)[i]` (and `i in @hist_*(s)`, the same value in stap):
+    /// bucket `i`'s count into `dst`, STBKT for a scalar statistic,
+    /// MSTBKT for an array element (its keys in runs, `i` in `dst`).
     pub(super) fn hist_bucket(&mut self, base: &Expr, keys: &[Option<Expr>], dst: u8) {
-        let (Some((st, _)), [Some(k)]) = (self.hist_of(base), keys) else {
+        let (Some((st, _, elem)), [Some(k)]) = (self.hist_of(base), keys) else {
             self.fail("not supported yet: a bucket of this histogram form");
             return;
         };
-        let i = self.int(k);
-        self.emit(abi::STP_OP_STBKT, dst, i, 0, st);
+        let ExprKind::Stat { args, .. } = &base.kind else {
+            return;
+        };
+        match (elem, args.first().map(|a| &a.kind)) {
+            (Some(g), Some(ExprKind::Index { keys: akeys, .. })) => {
+                let mark = self.mark();
+                let (rb, sc) = self.key_runs(g, akeys);
+                self.int_into(k, dst);
+                let map = self.map_id(g);
+                self.emit(abi::STP_OP_MSTBKT, dst, rb, sc, map);
+                self.release(mark);
+            }
+            _ => {
+                let i = self.int(k);
+                self.emit(abi::STP_OP_STBKT, dst, i, 0, st);
+            }
+        }
     }
 }
 

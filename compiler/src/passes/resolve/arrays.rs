@@ -126,11 +126,16 @@ impl Resolver<'_> {
     }
 
     /// `foreach (b in @hist_log(s) [limit n])`: `b` runs over the bucket
-    /// indexes of a scalar statistic's histogram.
+    /// indexes of a statistic's histogram, a scalar's or an array
+    /// element's (`@hist_log(a[k])`).
     fn foreach_hist(&mut self, f: &Foreach) {
         self.expr(&f.array, true);
         let ok = matches!(&f.array.kind, ExprKind::Stat { args, .. }
-            if args.first().is_some_and(|a| matches!(a.kind, ExprKind::Var(_))));
+        if args.first().is_some_and(|a| match &a.kind {
+            ExprKind::Var(_) => true,
+            ExprKind::Index { base, .. } => matches!(base.kind, ExprKind::Var(_)),
+            _ => false,
+        }));
         if !ok || f.keys.len() != 1 || f.value.is_some() || f.slice.is_some() {
             self.unsupported("foreach over this histogram form", f.array.span);
             return;

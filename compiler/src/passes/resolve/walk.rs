@@ -158,6 +158,20 @@ impl Resolver<'_> {
                     self.unsupported("arrays", e.span);
                 }
             }
+            // `i in @hist_log(s)`: stap's `@hist_log(s)[i]`, nonzero
+            // when bucket i holds samples (lower/stats.rs).
+            ExprKind::In { keys, array } if matches!(array.kind, ExprKind::Stat { .. }) => {
+                self.exprs(keys.iter().flatten());
+                self.expr(array, true);
+                let hist =
+                    matches!(&array.kind, ExprKind::Stat { op, .. } if op.starts_with("@hist"));
+                if !hist || keys.len() != 1 || keys.iter().any(Option::is_none) {
+                    self.unsupported(
+                        "this form of `in` on a statistic (one bucket index of a histogram)",
+                        e.span,
+                    );
+                }
+            }
             ExprKind::In { keys, array } => {
                 // `[k, *] in a`: any entry with those fixed keys
                 // (lower/maps.rs); `*` stands in for a key here.
