@@ -42,7 +42,10 @@ fn relocate(p: &mut Program) {
         let last = member(tv.fields.len() as u32);
         for r in &tv.relocs {
             p.konsts[r.konst as usize] = match r.kind {
-                RelocKind::ArgIndex | RelocKind::Exists | RelocKind::ElemSize(_) => {
+                RelocKind::ArgIndex
+                | RelocKind::Exists
+                | RelocKind::ElemSize(_)
+                | RelocKind::SymAddr => {
                     panic!("not in a @cast read")
                 }
                 RelocKind::Offset(0) | RelocKind::Deref(0) => 0,

@@ -369,6 +369,15 @@ impl Btf {
         self.funcs.get(name).copied()
     }
 
+    /// The type of the VAR named `name` (a kernel global variable; vmlinux
+    /// BTF built by pahole before 1.26 describes only per-CPU ones), by a
+    /// scan of the records: only `@var` asks, once per use.
+    pub fn find_var(&self, name: &str) -> Option<u32> {
+        (1..self.len() as u32)
+            .find(|&id| self.kind(id).ok() == Some(kind::VAR) && self.name(id).ok() == Some(name))
+            .and_then(|id| self.referenced(id).ok())
+    }
+
     /// Every FUNC named `name` (BTF may have several: static functions of
     /// different files, or a stray record of the same name), `find_func`'s
     /// first.
@@ -721,6 +730,10 @@ pub(crate) mod tests {
             let proto = self.push("", kind::FUNC_PROTO, false, params.len(), ret, &extra);
             self.push(name, kind::FUNC, false, 1, proto, &[])
         }
+        /// A VAR (global linkage) of type `ty`.
+        pub(crate) fn var(&mut self, name: &str, ty: u32) -> u32 {
+            self.push(name, kind::VAR, false, 0, ty, &[1])
+        }
         pub(crate) fn build(&self) -> Vec<u8> {
             let mut out = Vec::new();
             out.extend_from_slice(&MAGIC.to_le_bytes());
@@ -811,6 +824,13 @@ pub(crate) mod tests {
             ],
         );
         b.modifier(kind::TYPEDEF, "task_t", task);
+        // For @var: int counter; struct task init_thing; volatile
+        // unsigned long loads[3].
+        b.var("counter", int);
+        b.var("init_thing", task);
+        let loads = b.array(ulong, int, 3);
+        let vloads = b.modifier(kind::VOLATILE, "", loads);
+        b.var("loads", vloads);
         b.build()
     }
 

@@ -10,6 +10,51 @@ use vm_spec::program::ProbeTarget;
 /// Where the running kernel lists its symbols.
 pub const KALLSYMS_PATH: &str = "/proc/kallsyms";
 
+/// The addresses of the vmlinux symbols in `names` (any type: `@var`
+/// reads data, `D`/`d`/`B`/`b`/`R`/`r`), read from kallsyms text at `path`;
+/// a name listed twice (two static variables of different files) keeps
+/// its first listing. Module symbols are skipped.
+pub fn data_symbols(path: &str, names: &[&str]) -> io::Result<HashMap<String, u64>> {
+    let file = std::fs::File::open(path)?;
+    scan_data_symbols(BufReader::with_capacity(1 << 16, file), names)
+}
+
+/// `data_symbols` from a reader: stops once every name is found.
+pub fn scan_data_symbols<R: BufRead>(mut r: R, names: &[&str]) -> io::Result<HashMap<String, u64>> {
+    let mut out = HashMap::new();
+    let mut line = Vec::with_capacity(256);
+    while out.len() < names.len() {
+        line.clear();
+        if r.read_until(b'\n', &mut line)? == 0 {
+            break;
+        }
+        let mut fields = line
+            .split(|b| b.is_ascii_whitespace())
+            .filter(|f| !f.is_empty());
+        let (Some(addr), Some(_ty), Some(name)) = (fields.next(), fields.next(), fields.next())
+        else {
+            continue;
+        };
+        if fields.next().is_some() {
+            continue;
+        }
+        let Some(&name) = std::str::from_utf8(name)
+            .ok()
+            .and_then(|n| names.iter().find(|w| **w == n))
+        else {
+            continue;
+        };
+        let Some(addr) = std::str::from_utf8(addr)
+            .ok()
+            .and_then(|a| u64::from_str_radix(a, 16).ok())
+        else {
+            continue;
+        };
+        out.entry(name.to_string()).or_insert(addr);
+    }
+    Ok(out)
+}
+
 /// Why a target could not be resolved.
 #[derive(Debug, Clone, Error, PartialEq, Eq)]
 pub enum ResolveError {
@@ -493,6 +538,25 @@ ffffffff81234900 W weak_fn
 0000000000000000 t ext4_file_read_iter\t[ext4]
 garbage
 ";
+
+    #[test]
+    fn data_symbols_take_vmlinux_addresses_of_any_type() {
+        let text = format!(
+            "{FIXTURE}ffffffff82000010 D jiffies\nffffffff82000020 b avenrun\n\
+             ffffffff82000030 d avenrun\nffffffffc0001000 d jiffies\t[ext4]\n"
+        );
+        let got = scan_data_symbols(text.as_bytes(), &["jiffies", "avenrun", "vfs_read", "none"])
+            .unwrap();
+        assert_eq!(got.get("jiffies"), Some(&0xffff_ffff_8200_0010));
+        // The first listing wins.
+        assert_eq!(got.get("avenrun"), Some(&0xffff_ffff_8200_0020));
+        assert_eq!(got.get("vfs_read"), Some(&0xffff_ffff_8123_4700));
+        assert_eq!(got.get("none"), None);
+        // A module's symbol is not vmlinux's.
+        let got =
+            scan_data_symbols("ffffffffc0001000 d mvar\t[ext4]\n".as_bytes(), &["mvar"]).unwrap();
+        assert!(got.is_empty());
+    }
 
     fn sym(name: &str, offset: u32) -> ProbeTarget {
         ProbeTarget::Symbol {

@@ -11,6 +11,7 @@
 //! when BTF has them (they are often inlined), else from a small table of
 //! common syscalls.
 use crate::btf::{kind, Btf, BtfError, Param};
+use std::collections::HashMap;
 use thiserror::Error;
 use vm_spec::program::{Probe, ProbeTarget, Program, RelocKind, TargetSite, TargetVar};
 
@@ -97,6 +98,9 @@ enum ParamType {
     Int(u32, bool),
     /// `@cast`: the value in hand is the address of this BTF type.
     At(u32),
+    /// `@var` of a variable BTF has no `VAR` for: an `unsigned long` at
+    /// the address in hand.
+    Untyped,
 }
 
 /// The value of each relocation of one variable, by kind.
@@ -109,6 +113,8 @@ struct Fill {
     mask: i64,
     /// The last member is a bitfield: (bit in the 8-byte word read, width).
     bits: Option<(u32, u32)>,
+    /// `@var`: the kernel symbol's address (`RelocKind::SymAddr`).
+    sym: i64,
 }
 
 /// Fills every target variable's constants in `prog`. `symbols[i]` is the
@@ -122,6 +128,24 @@ pub fn apply(prog: &mut Program, symbols: &[Option<(String, u32)>]) -> Result<()
         path: crate::btf::VMLINUX_BTF,
         err,
     })??;
+    let wanted: Vec<&str> = prog
+        .target_vars
+        .iter()
+        .filter_map(|tv| match &tv.site {
+            TargetSite::Var(v) => Some(v.as_str()),
+            _ => None,
+        })
+        .collect();
+    let syms = if wanted.is_empty() {
+        HashMap::new()
+    } else {
+        crate::kallsyms::data_symbols(crate::kallsyms::KALLSYMS_PATH, &wanted).map_err(|e| {
+            Error::Var(format!(
+                "@var needs {}: {e}",
+                crate::kallsyms::KALLSYMS_PATH
+            ))
+        })?
+    };
     let mut names = probe_modules(symbols);
     let cast_missing = prog.target_vars.iter().any(|tv| match &tv.site {
         TargetSite::Cast(t) => find_type(&btf, t).is_none(),
@@ -152,7 +176,7 @@ pub fn apply(prog: &mut Program, symbols: &[Option<(String, u32)>]) -> Result<()
             Ok(None) | Err(_) => {}
         }
     }
-    apply_modules(prog, symbols, &btf, &modules)
+    apply_syms(prog, symbols, &btf, &modules, &syms)
 }
 
 /// The modules of the probes' symbols (`m:f`), in order, once each.
@@ -180,12 +204,16 @@ enum Site<'a> {
     Syscall { name: &'a str, wrapper: bool },
     /// `@cast` to this type: no probe.
     Cast(&'a str),
+    /// `@var` of this kernel variable: no probe.
+    Var(&'a str),
 }
 
 /// The site of a use of `tv` in the handler of `probe`, armed on `sym`.
 fn site_for<'a>(tv: &'a TargetVar, probe: &'a Probe, sym: &'a str) -> Site<'a> {
-    if let TargetSite::Cast(t) = &tv.site {
-        return Site::Cast(t);
+    match &tv.site {
+        TargetSite::Cast(t) => return Site::Cast(t),
+        TargetSite::Var(v) => return Site::Var(v),
+        _ => {}
     }
     if u32::from(probe.kind) == vm_spec::abi::STP_PROBE_TRACEPOINT {
         return Site::Tracepoint(sym);
@@ -240,21 +268,49 @@ pub fn apply_modules(
     btf: &Btf,
     modules: &[(String, Btf)],
 ) -> Result<(), Error> {
+    apply_syms(prog, symbols, btf, modules, &HashMap::new())
+}
+
+/// Whether `tv` needs no probe: a `@cast` or a `@var`, resolved once for
+/// the program.
+fn is_global(tv: &TargetVar) -> bool {
+    matches!(tv.site, TargetSite::Cast(_) | TargetSite::Var(_))
+}
+
+/// `apply_modules`, with the addresses of the kernel symbols `@var` reads
+/// (`syms`, from /proc/kallsyms): a `@var` of a symbol not there is an
+/// error naming it and its place, unless a `@defined` of it guards the use
+/// (and `@defined` of it is 0).
+pub fn apply_syms(
+    prog: &mut Program,
+    symbols: &[Option<(String, u32)>],
+    btf: &Btf,
+    modules: &[(String, Btf)],
+    syms: &HashMap<String, u64>,
+) -> Result<(), Error> {
     let mut patches: Vec<(usize, i64)> = Vec::new();
     // `@cast` uses need no probe (they may sit in functions): one answer
     // for the program, guarded by any `@defined` of the same chain.
     let cast_guards: Vec<(&TargetSite, &str, &[String])> = prog
         .target_vars
         .iter()
-        .filter(|tv| is_exists(tv) && matches!(tv.site, TargetSite::Cast(_)))
+        .filter(|tv| is_exists(tv) && is_global(tv))
         .map(|tv| (&tv.site, tv.name.as_str(), tv.fields.as_slice()))
         .collect();
     for tv in &prog.target_vars {
-        let TargetSite::Cast(t) = &tv.site else {
-            continue;
+        let site = match &tv.site {
+            TargetSite::Cast(t) => Site::Cast(t),
+            TargetSite::Var(v) => Site::Var(v),
+            _ => continue,
         };
         let guarded = cast_guards.contains(&(&tv.site, tv.name.as_str(), tv.fields.as_slice()));
-        if let Some(fill) = fill_in(btf, modules, tv, Site::Cast(t), "", guarded)? {
+        if let Site::Var(v) = site {
+            if let Some(fill) = var_fill(btf, tv, v, syms, guarded)? {
+                patches.extend(fill_patches(tv, &fill));
+            }
+            continue;
+        }
+        if let Some(fill) = fill_in(btf, modules, tv, site, "", guarded)? {
             patches.extend(fill_patches(tv, &fill));
         }
     }
@@ -262,7 +318,7 @@ pub fn apply_modules(
     let mut handlers: Vec<u32> = prog
         .target_vars
         .iter()
-        .filter(|tv| !matches!(tv.site, TargetSite::Cast(_)))
+        .filter(|tv| !is_global(tv))
         .map(|tv| tv.handler)
         .collect();
     handlers.sort_unstable();
@@ -272,7 +328,7 @@ pub fn apply_modules(
         let tvs: Vec<TargetVar> = prog
             .target_vars
             .iter()
-            .filter(|tv| tv.handler == h && !matches!(tv.site, TargetSite::Cast(_)))
+            .filter(|tv| tv.handler == h && !is_global(tv))
             .cloned()
             .collect();
         // (the constants of every use, the probes that get them)
@@ -344,6 +400,53 @@ pub fn apply_modules(
         }
     }
     Ok(())
+}
+
+/// The constants of `@var` use `tv` of kernel variable `name`: its
+/// address from `syms`, its type from BTF. `None` when it does not resolve
+/// and `guarded`; an `@defined` of it answers whether it resolves.
+fn var_fill(
+    btf: &Btf,
+    tv: &TargetVar,
+    name: &str,
+    syms: &HashMap<String, u64>,
+    guarded: bool,
+) -> Result<Option<Fill>, Error> {
+    let addr = match syms.get(name) {
+        Some(&a) if a != 0 => a as i64,
+        found => {
+            if is_exists(tv) {
+                return Ok(Some(Fill::default()));
+            }
+            if guarded {
+                return Ok(None);
+            }
+            let why = match found {
+                Some(_) => format!(
+                    "{} lists it at address 0 (run as root, or lower \
+                     /proc/sys/kernel/kptr_restrict)",
+                    crate::kallsyms::KALLSYMS_PATH
+                ),
+                None => format!(
+                    "the kernel has no symbol '{name}' ({} does not list it; \
+                     it lists data symbols only with CONFIG_KALLSYMS_ALL)",
+                    crate::kallsyms::KALLSYMS_PATH
+                ),
+            };
+            return Err(Error::Var(format!(
+                "cannot read {} at {}:{}: {why}",
+                var_text(tv),
+                tv.loc.line,
+                tv.loc.col
+            )));
+        }
+    };
+    Ok(
+        fill_of(btf, tv, Site::Var(name), "", guarded)?.map(|mut f| {
+            f.sym = addr;
+            f
+        }),
+    )
 }
 
 /// The probe point of `p` as messages name it, with the function a
@@ -447,7 +550,7 @@ fn param_names(btf: &Btf, site: Site) -> Result<Option<Vec<String>>, Error> {
                 .find(|(n, _)| *n == name)
                 .map(|(_, args)| args.iter().map(|a| a.0.to_string()).collect())
         }
-        Site::Cast(_) => None,
+        Site::Cast(_) | Site::Var(_) => None,
     })
 }
 
@@ -511,6 +614,7 @@ fn fill_patches(tv: &TargetVar, fill: &Fill) -> Vec<(usize, i64)> {
                 RelocKind::Shift => fill.shift,
                 RelocKind::RShift => fill.rshift,
                 RelocKind::Mask => fill.mask,
+                RelocKind::SymAddr => fill.sym,
                 // `is_exists`: `arg` holds the answer.
                 RelocKind::Exists => fill.arg,
             };
@@ -609,6 +713,7 @@ fn is_exists(tv: &TargetVar) -> bool {
 fn var_text(tv: &TargetVar) -> String {
     let mut s = match tv.site {
         TargetSite::Cast(_) => format!("@cast(..., \"{}\")", tv.name),
+        TargetSite::Var(_) => format!("@var(\"{}\")", tv.name),
         _ => format!("${}", tv.name),
     };
     for f in &tv.fields {
@@ -703,10 +808,10 @@ fn shape(bytes: u32, signed: bool) -> (i64, i64) {
 }
 
 /// What a missing parameter `name` could have been: stap also reads
-/// kernel global variables as `$name` (and `@var("name")`), which BTF does
-/// not describe.
+/// kernel global variables as `$name`, which stapvm reads only as
+/// `@var("name")` (kallsyms has the address, BTF often no type).
 const NO_GLOBALS: &str = "kernel global variables cannot be read as target variables: not \
-supported yet (the kernel's BTF has no types for them)";
+supported yet (use @var(\"name\"): the kernel's BTF often has no types for them)";
 
 /// The constants of `tv` at `site` (`at` names the probe point in
 /// messages). For an `@defined` question only existence matters: a last
@@ -825,6 +930,23 @@ fn resolve_var(btf: &Btf, tv: &TargetVar, site: Site, at: &str) -> Result<Fill, 
             fill.steps.push((0, 0));
             ParamType::At(id)
         }
+        Site::Var(name) => match btf.find_var(name) {
+            // A struct, union or array stays an address; anything else
+            // is read at step 0.
+            Some(t) => {
+                let embedded = matches!(
+                    btf.kind(btf.skip_mods(t)?)?,
+                    kind::STRUCT | kind::UNION | kind::ARRAY
+                );
+                fill.steps.push((0, i64::from(!embedded)));
+                if embedded {
+                    ParamType::At(t)
+                } else {
+                    ParamType::Btf(t)
+                }
+            }
+            None => ParamType::Untyped,
+        },
     };
     // Walk the chain. `cur` is the type of the value in hand when `addr` is
     // false, of the object at the address in hand when true.
@@ -841,6 +963,23 @@ fn resolve_var(btf: &Btf, tv: &TargetVar, site: Site, at: &str) -> Result<Fill, 
                 return Err(what("cannot take address of object in register".into()));
             }
             (fill.shift, fill.mask) = shape(bytes, signed);
+            return Ok(fill);
+        }
+        ParamType::Untyped => {
+            if !tv.fields.is_empty() {
+                return Err(what(
+                    "the kernel's BTF has no type for it (no BTF_KIND_VAR: this kernel's BTF \
+                     describes only per-CPU variables): '->' or '[i]' needs one; \
+                     &@var(...) and its value as an unsigned long can be read"
+                        .into(),
+                ));
+            }
+            if exists_only {
+                return Ok(fill);
+            }
+            // Read as an unsigned long; `&`: the address itself.
+            fill.steps.push((0, i64::from(!tv.addr_of)));
+            (fill.shift, fill.rshift, fill.mask) = (0, 0, -1);
             return Ok(fill);
         }
     };
@@ -1089,6 +1228,106 @@ mod tests {
 
     fn f() -> TargetSite {
         TargetSite::Function("vfs_read".into())
+    }
+
+    /// `@var(name)` with `fields`: `var`'s relocations, the first one
+    /// the symbol's address.
+    fn gvar(name: &str, fields: &[&str]) -> TargetVar {
+        let mut tv = var(name, fields, TargetSite::Var(name.into()));
+        tv.relocs[0].kind = RelocKind::SymAddr;
+        tv.handler = u32::MAX;
+        tv.loc = SrcLoc { line: 3, col: 7 };
+        tv
+    }
+
+    /// `run` for `@var` uses, kallsyms listing `syms`.
+    fn run_vars(tvs: Vec<TargetVar>, syms: &[(&str, u64)]) -> Result<Vec<i64>, Error> {
+        let n = tvs
+            .iter()
+            .flat_map(|t| &t.relocs)
+            .map(|r| r.konst as usize + 1)
+            .max()
+            .unwrap_or(0);
+        let mut prog = Program {
+            konsts: vec![0; n],
+            target_vars: tvs,
+            ..Default::default()
+        };
+        let btf = Btf::parse(sample()).unwrap();
+        let syms: HashMap<String, u64> = syms.iter().map(|(n, a)| (n.to_string(), *a)).collect();
+        apply_syms(&mut prog, &[], &btf, &[], &syms)?;
+        Ok(prog.konsts)
+    }
+
+    #[test]
+    fn var_of_a_btf_integer_is_read_at_its_kallsyms_address() {
+        let k = run_vars(vec![gvar("counter", &[])], &[("counter", 0xffff_8000_1234)]).unwrap();
+        // SymAddr, Offset(0), Deref(0), Shift, Mask: a signed int.
+        assert_eq!(k, vec![0xffff_8000_1234, 0, 1, 32, -1]);
+    }
+
+    #[test]
+    fn var_of_a_struct_walks_its_members_like_cast() {
+        let k = run_vars(
+            vec![gvar("init_thing", &["parent", "tgid"])],
+            &[("init_thing", 0x1000)],
+        )
+        .unwrap();
+        // The struct stays an address at step 0; ->parent (offset 24) is
+        // read; ->tgid (offset 0) is a signed int.
+        assert_eq!(k, vec![0x1000, 0, 0, 24, 1, 0, 1, 32, -1]);
+    }
+
+    #[test]
+    fn var_of_an_array_is_indexed_by_element_size() {
+        let k = run_vars(vec![gvar("loads", &["[]"])], &[("loads", 0x2000)]).unwrap();
+        // Step 1: 8 bytes per element, read; unsigned long: no narrowing.
+        assert_eq!(k, vec![0x2000, 0, 0, 8, 1, 0, -1]);
+        let mut a = gvar("loads", &[]);
+        a.addr_of = true;
+        let k = run_vars(vec![a], &[("loads", 0x2000)]).unwrap();
+        assert_eq!(k[..3], [0x2000, 0, 0]);
+    }
+
+    #[test]
+    fn var_without_btf_type_reads_an_unsigned_long() {
+        let k = run_vars(vec![gvar("jiffies", &[])], &[("jiffies", 0x3000)]).unwrap();
+        assert_eq!(k, vec![0x3000, 0, 1, 0, -1]);
+        let err = run_vars(vec![gvar("jiffies", &["a"])], &[("jiffies", 0x3000)]).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("@var(\"jiffies\")->a at 3:7"), "{msg}");
+        assert!(msg.contains("no type for it"), "{msg}");
+    }
+
+    #[test]
+    fn var_of_a_missing_symbol_is_an_error_naming_it_unless_defined_asks() {
+        let err = run_vars(vec![gvar("nosuchsym_xyz", &[])], &[]).unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.contains("cannot read @var(\"nosuchsym_xyz\") at 3:7")
+                && msg.contains("no symbol 'nosuchsym_xyz'"),
+            "{msg}"
+        );
+        let err = run_vars(vec![gvar("counter", &[])], &[("counter", 0)]).unwrap_err();
+        assert!(err.to_string().contains("address 0"), "{err}");
+        // `@defined(@var("nosuchsym_xyz"))` is 0, and guards the use.
+        let mut q = gvar("nosuchsym_xyz", &[]);
+        q.relocs = vec![Reloc {
+            konst: 7,
+            kind: RelocKind::Exists,
+        }];
+        let mut yes = gvar("counter", &[]);
+        yes.relocs = vec![Reloc {
+            konst: 6,
+            kind: RelocKind::Exists,
+        }];
+        let k = run_vars(
+            vec![gvar("nosuchsym_xyz", &[]), q, yes],
+            &[("counter", 0x10)],
+        )
+        .unwrap();
+        assert_eq!(k[..5], [0, 0, 0, 0, 0]);
+        assert_eq!((k[6], k[7]), (1, 0));
     }
 
     #[test]

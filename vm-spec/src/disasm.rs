@@ -292,6 +292,7 @@ fn reloc_text(tv: &TargetVar, kind: RelocKind) -> String {
         }
         RelocKind::Exists => "@defined: 1 if the kernel's BTF has it, else 0".into(),
         RelocKind::ElemSize(n) => format!("element size of {} (bytes per index)", field(n)),
+        RelocKind::SymAddr => format!("address of kernel symbol {} (kallsyms)", tv.name),
     }
 }
 
@@ -328,10 +329,12 @@ fn target_vars(out: &mut String, prog: &Program) {
             TargetSite::Function(f) => format!("parameter of {f}"),
             TargetSite::Syscall(s) => format!("argument of syscall {s}"),
             TargetSite::Cast(t) => format!("@cast to {t}"),
+            TargetSite::Var(v) => format!("kernel variable {v}"),
         };
         let chain: String = tv.fields.iter().map(|f| step_text(f)).collect();
         let var = match &tv.site {
             TargetSite::Cast(t) => format!("@cast(..., \"{t}\")"),
+            TargetSite::Var(v) => format!("@var(\"{v}\")"),
             _ => format!("${}", tv.name),
         };
         let var = if tv.addr_of { format!("&{var}") } else { var };

@@ -461,6 +461,13 @@ pub enum TargetSite {
     /// is at that address, and the member chain starts there. Such a use
     /// has no `ArgIndex` relocation and needs no probe symbol.
     Cast(String),
+    /// `@var("NAME")` / `@var("NAME@FILE")`: the kernel global variable
+    /// NAME (`TargetVar::name` too). The code starts from its address, a
+    /// `SymAddr` constant the loader takes from /proc/kallsyms; its type
+    /// comes from the BTF `VAR` of that name (without one, the variable
+    /// reads as an `unsigned long` and has no `->`/`[i]` chain). Like
+    /// `Cast`, it needs no probe symbol.
+    Var(String),
 }
 
 /// What the loader writes into one relocated constant.
@@ -498,6 +505,10 @@ pub enum RelocKind {
     /// it for a whole integer, `64 - w` for a bitfield of `w` bits (which
     /// `Shift` has moved to the top of the word).
     RShift,
+    /// The address of kernel symbol `TargetVar::name` (`TargetSite::Var`)
+    /// as /proc/kallsyms lists it. The module does not trust it: every
+    /// read from it goes through the fault-safe `KERNEL_LONG`.
+    SymAddr,
 }
 
 /// One relocated constant: `Program::konsts[konst]` is patched at load.

@@ -658,11 +658,13 @@ impl Typer<'_> {
             ExprKind::AtOp { op, .. } if op == "@defined" => Ty::Long,
             // Only where `resolve` found it dead (`Resolved::dead_targets`).
             ExprKind::AtOp { op, .. } if op == "@entry" => Ty::Long,
+            // A kernel global variable (its name is a literal).
+            ExprKind::AtOp { op, .. } if op == "@var" => Ty::Long,
             // A target variable's member chain (resolve checked the form);
             // `@cast(addr, "type")->...` also takes its address as a long.
             ExprKind::Deref { base, comps } => {
-                if let ExprKind::AtOp { args, .. } = &base.kind {
-                    if let Some(a) = args.first() {
+                if let ExprKind::AtOp { op, args } = &base.kind {
+                    if let Some(a) = args.first().filter(|_| op == "@cast") {
                         self.want(a, Ty::Long);
                     }
                 }
@@ -676,6 +678,8 @@ impl Typer<'_> {
             // `&x` of a target value: an address.
             ExprKind::AddrOf(inner) => {
                 match &inner.kind {
+                    // `&@var("x")`: its operand is the name.
+                    ExprKind::AtOp { op, .. } if op == "@var" => {}
                     ExprKind::AtOp { args, .. } => {
                         if let Some(a) = args.first() {
                             self.want(a, Ty::Long);

@@ -28,13 +28,18 @@ impl Gen<'_> {
             return self.load_int(dst, 0);
         }
         // `$name`, or `@cast`'s address operand; the chain's steps.
-        let (name, cast_addr, comps) = match &e.kind {
-            ExprKind::Target(n) => (n.clone(), None, &[][..]),
-            ExprKind::AtOp { args, .. } => match (args.first(), site) {
+        // `@var`: no operand, its address is a relocated constant.
+        let (name, cast_addr, comps) = match (&e.kind, site) {
+            (ExprKind::AtOp { .. }, TargetSite::Var(v)) => (v.clone(), None, &[][..]),
+            (ExprKind::Deref { comps, .. }, TargetSite::Var(v)) => {
+                (v.clone(), None, comps.as_slice())
+            }
+            (ExprKind::Target(n), _) => (n.clone(), None, &[][..]),
+            (ExprKind::AtOp { args, .. }, _) => match (args.first(), site) {
                 (Some(a), TargetSite::Cast(t)) => (t.clone(), Some(a), &[][..]),
                 _ => return self.fail("internal error: @cast without an address"),
             },
-            ExprKind::Deref { base, comps } => match (&base.kind, site) {
+            (ExprKind::Deref { base, comps }, _) => match (&base.kind, site) {
                 (ExprKind::Target(n), _) => (n.clone(), None, comps.as_slice()),
                 (ExprKind::AtOp { args, .. }, TargetSite::Cast(t)) => match args.first() {
                     Some(a) => (t.clone(), Some(a), comps.as_slice()),
@@ -56,6 +61,10 @@ impl Gen<'_> {
         };
         match cast_addr {
             Some(a) => self.int_into(a, dst),
+            None if matches!(site, TargetSite::Var(_)) => {
+                k(self, RelocKind::SymAddr);
+                self.emit(STP_OP_MOV, dst, t, 0, 0);
+            }
             None => {
                 k(self, RelocKind::ArgIndex);
                 self.emit(STP_OP_CALLI, dst, t, 0, STP_HLP_ARG as i32);
@@ -122,7 +131,8 @@ impl Gen<'_> {
     /// kernel.function("f")`): resolve let only guarded uses through, and
     /// `@defined` is 0 there, so both are 0 in this handler.
     fn no_target_vars_here(&self, site: &TargetSite) -> bool {
-        !matches!(site, TargetSite::Cast(_)) && self.ctx != abi::STP_CTX_KPROBE as u8
+        !matches!(site, TargetSite::Cast(_) | TargetSite::Var(_))
+            && self.ctx != abi::STP_CTX_KPROBE as u8
     }
 
     /// Records one use of target variable `name` (`$x` or a `@cast` type)
@@ -179,7 +189,7 @@ impl Gen<'_> {
             return self.load_int(dst, 0);
         }
         let name = match (&a.kind, site) {
-            (_, TargetSite::Cast(t)) => t.clone(),
+            (_, TargetSite::Cast(t)) | (_, TargetSite::Var(t)) => t.clone(),
             (ExprKind::Target(n), _) => n.clone(),
             (ExprKind::Deref { base, .. }, _) => match &base.kind {
                 ExprKind::Target(n) => n.clone(),
@@ -234,6 +244,7 @@ impl Gen<'_> {
                 self.emit(STP_OP_CALLI, dst, 0, 0, STP_HLP_RETVAL as i32);
             }
             ExprKind::Target(_) | ExprKind::Deref { .. } => self.target_var(e, dst, false),
+            ExprKind::AtOp { op, .. } if op == "@var" => self.target_var(e, dst, false),
             ExprKind::AddrOf(inner) => self.target_var(inner, dst, true),
             ExprKind::AtOp { op, args } if op == "@defined" => self.defined(e, args, dst),
             ExprKind::AtOp { op, .. }

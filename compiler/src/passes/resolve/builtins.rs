@@ -176,21 +176,6 @@ const REFUSED_WITH_REASON: &[(&str, &str)] = &[
         "ftrace",
         "it writes to the kernel's ftrace ring buffer, which stapvm does not do",
     ),
-    (
-        "_IS_ZERO_PAGE",
-        "it compares a page with the kernel's zero page, whose address \
-         stapvm's programs cannot read (no kernel symbol reads)",
-    ),
-    (
-        "get_loadavg_index",
-        "it reads the kernel variable avenrun, and stapvm has no kernel \
-         symbol reads (@var) yet",
-    ),
-    (
-        "sprint_loadavg",
-        "it reads the kernel variable avenrun, and stapvm has no kernel \
-         symbol reads (@var) yet",
-    ),
 ];
 
 fn builtin(name: &str) -> Option<(Builtin, usize)> {

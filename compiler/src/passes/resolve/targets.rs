@@ -77,6 +77,7 @@ impl Resolver<'_> {
             ExprKind::AtOp { op, .. } if op == "@cast" && (!comps.is_empty() || addr) => {
                 self.cast(a, base, comps)
             }
+            ExprKind::AtOp { op, .. } if op == "@var" => self.kernel_var(a, base, comps),
             ExprKind::AtOp { op, .. } if op == "@entry" && comps.is_empty() => {
                 self.defined_consts.insert(e.id, false);
                 self.entry_guarded = true;
@@ -105,6 +106,7 @@ impl Resolver<'_> {
                 e.span,
             )),
             ExprKind::AtOp { op, .. } if op == "@cast" => self.cast(inner, base, comps),
+            ExprKind::AtOp { op, .. } if op == "@var" => self.kernel_var(inner, base, comps),
             _ => {
                 self.expr(inner, true);
                 self.err(Diagnostic::semantic(
@@ -158,6 +160,50 @@ impl Resolver<'_> {
         };
         self.target_vars
             .insert(e.id, (TargetSite::Cast(ty), fields));
+    }
+
+    /// Checks `@var("NAME")` or `@var("NAME@FILE")` (`base`, with the
+    /// chain `comps` after it) and records it: the loader takes the
+    /// variable's address from /proc/kallsyms and its type from BTF. The
+    /// `@FILE` part (stap's choice of compile unit) is dropped: kallsyms
+    /// names a global once. Valid in functions too: it needs no probe.
+    pub(super) fn kernel_var(&mut self, e: &Expr, base: &Expr, comps: &[TargetComp]) {
+        let ExprKind::AtOp { args, .. } = &base.kind else {
+            return;
+        };
+        let name = match args.as_slice() {
+            [Expr {
+                kind: ExprKind::Str(s),
+                ..
+            }] => String::from_utf8_lossy(s).into_owned(),
+            [_, _, ..] => {
+                return self.unsupported(
+                    "@var with a module argument (kernel modules' variables)",
+                    base.span,
+                )
+            }
+            _ => {
+                return self.err(Diagnostic::semantic(
+                    "@var takes a variable name (a string literal)",
+                    base.span,
+                ))
+            }
+        };
+        let name = name.split_once('@').map_or(name.as_str(), |(n, _)| n);
+        let valid = !name.is_empty()
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            return self.err(Diagnostic::semantic(
+                format!("invalid variable name '{name}' in @var"),
+                base.span,
+            ));
+        }
+        let Some(fields) = self.field_chain(comps, e.span) else {
+            return;
+        };
+        self.target_vars
+            .insert(e.id, (TargetSite::Var(name.to_string()), fields));
     }
 
     /// The steps of a `->a[i]` chain (`Chain`), its index expressions

@@ -213,6 +213,11 @@ impl Resolver<'_> {
             {
                 self.cast(e, base, comps);
             }
+            ExprKind::Deref { base, comps } if matches!(&base.kind, ExprKind::AtOp { op, .. } if op == "@var") =>
+            {
+                self.kernel_var(e, base, comps);
+            }
+            ExprKind::AtOp { op, .. } if op == "@var" => self.kernel_var(e, e, &[]),
             ExprKind::Deref { base, .. } => {
                 let what = match &base.kind {
                     ExprKind::Target(_) => "target variables",
