@@ -15,8 +15,13 @@ use crate::diag::{Diagnostic, Diags};
 use std::collections::HashSet;
 
 /// The hand-written part: library.stp, then library_ctx.stp (the
-/// context, proc_mem, namespace, unwind and signal functions).
-const LIBRARY: &str = concat!(include_str!("library.stp"), include_str!("library_ctx.stp"));
+/// context, proc_mem, namespace, unwind and signal functions), then
+/// aux_syscalls_extra.stp (decoders of the syscall alias variables).
+const LIBRARY: &str = concat!(
+    include_str!("library.stp"),
+    include_str!("library_ctx.stp"),
+    include_str!("aux_syscalls_extra.stp")
+);
 
 /// `errno_str(e)`: the name of errno `e` (or `-e`), "" when unknown; the
 /// binary search on `e` is built as AST (`tree`) into the `{ }`.
