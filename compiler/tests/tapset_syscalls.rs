@@ -306,3 +306,43 @@ fn argv_globals_are_the_script_arguments() {
     );
     assert_eq!(r.output(), "[5] []\n");
 }
+
+#[test]
+fn stap_alias_variables_from_the_syscall_vars_table() {
+    // fanotify_mark(fd, flags, mask, dirfd, pathname): stap's names, the
+    // 64-bit mask in one register (ulonglong_arg), the unquoted path.
+    let c = build(
+        "probe syscall.fanotify_mark { printf(\"%d|%u|%#x|%d|%s|%s\\n\", fanotify_fd, flags, mask, dirfd, pathname, pathname_unquoted) }",
+    );
+    let env = syscall_env(301, [3, 1, 0x1_0000_0008, -100, STR as i64, 0], "/tmp/m");
+    assert_eq!(
+        run_handler(&c.program, 0, &env),
+        "3|1|0x100000008|-100|\"/tmp/m\"|/tmp/m\n"
+    );
+    // stap's pread is the kernel's pread64, its offset the fourth argument.
+    let c = build(
+        "probe syscall.pread { printf(\"%s|%d|%p|%u|%d\\n\", name, fd, buf_uaddr, count, offset) }",
+    );
+    assert_eq!(
+        c.program.probes[0].target,
+        ProbeTarget::FirstOf(vec![
+            "__x64_sys_pread64".into(),
+            "__se_sys_pread64".into(),
+            "sys_pread64".into()
+        ])
+    );
+    let env = syscall_env(17, [4, 0x1000, 512, 4096, 0, 0], "");
+    assert_eq!(
+        run_handler(&c.program, 0, &env),
+        "pread|4|0x1000|512|4096\n"
+    );
+}
+
+#[test]
+fn points_of_system_calls_x86_64_lacks_are_dropped() {
+    let c =
+        build("probe syscall.adjtimex, syscall.compat_adjtimex ? { printf(\"%p\\n\", buf_uaddr) }");
+    assert_eq!(c.program.probes.len(), 1);
+    let env = syscall_env(159, [0x2000, 0, 0, 0, 0, 0], "");
+    assert_eq!(run_handler(&c.program, 0, &env), "0x2000\n");
+}

@@ -17,12 +17,14 @@ use std::collections::HashSet;
 /// The hand-written part: library.stp, then library_ctx.stp (the
 /// context, proc_mem, namespace, unwind and signal functions), then
 /// aux_syscalls1.stp and aux_syscalls2.stp (the two halves of stap's
-/// syscall decoders).
+/// syscall decoders), then aux_syscalls_extra.stp (decoders only the
+/// syscall alias variables use).
 const LIBRARY: &str = concat!(
     include_str!("library.stp"),
     include_str!("library_ctx.stp"),
     include_str!("aux_syscalls1.stp"),
-    include_str!("aux_syscalls2.stp")
+    include_str!("aux_syscalls2.stp"),
+    include_str!("aux_syscalls_extra.stp")
 );
 
 /// `errno_str(e)`: the name of errno `e` (or `-e`), "" when unknown; the

@@ -34,6 +34,7 @@ pub mod kernel_aliases;
 pub mod library;
 mod listings;
 mod syscall_table;
+mod syscall_vars;
 pub mod syscalls;
 mod target_set;
 mod tree;

@@ -24,6 +24,7 @@
 //! number (`orig_ax`) by generated functions (`__sc_name`,
 //! `__sc_argstr`), from the table in `syscall_table.rs`.
 use super::syscall_table::SYSCALLS;
+use super::syscall_vars::SYSCALL_VARS;
 use super::{names_in, tree, Gen};
 use crate::ast::*;
 use crate::diag::Diags;
@@ -100,6 +101,8 @@ const RENAMES: &[(&str, &str, &str)] = &[
     ("clock_nanosleep", "rqtp", "req_uaddr"),
     ("clock_nanosleep", "rmtp", "rem_uaddr"),
     ("openat", "dfd", "dfd"),
+    ("pread64", "pos", "offset"),
+    ("pwrite64", "pos", "offset"),
 ];
 
 /// Alias variables computed from the argument registers by an expression
@@ -163,6 +166,74 @@ fn is_extra(sc: &Syscall, v: &str) -> bool {
     EXTRA_VARS.iter().any(|(s, x, _)| *s == sc.name && *x == v)
 }
 
+/// The `SYSCALL_VARS` rows of `sc` (the table is sorted by syscall).
+fn table_vars(sc: &Syscall) -> &'static [(&'static str, &'static str, &'static str)] {
+    let lo = SYSCALL_VARS.partition_point(|r| r.0 < sc.name);
+    let hi = SYSCALL_VARS.partition_point(|r| r.0 <= sc.name);
+    &SYSCALL_VARS[lo..hi]
+}
+
+/// Whether `v` is a variable the argument table, `EXTRA_VARS` or the
+/// sockaddr decoding already defines for `sc` (those win over
+/// `SYSCALL_VARS`).
+fn defined_elsewhere(sc: &Syscall, v: &str) -> bool {
+    sc.args
+        .iter()
+        .any(|a| var_name(sc, a) == v || (a.name == "name" && v == "name_str"))
+        || is_extra(sc, v)
+        || (sockaddr_of(sc).is_some() && SOCKADDR_NAMES.contains(&v))
+}
+
+/// `used` and the variables the `SYSCALL_VARS` definitions of the used
+/// ones read (a decoded `flags_str` reads `flags`), transitively: a
+/// definition only reads earlier ones, so one backward pass suffices.
+fn with_deps(sc: &Syscall, used: &[String]) -> Vec<String> {
+    let mut out = used.to_vec();
+    for (_, v, e) in table_vars(sc).iter().rev() {
+        if defined_elsewhere(sc, v) || !out.iter().any(|u| u == v) {
+            continue;
+        }
+        for w in e.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+            if !w.is_empty() && !out.iter().any(|u| u == w) {
+                out.push(w.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// The `*_arg(N)` functions of `SYSCALL_VARS` expressions and the kind
+/// they read argument N as (64-bit: a `long long` is one register). A
+/// name that another ends with comes after it (`ulonglong_arg`,
+/// `longlong_arg`, `ulong_arg` before `long_arg`).
+const TABLE_ARG_FUNCS: [(&str, ArgKind); 7] = [
+    ("ulonglong_arg", ArgKind::ULong),
+    ("longlong_arg", ArgKind::Long),
+    ("uint_arg", ArgKind::UInt),
+    ("ulong_arg", ArgKind::ULong),
+    ("int_arg", ArgKind::Int),
+    ("long_arg", ArgKind::Long),
+    ("pointer_arg", ArgKind::Ptr),
+];
+
+/// A `SYSCALL_VARS` expression with its `*_arg(N)` calls read through
+/// `regs`.
+fn table_expr(e: &str, regs: &str) -> String {
+    let mut out = e.to_string();
+    for (f, k) in TABLE_ARG_FUNCS {
+        if !out.contains(f) {
+            continue;
+        }
+        for (i, _) in ARG_OFFSETS.iter().enumerate() {
+            let call = format!("{f}({})", i + 1);
+            if out.contains(&call) {
+                out = out.replace(&call, &format!("({})", value(regs, i, k)));
+            }
+        }
+    }
+    out
+}
+
 /// Socket address variables (stap's `@_af_inet_info_u` in syscalls.stpm,
 /// used by sysc_connect.stp and sysc_bind.stp): (syscall, argument index
 /// of the user sockaddr, of its length). The family, for AF_INET /
@@ -195,8 +266,20 @@ fn sockaddr_of(sc: &Syscall) -> Option<(usize, usize)> {
         .map(|(_, a, l)| (*a, *l))
 }
 
-/// The system call named `name`.
+/// stap's names of x86-64 system calls that the table (the UAPI) names
+/// otherwise: (stap's name, table name, kernel function after `sys_`).
+const STAP_NAMES: &[(&str, &str, &str)] = &[
+    ("pread", "pread64", "pread64"),
+    ("pwrite", "pwrite64", "pwrite64"),
+    ("umount", "umount2", "umount"),
+];
+
+/// The system call named `name` (by the table or by stap).
 pub fn lookup(name: &str) -> Option<&'static Syscall> {
+    let name = STAP_NAMES
+        .iter()
+        .find(|(s, _, _)| *s == name)
+        .map_or(name, |(_, t, _)| t);
     SYSCALLS.iter().find(|s| s.name == name)
 }
 
@@ -426,7 +509,13 @@ fn armed_point(pp: &ProbePoint, sp: &SysPoint) -> ProbePoint {
     };
     let mut q = pp.clone();
     match &sp.which {
-        Which::Lit(_) => {}
+        Which::Lit(n) => {
+            if let Some((_, _, f)) = STAP_NAMES.iter().find(|(s, _, _)| s == n) {
+                if let Some(c) = q.components.get_mut(1) {
+                    c.name = f.to_string();
+                }
+            }
+        }
         Which::Wild(pat) => {
             q.components = vec![
                 comp("kernel", None),
@@ -619,10 +708,23 @@ fn other_ctx(points: &[ProbePoint]) -> Ctx {
 /// The prologue of one syscall probe: assignments of the alias variables
 /// in `used` (and the internal ones `needs` asks for).
 fn prologue(sp: &SysPoint, used: &[String], needs: &Needs) -> String {
-    let uses = |n: &str| used.iter().any(|u| u == n);
     let sc = match &sp.which {
         Which::Lit(n) => lookup(n),
         _ => None,
+    };
+    let used = match sc {
+        Some(sc) if !sp.ret => with_deps(sc, used),
+        _ => used.to_vec(),
+    };
+    let uses = |n: &str| used.iter().any(|u| u == n);
+    // The `SYSCALL_VARS` rows to compute, in table order.
+    let table: Vec<(&str, &str)> = match sc {
+        Some(sc) if !sp.ret => table_vars(sc)
+            .iter()
+            .filter(|(_, v, _)| uses(v) && !defined_elsewhere(sc, v))
+            .map(|(_, v, e)| (*v, *e))
+            .collect(),
+        _ => Vec::new(),
     };
     let mut out = Vec::new();
     let mut regs = needs.regs;
@@ -651,7 +753,7 @@ fn prologue(sp: &SysPoint, used: &[String], needs: &Needs) -> String {
             if sockaddr_of(sc).is_some() && SOCKADDR_NAMES.iter().any(|v| uses(v)) {
                 regs = true;
             }
-            if EXTRA_VARS.iter().any(|(s, v, _)| *s == sc.name && uses(v)) {
+            if EXTRA_VARS.iter().any(|(s, v, _)| *s == sc.name && uses(v)) || !table.is_empty() {
                 regs = true;
             }
         }
@@ -719,6 +821,9 @@ fn prologue(sp: &SysPoint, used: &[String], needs: &Needs) -> String {
                 if uses(v) {
                     out.push(format!("{v} = {e}"));
                 }
+            }
+            for (v, e) in &table {
+                out.push(format!("{v} = {}", table_expr(e, "__sc_regs")));
             }
         }
         if let Some((a, l)) = sc.and_then(sockaddr_of) {
@@ -796,6 +901,11 @@ pub(crate) fn rewrite(s: &mut Script, _args: &[String], g: &mut Gen, _diags: &mu
                 needed |= EXTRA_VARS
                     .iter()
                     .any(|(s, v, _)| s == n && vars.iter().any(|x| x == v));
+                needed |= lookup(n).is_some_and(|sc| {
+                    table_vars(sc)
+                        .iter()
+                        .any(|(_, v, _)| vars.iter().any(|x| x == v))
+                });
                 needed |= lookup(n).and_then(sockaddr_of).is_some()
                     && vars.iter().any(|x| SOCKADDR_NAMES.contains(&x.as_str()));
             }
@@ -828,6 +938,11 @@ pub(crate) fn rewrite(s: &mut Script, _args: &[String], g: &mut Gen, _diags: &mu
         }
         for (pp, sp) in p.points.iter().zip(&sys) {
             let Some(sp) = sp else { continue };
+            // A system call x86-64 does not have (compat_*, 32-bit
+            // only ones): stap's alias resolves to no point at all.
+            if matches!(&sp.which, Which::Lit(n) if lookup(n).is_none()) {
+                continue;
+            }
             let mut body = g.fresh_copy(&p.body);
             let mut needs = Needs::default();
             rewrite_calls(
@@ -855,4 +970,73 @@ pub(crate) fn rewrite(s: &mut Script, _args: &[String], g: &mut Gen, _diags: &mu
         }
     }
     s.items = out;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(n: &str) -> SysPoint {
+        SysPoint {
+            which: Which::Lit(n.to_string()),
+            ret: false,
+        }
+    }
+
+    #[test]
+    fn decoded_variables_read_their_register_and_call_stap_decoders() {
+        let used = vec!["flags_str".to_string()];
+        // open's flags are argument 2 (rsi, pt_regs offset 104).
+        let text = prologue(&point("open"), &used, &Needs::default());
+        assert!(
+            text.contains("flags = (((kernel_long(__sc_regs + 104)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("flags_str = _sys_open_flag_str(flags)"),
+            "{text}"
+        );
+        assert!(!text.contains("filename"), "{text}");
+        // openat's dfd (rdi, 112) decoded by _dfd_str.
+        let used = vec!["dfd_str".to_string()];
+        let text = prologue(&point("openat"), &used, &Needs::default());
+        assert!(
+            text.contains("dfd = (((kernel_long(__sc_regs + 112)"),
+            "{text}"
+        );
+        assert!(text.contains("dfd_str = _dfd_str(dfd)"), "{text}");
+        // nanosleep's req_str from its pointer (rdi).
+        let used = vec!["req_str".to_string()];
+        let text = prologue(&point("nanosleep"), &used, &Needs::default());
+        assert!(
+            text.contains("req_uaddr = kernel_long(__sc_regs + 112)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("req_str = _struct_timespec_u(req_uaddr, 1)"),
+            "{text}"
+        );
+        // socket's protocol_str reads family and protocol (rdi, rdx).
+        let used = vec!["protocol_str".to_string()];
+        let text = prologue(&point("socket"), &used, &Needs::default());
+        assert!(
+            text.contains("_sock_protocol_str(family, protocol)"),
+            "{text}"
+        );
+        assert!(text.contains("__sc_regs + 96"), "{text}");
+        assert!(!text.contains("type ="), "{text}");
+    }
+
+    #[test]
+    fn table_is_sorted_and_arg_functions_are_rewritten() {
+        assert!(SYSCALL_VARS.windows(2).all(|w| w[0].0 <= w[1].0));
+        assert_eq!(
+            table_expr("f(ulonglong_arg(3), long_arg(3))", "r"),
+            "f((kernel_long(r + 96)), (kernel_long(r + 96)))"
+        );
+        assert_eq!(
+            table_expr("uint_arg(1)", "r"),
+            "((kernel_long(r + 112)) & 0xffffffff)"
+        );
+    }
 }
