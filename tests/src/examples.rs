@@ -31,14 +31,11 @@ pub struct Example {
     /// `sunrpc.*`): the guest run loads those modules and mounts an NFS
     /// export for its workload.
     pub probes_nfs: bool,
-    /// The script probes TCP retransmissions: the guest run makes one
-    /// first, while the run is young (most last one second).
-    pub probes_retransmit: bool,
 }
 
-/// The words of `text`'s probe points (between `probe` and its `{`),
-/// comments left out.
-fn probe_point_words(text: &str) -> Vec<String> {
+/// Whether a probe point of `text` (between `probe` and its `{`) is in
+/// one of the NFS families.
+fn probes_nfs(text: &str) -> bool {
     text.lines()
         .map(str::trim_start)
         .filter(|l| !l.starts_with('#') && !l.starts_with("//"))
@@ -46,32 +43,13 @@ fn probe_point_words(text: &str) -> Vec<String> {
         .join("\n")
         .split("probe")
         .skip(1)
-        .filter_map(|rest| rest.split_once('{').map(|(points, _)| points.to_string()))
-        .flat_map(|points| {
-            points
-                .split([' ', ',', '\t', '\n'])
-                .filter(|w| !w.is_empty())
-                .map(str::to_string)
-                .collect::<Vec<_>>()
+        .filter_map(|rest| rest.split_once('{').map(|(points, _)| points))
+        .flat_map(|points| points.split([' ', ',', '\t', '\n']))
+        .any(|w| {
+            ["nfs.", "nfsd.", "sunrpc."]
+                .iter()
+                .any(|f| w.starts_with(f))
         })
-        .collect()
-}
-
-/// Whether a probe point of `text` is in one of the NFS families.
-fn probes_nfs(text: &str) -> bool {
-    probe_point_words(text).iter().any(|w| {
-        ["nfs.", "nfsd.", "sunrpc."]
-            .iter()
-            .any(|f| w.starts_with(f))
-    })
-}
-
-/// Whether a probe point of `text` names a TCP retransmission
-/// (`tcp_retransmit_skb`, `tcp.retransmit…`).
-fn probes_retransmit(text: &str) -> bool {
-    probe_point_words(text)
-        .iter()
-        .any(|w| w.contains("retransmit"))
 }
 
 /// Splits a shell command line on blanks, honouring '…' and "…" quotes
@@ -127,7 +105,6 @@ pub fn example(script: &Path) -> Option<Example> {
         excluded: None,
         wants_target: false,
         probes_nfs: false,
-        probes_retransmit: false,
     };
     let text = std::fs::read_to_string(script).unwrap_or_default();
     let usage = shell_words(meta_field(&meta, "usage").unwrap_or(""));
@@ -135,7 +112,6 @@ pub fn example(script: &Path) -> Option<Example> {
         && usage.iter().any(|w| w == "-x" || w == "-c")
         && !run.iter().any(|w| w == "-c" || w == "-x");
     ex.probes_nfs = probes_nfs(&text);
-    ex.probes_retransmit = probes_retransmit(&text);
     let mut after_script = false;
     let mut it = check.iter().skip(1).peekable();
     while let Some(w) = it.next() {
@@ -256,17 +232,6 @@ mod tests {
         ));
         assert!(!probes_nfs("probe vfs.read { x = \"nfs.\" }"));
         assert!(!probes_nfs("probe kernel.function(\"nfs_file_read\") {}"));
-    }
-
-    #[test]
-    fn retransmit_probes() {
-        assert!(probes_retransmit(
-            "probe begin {}\nprobe kernel.function(\"tcp_retransmit_skb\") {}"
-        ));
-        assert!(!probes_retransmit("probe begin { log(\"retransmit\") }"));
-        assert!(!probes_retransmit(
-            "# probe tcp_retransmit_skb\nprobe begin {}"
-        ));
     }
 
     #[test]

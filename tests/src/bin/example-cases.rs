@@ -78,11 +78,6 @@ fn write_case(ex: &Example, dir: &Path, me: &Path) -> std::io::Result<()> {
         fs::write(dir.join("setup.sh"), ". /stapvm/case-lib.sh\nnfs_mount\n")?;
         workload.push_str("nfs_traffic\n");
     }
-    if ex.probes_retransmit {
-        // workload_examples makes its retransmission last (it takes lo
-        // down for 0.7 s), too late for a one-second run.
-        workload.push_str("kmix retrans >/dev/null 2>&1\n");
-    }
     // Beside workload_mix, not before it: many runs last one second, and
     // the probes of killsnoop or opensnoop need the mix's first round.
     workload.push_str("workload_examples >/dev/null 2>&1 &\n");
