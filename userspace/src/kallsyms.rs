@@ -28,16 +28,15 @@ pub fn scan_data_symbols<R: BufRead>(mut r: R, names: &[&str]) -> io::Result<Has
         if r.read_until(b'\n', &mut line)? == 0 {
             break;
         }
-        let mut fields = line
-            .split(|b| b.is_ascii_whitespace())
-            .filter(|f| !f.is_empty());
-        let (Some(addr), Some(_ty), Some(name)) = (fields.next(), fields.next(), fields.next())
+        let Some(Line {
+            addr,
+            name,
+            module: None,
+            ..
+        }) = Line::parse(&line)
         else {
             continue;
         };
-        if fields.next().is_some() {
-            continue;
-        }
         let Some(&name) = std::str::from_utf8(name)
             .ok()
             .and_then(|n| names.iter().find(|w| **w == n))
@@ -53,6 +52,35 @@ pub fn scan_data_symbols<R: BufRead>(mut r: R, names: &[&str]) -> io::Result<Has
         out.entry(name.to_string()).or_insert(addr);
     }
     Ok(out)
+}
+
+/// One line of /proc/kallsyms: `ADDR TYPE NAME [\[MODULE\]]`, as bytes.
+struct Line<'a> {
+    /// The address, in hex.
+    addr: &'a [u8],
+    /// The symbol type letter (`t`, `T`, `d`, ...).
+    ty: &'a [u8],
+    /// The symbol name.
+    name: &'a [u8],
+    /// The field after the name, `[module]` for a module's symbol.
+    module: Option<&'a [u8]>,
+}
+
+impl<'a> Line<'a> {
+    /// Splits `line` on blanks; `None` for a line of fewer than three
+    /// fields.
+    fn parse(line: &'a [u8]) -> Option<Self> {
+        let mut fields = line
+            .split(|b| b.is_ascii_whitespace())
+            .filter(|f| !f.is_empty());
+        let (addr, ty, name) = (fields.next()?, fields.next()?, fields.next()?);
+        Some(Line {
+            addr,
+            ty,
+            name,
+            module: fields.next(),
+        })
+    }
 }
 
 /// Why a target could not be resolved.
@@ -314,10 +342,9 @@ impl Kallsyms {
             if r.read_until(b'\n', &mut line)? == 0 {
                 break;
             }
-            let mut fields = line
-                .split(|b| b.is_ascii_whitespace())
-                .filter(|f| !f.is_empty());
-            let (Some(_addr), Some(ty), Some(name)) = (fields.next(), fields.next(), fields.next())
+            let Some(Line {
+                ty, name, module, ..
+            }) = Line::parse(&line)
             else {
                 continue;
             };
@@ -338,8 +365,7 @@ impl Kallsyms {
             }
             // `[module]`, when the symbol is a module's.
             let module = if !split.is_empty() || wanted_here {
-                fields
-                    .next()
+                module
                     .and_then(|m| m.strip_prefix(b"["))
                     .and_then(|m| m.strip_suffix(b"]"))
                     .and_then(|m| std::str::from_utf8(m).ok())
