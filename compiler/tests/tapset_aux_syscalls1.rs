@@ -15,6 +15,8 @@ const INTS: u64 = 0x3000;
 const STRS: u64 = 0x4000;
 /// A 32-bit argv here: STRS, STRS + 3, NULL.
 const ARGV32: u64 = 0x5000;
+/// A struct __kernel_timex (208 bytes) here.
+const TIMEX: u64 = 0x6000;
 /// Nothing mapped here.
 const HOLE: u64 = 0x900_0000;
 
@@ -31,8 +33,27 @@ fn env() -> HostEnv {
         .iter()
         .flat_map(|v| v.to_le_bytes())
         .collect();
+    // modes ADJ_OFFSET|ADJ_OFFSET_SINGLESHOT|0x100000, offset -5, freq 7,
+    // maxerror 9, esterror 11, status -2 (an int), constant 13,
+    // precision 15, tolerance 17, tick 10000.
+    let mut timex = vec![0u8; 208];
+    timex[0..4].copy_from_slice(&0x10_8001u32.to_le_bytes());
+    for (off, v) in [
+        (8, -5i64),
+        (16, 7),
+        (24, 9),
+        (32, 11),
+        (48, 13),
+        (56, 15),
+        (64, 17),
+        (88, 10_000),
+    ] {
+        timex[off..off + 8].copy_from_slice(&v.to_le_bytes());
+    }
+    timex[40..44].copy_from_slice(&(-2i32).to_le_bytes());
     HostEnv {
         memory: vec![
+            (TIMEX, timex),
             (LONGS, longs),
             (INTS, ints),
             (STRS, b"ls\0-l\0".to_vec()),
@@ -221,6 +242,28 @@ fn structs_in_user_memory() {
         ),
         (&format!("__get_compat_argv({ARGV32}, 1)"), "[\"-l\"]"),
         (&format!("__count_compat_envp({ARGV32})"), "[/* 2 vars */]"),
+    ]);
+}
+
+/// aux_syscalls_extra.stp's lseek whence and adjtimex struct decoders
+/// (the buildok *syscalls-detailed files use them).
+#[test]
+fn seek_whence_and_timex() {
+    expect(&[
+        ("_seek_whence_str(0)", "SEEK_SET"),
+        ("_seek_whence_str(4)", "SEEK_HOLE"),
+        ("_seek_whence_str(0x100000002)", "SEEK_END"),
+        ("_seek_whence_str(9)", "0x9"),
+        ("_adjtimex_modes_str(0)", "0x0"),
+        ("_adjtimex_modes_str(0x4003)", "ADJ_OFFSET|ADJ_FREQUENCY|ADJ_TICK"),
+        (
+            &format!("_struct_timex_u({TIMEX})"),
+            "{ADJ_OFFSET|ADJ_OFFSET_SINGLESHOT|0x100000, constant=13, esterror=11, \
+             freq=7, maxerror=9, offset=18446744073709551611, precision=15, status=-2, \
+             tick=10000, tolerance=17}",
+        ),
+        ("_struct_timex_u(0)", "NULL"),
+        (&format!("_struct_timex_u({HOLE})"), "0x9000000"),
     ]);
 }
 

@@ -3,6 +3,8 @@
 //! constants):
 //!
 //! - null.stp's `global NULL = 0`;
+//! - syscalls_cfg_trunc.stp's `global syscall_string_trunc = 50`, the
+//!   length the syscall aliases' buffer strings (`buf_str`) are cut to;
 //! - argv.stp's `global argc = N`, N the number of script arguments;
 //! - argv.stp's `global argv` and a `probe begin` with the lowest sequence
 //!   (before every script `begin`, as stap's `probe init`) that sets
@@ -14,7 +16,7 @@ use super::{bodies_mut, declared_globals, walk_exprs_mut, Gen};
 use crate::ast::*;
 use std::collections::HashSet;
 
-/// Adds `NULL`, `argc`, `argv` and `__this_varN` to `s` where it uses them (see the
+/// Adds `NULL`, `syscall_string_trunc`, `argc`, `argv` and `__this_varN` to `s` where it uses them (see the
 /// module comment).
 pub(crate) fn include(s: &mut Script, args: &[String], g: &mut Gen) {
     let declared = declared_globals(s);
@@ -22,7 +24,12 @@ pub(crate) fn include(s: &mut Script, args: &[String], g: &mut Gen) {
     for b in bodies_mut(s) {
         walk_exprs_mut(b, &mut |e| {
             if let ExprKind::Var(n) = &e.kind {
-                if n == "argc" || n == "argv" || n == "NULL" || is_this_var(n) {
+                if n == "argc"
+                    || n == "argv"
+                    || n == "NULL"
+                    || n == "syscall_string_trunc"
+                    || is_this_var(n)
+                {
                     used.insert(n.clone());
                 }
             }
@@ -57,6 +64,10 @@ pub(crate) fn include(s: &mut Script, args: &[String], g: &mut Gen) {
     for (name, text) in [
         ("argc", format!("global argc = {n}\n")),
         ("NULL", "global NULL = 0\n".to_string()),
+        (
+            "syscall_string_trunc",
+            "global syscall_string_trunc = 50\n".to_string(),
+        ),
     ] {
         if used.contains(name) && !declared.contains(name) {
             let items = g.items(&text, span);

@@ -143,7 +143,59 @@ const EXTRA_VARS: &[(&str, &str, &str)] = &[
     ("unlinkat", "pathname_str", "user_string_quoted($1)"),
     ("sethostname", "hostname", "user_string_quoted($0)"),
     ("setdomainname", "domainname", "user_string_quoted($0)"),
+    ("pipe", "pipe0", "$0 ? user_int($0) : 0"),
+    ("pipe", "pipe1", "$0 ? user_int($0 + 4) : 0"),
+    ("pipe2", "pipe0", "$0 ? user_int($0) : 0"),
+    ("pipe2", "pipe1", "$0 ? user_int($0 + 4) : 0"),
 ];
+
+/// Variables stap's `.return` aliases define beyond `name`, `retval` and
+/// `retstr`: (syscall, variable, expression), `$i` standing for the raw
+/// register of argument `i` as the system call's entry saved it (the
+/// user registers outlive the call) and `__sc_retval` for the return
+/// value; the last column is the value when the entry was missed (no
+/// registers). pipe's `pipe0`/`pipe1` are the two descriptors the call wrote,
+/// wait4's `status_str` the decoded status (sysc_pipe.stp,
+/// sysc_wait4.stp, sysc_epoll_create.stp, sysc_signalfd.stp).
+const RETURN_VARS: &[(&str, &str, &str, &str)] = &[
+    ("pipe", "fildes_uaddr", "$0", "0"),
+    ("pipe", "pipe0", "$0 ? user_int($0) : 0", "0"),
+    ("pipe", "pipe1", "$0 ? user_int($0 + 4) : 0", "0"),
+    ("pipe2", "fildes_uaddr", "$0", "0"),
+    ("pipe2", "pipe0", "$0 ? user_int($0) : 0", "0"),
+    ("pipe2", "pipe1", "$0 ? user_int($0 + 4) : 0", "0"),
+    ("wait4", "status_uaddr", "$1", "0"),
+    (
+        "wait4",
+        "status_str",
+        "__sc_retval <= 0 ? \"N/A\" : $1 == 0 ? \"NULL\" : _wait_status_str(user_int($1))",
+        "\"N/A\"",
+    ),
+    ("epoll_create", "flags", "0", "0"),
+    ("epoll_create1", "flags", "((($0) & 0xffffffff) ^ 0x80000000) - 0x80000000", "0"),
+    ("signalfd", "flags", "0", "0"),
+    ("signalfd4", "flags", "((($3) & 0xffffffff) ^ 0x80000000) - 0x80000000", "0"),
+];
+
+/// The `RETURN_VARS` of `sc` that `used` names: (variable, expression read
+/// through `regs`, value without registers).
+fn return_vars(
+    sc: &Syscall,
+    regs: &str,
+    used: &[String],
+) -> Vec<(&'static str, String, &'static str)> {
+    RETURN_VARS
+        .iter()
+        .filter(|(s, v, _, _)| *s == sc.name && used.iter().any(|u| u == v))
+        .map(|(_, v, e, missed)| {
+            let mut out = e.to_string();
+            for i in (0..ARG_OFFSETS.len()).rev() {
+                out = out.replace(&format!("${i}"), &raw(regs, i));
+            }
+            (*v, out, *missed)
+        })
+        .collect()
+}
 
 /// The `EXTRA_VARS` of `sc`: (variable, expression read through `regs`).
 fn extra_vars(sc: &Syscall, regs: &str) -> Vec<(&'static str, String)> {
@@ -765,6 +817,11 @@ fn prologue(sp: &SysPoint, used: &[String], needs: &Needs) -> String {
             nr_needed = true;
             regs = true;
         }
+        if let Some(sc) = sc {
+            let rv = return_vars(sc, "__sc_regs", &used);
+            regs |= !rv.is_empty();
+            retval |= rv.iter().any(|(_, e, _)| e.contains("__sc_retval"));
+        }
     }
     if nr_needed && !matches!(sp.which, Which::Any) {
         regs = true;
@@ -863,6 +920,12 @@ fn prologue(sp: &SysPoint, used: &[String], needs: &Needs) -> String {
         if uses("retstr") {
             out.push("retstr = return_str(1, __sc_retval)".to_string());
         }
+        if let Some(sc) = sc {
+            // A return whose entry was missed has no registers: 0.
+            for (v, e, missed) in return_vars(sc, "__sc_regs", &used) {
+                out.push(format!("{v} = __sc_regs ? ({e}) : {missed}"));
+            }
+        }
     }
     out.join("\n")
 }
@@ -900,7 +963,9 @@ pub(crate) fn rewrite(s: &mut Script, _args: &[String], g: &mut Gen, _diags: &mu
                 }
                 needed |= EXTRA_VARS
                     .iter()
-                    .any(|(s, v, _)| s == n && vars.iter().any(|x| x == v));
+                    .map(|(s, v, _)| (s, v))
+                    .chain(RETURN_VARS.iter().map(|(s, v, _, _)| (s, v)))
+                    .any(|(s, v)| s == n && vars.iter().any(|x| x == v));
                 needed |= lookup(n).is_some_and(|sc| {
                     table_vars(sc)
                         .iter()
@@ -981,6 +1046,32 @@ mod tests {
             which: Which::Lit(n.to_string()),
             ret: false,
         }
+    }
+
+    #[test]
+    fn return_variables_read_the_registers_saved_at_entry() {
+        let ret = |n: &str| SysPoint {
+            which: Which::Lit(n.to_string()),
+            ret: true,
+        };
+        let used = ["pipe0".to_string(), "pipe1".to_string()];
+        let text = prologue(&ret("pipe"), &used, &Needs::default());
+        assert!(text.contains("__sc_regs = @entry(__stp_arg(0))"), "{text}");
+        // fildes is argument 1 (rdi, pt_regs offset 112).
+        assert!(
+            text.contains("pipe1 = __sc_regs ? (kernel_long(__sc_regs + 112) ? user_int(kernel_long(__sc_regs + 112) + 4) : 0) : 0"),
+            "{text}"
+        );
+        let used = ["status_str".to_string()];
+        let text = prologue(&ret("wait4"), &used, &Needs::default());
+        assert!(text.contains("__sc_retval = retval()"), "{text}");
+        assert!(text.contains("_wait_status_str(user_int("), "{text}");
+        assert!(text.ends_with(": \"N/A\""), "{text}");
+        // Not at entry, and not for a call that has none.
+        let text = prologue(&point("wait4"), &used, &Needs::default());
+        assert!(!text.contains("status_str"), "{text}");
+        let text = prologue(&ret("read"), &used, &Needs::default());
+        assert!(!text.contains("status_str"), "{text}");
     }
 
     #[test]

@@ -1,0 +1,2 @@
+^pipe2? fds ok=1$
+^wait4 WEXITSTATUS=7$
