@@ -144,12 +144,32 @@ const KNOWN_LATER: &[&str] = &[
     "gettimeofday_cycles",
     "syscall_name",
     "execname_of",
-    "print_ubacktrace",
-    "ubacktrace",
-    "usymname",
     // floatingpoint.stp's IEEE remainder: the other fp_* functions are in
     // the library (library.stp's tier 7).
     "fp_rem",
+];
+
+/// stap's user-space stack and symbol functions (ucontext-symbols.stp,
+/// ucontext-unwind.stp): they walk and symbolize the user stack of the
+/// traced thread, which comes with user-space probes (issue 12).
+const USER_STACK_FUNCTIONS: &[&str] = &[
+    "ubacktrace",
+    "ucallers",
+    "ustack",
+    "umodname",
+    "usymname",
+    "usymdata",
+    "usymfile",
+    "usymline",
+    "usymfileline",
+    "print_ubacktrace",
+    "print_ubacktrace_brief",
+    "print_ubacktrace_fileline",
+    "sprint_ubacktrace",
+    "print_ustack",
+    "sprint_ustack",
+    "print_usyms",
+    "sprint_usyms",
 ];
 
 /// The metadata functions of stap's JSON tapset (json.stp): they describe
@@ -356,6 +376,10 @@ impl Resolver<'_> {
             None if crate::guru::GURU_FUNCTIONS.contains(&name) => {
                 self.err(Diagnostic::semantic(crate::guru::function(name), e.span))
             }
+            None if USER_STACK_FUNCTIONS.contains(&name) => self.unsupported(
+                &format!("function {name}() (user-space stacks and symbols, with user-space probes)"),
+                e.span,
+            ),
             None if JSON_FUNCTIONS.contains(&name) => self.unsupported(
                 &format!("function {name}() (the JSON endpoint is a procfs probe)"),
                 e.span,
@@ -393,6 +417,7 @@ impl Resolver<'_> {
         let mut v: Vec<&str> = self.func_names.iter().map(|(n, _)| n.as_str()).collect();
         v.extend(crate::tapset::library::function_names());
         v.extend(KNOWN_LATER);
+        v.extend(USER_STACK_FUNCTIONS);
         v.extend(crate::parse::expr::PRINT_FAMILY);
         let src = include_str!("builtins.rs");
         v.extend(
