@@ -244,3 +244,84 @@ fn defined_is_a_load_time_question_or_a_constant() {
     let e = fail("probe begin { print(@defined(1)) }");
     assert!(e.contains("@defined takes a target variable"), "{e}");
 }
+
+/// The `@defined` conditions each non-`@defined` use of `fields` runs
+/// under: (name, chain, answer).
+fn conds_of(p: &Program, field: &str) -> Vec<(String, Vec<String>, bool)> {
+    p.target_vars
+        .iter()
+        .filter(|t| t.fields.last().map(String::as_str) == Some(field))
+        .filter(|t| t.relocs.iter().any(|r| r.kind != RelocKind::Exists))
+        .flat_map(|t| t.conds.iter())
+        .map(|c| (c.name.clone(), c.fields.clone(), c.defined))
+        .collect()
+}
+
+#[test]
+fn a_cast_fallback_runs_only_where_the_defined_chain_is_missing() {
+    // A ternary (deviceseeks.stp's sector size), an early return, and a
+    // parameter read at a return under `@defined(@entry(...))`.
+    let p = build(
+        r#"function f(q) {
+            return @defined(@cast(q, "request_queue", "kernel")->limits->logical_block_size)
+                ? @cast(q, "request_queue", "kernel")->limits->logical_block_size
+                : @cast(q, "request_queue", "kernel")->hardsect_size
+        }
+        function g(d) {
+            if (@defined(@cast(d, "dentry", "kernel")->d_u->d_alias))
+                return 1
+            return @cast(d, "dentry", "kernel")->d_alias
+        }
+        probe begin { println(f(0), g(0)) }"#,
+    );
+    let want = |fields: &[&str], defined| {
+        vec![(
+            vm_spec::program::cast_cond_name(if fields[0] == "limits" {
+                "request_queue"
+            } else {
+                "dentry"
+            }),
+            fields.iter().map(|f| f.to_string()).collect::<Vec<_>>(),
+            defined,
+        )]
+    };
+    assert_eq!(
+        conds_of(&p, "hardsect_size"),
+        want(&["limits", "logical_block_size"], false)
+    );
+    assert_eq!(
+        conds_of(&p, "logical_block_size"),
+        want(&["limits", "logical_block_size"], true)
+    );
+    assert_eq!(conds_of(&p, "d_alias"), want(&["d_u", "d_alias"], false));
+}
+
+#[test]
+fn an_entry_fallback_is_saved_only_where_the_newer_parameter_is_missing() {
+    // tcpipstat.stp: `@defined(@entry($sk)) ? @entry($sk) : @entry($sock->sk)`.
+    let p = build(
+        r#"probe kernel.function("tcp_sendmsg").return {
+            sk = @defined(@entry($sk)) ? @entry($sk) : @entry($sock->sk)
+            println(sk)
+        }"#,
+    );
+    let sock: Vec<_> = p.target_vars.iter().filter(|t| t.name == "sock").collect();
+    assert_eq!(sock.len(), 1);
+    let c: Vec<_> = sock[0]
+        .conds
+        .iter()
+        .map(|c| (c.name.as_str(), c.fields.len(), c.defined))
+        .collect();
+    assert_eq!(c, [("sk", 0, false)]);
+    let sk_uses = p
+        .target_vars
+        .iter()
+        .filter(|t| t.name == "sk" && t.relocs.iter().any(|r| r.kind != RelocKind::Exists))
+        .count();
+    assert_eq!(sk_uses, 1);
+    assert!(p
+        .target_vars
+        .iter()
+        .filter(|t| t.name == "sk" && t.relocs.iter().any(|r| r.kind != RelocKind::Exists))
+        .all(|t| t.conds.iter().all(|c| c.defined)));
+}

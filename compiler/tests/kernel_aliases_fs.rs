@@ -223,7 +223,8 @@ fn helper_functions_give_stap_s_strings() {
          probe begin { printf(\"%s %s %s\\n\", _seek_whence_str(0), _seek_whence_str(4), \
          _seek_whence_str(9)) }",
     );
-    assert_eq!(out, "SEEK_SET SEEK_HOLE 9\n");
+    // stap's _stp_lookup_str prints an unknown value in hex.
+    assert_eq!(out, "SEEK_SET SEEK_HOLE 0x9\n");
 }
 
 #[test]

@@ -13,7 +13,9 @@
 use crate::btf::{kind, Btf, BtfError, Param};
 use std::collections::HashMap;
 use thiserror::Error;
-use vm_spec::program::{Probe, ProbeTarget, Program, RelocKind, TargetSite, TargetVar};
+use vm_spec::program::{
+    cast_cond_name, Probe, ProbeTarget, Program, RelocKind, TargetSite, TargetVar,
+};
 
 /// Why a target variable cannot be read on this kernel.
 #[derive(Debug, Error)]
@@ -297,13 +299,30 @@ pub fn apply_syms(
         .filter(|tv| is_exists(tv) && is_global(tv))
         .map(|tv| (&tv.site, tv.name.as_str(), tv.fields.as_slice()))
         .collect();
+    // The answers of the `@cast` chains' `@defined` (the same for every
+    // use: they depend on the type alone), for the conditions of uses
+    // (`TargetVar::conds`) anywhere in the program.
+    let mut cast_answers: Vec<(String, Vec<String>, bool)> = Vec::new();
+    for tv in prog.target_vars.iter().filter(|tv| is_exists(tv)) {
+        if let TargetSite::Cast(t) = &tv.site {
+            let f = fill_in(btf, modules, tv, Site::Cast(t), "", true)?;
+            let yes = f.as_ref().is_some_and(|f| f.arg != 0);
+            cast_answers.push((cast_cond_name(t), tv.fields.clone(), yes));
+        }
+    }
     for tv in &prog.target_vars {
         let site = match &tv.site {
             TargetSite::Cast(t) => Site::Cast(t),
             TargetSite::Var(v) => Site::Var(v),
             _ => continue,
         };
-        let guarded = cast_guards.contains(&(&tv.site, tv.name.as_str(), tv.fields.as_slice()));
+        let dead = tv.conds.iter().any(|c| {
+            cast_answers
+                .iter()
+                .any(|(n, f, yes)| *n == c.name && *f == c.fields && *yes != c.defined)
+        });
+        let guarded =
+            dead || cast_guards.contains(&(&tv.site, tv.name.as_str(), tv.fields.as_slice()));
         if let Site::Var(v) = site {
             if let Some(fill) = var_fill(btf, tv, v, syms, guarded)? {
                 patches.extend(fill_patches(tv, &fill));
@@ -348,7 +367,10 @@ pub fn apply_syms(
             // A use whose `@defined` conditions fail here never runs
             // (`@defined($irq) ? $irq : $id` where `$irq` exists).
             let mut fills = vec![None; tvs.len()];
-            let mut answers: Vec<(&str, &[String], bool)> = Vec::new();
+            let mut answers: Vec<(&str, &[String], bool)> = cast_answers
+                .iter()
+                .map(|(n, f, yes)| (n.as_str(), f.as_slice(), *yes))
+                .collect();
             for (tv, fill) in tvs.iter().zip(fills.iter_mut()) {
                 if is_exists(tv) {
                     let f = fill_in(btf, modules, tv, site_for(tv, p, sym), &at, false)?;
@@ -1519,6 +1541,64 @@ mod tests {
         assert_eq!(prog.konsts, [1, 1, 0, 0, 7, 7, 7, 7, 7]);
         // Without the question, the same use is an error.
         prog.target_vars = vec![nope];
+        let e = apply_with(&mut prog, &[Some(("vfs_read".into(), 0))], &btf).unwrap_err();
+        assert!(e.to_string().contains("no parameter 'nope'"), "{e}");
+    }
+
+    #[test]
+    fn cast_conditions_answered_by_the_casts_defined() {
+        let cast = || TargetSite::Cast("file".into());
+        // `@defined(@cast(p, "file")->f_path) ? … : @cast(p, "file")->nope`.
+        let mut q = var("file", &["f_path"], cast());
+        q.relocs = vec![Reloc {
+            konst: 0,
+            kind: RelocKind::Exists,
+        }];
+        let mut fallback = var("file", &["nope"], cast());
+        for r in &mut fallback.relocs {
+            r.konst += 1;
+        }
+        let n = fallback.relocs.len() + 1;
+        fallback.conds = vec![vm_spec::program::TargetCond {
+            name: cast_cond_name("file"),
+            fields: vec!["f_path".into()],
+            defined: false,
+        }];
+        // A parameter use in a probe under the same question.
+        let mut param = var("nope", &[], f());
+        for r in &mut param.relocs {
+            r.konst += n as u32;
+        }
+        param.conds = fallback.conds.clone();
+        let total = n + param.relocs.len();
+        let mut prog = Program {
+            konsts: vec![7; total],
+            target_vars: vec![q.clone(), fallback.clone(), param.clone()],
+            probes: one_probe(),
+            ..Default::default()
+        };
+        let btf = Btf::parse(sample()).unwrap();
+        apply_with(&mut prog, &[Some(("vfs_read".into(), 0))], &btf).unwrap();
+        assert_eq!(prog.konsts[0], 1, "file has f_path");
+        assert!(prog.konsts[1..].iter().all(|k| *k == 7), "dead uses stay");
+        // Where the answer is the one the uses run under, they are errors.
+        for tv in [&mut fallback, &mut param] {
+            tv.conds[0].defined = true;
+        }
+        let mut prog = Program {
+            konsts: vec![7; total],
+            target_vars: vec![q.clone(), fallback],
+            probes: one_probe(),
+            ..Default::default()
+        };
+        let e = apply_with(&mut prog, &[Some(("vfs_read".into(), 0))], &btf).unwrap_err();
+        assert!(e.to_string().contains("no member 'nope'"), "{e}");
+        let mut prog = Program {
+            konsts: vec![7; total],
+            target_vars: vec![q, param],
+            probes: one_probe(),
+            ..Default::default()
+        };
         let e = apply_with(&mut prog, &[Some(("vfs_read".into(), 0))], &btf).unwrap_err();
         assert!(e.to_string().contains("no parameter 'nope'"), "{e}");
     }

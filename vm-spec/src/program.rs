@@ -556,7 +556,10 @@ pub struct TargetVar {
 }
 
 /// A condition on a target variable's existence, answered by an `Exists`
-/// use of the same handler: `@defined($name->fields)` is `defined`.
+/// use of the same handler: `@defined($name->fields)` is `defined`. For a
+/// `@cast(p, "TYPE")->fields` chain, whose answer depends on the type
+/// alone, `name` is `cast_cond_name(TYPE)` and any `Exists` use of that
+/// type and chain in the program answers it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TargetCond {
     /// The variable's name without `$` (`TargetVar::name`).
@@ -565,6 +568,12 @@ pub struct TargetCond {
     pub fields: Vec<String>,
     /// The answer under which the use runs.
     pub defined: bool,
+}
+
+/// `TargetCond::name` of a `@cast(p, "ty")->...` condition: `@cast(ty)`,
+/// never a C identifier, so it cannot name a parameter.
+pub fn cast_cond_name(ty: &str) -> String {
+    format!("@cast({ty})")
 }
 
 impl Program {

@@ -124,23 +124,62 @@ pub(crate) fn rewrite(s: &mut Script, g: &mut Gen, _diags: &mut Diags) {
             out.push(Item::Probe(p));
             continue;
         }
+        // The `@defined` each hoisted value runs under in the return
+        // body, kept at entry: a fallback for an older kernel's parameter
+        // is only read where the newer one is missing.
+        let is_defined: Vec<bool> = hoisted
+            .iter()
+            .map(|e| matches!(&e.kind, ExprKind::AtOp { op, .. } if op == "@defined"))
+            .collect();
+        let mut guards: Vec<Option<Vec<(usize, bool)>>> = vec![None; hoisted.len()];
+        guards_in_stmt(&mut p.body, &is_defined, &mut Vec::new(), &mut guards);
         let span = p.points.first().map_or(p.span, |pp| pp.span());
         let mut entry_body = Vec::new();
         let mut pro = Vec::new();
+        let defined_exprs = hoisted.clone();
         for (k, mut e) in hoisted.into_iter().enumerate() {
             let arr = format!("__entry_{n}_{k}");
             globals.extend(g.items(&format!("global {arr}%"), span));
-            let mut st = g.stmts(&format!("{arr}[tid()] = 0"), span);
+            let guard = guards[k].clone().unwrap_or_default();
+            // `if (@defined(x)) ; else` for each guard, around the store.
+            let mut text = String::new();
+            for (_, holds) in &guard {
+                text.push_str(if *holds { "if (0) " } else { "if (0) ; else " });
+            }
+            text.push_str(&format!("{arr}[tid()] = 0"));
+            let mut st = g.stmts(&text, span);
+            let mut cur = st.first_mut();
+            for (i, _) in &guard {
+                let Some(Stmt {
+                    kind: StmtKind::If { cond, then, els },
+                    ..
+                }) = cur
+                else {
+                    break;
+                };
+                let mut d = defined_exprs[*i].clone();
+                let at = d.span;
+                g.relabel_expr(&mut d, at);
+                *cond = d;
+                cur = match els {
+                    Some(e) => Some(&mut **e),
+                    None => Some(&mut **then),
+                };
+            }
+            let store = match cur {
+                Some(s) => s,
+                None => continue,
+            };
             let at = e.span;
             g.relabel_expr(&mut e, at);
-            if let Some(Stmt {
+            if let Stmt {
                 kind:
                     StmtKind::Expr(Expr {
                         kind: ExprKind::Assign(_, _, rhs),
                         ..
                     }),
                 ..
-            }) = st.first_mut()
+            } = store
             {
                 **rhs = e;
             }
@@ -169,4 +208,105 @@ pub(crate) fn rewrite(s: &mut Script, g: &mut Gen, _diags: &mut Diags) {
     // Globals first, as declarations usually are.
     globals.extend(out);
     s.items = globals;
+}
+
+/// `__entry_i` or `!__entry_i` where hoisted value `i` is a `@defined`:
+/// (i, the answer under which the condition holds).
+fn hoisted_cond(e: &Expr, is_defined: &[bool]) -> Option<(usize, bool)> {
+    match &e.kind {
+        ExprKind::Unary(UnOp::Not, x) => hoisted_cond(x, is_defined).map(|(i, p)| (i, !p)),
+        ExprKind::Var(v) => {
+            let i: usize = v.strip_prefix("__entry_")?.parse().ok()?;
+            is_defined
+                .get(i)
+                .copied()
+                .unwrap_or(false)
+                .then_some((i, true))
+        }
+        _ => None,
+    }
+}
+
+/// Records in `out[k]` the hoisted `@defined` answers (`cur`) under which
+/// each `__entry_k` of `e` is read; one read outside them all makes it
+/// unconditional (an empty guard).
+fn guards_in_expr(
+    e: &mut Expr,
+    is_defined: &[bool],
+    cur: &mut Vec<(usize, bool)>,
+    out: &mut [Option<Vec<(usize, bool)>>],
+) {
+    let branches = match &mut e.kind {
+        ExprKind::Ternary(c, a, b) => Some((&mut **c, &mut **a, Some(&mut **b), true)),
+        ExprKind::And(a, b) => Some((&mut **a, &mut **b, None, true)),
+        ExprKind::Or(a, b) => Some((&mut **a, &mut **b, None, false)),
+        _ => None,
+    };
+    if let Some((c, a, b, pol)) = branches {
+        guards_in_expr(c, is_defined, cur, out);
+        let hc = hoisted_cond(c, is_defined);
+        let mut walk = |x: &mut Expr, holds: bool, cur: &mut Vec<(usize, bool)>| {
+            if let Some((i, p)) = hc {
+                cur.push((i, p == holds));
+                guards_in_expr(x, is_defined, cur, out);
+                cur.pop();
+            } else {
+                guards_in_expr(x, is_defined, cur, out);
+            }
+        };
+        walk(a, pol, cur);
+        if let Some(b) = b {
+            walk(b, false, cur);
+        }
+        return;
+    }
+    if let ExprKind::Var(v) = &e.kind {
+        if let Some(k) = v
+            .strip_prefix("__entry_")
+            .and_then(|d| d.parse::<usize>().ok())
+        {
+            if let Some(slot) = out.get_mut(k) {
+                *slot = Some(match slot.take() {
+                    None => cur.clone(),
+                    Some(g) if g == *cur => g,
+                    Some(_) => Vec::new(),
+                });
+            }
+            return;
+        }
+    }
+    for c in e.children_mut() {
+        guards_in_expr(c, is_defined, cur, out);
+    }
+}
+
+/// `guards_in_expr` over a statement, with `if` conditions as branches.
+fn guards_in_stmt(
+    s: &mut Stmt,
+    is_defined: &[bool],
+    cur: &mut Vec<(usize, bool)>,
+    out: &mut [Option<Vec<(usize, bool)>>],
+) {
+    if let StmtKind::If { cond, then, els } = &mut s.kind {
+        guards_in_expr(cond, is_defined, cur, out);
+        let hc = hoisted_cond(cond, is_defined);
+        for (branch, holds) in [(Some(&mut **then), true), (els.as_deref_mut(), false)] {
+            let Some(b) = branch else { continue };
+            if let Some((i, p)) = hc {
+                cur.push((i, p == holds));
+            }
+            guards_in_stmt(b, is_defined, cur, out);
+            if hc.is_some() {
+                cur.pop();
+            }
+        }
+        return;
+    }
+    let (es, ss) = s.children_mut();
+    for e in es {
+        guards_in_expr(e, is_defined, cur, out);
+    }
+    for c in ss {
+        guards_in_stmt(c, is_defined, cur, out);
+    }
 }

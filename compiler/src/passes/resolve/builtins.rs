@@ -377,7 +377,9 @@ impl Resolver<'_> {
                 self.err(Diagnostic::semantic(crate::guru::function(name), e.span))
             }
             None if USER_STACK_FUNCTIONS.contains(&name) => self.unsupported(
-                &format!("function {name}() (user-space stacks and symbols, with user-space probes)"),
+                &format!(
+                    "function {name}() (user-space stacks and symbols, with user-space probes)"
+                ),
                 e.span,
             ),
             None if JSON_FUNCTIONS.contains(&name) => self.unsupported(

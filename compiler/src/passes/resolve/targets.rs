@@ -160,6 +160,9 @@ impl Resolver<'_> {
         };
         self.target_vars
             .insert(e.id, (TargetSite::Cast(ty), fields));
+        if !self.conds.is_empty() {
+            self.target_conds.insert(e.id, self.conds.clone());
+        }
     }
 
     /// Checks `@var("NAME")` or `@var("NAME@FILE")` (`base`, with the
@@ -318,6 +321,17 @@ pub(super) fn defined_cond(e: &Expr) -> Option<(String, Chain, bool)> {
             };
             match &base.kind {
                 ExprKind::Target(n) if n != "$return" => Some((n.clone(), chain_of(comps), true)),
+                // A `@cast` chain's answer depends on its type alone.
+                ExprKind::AtOp { op, args } if op == "@cast" && !comps.is_empty() => {
+                    match args.get(1).map(|a| &a.kind) {
+                        Some(ExprKind::Str(t)) => Some((
+                            vm_spec::program::cast_cond_name(&String::from_utf8_lossy(t)),
+                            chain_of(comps),
+                            true,
+                        )),
+                        _ => None,
+                    }
+                }
                 _ => None,
             }
         }

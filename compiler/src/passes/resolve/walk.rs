@@ -244,10 +244,39 @@ impl Resolver<'_> {
         }
     }
 
+    /// Walks a block. After `if (@defined(x)) <jump>` without an `else`
+    /// (a `return`, `next`, `break` or `continue` ends the branch), the
+    /// rest of the block runs only when the condition fails, as if it
+    /// were the `else` (`TargetVar::conds`): stap folds the condition, so
+    /// a fallback after the early return is never resolved where `x`
+    /// exists.
+    fn block(&mut self, b: &[Stmt]) {
+        let depth = self.conds.len();
+        for s in b {
+            self.stmt(s);
+            if let StmtKind::If {
+                cond,
+                then,
+                els: None,
+            } = &s.kind
+            {
+                if let Some((name, fields, pol)) = defined_cond(cond).filter(|_| always_jumps(then))
+                {
+                    self.conds.push(TargetCond {
+                        name,
+                        fields,
+                        defined: !pol,
+                    });
+                }
+            }
+        }
+        self.conds.truncate(depth);
+    }
+
     pub(super) fn stmt(&mut self, s: &Stmt) {
         match &s.kind {
             StmtKind::Null | StmtKind::Next => {}
-            StmtKind::Block(b) => b.iter().for_each(|s| self.stmt(s)),
+            StmtKind::Block(b) => self.block(b),
             StmtKind::Expr(e) => self.expr(e, false),
             StmtKind::If { cond, then, els } => {
                 self.expr(cond, true);
@@ -316,5 +345,15 @@ impl Resolver<'_> {
                 self.stmt(handler);
             }
         }
+    }
+}
+
+/// Whether `s` always leaves the code after it: it ends in `return`,
+/// `next`, `break` or `continue` (a block: its last statement does).
+fn always_jumps(s: &Stmt) -> bool {
+    match &s.kind {
+        StmtKind::Return(_) | StmtKind::Next | StmtKind::Break | StmtKind::Continue => true,
+        StmtKind::Block(b) => b.last().is_some_and(always_jumps),
+        _ => false,
     }
 }
