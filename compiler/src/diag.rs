@@ -196,6 +196,19 @@ impl<'a> LineIndex<'a> {
 }
 
 impl LineIndex<'_> {
+    /// The byte offset of 1-based `line` and character column `col` (the
+    /// inverse of `line_col`), `None` past the end of the line or source.
+    pub fn offset_of(&self, line: u32, col: u32) -> Option<u32> {
+        let start = *self.starts.get((line as usize).checked_sub(1)?)?;
+        let text = self.line(line);
+        let skip = (col as usize).checked_sub(1)?;
+        let byte = match text.char_indices().nth(skip) {
+            Some((b, _)) => b,
+            None => return None,
+        };
+        u32::try_from(start + byte).ok()
+    }
+
     /// The text of 1-based line `line`, without its newline ("" past the
     /// end).
     pub fn line(&self, line: u32) -> &str {

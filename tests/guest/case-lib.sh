@@ -88,6 +88,9 @@ workload_mix() {
 # (a loop device on mq-deadline: brd is bio-based, so it has no requests).
 # What the kernel lacks is skipped.
 workload_examples() {
+	# First: the retransmission comes one RTO (~200 ms) after the write,
+	# inside the examples' one-second runs.
+	kmix retrans
 	kmix ipc
 	cat /sys/class/dmi/id/sys_vendor /sys/class/dmi/id/modalias >/dev/null 2>&1
 	echo 4 >/proc/sys/vm/nr_hugepages 2>/dev/null
@@ -97,8 +100,6 @@ workload_examples() {
 	dd if=/dev/zero of=/dev/loop0 bs=4096 count=16 oflag=direct 2>/dev/null
 	dd if=/dev/loop0 of=/dev/null bs=4096 count=16 iflag=direct 2>/dev/null
 	memcg_reclaim
-	# Last: it takes lo down for 0.7 s.
-	kmix retrans
 }
 
 # loop_dev: /dev/loop0 attached to a 4 MiB file in /tmp (loop.ko from the
@@ -158,6 +159,26 @@ nfs_mount() {
 	printf 'anyclient 1 \\x00000000 2147483647 /srv\n' >/proc/net/rpc/nfsd.fh/channel
 	timeout 60 mount -t nfs4 -o vers=4.1,addr=127.0.0.1,clientaddr=127.0.0.1 \
 		127.0.0.1:/ /mnt/n || echo "mount failed"
+}
+
+# ext4_mount: a 1 MiB ext2 file system (busybox mke2fs) on /dev/loop1,
+# mounted with the ext4 driver on /mnt/e (needs the ext4 module: a case's
+# `kmods`). Nothing when /mnt/e is mounted already.
+ext4_mount() {
+	grep -q ' /mnt/e ' /proc/mounts && return 0
+	loop_dev
+	mkdir -p /mnt/e
+	dd if=/dev/zero of=/tmp/e.img bs=1024 count=1024 2>/dev/null
+	mke2fs -F /tmp/e.img >/dev/null 2>&1 || echo "mke2fs failed"
+	losetup /dev/loop1 /tmp/e.img 2>/dev/null
+	mount -t ext4 /dev/loop1 /mnt/e || echo "ext4 mount failed"
+}
+
+# ext4_fill: writes to the ext4 mount (ext4_mount) until it is full
+# (ENOSPC: ext4_should_retry_alloc), then frees the space.
+ext4_fill() {
+	dd if=/dev/zero of=/mnt/e/fill bs=4096 2>/dev/null
+	rm -f /mnt/e/fill
 }
 
 # nfs_traffic: file operations on the NFS mount (nfs_mount): a remove, a

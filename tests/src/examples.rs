@@ -31,25 +31,50 @@ pub struct Example {
     /// `sunrpc.*`): the guest run loads those modules and mounts an NFS
     /// export for its workload.
     pub probes_nfs: bool,
+    /// The script probes the ext4 module (`module("ext4")`): the guest run
+    /// loads it and mounts a small file system that its workload fills.
+    pub probes_ext4: bool,
 }
 
 /// Whether a probe point of `text` (between `probe` and its `{`) is in
 /// one of the NFS families.
 fn probes_nfs(text: &str) -> bool {
+    probe_points(text).any(|w| {
+        ["nfs.", "nfsd.", "sunrpc."]
+            .iter()
+            .any(|f| w.starts_with(f))
+    })
+}
+
+/// Whether a probe point of `text` is in the ext4 module: a `probe` line
+/// names `module("ext4")` (brace expansions `{kernel,module("ext4")}`
+/// included, so not `probe_points`).
+fn probes_ext4(text: &str) -> bool {
     text.lines()
+        .map(str::trim_start)
+        .any(|l| l.starts_with("probe") && l.contains("module(\"ext4\")"))
+}
+
+/// The words of the probe points of `text` (between each `probe` and its
+/// `{`), comments left out.
+fn probe_points(text: &str) -> impl Iterator<Item = String> {
+    let code = text
+        .lines()
         .map(str::trim_start)
         .filter(|l| !l.starts_with('#') && !l.starts_with("//"))
         .collect::<Vec<_>>()
-        .join("\n")
-        .split("probe")
+        .join("\n");
+    code.split("probe")
         .skip(1)
-        .filter_map(|rest| rest.split_once('{').map(|(points, _)| points))
-        .flat_map(|points| points.split([' ', ',', '\t', '\n']))
-        .any(|w| {
-            ["nfs.", "nfsd.", "sunrpc."]
-                .iter()
-                .any(|f| w.starts_with(f))
+        .filter_map(|rest| rest.split_once('{').map(|(points, _)| points.to_string()))
+        .flat_map(|points| {
+            points
+                .split([' ', ',', '\t', '\n'])
+                .map(str::to_string)
+                .collect::<Vec<_>>()
         })
+        .collect::<Vec<_>>()
+        .into_iter()
 }
 
 /// Splits a shell command line on blanks, honouring '…' and "…" quotes
@@ -105,6 +130,7 @@ pub fn example(script: &Path) -> Option<Example> {
         excluded: None,
         wants_target: false,
         probes_nfs: false,
+        probes_ext4: false,
     };
     let text = std::fs::read_to_string(script).unwrap_or_default();
     let usage = shell_words(meta_field(&meta, "usage").unwrap_or(""));
@@ -112,6 +138,7 @@ pub fn example(script: &Path) -> Option<Example> {
         && usage.iter().any(|w| w == "-x" || w == "-c")
         && !run.iter().any(|w| w == "-c" || w == "-x");
     ex.probes_nfs = probes_nfs(&text);
+    ex.probes_ext4 = probes_ext4(&text);
     let mut after_script = false;
     let mut it = check.iter().skip(1).peekable();
     while let Some(w) = it.next() {
@@ -232,6 +259,12 @@ mod tests {
         ));
         assert!(!probes_nfs("probe vfs.read { x = \"nfs.\" }"));
         assert!(!probes_nfs("probe kernel.function(\"nfs_file_read\") {}"));
+        assert!(probes_ext4(
+            "probe {kernel,module(\"ext4\")}.function(\"ext4_should_retry_alloc\").return ? {"
+        ));
+        assert!(!probes_ext4(
+            "probe vfs.read {\n x = \"module(\\\"ext4\\\")\"\n}"
+        ));
     }
 
     #[test]

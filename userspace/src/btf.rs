@@ -621,6 +621,41 @@ impl Btf {
             _ => named(""),
         })
     }
+
+    /// The names `member` finds in STRUCT/UNION `id`: its named members
+    /// and those of its anonymous struct and union members (for
+    /// suggestions when a member is missing).
+    pub fn member_names(&self, id: u32) -> Result<Vec<String>, BtfError> {
+        let mut out = Vec::new();
+        self.member_names_in(id, 0, &mut out)?;
+        Ok(out)
+    }
+
+    fn member_names_in(
+        &self,
+        id: u32,
+        depth: usize,
+        out: &mut Vec<String>,
+    ) -> Result<(), BtfError> {
+        if depth > MAX_ANON_DEPTH {
+            return Err(BtfError::BadRef(id));
+        }
+        let r = *self.rec(id)?;
+        if !matches!(r.kind(), kind::STRUCT | kind::UNION) {
+            return Ok(());
+        }
+        for i in 0..r.vlen() {
+            let off = r.extra + 12 * i;
+            let bad = || BtfError::BadRef(id);
+            let name_off = u32_at(&self.data, off).ok_or_else(bad)?;
+            let ty = u32_at(&self.data, off + 4).ok_or_else(bad)?;
+            match self.str_at(name_off).unwrap_or("") {
+                "" => self.member_names_in(self.skip_mods(ty)?, depth + 1, out)?,
+                n => out.push(n.to_string()),
+            }
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

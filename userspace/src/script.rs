@@ -220,12 +220,52 @@ pub fn check(src: &Source, a: &ScriptArgs, parse_only: bool) -> Result<(), Error
     }
     let t = target(a, true);
     match compiler::check_for(&src.name, &src.text, &opts, &t) {
-        Ok(warnings) => {
-            print_warnings(&warnings, a.no_warnings);
-            Ok(())
-        }
-        Err(f) => Err(failure(src, &f)),
+        Ok(warnings) => print_warnings(&warnings, a.no_warnings),
+        Err(f) => return Err(failure(src, &f)),
     }
+    if kernel_readable() {
+        let prog = match compiler::compile_for(&src.name, &src.text, &opts, &t) {
+            Ok(c) => c.program,
+            Err(f) => return Err(failure(src, &f)),
+        };
+        if let Err(e) = crate::session::resolve_on_kernel(&prog, false) {
+            eprint!("{}", kernel_failure(src, &e));
+            return Err(Error::Failed(format!("1 error in {}", src.name)));
+        }
+    }
+    Ok(())
+}
+
+/// Whether the running kernel's BTF and /proc/kallsyms can be read: then
+/// `check` resolves the program as `load` would (probe points, target
+/// variables, `@cast` members, tracepoints), as stap -p2 does with
+/// debuginfo.
+fn kernel_readable() -> bool {
+    std::path::Path::new(crate::btf::VMLINUX_BTF).exists()
+        && std::fs::File::open(crate::kallsyms::KALLSYMS_PATH).is_ok()
+}
+
+/// A resolution error as stap's pass 2 prints one: `semantic error:`, and
+/// for a use in the script its token, `file:line:col` and the source line
+/// with a caret.
+fn kernel_failure(src: &Source, e: &crate::session::Error) -> String {
+    use crate::session::Error as S;
+    use crate::targetvars::Error as T;
+    if let S::TargetVar(T::At { loc, msg }) = e {
+        let tokens = compiler::parse::lexer::lex(&src.text, &src.args);
+        let offset = compiler::diag::LineIndex::new(&src.text).offset_of(loc.line, loc.col);
+        let tok = offset.and_then(|o| tokens.iter().find(|t| t.span.lo == o));
+        if let Some(tok) = tok {
+            let msg = msg.replace(&format!(" at {}:{}", loc.line, loc.col), "");
+            let d = compiler::diag::Diagnostic::semantic(msg, tok.span);
+            let mut r = compiler::diag::Renderer::new(&src.name, &src.text, &tokens);
+            return format!(
+                "{}\nPass 2: analysis failed.  [man error::pass2]\n",
+                r.render(&d).trim_end()
+            );
+        }
+    }
+    format!("semantic error: {e}\nPass 2: analysis failed.  [man error::pass2]\n")
 }
 
 fn ensure_newline(s: &str) -> String {
@@ -255,6 +295,41 @@ mod tests {
             all_modules: false,
             positional: pos.iter().map(|s| s.to_string()).collect(),
         }
+    }
+
+    #[test]
+    fn kernel_errors_point_at_the_use() {
+        let src = Source {
+            name: "x.stp".into(),
+            text: "probe begin {}\nprobe kernel.function(\"f\") { println($cuont) }\n".into(),
+            path: None,
+            args: vec![],
+        };
+        let e = crate::session::Error::TargetVar(crate::targetvars::Error::At {
+            loc: vm_spec::program::SrcLoc { line: 2, col: 38 },
+            msg: "probe point 'kernel.function(\"f\")' has no parameter 'cuont' at 2:38".into(),
+        });
+        let out = kernel_failure(&src, &e);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(
+            lines[0],
+            "semantic error: probe point 'kernel.function(\"f\")' has no parameter 'cuont': \
+             identifier '$cuont' at x.stp:2:38"
+        );
+        let source = "        source: probe kernel.function(\"f\") { println($cuont) }";
+        assert_eq!(lines[1], source);
+        // The caret under the `$`.
+        assert_eq!(lines[2].find('^'), source.find('$'));
+        assert_eq!(lines[3], "Pass 2: analysis failed.  [man error::pass2]");
+        // A place outside the script (library code): the message alone.
+        let e = crate::session::Error::TargetVar(crate::targetvars::Error::At {
+            loc: vm_spec::program::SrcLoc { line: 9, col: 1 },
+            msg: "boom".into(),
+        });
+        assert_eq!(
+            kernel_failure(&src, &e),
+            "semantic error: boom\nPass 2: analysis failed.  [man error::pass2]\n"
+        );
     }
 
     #[test]

@@ -34,6 +34,15 @@ pub enum Error {
     /// A variable cannot be resolved (the message names probe and variable).
     #[error("{0}")]
     Var(String),
+    /// A use at `loc` in the script cannot be resolved (the message names
+    /// probe, variable and place): `stapvm check` points at it.
+    #[error("{msg}")]
+    At {
+        /// Where the use is in the script.
+        loc: vm_spec::program::SrcLoc,
+        /// What went wrong.
+        msg: String,
+    },
 }
 
 /// Argument registers of the x86-64 syscall ABI, as `struct pt_regs` names
@@ -847,10 +856,13 @@ fn resolve_var(btf: &Btf, tv: &TargetVar, site: Site, at: &str) -> Result<Fill, 
         } else {
             format!("{at}: ")
         };
-        Error::Var(format!(
-            "{at}cannot read {} at {}:{}: {why}",
-            text, tv.loc.line, tv.loc.col
-        ))
+        Error::At {
+            loc: tv.loc,
+            msg: format!(
+                "{at}cannot read {} at {}:{}: {why}",
+                text, tv.loc.line, tv.loc.col
+            ),
+        }
     };
     let mut fill = Fill::default();
     let ty: ParamType = match site {
@@ -880,12 +892,16 @@ fn resolve_var(btf: &Btf, tv: &TargetVar, site: Site, at: &str) -> Result<Fill, 
                 })
             })?;
             let Some(idx) = ps.iter().position(|p| p.name == tv.name) else {
-                return Err(Error::Var(format!(
-                    "{at} has no parameter '{}' (BTF of the running kernel: parameters are {}; \
-                     {NO_GLOBALS})",
-                    tv.name,
-                    param_list(&ps)
-                )));
+                return Err(Error::At {
+                    loc: tv.loc,
+                    msg: format!(
+                        "{at} has no parameter '{}'{} (BTF of the running kernel: parameters \
+                         are {}; {NO_GLOBALS})",
+                        tv.name,
+                        compiler::suggest::similar(&tv.name, ps.iter().map(|p| p.name.as_str())),
+                        param_list(&ps)
+                    ),
+                });
             };
             fill.arg = arg_slot(btf, &ps, idx, &what)?;
             fill.steps.push((0, 0));
@@ -924,10 +940,14 @@ fn resolve_var(btf: &Btf, tv: &TargetVar, site: Site, at: &str) -> Result<Fill, 
                 },
             };
             let (Some(idx), Some(ty)) = (idx, ty) else {
-                return Err(Error::Var(format!(
-                    "{at} has no parameter '{}' (arguments of syscall {name}: {names})",
-                    tv.name
-                )));
+                return Err(Error::At {
+                    loc: tv.loc,
+                    msg: format!(
+                        "{at} has no parameter '{}'{} (arguments of syscall {name}: {names})",
+                        tv.name,
+                        compiler::suggest::similar(&tv.name, names.split(", "))
+                    ),
+                });
             };
             if wrapper {
                 let reg = SYSCALL_REGS
@@ -1068,9 +1088,14 @@ fn resolve_var(btf: &Btf, tv: &TargetVar, site: Site, at: &str) -> Result<Fill, 
                 )))
             }
         }
-        let m = btf
-            .member(st, field)?
-            .ok_or_else(|| what(format!("{} has no member '{field}'", btf.type_name(st))))?;
+        let m = btf.member(st, field)?.ok_or_else(|| {
+            let names = btf.member_names(st).unwrap_or_default();
+            what(format!(
+                "{} has no member '{field}'{}",
+                btf.type_name(st),
+                compiler::suggest::similar(field, names.iter().map(String::as_str))
+            ))
+        })?;
         if exists_only && last {
             return Ok(fill);
         }

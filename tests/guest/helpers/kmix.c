@@ -15,10 +15,11 @@
  *                       (collapse_huge_page). Needs vm.nr_hugepages >= 2
  *                       and transparent hugepages; what the kernel lacks
  *                       is skipped with a note on stderr.
- *        kmix retrans   a loopback TCP connection whose data is sent
- *                       while lo is down, so that the retransmission
- *                       timer resends it (tcp_retransmit_skb); lo is up
- *                       again before kmix exits
+ *        kmix retrans   a loopback TCP connection whose data is queued
+ *                       in TCP_REPAIR mode (TCP_SEND_QUEUE: taken as sent,
+ *                       never transmitted), so that the retransmission
+ *                       timer sends it (tcp_retransmit_skb) one RTO later
+ *                       (about 200 ms on loopback) and the peer reads it
  *
  * Exit status 0 unless a step that cannot be missing failed.
  */
@@ -26,18 +27,18 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <linux/futex.h>
-#include <net/if.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/sem.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -130,33 +131,12 @@ static void do_huge(void)
 	munmap(raw, 2 * HUGE_SZ);
 }
 
-static int set_lo(int up)
-{
-	struct ifreq ifr;
-	int s = socket(AF_INET, SOCK_DGRAM, 0);
-	int r;
-
-	if (s < 0)
-		return -1;
-	memset(&ifr, 0, sizeof(ifr));
-	strcpy(ifr.ifr_name, "lo");
-	r = ioctl(s, SIOCGIFFLAGS, &ifr);
-	if (r == 0) {
-		if (up)
-			ifr.ifr_flags |= IFF_UP;
-		else
-			ifr.ifr_flags &= ~IFF_UP;
-		r = ioctl(s, SIOCSIFFLAGS, &ifr);
-	}
-	close(s);
-	return r;
-}
-
 static int do_retrans(void)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET };
 	socklen_t len = sizeof(a);
 	char buf[256] = "retransmit me";
+	int on = 1, off = 0, q = TCP_SEND_QUEUE;
 	int l, c, s, rc = 0;
 
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -172,19 +152,19 @@ static int do_retrans(void)
 		return 1;
 	}
 	s = accept(l, NULL, NULL);
-	if (set_lo(0) != 0) {
-		perror("kmix: lo down");
-		rc = 1;
-	}
-	if (write(c, buf, sizeof(buf)) < 0)
-		perror("kmix: write");
-	/* The first retransmission: RTO_MIN (200 ms) on a loopback RTT. */
-	usleep(700000);
-	if (set_lo(1) != 0) {
-		perror("kmix: lo up");
+	/* Queued as if sent: only the retransmission timer sends it. */
+	if (setsockopt(c, IPPROTO_TCP, TCP_REPAIR, &on, sizeof(on)) < 0 ||
+	    setsockopt(c, IPPROTO_TCP, TCP_REPAIR_QUEUE, &q, sizeof(q)) < 0 ||
+	    write(c, buf, sizeof(buf)) < 0 ||
+	    setsockopt(c, IPPROTO_TCP, TCP_REPAIR, &off, sizeof(off)) < 0) {
+		perror("kmix: TCP_REPAIR");
 		rc = 1;
 	}
 	if (s >= 0) {
+		struct timeval tv = { .tv_sec = 3 };
+
+		/* The retransmission delivers it (or 3 s pass). */
+		setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 		if (read(s, buf, sizeof(buf)) < 0)
 			perror("kmix: read");
 		close(s);

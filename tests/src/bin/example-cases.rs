@@ -78,6 +78,12 @@ fn write_case(ex: &Example, dir: &Path, me: &Path) -> std::io::Result<()> {
         fs::write(dir.join("setup.sh"), ". /stapvm/case-lib.sh\nnfs_mount\n")?;
         workload.push_str("nfs_traffic\n");
     }
+    if ex.probes_ext4 {
+        // enospc.stp: an ext4 mount the workload fills to ENOSPC.
+        fs::write(dir.join("kmods"), "ext4\n")?;
+        fs::write(dir.join("setup.sh"), ". /stapvm/case-lib.sh\next4_mount\n")?;
+        workload.push_str("ext4_fill\n");
+    }
     // Beside workload_mix, not before it: many runs last one second, and
     // the probes of killsnoop or opensnoop need the mix's first round.
     workload.push_str("workload_examples >/dev/null 2>&1 &\n");
