@@ -84,13 +84,14 @@ workload_mix() {
 # semaphores, reads of DMI attributes (sys_dmi_field_show, one of the few
 # `sys_*` functions left now that system calls are `__x64_sys_*`:
 # fntimes.stp), hugetlb faults and copy-on-write, a THP collapse, a TCP
-# retransmission (kmix.c), and requests inserted into a block I/O scheduler
+# retransmission, native AIO (kmix.c), and requests inserted into a block I/O scheduler
 # (a loop device on mq-deadline: brd is bio-based, so it has no requests).
 # What the kernel lacks is skipped.
 workload_examples() {
 	# First: the retransmission comes one RTO (~200 ms) after the write,
 	# inside the examples' one-second runs.
 	kmix retrans
+	kmix aio
 	kmix ipc
 	cat /sys/class/dmi/id/sys_vendor /sys/class/dmi/id/modalias >/dev/null 2>&1
 	echo 4 >/proc/sys/vm/nr_hugepages 2>/dev/null

@@ -19,8 +19,8 @@ pub struct Example {
     pub seconds: u32,
     /// `test_installcheck` runs a target command (`-c CMD`).
     pub has_target_command: bool,
-    /// Runs only as guru (`-g`), or with a target pid (`-x`): not a
-    /// candidate for the guest run.
+    /// Runs only as guru (`-g`), or with a target pid the guest cannot
+    /// have (`-x $$`): not a candidate for the guest run.
     pub excluded: Option<&'static str>,
     /// The script asks for its target (`target()`) and its `usage:` line
     /// passes one (`-x PID` or `-c CMD`), which `test_installcheck` does
@@ -34,6 +34,9 @@ pub struct Example {
     /// The script probes the ext4 module (`module("ext4")`): the guest run
     /// loads it and mounts a small file system that its workload fills.
     pub probes_ext4: bool,
+    /// `-x N` with a literal pid (traceaio.stp's `-x 1`, init, which the
+    /// guest has too): passed on to the run.
+    pub target_pid: Option<u32>,
 }
 
 /// Whether a probe point of `text` (between `probe` and its `{`) is in
@@ -131,6 +134,7 @@ pub fn example(script: &Path) -> Option<Example> {
         wants_target: false,
         probes_nfs: false,
         probes_ext4: false,
+        target_pid: None,
     };
     let text = std::fs::read_to_string(script).unwrap_or_default();
     let usage = shell_words(meta_field(&meta, "usage").unwrap_or(""));
@@ -157,7 +161,10 @@ pub fn example(script: &Path) -> Option<Example> {
                 ex.excluded = Some("guru (-g)");
             }
             if w == "-x" {
-                ex.excluded = Some("needs a target pid (-x)");
+                match it.peek().and_then(|p| p.parse().ok()) {
+                    Some(pid) => ex.target_pid = Some(pid),
+                    None => ex.excluded = Some("needs a target pid (-x)"),
+                }
             }
             // Flags with a value: skip it.
             if matches!(w.as_str(), "-c" | "-x" | "-d" | "-I" | "-G" | "-o" | "-S") {
@@ -265,6 +272,32 @@ mod tests {
         assert!(!probes_ext4(
             "probe vfs.read {\n x = \"module(\\\"ext4\\\")\"\n}"
         ));
+    }
+
+    #[test]
+    fn literal_target_pids_run_and_shell_ones_do_not() {
+        let dir = std::env::temp_dir().join(format!("stapvm-ex-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let one = |name: &str, check: &str| {
+            let script = dir.join(format!("{name}.stp"));
+            std::fs::write(&script, "probe begin {}\n").unwrap();
+            std::fs::write(
+                script.with_extension("meta"),
+                format!("test_check: {check}\ntest_installcheck: stap {name}.stp -T 2\n"),
+            )
+            .unwrap();
+            example(&script).unwrap()
+        };
+        let aio = one("aio", "stap -p4 aio.stp -x 1");
+        assert_eq!(
+            (aio.target_pid, aio.excluded, aio.seconds),
+            (Some(1), None, 2)
+        );
+        assert!(aio.args.is_empty());
+        let sh = one("sh", "stap -p4 sh.stp -x $$");
+        assert_eq!(sh.target_pid, None);
+        assert!(sh.excluded.is_some());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -106,6 +106,7 @@ pub fn resolve_with_tracepoints(
             satisfied = true;
         }
     }
+    drop_module_duplicates(&mut program, &mut symbols);
     if program.probes.is_empty() && !prog.probes.is_empty() {
         return Err(Error::NoProbes);
     }
@@ -115,6 +116,36 @@ pub fn resolve_with_tracepoints(
         warnings,
         expanded,
     })
+}
+
+/// Drops a `kernel.function(...)` probe that resolved to a module's
+/// function (`m:f`) when a probe of the same handler and kind resolved to
+/// the same place (`{kernel,module("ext4")}.function("f")`, enospc.stp):
+/// stap's `kernel.function` sees vmlinux only, so the handler runs once
+/// per call there, not once per point.
+fn drop_module_duplicates(program: &mut Program, symbols: &mut Vec<Option<(String, u32)>>) {
+    let n = program.probes.len().min(symbols.len());
+    let mut keep = vec![true; n];
+    for i in 0..n {
+        let p = &program.probes[i];
+        let Some((sym, off)) = &symbols[i] else {
+            continue;
+        };
+        if !p.display.starts_with("kernel.") || !sym.contains(':') {
+            continue;
+        }
+        keep[i] = !(0..n).any(|j| {
+            j != i
+                && keep[j]
+                && program.probes[j].handler == p.handler
+                && program.probes[j].kind == p.kind
+                && symbols[j].as_ref() == Some(&(sym.clone(), *off))
+        });
+    }
+    let mut it = keep.iter();
+    program.probes.retain(|_| *it.next().unwrap_or(&true));
+    let mut it = keep.iter();
+    symbols.retain(|_| *it.next().unwrap_or(&true));
 }
 
 /// Resolves one probe of the program into `program` and `symbols` (none
@@ -389,6 +420,57 @@ mod tests {
         assert!(r.warnings[0].contains("kernel.function(\"nope\")?"));
         // The image builds from the reduced program.
         vm_spec::image::build(&r.program, &r.symbols).unwrap();
+    }
+
+    #[test]
+    fn a_kernel_point_on_a_module_function_is_not_armed_twice() {
+        let text = "ffffffffc0000000 t ext4_should_retry_alloc\t[ext4]\n\
+                    ffffffff81000000 T vfs_read\n";
+        let wanted = ["ext4_should_retry_alloc", "vfs_read"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let k = Kallsyms::parse(text, &wanted);
+        let f = "ext4_should_retry_alloc";
+        let mut other = probe("kernel.function(\"vfs_read\")", sym("vfs_read"), false);
+        other.handler = 1;
+        let prog = Program {
+            probes: vec![
+                probe(&format!("kernel.function(\"{f}\")?"), sym(f), true),
+                probe(
+                    &format!("module(\"ext4\").function(\"{f}\")?"),
+                    sym(f),
+                    true,
+                ),
+                other.clone(),
+                // Another handler on the same function keeps its probe.
+                Probe {
+                    handler: 1,
+                    ..probe(&format!("kernel.function(\"{f}\")"), sym(f), false)
+                },
+            ],
+            ..Default::default()
+        };
+        let r = resolve_with(&prog, &k).unwrap();
+        let shown: Vec<&str> = r
+            .program
+            .probes
+            .iter()
+            .map(|p| p.display.as_str())
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                "module(\"ext4\").function(\"ext4_should_retry_alloc\")?",
+                "kernel.function(\"vfs_read\")",
+                "kernel.function(\"ext4_should_retry_alloc\")"
+            ]
+        );
+        assert_eq!(r.symbols.len(), 3);
+        assert_eq!(
+            r.symbols[0],
+            Some(("ext4:ext4_should_retry_alloc".into(), 0))
+        );
     }
 
     /// A function kallsyms has only as `f.isra.0`: a handler that reads

@@ -19,13 +19,19 @@
  *                       in TCP_REPAIR mode (TCP_SEND_QUEUE: taken as sent,
  *                       never transmitted), so that the retransmission
  *                       timer sends it (tcp_retransmit_skb) one RTO later
- *                       (about 200 ms on loopback) and the peer reads it
+ *                       (about 200 ms on loopback) and the peer reads it;
+ *                       tail loss probes are off meanwhile
+ *                       (net.ipv4.tcp_early_retrans = 0)
+ *        kmix aio       Linux native AIO on a temporary file: io_setup,
+ *                       io_submit of a pwrite and a pread, io_getevents,
+ *                       io_destroy (traceaio.stp)
  *
  * Exit status 0 unless a step that cannot be missing failed.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/aio_abi.h>
 #include <linux/futex.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -131,11 +137,31 @@ static void do_huge(void)
 	munmap(raw, 2 * HUGE_SZ);
 }
 
+/* Reads /proc/sys/net/ipv4/tcp_early_retrans into v (len bytes), or "". */
+static void early_retrans(char *v, size_t len, const char *set)
+{
+	const char *path = "/proc/sys/net/ipv4/tcp_early_retrans";
+	FILE *f = fopen(path, "r");
+
+	v[0] = '\0';
+	if (f) {
+		if (!fgets(v, (int)len, f))
+			v[0] = '\0';
+		fclose(f);
+	}
+	f = fopen(path, "w");
+	if (f) {
+		fputs(set, f);
+		fclose(f);
+	}
+}
+
 static int do_retrans(void)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET };
 	socklen_t len = sizeof(a);
 	char buf[256] = "retransmit me";
+	char old[16];
 	int on = 1, off = 0, q = TCP_SEND_QUEUE;
 	int l, c, s, rc = 0;
 
@@ -152,6 +178,12 @@ static int do_retrans(void)
 		return 1;
 	}
 	s = accept(l, NULL, NULL);
+	/*
+	 * No tail loss probe (it resends through __tcp_retransmit_skb and
+	 * its ACK would leave the RTO nothing to do): the RTO timer's
+	 * tcp_retransmit_skb sends the data.
+	 */
+	early_retrans(old, sizeof(old), "0");
 	/* Queued as if sent: only the retransmission timer sends it. */
 	if (setsockopt(c, IPPROTO_TCP, TCP_REPAIR, &on, sizeof(on)) < 0 ||
 	    setsockopt(c, IPPROTO_TCP, TCP_REPAIR_QUEUE, &q, sizeof(q)) < 0 ||
@@ -169,13 +201,52 @@ static int do_retrans(void)
 			perror("kmix: read");
 		close(s);
 	}
+	if (old[0])
+		early_retrans(buf, sizeof(buf), old);
 	close(c);
 	close(l);
 	return rc;
 }
 
+static int do_aio(void)
+{
+	char path[] = "/tmp/kmix-aio-XXXXXX";
+	static char data[4096] = "kmix aio";
+	struct iocb w = { 0 }, r = { 0 };
+	struct iocb *cbs[2] = { &w, &r };
+	struct io_event ev[2];
+	aio_context_t ctx = 0;
+	int fd = mkstemp(path);
+	long n = -1;
+
+	if (fd < 0) {
+		perror("kmix: mkstemp");
+		return 1;
+	}
+	unlink(path);
+	w.aio_fildes = r.aio_fildes = (__u32)fd;
+	w.aio_lio_opcode = IOCB_CMD_PWRITE;
+	r.aio_lio_opcode = IOCB_CMD_PREAD;
+	w.aio_buf = r.aio_buf = (__u64)(uintptr_t)data;
+	w.aio_nbytes = r.aio_nbytes = sizeof(data);
+	if (syscall(SYS_io_setup, 4, &ctx) == 0) {
+		n = syscall(SYS_io_submit, ctx, 2L, cbs);
+		if (n > 0)
+			syscall(SYS_io_getevents, ctx, n, n, ev, NULL);
+		syscall(SYS_io_destroy, ctx);
+	}
+	close(fd);
+	if (n != 2) {
+		perror("kmix: io_submit");
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 2 && strcmp(argv[1], "aio") == 0)
+		return do_aio();
 	if (argc == 2 && strcmp(argv[1], "ipc") == 0)
 		return do_ipc();
 	if (argc == 2 && strcmp(argv[1], "huge") == 0) {
@@ -184,6 +255,6 @@ int main(int argc, char **argv)
 	}
 	if (argc == 2 && strcmp(argv[1], "retrans") == 0)
 		return do_retrans();
-	fprintf(stderr, "usage: kmix ipc|huge|retrans\n");
+	fprintf(stderr, "usage: kmix ipc|huge|retrans|aio\n");
 	return 2;
 }

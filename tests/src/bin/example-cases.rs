@@ -68,6 +68,9 @@ fn write_case(ex: &Example, dir: &Path, me: &Path) -> std::io::Result<()> {
             name.unwrap_or_default()
         ));
     }
+    if let Some(pid) = ex.target_pid {
+        args.push_str(&format!(" -x {pid}"));
+    }
     fs::write(dir.join("args"), args + "\n")?;
     // What the probes need first: the run may last only a second (-T 1).
     let mut workload = String::from(". /stapvm/case-lib.sh\n");
@@ -80,7 +83,7 @@ fn write_case(ex: &Example, dir: &Path, me: &Path) -> std::io::Result<()> {
     }
     if ex.probes_ext4 {
         // enospc.stp: an ext4 mount the workload fills to ENOSPC.
-        fs::write(dir.join("kmods"), "ext4\n")?;
+        fs::write(dir.join("kmods"), "crc32c_generic ext4\n")?;
         fs::write(dir.join("setup.sh"), ". /stapvm/case-lib.sh\next4_mount\n")?;
         workload.push_str("ext4_fill\n");
     }
