@@ -11,7 +11,7 @@
 //!         source: probe kernel.function("nope") { }
 //!                       ^
 //!
-//! semantic error: no match
+//! semantic error: no match (similar functions: nope_a, nope_b)
 //! ```
 //!
 //! Probeable: a text symbol (`t T w W`) of vmlinux (no `[module]`) or of
@@ -77,6 +77,24 @@ impl KernelSymbols {
             }
         }
         syms
+    }
+
+    /// stap's ` (similar functions: a, b)` for a `pattern` that matches
+    /// nothing: the closest probeable names of vmlinux (or of module M for
+    /// `M:name`); "" for a glob or an unknown module.
+    pub fn similar(&self, pattern: &str) -> String {
+        let (set, name) = match pattern.split_once(':') {
+            Some((m, f)) => match self.modules.get(m) {
+                Some(s) => (s, f),
+                None => return String::new(),
+            },
+            None => (&self.kernel, pattern),
+        };
+        if name.contains(['*', '?', '[']) {
+            return String::new();
+        }
+        crate::suggest::similar(name, set.iter().map(String::as_str))
+            .replacen(" (similar: ", " (similar functions: ", 1)
     }
 
     /// Whether `pattern` (a name or glob; `module:glob` for a module)
@@ -164,7 +182,7 @@ pub fn check(res: &Resolved, syms: &KernelSymbols, diags: &mut Diags) {
             }
             // The renderer names the token: "...: identifier 'kernel' at".
             let d = Diagnostic::semantic("while resolving probe point", pt.span)
-                .with_note("no match", None);
+                .with_note(format!("no match{}", syms.similar(name)), None);
             if !diags.list.contains(&d) {
                 diags.push(d);
             }
@@ -204,6 +222,16 @@ mod tests {
             .map(|l| format!("0000000000000000{}\n", &l[16..]))
             .collect::<String>();
         assert!(KernelSymbols::from_kallsyms(&zero).matches("init_setup"));
+    }
+
+    #[test]
+    fn similar_functions_for_a_misspelled_name() {
+        let s = KernelSymbols::from_kallsyms(KALLSYMS);
+        assert!(s.similar("vfs_raed").starts_with(" (similar functions: vfs_read"));
+        assert!(s.similar("ext4:ext4_file_opne").contains("ext4_file_open"));
+        // Globs and unknown modules: nothing to suggest.
+        assert_eq!(s.similar("vfs_r*"), "");
+        assert_eq!(s.similar("nosuchmod:f"), "");
     }
 
     #[test]
