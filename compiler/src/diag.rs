@@ -223,6 +223,25 @@ impl LineIndex<'_> {
     }
 }
 
+/// stap's `print_error_source` for `text`, one line of a source: `source:
+/// ` and the line, then a caret under 1-based column `col` (the line's
+/// whitespace kept before it, so tabs line up), each line after `align`.
+pub fn source_excerpt(text: &str, col: u32, align: &str) -> String {
+    let text = text.strip_suffix('\r').unwrap_or(text);
+    let mut out = String::new();
+    out.push_str(align);
+    out.push_str("source: ");
+    out.push_str(text);
+    out.push('\n');
+    out.push_str(align);
+    out.push_str("        ");
+    for c in text.chars().take(col.saturating_sub(1) as usize) {
+        out.push(if c.is_whitespace() { c } else { ' ' });
+    }
+    out.push_str("^\n");
+    out
+}
+
 /// A source file other than the script (a `-I` tapset file). Its tokens'
 /// spans lie past the script's text, from `base` on, so that one span
 /// names a place in any of the files.
@@ -352,18 +371,7 @@ impl<'a> Renderer<'a> {
     fn source_lines(&self, out: &mut String, align: &str, span: Span) {
         let (k, _, _, lo) = self.locate(span.lo);
         let (line, col) = self.line_col(k, lo);
-        let text = self.lines[k].line(line);
-        let text = text.strip_suffix('\r').unwrap_or(text);
-        out.push_str(align);
-        out.push_str("source: ");
-        out.push_str(text);
-        out.push('\n');
-        out.push_str(align);
-        out.push_str("        ");
-        for c in text.chars().take(col.saturating_sub(1) as usize) {
-            out.push(if c.is_whitespace() { c } else { ' ' });
-        }
-        out.push_str("^\n");
+        out.push_str(&source_excerpt(self.lines[k].line(line), col, align));
     }
 
     /// Renders one diagnostic (and its notes) in stap's layout.

@@ -93,8 +93,11 @@ impl KernelSymbols {
         if name.contains(['*', '?', '[']) {
             return String::new();
         }
-        crate::suggest::similar(name, set.iter().map(String::as_str))
-            .replacen(" (similar: ", " (similar functions: ", 1)
+        crate::suggest::similar(name, set.iter().map(String::as_str)).replacen(
+            " (similar: ",
+            " (similar functions: ",
+            1,
+        )
     }
 
     /// Whether `pattern` (a name or glob; `module:glob` for a module)
@@ -227,7 +230,9 @@ mod tests {
     #[test]
     fn similar_functions_for_a_misspelled_name() {
         let s = KernelSymbols::from_kallsyms(KALLSYMS);
-        assert!(s.similar("vfs_raed").starts_with(" (similar functions: vfs_read"));
+        assert!(s
+            .similar("vfs_raed")
+            .starts_with(" (similar functions: vfs_read"));
         assert!(s.similar("ext4:ext4_file_opne").contains("ext4_file_open"));
         // Globs and unknown modules: nothing to suggest.
         assert_eq!(s.similar("vfs_r*"), "");

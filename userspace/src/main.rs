@@ -35,6 +35,10 @@ enum Error {
     /// `list` failed.
     #[error(transparent)]
     List(#[from] list::Error),
+    /// A session failed and its message is printed (with the script's
+    /// source line, `script::load_error_source`).
+    #[error(transparent)]
+    Reported(session::Error),
     /// A .stpb file is not a program.
     #[error("{path}: {err}")]
     Container {
@@ -50,7 +54,9 @@ impl Error {
     fn already_reported(&self) -> bool {
         matches!(
             self,
-            Error::Script(script::Error::Failed(_)) | Error::List(list::Error::Failed(_))
+            Error::Script(script::Error::Failed(_))
+                | Error::List(list::Error::Failed(_))
+                | Error::Reported(_)
         )
     }
 }
@@ -128,10 +134,27 @@ fn cmd_compile(a: &cli::CompileArgs) -> Result<u8, Error> {
     Ok(0)
 }
 
+/// Runs `prog`; a failure to resolve a use of the script is printed with
+/// the script's line and a caret under the use.
+fn run_session(
+    prog: &Program,
+    opts: &cli::SessionArgs,
+    compile_time: Option<std::time::Duration>,
+) -> Result<i32, Error> {
+    session::run(prog, opts, compile_time).map_err(|e| match script::load_error_source(prog, &e) {
+        Some(source) => {
+            eprintln!("ERROR: {e}");
+            eprint!("{source}");
+            Error::Reported(e)
+        }
+        None => Error::Session(e),
+    })
+}
+
 fn cmd_run(a: &cli::RunArgs) -> Result<u8, Error> {
     let t0 = Instant::now();
     let (_, prog) = compile_script(&a.script)?;
-    let status = session::run(&prog, &a.session, Some(t0.elapsed()))?;
+    let status = run_session(&prog, &a.session, Some(t0.elapsed()))?;
     if status != 0 {
         // stap's closing line when the run pass fails (staprun, like
         // `stapvm load`, does not print it).
@@ -142,7 +165,7 @@ fn cmd_run(a: &cli::RunArgs) -> Result<u8, Error> {
 
 fn cmd_load(a: &cli::LoadArgs) -> Result<u8, Error> {
     let prog = read_program(&a.program)?;
-    let status = session::run(&prog, &a.session, None)?;
+    let status = run_session(&prog, &a.session, None)?;
     Ok(status as u8)
 }
 

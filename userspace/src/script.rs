@@ -236,6 +236,25 @@ pub fn check(src: &Source, a: &ScriptArgs, parse_only: bool) -> Result<(), Error
     Ok(())
 }
 
+/// For a load-time failure of a use in the program's script (a target
+/// variable or `@cast` member the kernel lacks): where it is and stap's
+/// source line with a caret, from the script text the `.stpb` carries;
+/// `None` for other errors or a place outside the script.
+pub fn load_error_source(prog: &Program, e: &crate::session::Error) -> Option<String> {
+    let crate::session::Error::TargetVar(crate::targetvars::Error::At { loc, .. }) = e else {
+        return None;
+    };
+    let idx = compiler::diag::LineIndex::new(&prog.source);
+    idx.offset_of(loc.line, loc.col)?;
+    Some(format!(
+        "        at {}:{}:{}\n{}",
+        prog.source_name,
+        loc.line,
+        loc.col,
+        compiler::diag::source_excerpt(idx.line(loc.line), loc.col, "        ")
+    ))
+}
+
 /// Whether the running kernel's BTF and /proc/kallsyms can be read: then
 /// `check` resolves the program as `load` would (probe points, target
 /// variables, `@cast` members, tracepoints), as stap -p2 does with
@@ -330,6 +349,33 @@ mod tests {
             kernel_failure(&src, &e),
             "semantic error: boom\nPass 2: analysis failed.  [man error::pass2]\n"
         );
+    }
+
+    #[test]
+    fn load_errors_show_the_source_line() {
+        let prog = Program {
+            source_name: "x.stp".into(),
+            source: "probe begin {}\nprobe kernel.function(\"f\") { print($nope) }\n".into(),
+            ..Default::default()
+        };
+        let at = |line, col| {
+            crate::session::Error::TargetVar(crate::targetvars::Error::At {
+                loc: vm_spec::program::SrcLoc { line, col },
+                msg: "no parameter".into(),
+            })
+        };
+        let text = load_error_source(&prog, &at(2, 36)).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "        at x.stp:2:36");
+        assert_eq!(
+            lines[1],
+            "        source: probe kernel.function(\"f\") { print($nope) }"
+        );
+        assert_eq!(lines[2].find('^'), lines[1].find('$'));
+        // A place the script does not have (library code), another error.
+        assert!(load_error_source(&prog, &at(9, 1)).is_none());
+        let other = crate::session::Error::TargetVar(crate::targetvars::Error::Var("x".into()));
+        assert!(load_error_source(&prog, &other).is_none());
     }
 
     #[test]
