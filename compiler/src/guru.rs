@@ -85,6 +85,20 @@ pub const GURU_FUNCTIONS: &[&str] = &[
     "__get_uregs",
     "__set_kregs",
     "__set_uregs",
+    // registers.stp's and errno.stp's writes of probe arguments and the
+    // return value.
+    "set_int_arg",
+    "set_uint_arg",
+    "set_long_arg",
+    "set_ulong_arg",
+    "set_longlong_arg",
+    "set_ulonglong_arg",
+    "set_pointer_arg",
+    "set_s32_arg",
+    "set_u32_arg",
+    "set_s64_arg",
+    "set_u64_arg",
+    "set_returnval",
 ];
 
 /// The refusal of a call of a guru-only tapset function.

@@ -403,3 +403,29 @@ fn buildok_dev_and_queue_stats_compile() {
          \x20 qsq_print(\"test\")\n}\n",
     );
 }
+
+/// The older names stap keeps (conversions.stp, uconversions.stp, ansi.stp)
+/// and signal.stp's, vfs.stp's and inet_sock.stp's small helpers give what
+/// the functions they stand for give.
+#[test]
+fn older_names_and_small_helpers() {
+    let out = run(&format!(
+        "probe begin {{ println(user_string2({TEXT}, \"e\"), \"|\", user_string2({HOLE}, \"e\")) \
+         println(kernel_string2({HOLE}, \"k\")) \
+         println(user_string_n2({TEXT}, 3, \"e\"), \"|\", user_string_n2({HOLE}, 3, \"e\")) \
+         println(user_string_n2_quoted({TEXT}, 20, 12)) \
+         printf(\"[%s]\\n\", user_string2_n_warn({HOLE}, 3, \"<x>\")) \
+         printf(\"[%s]\\n\", user_string2_warn({TEXT}, \"w\")) \
+         println(signal_str(9), \" \", daddr_to_string(0x0100007f)) \
+         println(kernel_or_user_string_quoted({TEXT}), \" \", kernel_or_user_string_quoted(0)) \
+         ansi_set_color2(31, 42) ansi_set_color3(31, 42, 1) println() }}"
+    ));
+    let w = "WARNING: user string copy fault -14 at 0x9000000 [man error::fault]\n";
+    assert_eq!(
+        out,
+        format!(
+            "a\tbcdefghij|e\nk\na\tb|e\n\"a\\tbcde\"...\n{w}[<x>]\n[a\tbcdefghij]\n\
+             SIGKILL 127.0.0.1\n\"a\\tbcdefghij\" NULL\n\x1b[31;42m\x1b[31;42;1m\n"
+        )
+    );
+}

@@ -606,6 +606,9 @@ const ARG_FUNCS: &[&str] = &[
     "u32_arg",
     "s64_arg",
     "u64_arg",
+    // 64-bit: a long long is one register.
+    "longlong_arg",
+    "ulonglong_arg",
 ];
 
 /// Where the probe body being rewritten runs.
