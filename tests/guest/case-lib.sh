@@ -88,9 +88,10 @@ workload_mix() {
 # (a loop device on mq-deadline: brd is bio-based, so it has no requests).
 # What the kernel lacks is skipped.
 workload_examples() {
-	# First: the retransmission comes one RTO (~200 ms) after the write,
-	# inside the examples' one-second runs.
-	kmix retrans
+	# First, in the background: the retransmission comes one RTO (~200
+	# ms) after the write, inside the examples' one-second runs, while
+	# the rest goes on.
+	kmix retrans &
 	kmix aio
 	kmix ipc
 	cat /sys/class/dmi/id/sys_vendor /sys/class/dmi/id/modalias >/dev/null 2>&1
@@ -101,6 +102,7 @@ workload_examples() {
 	dd if=/dev/zero of=/dev/loop0 bs=4096 count=16 oflag=direct 2>/dev/null
 	dd if=/dev/loop0 of=/dev/null bs=4096 count=16 iflag=direct 2>/dev/null
 	memcg_reclaim
+	wait
 }
 
 # loop_dev: /dev/loop0 attached to a 4 MiB file in /tmp (loop.ko from the
