@@ -113,7 +113,11 @@ impl<'p> Renderer<'p> {
             return overload_message(self.prog, addr);
         }
         let msg = match RUNTIME_ERRORS.get(usize::from(code)) {
-            Some(e) => e.msg.replace("%llx", &format!("{addr:x}")),
+            Some(e) => e
+                .msg
+                .replace("%llx", &format!("{addr:x}"))
+                .replace("%llu", &addr.to_string())
+                .replace("%lld", &(addr as i64).to_string()),
             None => format!("unknown run-time error {code}"),
         };
         let Some(h) = self.prog.handlers.get(handler as usize) else {
