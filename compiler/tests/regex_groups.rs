@@ -357,3 +357,17 @@ fn too_many_groups_or_instructions_are_refused() {
     );
     assert_eq!(run(&src).ok(), "16\n");
 }
+
+#[test]
+fn the_guest_case_runs_on_the_c_core_too() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/cases/regex-groups");
+    let src = std::fs::read_to_string(dir.join("script.stp")).expect("script.stp");
+    let want = std::fs::read_to_string(dir.join("expect")).expect("expect");
+    let opts = RunOptions {
+        check: true,
+        timers: 2,
+        ..Default::default()
+    };
+    let ran = run_begin_end(&src, &opts);
+    assert_eq!(ran.report(""), want);
+}

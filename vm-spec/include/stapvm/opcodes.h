@@ -381,27 +381,34 @@
  *    stp_regex_sub, ninsn > 0). When the DFA says "match", the program
  *    runs as a Pike VM over s[b] (abi.h: STP_RX_*): threads in priority
  *    order, each with its slots (capture positions, unset at first); at
- *    each position 0..len, while no match is known, a new thread starts
- *    at instruction 0 with the lowest priority (the lazy ".*" pad of an
- *    unanchored match); a closure follows JMP, SPLIT (pc + 1 first, then
- *    arg), SAVE (slot arg := position), BOL (position 0), EOL (position
- *    len), each pc once per position (the higher-priority thread keeps
- *    it); SET consumes a byte of set arg into the next position; MATCH
- *    records the thread's slots when no match is known, when its start
- *    (slot 0) is earlier than the known one's, or when it has the same
- *    start and ends later; threads that started after the known match
- *    are dropped. So: leftmost start, longest end for that start, groups
- *    of the first thread in priority order (greedy closures, first
- *    alternative first). Each position takes one unit of fuel (none left:
- *    STP_RTE_MAXACTION at the REMATCHS). r[a] is the DFA's answer; the
+ *    each position 0..len, after the threads that SET stepped into it
+ *    and while no match is known, a new thread starts at instruction 0
+ *    with the lowest priority (the lazy ".*" pad of an unanchored
+ *    match). A closure follows JMP, SPLIT (pc + 1 first, then arg), SAVE
+ *    (slot arg := position), BOL (position 0), EOL (position len); each
+ *    pc is visited once per position, by all closures into it together
+ *    (the higher-priority thread keeps it); a SET or MATCH it reaches is
+ *    a thread. Then the threads are taken in order: a thread's start is
+ *    its slot 0 (unset: after every position); one that started after
+ *    the known match is dropped; MATCH records the thread's slots when
+ *    no match is known, when its start is earlier than the known one's,
+ *    or when it has the same start and a later end (the position); SET
+ *    of a byte in set arg steps into the next position. The pass ends
+ *    after position len, or earlier once a match is known and no thread
+ *    is left. So: leftmost start, longest end for that start, groups of
+ *    the first thread in priority order (greedy closures, first
+ *    alternative first). Each position takes one unit of fuel, before
+ *    its work (none left: STP_RTE_MAXACTION at the REMATCHS). r[a] is
+ *    the DFA's answer; the
  *    CPU's group state (struct stp_rx_state, kmod/core/stp_core.h: a copy
  *    of s[b], the slots, nslots) holds the match when the program found
- *    one, else "failed". Every run starts with "failed", so only a
- *    REMATCHS of the same run (functions included) is seen.
+ *    one, else "failed" (also when the DFA said no). Every run starts
+ *    with "failed", so only a REMATCHS of the same run (functions
+ *    included) is seen.
  *  - MATCHED: group n = r[b] of the recorded match, the bytes between
  *    slots 2n and 2n + 1 of the copy; "" when the group took no part (a
  *    slot unset). A failed (or absent) match ends the run with
- *    STP_RTE_SUBEXP_FAILED, n < 0 or 2n + 1 >= nslots with
+ *    STP_RTE_SUBEXP_FAILED, n < 0 or n >= nslots / 2 with
  *    STP_RTE_SUBEXP_RANGE, the address being n. NGROUPS: nslots / 2, or
  *    STP_RTE_SUBEXP_COUNT after a failed match.
  *
