@@ -326,8 +326,8 @@ struct stp_rx_state {
 	u32 pad;
 	u16 caps[STP_MAX_REGEX_SLOTS];	/* the match's slots */
 	u16 cur[STP_MAX_REGEX_SLOTS];	/* closure: the thread's slots */
-	u16 count[2];			/* entries of each list */
-	u16 pad2[2];
+	u16 count[2];			/* entries (pcs visited) of each list */
+	u16 threads[2];			/* ... of which SET or MATCH */
 	u16 dense[2][STP_MAX_REGEX_INSNS];	/* pcs, priority order */
 	u16 sparse[2][STP_MAX_REGEX_INSNS];	/* pc -> dense index */
 	u16 tcaps[2][STP_MAX_REGEX_INSNS][STP_MAX_REGEX_SLOTS];

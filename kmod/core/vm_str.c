@@ -463,6 +463,7 @@ static void rx_add(const struct stp_prog *p, const struct stp_regex_sub *d,
 			default:		/* SET, MATCH: a thread */
 				memcpy(rx->tcaps[l][idx], rx->cur,
 				       ns * sizeof(u16));
+				rx->threads[l]++;
 				break;
 			}
 			break;
@@ -486,6 +487,7 @@ int stp_regex_groups(const struct stp_prog *p, const struct stp_regex_sub *d,
 	for (i = 0; i < ns; i++)
 		unset[i] = STP_RX_UNSET;
 	rx->count[0] = 0;
+	rx->threads[0] = 0;
 	for (i = 0; i <= len; i++) {	/* len < MAXSTRINGLEN positions */
 		u32 nl = 1 - cl;
 
@@ -495,6 +497,7 @@ int stp_regex_groups(const struct stp_prog *p, const struct stp_regex_sub *d,
 		if (!have)	/* the lazy pad: a new start, lowest priority */
 			rx_add(p, d, rx, cl, 0, i, len, unset);
 		rx->count[nl] = 0;
+		rx->threads[nl] = 0;
 		for (t = 0; t < rx->count[cl]; t++) {	/* <= ninsn */
 			u32 pc = rx->dense[cl][t];
 			u32 w = prog[pc];
@@ -524,7 +527,7 @@ int stp_regex_groups(const struct stp_prog *p, const struct stp_regex_sub *d,
 			}
 		}
 		cl = nl;
-		if (have && !rx->count[cl])
+		if (have && !rx->threads[cl])	/* no thread left */
 			break;
 	}
 	if (have) {

@@ -1154,49 +1154,15 @@ impl HGen<'_> {
                     }
                 }
             }
-            10 | 11 if !self.prog.regexes.is_empty() && self.rng.chance(2, 3) => {
+            10 | 11 if !self.prog.regexes.is_empty() && self.rng.chance(1, 3) => {
                 // REMATCH a, b, regex (a random DFA table, see generate);
-                // REMATCHS on a regex with a group program, then often
-                // MATCHED of a small group number or NGROUPS (errors
-                // included: a failed match, a group out of range).
+                // stmt_regex_groups makes REMATCHS.
                 let b = self.ssrc(out, d)?;
                 let a = self.dst()?;
-                let with: Vec<i32> = (0..self.prog.regexes.len())
-                    .filter(|&k| self.prog.regexes[k].groups.is_some())
-                    .map(|k| k as i32)
-                    .collect();
-                match self.rng.pick(&with) {
-                    Some(k) if self.rng.chance(2, 3) => {
-                        out.push(ins(abi::STP_OP_REMATCHS, a, b, 0, k));
-                        d.r |= 1u64 << a;
-                        self.observe(out, a);
-                        if self.rng.chance(1, 3) {
-                            let n = self.dst()?;
-                            out.push(ins(abi::STP_OP_NGROUPS, n, 0, 0, 0));
-                            d.r |= 1u64 << n;
-                            self.observe(out, n);
-                        }
-                        if self.rng.chance(2, 3) {
-                            const GROUPS: [i64; 8] = [0, 1, 1, 1, 2, 2, 3, -1];
-                            let c = self.src_of(out, d, &GROUPS)?;
-                            let w = self.sdst()?;
-                            out.push(ins(abi::STP_OP_MATCHED, w, c, 0, 0));
-                            d.s |= 1u32 << w;
-                            // Its length into a global (compared after
-                            // every run, errors or not).
-                            let n = self.dst()?;
-                            out.push(ins(abi::STP_OP_SLEN, n, w, 0, 0));
-                            d.r |= 1u64 << n;
-                            self.observe(out, n);
-                        }
-                    }
-                    _ => {
-                        let k = self.rng.below(self.prog.regexes.len() as u64) as i32;
-                        out.push(ins(abi::STP_OP_REMATCH, a, b, 0, k));
-                        d.r |= 1u64 << a;
-                        self.observe(out, a);
-                    }
-                }
+                let k = self.rng.below(self.prog.regexes.len() as u64) as i32;
+                out.push(ins(abi::STP_OP_REMATCH, a, b, 0, k));
+                d.r |= 1u64 << a;
+                self.observe(out, a);
             }
             10 | 11 => {
                 let b = self.ssrc(out, d)?;
@@ -1456,9 +1422,72 @@ impl HGen<'_> {
 
     /// One statement; `None` when the chosen kind does not fit the handler
     /// (the caller just tries again).
+    /// REMATCHS on a regex with a group program (over a string loaded for
+    /// it, or any string register), then, most of the time only when it
+    /// matched (JZ), one to three of NGROUPS and MATCHED of a group in
+    /// range (7 in 8) or not (-1, ngroups, 1000), the results observed in
+    /// globals (MATCHED's by its length).
+    fn stmt_regex_groups(&mut self, out: &mut Vec<Insn>, d: &mut Defs) -> Option<()> {
+        let with: Vec<usize> = (0..self.prog.regexes.len())
+            .filter(|&k| self.prog.regexes[k].groups.is_some())
+            .collect();
+        let k = self.rng.pick(&with)?;
+        let ngroups = self.prog.regexes[k].groups.as_ref()?.ngroups();
+        let b = if self.dead || self.rng.chance(1, 4) {
+            self.ssrc(out, d)?
+        } else {
+            let w = self.sdst()?;
+            self.load_str(out, d, w);
+            d.s |= 1u32 << w;
+            w
+        };
+        let a = self.dst()?;
+        out.push(ins(abi::STP_OP_REMATCHS, a, b, 0, k as i32));
+        d.r |= 1u64 << a;
+        self.observe(out, a);
+        let guarded = self.rng.chance(3, 4);
+        let mut block = Vec::new();
+        let mut bd = *d;
+        for _ in 0..1 + self.rng.below(3) {
+            if self.rng.chance(1, 4) {
+                let n = self.dst()?;
+                block.push(ins(abi::STP_OP_NGROUPS, n, 0, 0, 0));
+                bd.r |= 1u64 << n;
+                self.observe(&mut block, n);
+                continue;
+            }
+            let g = if self.rng.chance(7, 8) {
+                self.rng.below(u64::from(ngroups)) as i32
+            } else {
+                [-1, ngroups as i32, 1000][self.rng.below(3) as usize]
+            };
+            let c = self.dst()?;
+            block.push(ins(abi::STP_OP_LDI, c, 0, 0, g));
+            bd.r |= 1u64 << c;
+            let w = self.sdst()?;
+            block.push(ins(abi::STP_OP_MATCHED, w, c, 0, 0));
+            bd.s |= 1u32 << w;
+            let n = self.dst()?;
+            block.push(ins(abi::STP_OP_SLEN, n, w, 0, 0));
+            bd.r |= 1u64 << n;
+            self.observe(&mut block, n);
+        }
+        if guarded {
+            // JZ a reads a, written above; the block's writes are not on
+            // every path.
+            out.push(ins(abi::STP_OP_JZ, a, 0, 0, block.len() as i32));
+            out.extend(block);
+        } else {
+            out.extend(block);
+            *d = bd;
+        }
+        Some(())
+    }
+
     fn stmt(&mut self, out: &mut Vec<Insn>, d: &mut Defs, budget: u32) -> Option<()> {
         let nest = self.depth < 3 && budget > 2;
-        match self.rng.below(136) {
+        match self.rng.below(140) {
+            136..=139 => self.stmt_regex_groups(out, d),
             116..=121 => self.stmt_stat(out, d),
             122..=129 => self.stmt_map(out, d),
             130..=132 => self.stmt_map_fill(out, d),
