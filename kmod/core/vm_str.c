@@ -15,8 +15,10 @@
  * Left out: decoding, registers, records (vm.c); printf formatting itself
  * (format.c).
  *
- * Context: any, called from stp_run(): never sleeps, never allocates;
- * every loop is bounded by a string length or the cap, as each says.
+ * Context: any, called from stp_run(): never sleeps, never allocates
+ * (the group pass works in the CPU's struct stp_rx_state, allocated at
+ * load); every loop is bounded by a string length, the cap or a group
+ * program's length, as each says.
  */
 #include "vm_int.h"
 
