@@ -199,6 +199,7 @@ static void stp_cpus_free(struct stp_session *s)
 	for_each_possible_cpu(cpu) {
 		kvfree(per_cpu_ptr(s->cpu, cpu)->vm.sbuf);
 		kvfree(per_cpu_ptr(s->cpu, cpu)->vm.tok);
+		kvfree(per_cpu_ptr(s->cpu, cpu)->vm.rx);
 		kvfree(per_cpu_ptr(s->cpu, cpu)->vm.frames);
 		kvfree(per_cpu_ptr(s->cpu, cpu)->pctr);
 		kvfree(per_cpu_ptr(s->cpu, cpu)->iters);
@@ -208,8 +209,9 @@ static void stp_cpus_free(struct stp_session *s)
 }
 
 /*
- * Per-CPU registers: a struct stp_vm plus its string buffer and its
- * tokenizer's (STOK), for a program
+ * Per-CPU registers: a struct stp_vm plus its string buffer, its
+ * tokenizer's (STOK) and, for a program with regex group programs, the
+ * group state (REMATCHS, about 34 KB), for a program
  * with functions MAXNESTING frames (the verifier bounded their size by
  * STP_MAX_FRAME_BYTES), and the per-probe counters, per CPU.
  */
@@ -239,6 +241,14 @@ static int stp_cpus_alloc(struct stp_session *s)
 					  cpu_to_node(cpu));
 		if (!c->vm.tok)
 			return -ENOMEM;
+		/* REMATCHS's group state, only for programs with groups */
+		if (s->prog.rx_groups) {
+			c->vm.rx = kvzalloc_node(stp_rx_state_size(maxstr),
+						 GFP_KERNEL_ACCOUNT,
+						 cpu_to_node(cpu));
+			if (!c->vm.rx)
+				return -ENOMEM;
+		}
 		if (nframes) {
 			c->vm.frames = kvzalloc_node(frames_size,
 						     GFP_KERNEL_ACCOUNT,

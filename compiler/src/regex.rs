@@ -10,8 +10,7 @@
 //! `[:d:]`, `[:s:]`, `[:l:]`, `[:u:]`), a backslash escaping the next byte
 //! (inside brackets too), `^` and `$` anchoring at the start and end of the
 //! string. The match is unanchored (the pattern may match anywhere in the
-//! string), and only match / no match is computed (`matched()` and
-//! `matched_str()` are refused by resolve). The literal reaches us decoded
+//! string). The literal reaches us decoded
 //! (`\n`, `\x41`, `\\` already turned into bytes by the lexer), which is
 //! what stap's cursor does before its parser sees a character.
 //!
@@ -22,15 +21,27 @@
 //! each have one row of `nclasses` transitions, the last column being the
 //! end of the string. A pattern whose DFA passes `STP_MAX_REGEX_STATES` is
 //! refused at compile time.
+//!
+//! Capturing groups are `Hir::Capture` nodes, numbered by their opening
+//! parenthesis from 1 as stapregex-parse.cxx numbers them (`(?:...)` does
+//! not capture); the DFA ignores them. In a script that calls `matched()`,
+//! `matched_str()` or `ngroups()`, `compile_groups` also lowers the same
+//! Hir into the group program REMATCHS runs (abi.h: `STP_RX_*`, a Pike VM
+//! program): `SAVE 0`, the pattern, `SAVE 1`, `MATCH`, with greedy
+//! closures and alternatives in priority order, counted repetitions
+//! expanded (their size checked against `STP_MAX_REGEX_INSNS` as the
+//! program grows).
 use regex_automata::dfa::{dense, Automaton, StartKind};
-use regex_automata::nfa::thompson;
+use regex_automata::nfa::thompson::{self, WhichCaptures};
 use regex_automata::util::primitives::StateID;
 use regex_automata::util::start;
 use regex_automata::{Anchored, MatchKind};
-use regex_syntax::hir::{Class, ClassBytes, ClassBytesRange, Hir, Look, Repetition};
+use regex_syntax::hir::{
+    Capture, Class, ClassBytes, ClassBytesRange, Hir, HirKind, Look, Repetition,
+};
 use std::collections::HashMap;
 use vm_spec::abi;
-use vm_spec::program::RegexTable;
+use vm_spec::program::{rx_insn, RegexGroups, RegexTable};
 
 /// Why a pattern does not compile; `Display` is stap's message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -46,6 +57,9 @@ pub enum RegexError {
     /// The automaton is larger than the VM takes.
     #[error("regex compilation error: {0}")]
     TooLarge(String),
+    /// The group program is larger than the VM takes.
+    #[error("not supported yet: {0}")]
+    Unsupported(String),
 }
 
 /// Most nested groups: deeper patterns are refused (bounds the recursion of
@@ -67,20 +81,45 @@ pub fn compile(pattern: &[u8]) -> Result<RegexTable, RegexError> {
     })
 }
 
+/// Compiles `pattern` into the VM's table and its group program (for
+/// REMATCHS, in scripts that call `matched()`, `matched_str()` or
+/// `ngroups()`).
+pub fn compile_groups(pattern: &[u8]) -> Result<RegexTable, RegexError> {
+    let (hir, ngroups) = parse_counted(pattern)?;
+    let table = build(&hir)?;
+    let groups = group_program(pattern, &hir, ngroups)?;
+    Ok(RegexTable {
+        pattern: pattern.to_vec(),
+        groups: Some(groups),
+        ..table
+    })
+}
+
 /// Parses `pattern` in stap's dialect (checks the syntax only).
 pub fn parse(pattern: &[u8]) -> Result<Hir, RegexError> {
-    let mut p = Parser { s: pattern, pos: 0 };
+    parse_counted(pattern).map(|(hir, _)| hir)
+}
+
+/// Parses `pattern`; also returns its number of capturing groups.
+fn parse_counted(pattern: &[u8]) -> Result<(Hir, u32), RegexError> {
+    let mut p = Parser {
+        s: pattern,
+        pos: 0,
+        groups: 0,
+    };
     let hir = p.expr(0)?;
     if p.pos < p.s.len() {
         // parse_expr stops only at ')' or the end.
         return Err(p.err(p.pos, "unbalanced ')'"));
     }
-    Ok(hir)
+    Ok((hir, p.groups))
 }
 
 struct Parser<'a> {
     s: &'a [u8],
     pos: usize,
+    /// Capturing groups opened so far (the next one is `groups + 1`).
+    groups: u32,
 }
 
 fn is_closure(c: u8) -> bool {
@@ -199,6 +238,7 @@ impl Parser<'_> {
                 r
             }
             b'(' => {
+                let mut capture = true;
                 if self.peek() == Some(b'?') {
                     self.pos += 1;
                     if self.peek() != Some(b':') {
@@ -208,13 +248,28 @@ impl Parser<'_> {
                         return Err(self.err(self.pos, format!("unexpected '(?{c3}'")));
                     }
                     self.pos += 1;
+                    capture = false;
                 }
                 if depth >= MAX_GROUP_DEPTH {
                     return Err(self.err(at, "groups nested too deeply"));
                 }
+                // Numbered at the opening parenthesis.
+                let index = if capture {
+                    self.groups += 1;
+                    Some(self.groups)
+                } else {
+                    None
+                };
                 let r = self.expr(depth + 1)?;
                 self.expect(b')')?;
-                r
+                match index {
+                    Some(index) => Hir::capture(Capture {
+                        index,
+                        name: None,
+                        sub: Box::new(r),
+                    }),
+                    None => r,
+                }
             }
             b'^' => {
                 anchor = true;
@@ -377,6 +432,7 @@ fn build(hir: &Hir) -> Result<RegexTable, RegexError> {
         .configure(
             thompson::Config::new()
                 .utf8(false)
+                .which_captures(WhichCaptures::None)
                 .nfa_size_limit(Some(NFA_SIZE_LIMIT)),
         )
         .build_from_hir(hir)
@@ -474,7 +530,177 @@ fn flatten(dfa: &dense::DFA<Vec<u32>>) -> Result<RegexTable, RegexError> {
         nclasses: ncls as u32,
         start: u32::from(start_id),
         trans,
+        groups: None,
     })
+}
+
+/// Lowers `hir` (with `ngroups` capturing groups) into its group
+/// program: `SAVE 0`, the pattern, `SAVE 1`, `MATCH`.
+fn group_program(pattern: &[u8], hir: &Hir, ngroups: u32) -> Result<RegexGroups, RegexError> {
+    let nslots = 2 * (ngroups + 1);
+    if nslots > abi::STP_MAX_REGEX_SLOTS {
+        return Err(RegexError::Unsupported(format!(
+            "regex subexpressions of {} ({ngroups} groups, the VM takes {})",
+            String::from_utf8_lossy(pattern),
+            abi::STP_MAX_REGEX_SLOTS / 2 - 1
+        )));
+    }
+    let mut b = ProgBuilder {
+        pattern,
+        insns: Vec::new(),
+        sets: Vec::new(),
+        set_ids: HashMap::new(),
+    };
+    b.emit(abi::STP_RX_SAVE, 0)?;
+    b.lower(hir, 0)?;
+    b.emit(abi::STP_RX_SAVE, 1)?;
+    b.emit(abi::STP_RX_MATCH, 0)?;
+    Ok(RegexGroups {
+        insns: b.insns,
+        sets: b.sets,
+        nslots,
+    })
+}
+
+/// The group program being built.
+struct ProgBuilder<'a> {
+    pattern: &'a [u8],
+    insns: Vec<u32>,
+    sets: Vec<[u8; 32]>,
+    set_ids: HashMap<[u8; 32], u32>,
+}
+
+impl ProgBuilder<'_> {
+    /// Appends one instruction; refuses a program past the VM's cap.
+    fn emit(&mut self, op: u32, arg: u32) -> Result<usize, RegexError> {
+        if self.insns.len() >= abi::STP_MAX_REGEX_INSNS as usize {
+            return Err(self.too_large());
+        }
+        self.insns.push(rx_insn(op, arg));
+        Ok(self.insns.len() - 1)
+    }
+
+    fn too_large(&self) -> RegexError {
+        RegexError::Unsupported(format!(
+            "regex subexpressions of {} (more than {} program instructions, the VM takes {})",
+            String::from_utf8_lossy(self.pattern),
+            abi::STP_MAX_REGEX_INSNS,
+            abi::STP_MAX_REGEX_INSNS
+        ))
+    }
+
+    /// Points instruction `at` (a JMP or SPLIT) at `target`.
+    fn patch(&mut self, at: usize, target: usize) {
+        let op = self.insns[at] & abi::STP_RX_OP_MASK;
+        self.insns[at] = rx_insn(op, target as u32);
+    }
+
+    /// SET of the bytes in `ranges` (NUL left out: no string holds one).
+    fn set(&mut self, ranges: impl IntoIterator<Item = (u8, u8)>) -> Result<(), RegexError> {
+        let mut bits = [0u8; 32];
+        for (lo, hi) in ranges {
+            for c in lo.max(1)..=hi {
+                bits[usize::from(c >> 3)] |= 1 << (c & 7);
+            }
+        }
+        let n = self.set_ids.len() as u32;
+        let id = *self.set_ids.entry(bits).or_insert(n);
+        if id == n {
+            self.sets.push(bits);
+        }
+        self.emit(abi::STP_RX_SET, id).map(|_| ())
+    }
+
+    /// Lowers one node; `depth` bounds the recursion (the parser's group
+    /// depth bounds the Hir's).
+    fn lower(&mut self, hir: &Hir, depth: usize) -> Result<(), RegexError> {
+        if depth > 4 * MAX_GROUP_DEPTH + 16 {
+            return Err(self.too_large());
+        }
+        match hir.kind() {
+            HirKind::Empty => Ok(()),
+            HirKind::Literal(lit) => {
+                for &c in lit.0.iter() {
+                    self.set([(c, c)])?;
+                }
+                Ok(())
+            }
+            HirKind::Class(Class::Bytes(cls)) => {
+                self.set(cls.ranges().iter().map(|r| (r.start(), r.end())))
+            }
+            HirKind::Class(Class::Unicode(cls)) => self.set(
+                cls.ranges()
+                    .iter()
+                    .filter(|r| u32::from(r.start()) < 256)
+                    .map(|r| {
+                        let hi = u32::from(r.end()).min(255) as u8;
+                        (u32::from(r.start()) as u8, hi)
+                    }),
+            ),
+            HirKind::Look(Look::Start) => self.emit(abi::STP_RX_BOL, 0).map(|_| ()),
+            HirKind::Look(Look::End) => self.emit(abi::STP_RX_EOL, 0).map(|_| ()),
+            HirKind::Look(_) => Err(self.too_large()),
+            HirKind::Capture(cap) => {
+                self.emit(abi::STP_RX_SAVE, 2 * cap.index)?;
+                self.lower(&cap.sub, depth + 1)?;
+                self.emit(abi::STP_RX_SAVE, 2 * cap.index + 1).map(|_| ())
+            }
+            HirKind::Concat(parts) => {
+                for p in parts {
+                    self.lower(p, depth + 1)?;
+                }
+                Ok(())
+            }
+            HirKind::Alternation(alts) => {
+                // SPLIT next; alt; JMP end; next: SPLIT ...; last alt.
+                let mut jumps = Vec::new();
+                for (k, alt) in alts.iter().enumerate() {
+                    if k + 1 < alts.len() {
+                        let split = self.emit(abi::STP_RX_SPLIT, 0)?;
+                        self.lower(alt, depth + 1)?;
+                        jumps.push(self.emit(abi::STP_RX_JMP, 0)?);
+                        let next = self.insns.len();
+                        self.patch(split, next);
+                    } else {
+                        self.lower(alt, depth + 1)?;
+                    }
+                }
+                let end = self.insns.len();
+                for j in jumps {
+                    self.patch(j, end);
+                }
+                Ok(())
+            }
+            HirKind::Repetition(rep) => {
+                for _ in 0..rep.min {
+                    self.lower(&rep.sub, depth + 1)?;
+                }
+                match rep.max {
+                    None => {
+                        // L: SPLIT end; sub; JMP L; end:
+                        let l = self.emit(abi::STP_RX_SPLIT, 0)?;
+                        self.lower(&rep.sub, depth + 1)?;
+                        self.emit(abi::STP_RX_JMP, l as u32)?;
+                        let end = self.insns.len();
+                        self.patch(l, end);
+                    }
+                    Some(max) => {
+                        // (sub (sub ...)?)?: every SPLIT skips to the end.
+                        let mut splits = Vec::new();
+                        for _ in rep.min..max {
+                            splits.push(self.emit(abi::STP_RX_SPLIT, 0)?);
+                            self.lower(&rep.sub, depth + 1)?;
+                        }
+                        let end = self.insns.len();
+                        for sp in splits {
+                            self.patch(sp, end);
+                        }
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -520,6 +746,108 @@ mod tests {
             assert!((t.start as usize) < n);
             assert!(t.classes.iter().all(|&c| u32::from(c) < t.nclasses - 1));
         }
+    }
+
+    /// The group program of `p` in words: `SET0`, `JMP3`, `SPLIT5`,
+    /// `SAVE2`, `BOL`, `EOL`, `MATCH`.
+    fn prog(p: &str) -> (Vec<String>, u32, usize) {
+        let t = compile_groups(p.as_bytes()).unwrap();
+        let g = t.groups.unwrap();
+        let words = g
+            .insns
+            .iter()
+            .map(|&w| {
+                let (op, arg) = vm_spec::program::rx_decode(w);
+                match op {
+                    abi::STP_RX_SET => format!("SET{arg}"),
+                    abi::STP_RX_JMP => format!("JMP{arg}"),
+                    abi::STP_RX_SPLIT => format!("SPLIT{arg}"),
+                    abi::STP_RX_SAVE => format!("SAVE{arg}"),
+                    abi::STP_RX_BOL => "BOL".into(),
+                    abi::STP_RX_EOL => "EOL".into(),
+                    _ => "MATCH".into(),
+                }
+            })
+            .collect();
+        (words, g.nslots, g.sets.len())
+    }
+
+    #[test]
+    fn group_program_shapes() {
+        // Group 0 wraps the pattern; a capture saves 2n and 2n + 1.
+        let (w, slots, sets) = prog("a(b)");
+        assert_eq!(
+            w,
+            ["SAVE0", "SET0", "SAVE2", "SET1", "SAVE3", "SAVE1", "MATCH"]
+        );
+        assert_eq!((slots, sets), (4, 2));
+        // Greedy star: the body first, then the way out.
+        let (w, ..) = prog("(a)*");
+        assert_eq!(
+            w,
+            ["SAVE0", "SPLIT6", "SAVE2", "SET0", "SAVE3", "JMP1", "SAVE1", "MATCH"]
+        );
+        // Alternatives in order, the first one preferred; anchors.
+        // (`x|y` would be the class [xy]: regex-syntax merges it.)
+        let (w, ..) = prog("^(ab|cd)$");
+        assert_eq!(
+            w,
+            [
+                "SAVE0", "BOL", "SAVE2", "SPLIT7", "SET0", "SET1", "JMP9", "SET2", "SET3", "SAVE3",
+                "EOL", "SAVE1", "MATCH"
+            ]
+        );
+        // `?` and a bounded count: every SPLIT skips to the end.
+        let (w, ..) = prog("a{1,3}");
+        assert_eq!(
+            w,
+            ["SAVE0", "SET0", "SPLIT6", "SET0", "SPLIT6", "SET0", "SAVE1", "MATCH"]
+        );
+        // One set per distinct byte set.
+        let (_, _, sets) = prog("[ab][ba]a.");
+        assert_eq!(sets, 3);
+    }
+
+    #[test]
+    fn groups_are_numbered_by_opening_paren_and_non_capturing_ones_skipped() {
+        let (w, slots, _) = prog("((a)(?:b)(c))");
+        assert_eq!(slots, 8);
+        assert_eq!(
+            w,
+            [
+                "SAVE0", "SAVE2", "SAVE4", "SET0", "SAVE5", "SET1", "SAVE6", "SET2", "SAVE7",
+                "SAVE3", "SAVE1", "MATCH"
+            ]
+        );
+        // A group under {0} still counts (ngroups() is 1 + the groups).
+        let (_, slots, _) = prog("(a){0}b");
+        assert_eq!(slots, 4);
+        // The DFA is the same with or without the program.
+        let plain = compile(b"(a|b)*c").unwrap();
+        let with = compile_groups(b"(a|b)*c").unwrap();
+        assert_eq!(plain.trans, with.trans);
+        assert!(plain.groups.is_none());
+    }
+
+    #[test]
+    fn group_caps_are_enforced() {
+        let e = compile_groups("(a)".repeat(16).as_bytes())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("not supported yet: regex subexpressions of (a)(a)")
+                && e.ends_with("(16 groups, the VM takes 15)"),
+            "{e}"
+        );
+        assert!(compile_groups("(a)".repeat(15).as_bytes()).is_ok());
+        let e = compile_groups(b"a{300}").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "not supported yet: regex subexpressions of a{300} (more than 256 program \
+             instructions, the VM takes 256)"
+        );
+        // A huge count fails fast, not after expanding it.
+        assert!(compile_groups(b"(ab){12000}").is_err());
     }
 
     #[test]

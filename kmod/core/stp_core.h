@@ -181,6 +181,13 @@ struct stp_prog {
 	const u16 *rxdata;		/* REGEXDATA: DFA transitions */
 	u32 nregexes;
 	u32 rxdata_len;			/* entries of REGEXDATA */
+	const struct stp_regex_sub *rxsubs;	/* REGEXSUBS: group programs */
+	const u32 *rxprog;		/* REGEXPROG: their instructions */
+	const struct stp_regex_set *rxsets;	/* REGEXSETS: their byte sets */
+	u32 nrxsubs;			/* 0, or nregexes */
+	u32 rxprog_len;			/* instructions in REGEXPROG */
+	u32 nrxsets;			/* sets in REGEXSETS */
+	u32 rx_groups;			/* 1: some regex has a group program */
 	u32 limits[STP_LIM__COUNT];	/* copied from the header */
 };
 
@@ -270,7 +277,11 @@ struct stp_frame {
  * with STP_RTE_MAXNESTING. Contents between runs are meaningless, except
  * the tokenizer's (STOK): tok is NULL (STOK then always gives "") or
  * str_cap bytes, zeroed with tok_pos and tok_len at allocation, and keeps
- * its state across runs as stap's per-CPU context does.
+ * its state across runs as stap's per-CPU context does. rx is NULL (then
+ * every REMATCHS is BADOP and MATCHED / NGROUPS see a failed match) or,
+ * for a program with group programs (stp_prog.rx_groups),
+ * stp_rx_state_size(str_cap) bytes, 8-aligned; stp_run() marks it
+ * "failed" at entry.
  */
 struct stp_vm {
 	u64 r[STP_MAX_REGS];
@@ -283,7 +294,52 @@ struct stp_vm {
 	char *tok;		/* NULL, or str_cap bytes: STOK's input copy */
 	u32 tok_pos;		/* 0: no token left; else 1 + next token's offset */
 	u32 tok_len;		/* bytes of tok in use */
+	u32 pad2;
+	struct stp_rx_state *rx;	/* NULL, or REMATCHS's group state */
 };
+
+/*
+ * One CPU's regex group state (opcodes.h: REMATCHS, MATCHED, NGROUPS):
+ * the last match of this run (result, its slots, a copy of the subject
+ * after the struct, str_cap bytes) and the Pike VM's scratch: two thread
+ * lists (sparse sets over the program's pcs, dense in priority order,
+ * with each entry's slots), the closure's current slots and its explicit
+ * stack (each pc enters a list at most once per position and pushes at
+ * most one entry: ninsn + 1 entries suffice). Positions are u16
+ * (MAXSTRINGLEN <= 4096); STP_RX_UNSET is a slot never written. About
+ * 34 KB plus str_cap.
+ */
+#define STP_RX_UNSET		0xffffu
+#define STP_RX_STACK		(2 * STP_MAX_REGEX_INSNS)
+
+struct stp_rx_frame {
+	u16 pc;			/* EXPLORE: the pc; RESTORE: the slot */
+	u16 old;		/* RESTORE: the slot's value before SAVE */
+	u16 restore;		/* 1: RESTORE, 0: EXPLORE */
+	u16 pad;
+};
+
+struct stp_rx_state {
+	u32 result;		/* 1: this run's last REMATCHS found a match */
+	u32 nslots;		/* of that regex */
+	u32 len;		/* bytes of the subject copy */
+	u32 pad;
+	u16 caps[STP_MAX_REGEX_SLOTS];	/* the match's slots */
+	u16 cur[STP_MAX_REGEX_SLOTS];	/* closure: the thread's slots */
+	u16 count[2];			/* entries (pcs visited) of each list */
+	u16 threads[2];			/* ... of which SET or MATCH */
+	u16 dense[2][STP_MAX_REGEX_INSNS];	/* pcs, priority order */
+	u16 sparse[2][STP_MAX_REGEX_INSNS];	/* pc -> dense index */
+	u16 tcaps[2][STP_MAX_REGEX_INSNS][STP_MAX_REGEX_SLOTS];
+	struct stp_rx_frame stack[STP_RX_STACK];
+	char subj[];			/* str_cap bytes */
+};
+
+/* Bytes of stp_vm.rx for a given MAXSTRINGLEN. */
+static inline u64 stp_rx_state_size(u32 maxstringlen)
+{
+	return ((u64)sizeof(struct stp_rx_state) + maxstringlen + 7) & ~7ull;
+}
 
 /* Bytes of stp_vm.sbuf for a given MAXSTRINGLEN. */
 static inline u64 stp_vm_sbuf_size(u32 maxstringlen)

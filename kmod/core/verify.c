@@ -72,7 +72,14 @@
  * 12. Regular expressions (check_regexes) have 2..STP_MAX_REGEX_STATES
  *     states and 2..257 columns, every byte class below the end-of-string
  *     column, the start state and every transition below nstates, and
- *     their rows inside REGEXDATA; REMATCH names one (RX).
+ *     their rows inside REGEXDATA; REMATCH names one (RX). REGEXSUBS
+ *     is empty or has one entry per regex; each group program
+ *     (check_regex_sub, abi.h: struct stp_regex_sub) has 1..
+ *     STP_MAX_REGEX_INSNS instructions inside REGEXPROG, an even nslots
+ *     in [2, STP_MAX_REGEX_SLOTS], known operations, JMP / SPLIT targets
+ *     inside, SAVE slots < nslots, SET sets inside REGEXSETS, zero
+ *     arguments on BOL, EOL, MATCH, and a last JMP or MATCH; REMATCHS
+ *     names a regex with a program.
  * 13. Strings are inside STRDATA, at most MAXSTRINGLEN - 1 bytes (stap
  *     counts the NUL), NUL-free; formats have at most STP_MAX_FMT_ARGS
  *     arguments and no kind bits past them; probe descriptors are
@@ -354,6 +361,12 @@ static void fill_prog(const u8 *img, const struct stp_image_hdr *h,
 	p->nregexes = s[STP_SEC_REGEXES].size / sizeof(struct stp_regex_desc);
 	p->rxdata = (const void *)(img + s[STP_SEC_REGEXDATA].off);
 	p->rxdata_len = s[STP_SEC_REGEXDATA].size / sizeof(u16);
+	p->rxsubs = (const void *)(img + s[STP_SEC_REGEXSUBS].off);
+	p->nrxsubs = s[STP_SEC_REGEXSUBS].size / sizeof(struct stp_regex_sub);
+	p->rxprog = (const void *)(img + s[STP_SEC_REGEXPROG].off);
+	p->rxprog_len = s[STP_SEC_REGEXPROG].size / sizeof(u32);
+	p->rxsets = (const void *)(img + s[STP_SEC_REGEXSETS].off);
+	p->nrxsets = s[STP_SEC_REGEXSETS].size / sizeof(struct stp_regex_set);
 	p->nglobals = h->nglobals;
 	for (i = 0; i < STP_LIM__COUNT; i++)
 		p->limits[i] = h->limits[i];
@@ -494,6 +507,97 @@ static int check_regexes(const struct stp_prog *p,
 					    "regex %u: entry %u goes to state %u of %u",
 					    VI(i), VI(k), VI(t[k]),
 					    VI(d->nstates));
+	}
+	return 0;
+}
+
+/*
+ * Group program i (abi.h: struct stp_regex_sub): vm_str.c's Pike VM
+ * indexes the program, the slots and the sets with nothing else, and
+ * follows pc + 1 only from an instruction that is not the last.
+ */
+static int check_regex_sub(const struct stp_prog *p, u32 i,
+			   struct stp_verify_result *res)
+{
+	const struct stp_regex_sub *d = &p->rxsubs[i];
+	const u32 *prog;
+	u32 k;
+
+	if (d->pad)
+		return FAIL(res, BAD_REGEX, i, "regex %u: program pad %u",
+			    VI(i), VI(d->pad));
+	if (!d->ninsn)
+		return 0;
+	if (d->ninsn > STP_MAX_REGEX_INSNS)
+		return FAIL(res, BAD_REGEX, i,
+			    "regex %u: %u program instructions, the cap is %u",
+			    VI(i), VI(d->ninsn), VI(STP_MAX_REGEX_INSNS));
+	if ((u64)d->first + d->ninsn > p->rxprog_len)
+		return FAIL(res, BAD_REGEX, i,
+			    "regex %u: program [%u, +%u) outside REGEXPROG (%u instructions)",
+			    VI(i), VI(d->first), VI(d->ninsn),
+			    VI(p->rxprog_len));
+	if (d->nslots < 2 || d->nslots > STP_MAX_REGEX_SLOTS ||
+	    (d->nslots & 1))
+		return FAIL(res, BAD_REGEX, i,
+			    "regex %u: %u slots, not even in [2, %u]",
+			    VI(i), VI(d->nslots), VI(STP_MAX_REGEX_SLOTS));
+	prog = p->rxprog + d->first;
+	for (k = 0; k < d->ninsn; k++) {	/* <= STP_MAX_REGEX_INSNS */
+		u32 op = prog[k] & STP_RX_OP_MASK;
+		u32 arg = prog[k] >> STP_RX_OP_BITS;
+		bool bad;
+
+		switch (op) {
+		case STP_RX_SET:
+			bad = arg >= p->nrxsets;
+			break;
+		case STP_RX_JMP:
+		case STP_RX_SPLIT:
+			bad = arg >= d->ninsn;
+			break;
+		case STP_RX_SAVE:
+			bad = arg >= d->nslots;
+			break;
+		case STP_RX_BOL:
+		case STP_RX_EOL:
+		case STP_RX_MATCH:
+			bad = arg != 0;
+			break;
+		default:
+			return FAIL(res, BAD_REGEX, i,
+				    "regex %u: instruction %u has unknown operation %u",
+				    VI(i), VI(k), VI(op));
+		}
+		if (bad)
+			return FAIL(res, BAD_REGEX, i,
+				    "regex %u: instruction %u (operation %u): argument %u out of range",
+				    VI(i), VI(k), VI(op), VI(arg));
+	}
+	k = prog[d->ninsn - 1] & STP_RX_OP_MASK;
+	if (k != STP_RX_JMP && k != STP_RX_MATCH)
+		return FAIL(res, BAD_REGEX, i,
+			    "regex %u: last instruction (operation %u) falls through",
+			    VI(i), VI(k));
+	return 0;
+}
+
+static int check_regex_subs(struct stp_prog *p,
+			    struct stp_verify_result *res)
+{
+	u32 i;
+	int err;
+
+	if (p->nrxsubs && p->nrxsubs != p->nregexes)
+		return FAIL(res, BAD_REGEX, 0,
+			    "%u group programs for %u regexes",
+			    VI(p->nrxsubs), VI(p->nregexes));
+	for (i = 0; i < p->nrxsubs; i++) {	/* == nregexes, capped */
+		err = check_regex_sub(p, i, res);
+		if (err)
+			return err;
+		if (p->rxsubs[i].ninsn)
+			p->rx_groups = 1;
 	}
 	return 0;
 }
@@ -1186,6 +1290,14 @@ static int check_insn_extra(const struct stp_prog *p,
 		return check_map_insn(p, h, hi, off, pc, insn,
 				      &stp_opcode_info[insn->op], in, live,
 				      res);
+	case STP_OP_REMATCHS:
+		/* check_imm: imm < nregexes */
+		if ((u32)insn->imm >= p->nrxsubs ||
+		    !p->rxsubs[insn->imm].ninsn)
+			return FAIL(res, BAD_REGEX, off + pc,
+				    AT "REMATCHS of regex %d, which has no group program",
+				    ATV(pc), VI(insn->imm));
+		return 0;
 	case STP_OP_STVAR:
 		if (!(p->stats[insn->imm].flags & STP_STAT_F_VARIANCE))
 			return FAIL(res, BAD_STAT, off + pc,
@@ -1548,6 +1660,8 @@ int stp_verify(const void *image, u32 size, struct stp_prog *prog,
 		err = check_maps(&p, res);
 	if (!err)
 		err = check_regexes(&p, res);
+	if (!err)
+		err = check_regex_subs(&p, res);
 	if (err)
 		return err;
 

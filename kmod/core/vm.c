@@ -337,6 +337,8 @@ int stp_run(struct stp_vm *vm, struct stp_run_ctx *rc)
 	rc->error_handler = rc->handler;
 	rc->error_addr = 0;
 	rc->skipped = 0;
+	if (vm->rx)	/* every run starts with no match (opcodes.h) */
+		vm->rx->result = 0;
 
 /* Load the next instruction once and jump to its label. */
 #define NEXT()	do { in = *ip++; goto *disp[in.op]; } while (0)
@@ -511,6 +513,31 @@ op_SLEN:
 op_REMATCH:	/* verify.c: a < nregs, b < nsregs, imm < nregexes */
 	r[in.a] = stp_regex_match(p, &p->regexes[in.imm],
 				  (const u8 *)SREG(in.b), slen[in.b]);
+	NEXT();
+op_REMATCHS:	/* verify.c: as REMATCH; the regex has a group program */
+	if (!vm->rx)
+		goto op_BADOP;
+	r[in.a] = stp_regex_match(p, &p->regexes[in.imm],
+				  (const u8 *)SREG(in.b), slen[in.b]);
+	vm->rx->result = 0;
+	if (r[in.a] &&
+	    stp_regex_groups(p, &p->rxsubs[in.imm], vm->rx,
+			     (const u8 *)SREG(in.b),
+			     min_u32(slen[in.b], vm->str_cap), &fuel))
+		FAIL(STP_RTE_MAXACTION, 0);
+	NEXT();
+op_MATCHED: {	/* verify.c: a < nsregs, b < nregs */
+	int n = stp_regex_group(vm->rx, (s64)r[in.b], SREG(in.a), cap);
+
+	if (n < 0)
+		FAIL((u32)-n, r[in.b]);
+	slen[in.a] = (u32)n;
+	NEXT();
+}
+op_NGROUPS:
+	if (!vm->rx || !vm->rx->result)
+		FAIL(STP_RTE_SUBEXP_COUNT, 0);
+	r[in.a] = vm->rx->nslots / 2;
 	NEXT();
 op_CALLI:	/* verify.c: imm < STP_HLP__COUNT, INT result, context */
 	switch (in.imm) {

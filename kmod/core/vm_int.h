@@ -141,7 +141,7 @@ u32 stp_tokenize(struct stp_vm *vm, const char *s, u32 sl,
 
 /*
  * The message a catch receives (opcodes.h, TRY): stap's text of err with
- * %llx / %llu replaced by addr, or error(msg)'s text; at most cap bytes
+ * %llx / %llu / %lld replaced by addr (%lld: as a signed number), or error(msg)'s text; at most cap bytes
  * at dst (which may overlap msg: memmove). Returns the length.
  */
 u32 stp_catch_message(char *dst, u32 cap, u32 err, u64 addr,
@@ -155,6 +155,25 @@ u32 stp_catch_message(char *dst, u32 cap, u32 err, u64 addr,
  */
 u64 stp_regex_match(const struct stp_prog *p,
 		    const struct stp_regex_desc *d, const u8 *str, u32 len);
+
+/*
+ * REMATCHS's group pass (opcodes.h): run group program @d (verified by
+ * check_regex_sub: every target, slot and set in range, pc + 1 inside)
+ * over the @len bytes of @str (len <= rx's str_cap) and record the match,
+ * or "failed", in @rx. Takes one unit of *@fuel per position: at most
+ * len + 1 positions, each with at most ninsn closure steps per list.
+ * Return: 0, or -1 when the fuel ran out (rx then says "failed").
+ */
+int stp_regex_groups(const struct stp_prog *p, const struct stp_regex_sub *d,
+		     struct stp_rx_state *rx, const u8 *str, u32 len,
+		     u64 *fuel);
+
+/*
+ * MATCHED: group @n of rx's match into @dst (at most @cap bytes).
+ * Return: the length, or -STP_RTE_SUBEXP_FAILED / -STP_RTE_SUBEXP_RANGE.
+ */
+int stp_regex_group(const struct stp_rx_state *rx, s64 n, char *dst,
+		    u32 cap);
 
 /* ------------------------------------------------------------------ */
 /* Statistics (vm_stat.c; the per-hit path inline below)               */

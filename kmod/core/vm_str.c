@@ -4,7 +4,8 @@
  * string helpers, on counted byte strings (no NUL kept): copies from
  * kernel or user memory (KERNEL_STRING, USER_STRING, USER_STRING_OK),
  * SPRINTF, SFIND, STOL, SREPL, STEXT / STEXTN, STOK, REMATCH's DFA walk,
- * and the message a catch receives (TRY). opcodes.h defines what each
+ * REMATCHS's group pass (a Pike VM) and MATCHED, and the message a catch
+ * receives (TRY). opcodes.h defines what each
  * computes; vm.c decodes the instruction and calls in here.
  *
  * Every result is cut at the cap the caller passes (MAXSTRINGLEN - 1);
@@ -14,8 +15,10 @@
  * Left out: decoding, registers, records (vm.c); printf formatting itself
  * (format.c).
  *
- * Context: any, called from stp_run(): never sleeps, never allocates;
- * every loop is bounded by a string length or the cap, as each says.
+ * Context: any, called from stp_run(): never sleeps, never allocates
+ * (the group pass works in the CPU's struct stp_rx_state, allocated at
+ * load); every loop is bounded by a string length, the cap or a group
+ * program's length, as each says.
  */
 #include "vm_int.h"
 
@@ -344,9 +347,15 @@ u32 stp_catch_message(char *dst, u32 cap, u32 err, u64 addr,
 		bool hex = m[i + 1] == 'l' && m[i + 2] == 'l' && m[i + 3] == 'x';
 
 		if (m[i] != '%' || m[i + 1] != 'l' || m[i + 2] != 'l' ||
-		    (m[i + 3] != 'x' && m[i + 3] != 'u')) {
+		    (m[i + 3] != 'x' && m[i + 3] != 'u' && m[i + 3] != 'd')) {
 			dst[n++] = m[i];
 			continue;
+		}
+		if (m[i + 3] == 'd' && (s64)addr < 0) {
+			dst[n++] = '-';
+			v = 0 - addr;
+			if (n == cap)
+				break;
 		}
 		do {		/* at most 20 digits */
 			u32 dg = hex ? (u32)(v & 15) : (u32)(v % 10);
@@ -374,4 +383,179 @@ u64 stp_regex_match(const struct stp_prog *p,
 	if (st >= 2)
 		st = t[(u64)st * n + n - 1];
 	return st == 1;
+}
+
+/* Is byte c in set k (abi.h: struct stp_regex_set)? */
+static bool rx_in_set(const struct stp_prog *p, u32 k, u8 c)
+{
+	return p->rxsets[k].bits[c >> 3] & (1u << (c & 7));
+}
+
+/*
+ * Adds the closure of @pc at position @pos, with the slots @start, to list
+ * @l (lowest priority so far). Each pc enters the list at most once (the
+ * sparse set), and each entry pushes at most one frame, so the stack never
+ * holds more than ninsn + 1 <= STP_RX_STACK frames and the loop ends after
+ * at most 2 * ninsn + 1 pops.
+ */
+static void rx_add(const struct stp_prog *p, const struct stp_regex_sub *d,
+		   struct stp_rx_state *rx, u32 l, u32 pc, u32 pos, u32 len,
+		   const u16 *start)
+{
+	const u32 *prog = p->rxprog + d->first;
+	u32 ns = d->nslots;
+	u32 sp = 0;
+
+	memcpy(rx->cur, start, ns * sizeof(u16));
+	rx->stack[sp].pc = (u16)pc;
+	rx->stack[sp].restore = 0;
+	sp++;
+	while (sp) {
+		struct stp_rx_frame *f = &rx->stack[--sp];
+
+		if (f->restore) {
+			rx->cur[f->pc] = f->old;
+			continue;
+		}
+		pc = f->pc;
+		/* each iteration inserts pc into the list, or leaves */
+		for (;;) {
+			u32 idx = rx->sparse[l][pc];
+			u32 w, arg;
+
+			if (idx < rx->count[l] && rx->dense[l][idx] == pc)
+				break;
+			idx = rx->count[l]++;
+			rx->dense[l][idx] = (u16)pc;
+			rx->sparse[l][pc] = (u16)idx;
+			w = prog[pc];
+			arg = w >> STP_RX_OP_BITS;
+			switch (w & STP_RX_OP_MASK) {
+			case STP_RX_JMP:	/* arg < ninsn */
+				pc = arg;
+				continue;
+			case STP_RX_SPLIT:	/* arg < ninsn */
+				if (sp < STP_RX_STACK) {
+					rx->stack[sp].pc = (u16)arg;
+					rx->stack[sp].restore = 0;
+					sp++;
+				}
+				pc++;		/* not the last instruction */
+				continue;
+			case STP_RX_SAVE:	/* arg < nslots */
+				if (sp < STP_RX_STACK) {
+					rx->stack[sp].pc = (u16)arg;
+					rx->stack[sp].old = rx->cur[arg];
+					rx->stack[sp].restore = 1;
+					sp++;
+				}
+				rx->cur[arg] = (u16)pos;
+				pc++;
+				continue;
+			case STP_RX_BOL:
+				if (pos != 0)
+					break;
+				pc++;
+				continue;
+			case STP_RX_EOL:
+				if (pos != len)
+					break;
+				pc++;
+				continue;
+			default:		/* SET, MATCH: a thread */
+				memcpy(rx->tcaps[l][idx], rx->cur,
+				       ns * sizeof(u16));
+				rx->threads[l]++;
+				break;
+			}
+			break;
+		}
+	}
+}
+
+int stp_regex_groups(const struct stp_prog *p, const struct stp_regex_sub *d,
+		     struct stp_rx_state *rx, const u8 *str, u32 len,
+		     u64 *fuel)
+{
+	const u32 *prog = p->rxprog + d->first;
+	u32 ns = d->nslots;
+	u32 cl = 0, i, t;
+	u32 mstart = 0, mend = 0;
+	bool have = false;
+	u16 unset[STP_MAX_REGEX_SLOTS];
+
+	rx->result = 0;
+	rx->nslots = ns;
+	for (i = 0; i < ns; i++)
+		unset[i] = STP_RX_UNSET;
+	rx->count[0] = 0;
+	rx->threads[0] = 0;
+	for (i = 0; i <= len; i++) {	/* len < MAXSTRINGLEN positions */
+		u32 nl = 1 - cl;
+
+		if (!*fuel)
+			return -1;
+		(*fuel)--;
+		if (!have)	/* the lazy pad: a new start, lowest priority */
+			rx_add(p, d, rx, cl, 0, i, len, unset);
+		rx->count[nl] = 0;
+		rx->threads[nl] = 0;
+		for (t = 0; t < rx->count[cl]; t++) {	/* <= ninsn */
+			u32 pc = rx->dense[cl][t];
+			u32 w = prog[pc];
+			const u16 *caps = rx->tcaps[cl][t];
+
+			switch (w & STP_RX_OP_MASK) {
+			case STP_RX_MATCH:
+				if (have && caps[0] > mstart)
+					break;
+				if (!have || caps[0] < mstart || i > mend) {
+					memcpy(rx->caps, caps, ns * sizeof(u16));
+					have = true;
+					mstart = caps[0];
+					mend = i;
+				}
+				break;
+			case STP_RX_SET:	/* arg < nrxsets */
+				if (have && caps[0] > mstart)
+					break;
+				if (i < len &&
+				    rx_in_set(p, w >> STP_RX_OP_BITS, str[i]))
+					rx_add(p, d, rx, nl, pc + 1, i + 1, len,
+					       caps);
+				break;
+			default:	/* passed through by the closure */
+				break;
+			}
+		}
+		cl = nl;
+		if (have && !rx->threads[cl])	/* no thread left */
+			break;
+	}
+	if (have) {
+		memcpy(rx->subj, str, len);
+		rx->len = len;
+		rx->result = 1;
+	}
+	return 0;
+}
+
+int stp_regex_group(const struct stp_rx_state *rx, s64 n, char *dst,
+		    u32 cap)
+{
+	u32 st, en;
+
+	if (!rx || !rx->result)
+		return -STP_RTE_SUBEXP_FAILED;
+	if (n < 0 || n >= rx->nslots / 2)
+		return -STP_RTE_SUBEXP_RANGE;
+	st = rx->caps[2 * n];
+	en = rx->caps[2 * n + 1];
+	/* unset, or a stale pair (never from the compiler's programs) */
+	if (st == STP_RX_UNSET || en == STP_RX_UNSET || st > en ||
+	    en > rx->len)
+		return 0;
+	en = min_u32(en, st + cap);
+	memcpy(dst, rx->subj + st, en - st);
+	return (int)(en - st);
 }

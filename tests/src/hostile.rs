@@ -1014,6 +1014,7 @@ fn more_attacks(v: &mut Vec<Attack>) {
                 nclasses: 3,
                 start: 2,
                 trans: vec![0, 0, 0, 1, 1, 1, 2, 3, 0],
+                groups: None,
             });
             p.handlers[0].code[1] = i(STP_OP_REMATCH, 0, 0, 0, 0);
         }),
@@ -1054,11 +1055,143 @@ fn more_attacks(v: &mut Vec<Attack>) {
             h.locs = vec![Default::default(); h.code.len()];
         }),
     ));
+    regex_group_images(v);
     v.push((
         "regex-index-out-of-range",
         STP_VERR_BAD_INDEX,
         "regex index 0 out of range [0, 0)",
         prog_kprobe(|p| p.handlers[0].code[1] = i(STP_OP_REMATCH, 0, 0, 0, 0)),
+    ));
+}
+
+/// A kprobe program whose handler runs REMATCHS on regex 0, `a(b)` with
+/// its group program (compiler/src/regex.rs), changed by `f`.
+fn groups_prog(f: impl FnOnce(&mut RegexGroups)) -> Program {
+    let mut p = kprobe_prog(STP_PROBE_KPROBE, "__x64_sys_getppid");
+    let mut t = compiler::regex::compile_groups(b"a(b)").expect("a(b)");
+    if let Some(g) = t.groups.as_mut() {
+        f(g);
+    }
+    p.regexes.push(t);
+    p.handlers[0].code[1] = i(STP_OP_REMATCHS, 0, 0, 0, 0);
+    p
+}
+
+/// The group program rules (verify.c check_regex_sub, check_regex_subs,
+/// REMATCHS): one image each.
+fn regex_group_images(v: &mut Vec<(&'static str, u32, &'static str, Vec<u8>)>) {
+    let ss = std::mem::size_of::<stp_regex_sub>();
+    v.push((
+        "regex-sub-target-out-of-range",
+        STP_VERR_BAD_REGEX,
+        "instruction 1 (operation 2): argument 99 out of range",
+        build(&groups_prog(|g| g.insns[1] = rx_insn(STP_RX_SPLIT, 99))),
+    ));
+    v.push((
+        "regex-sub-slot-out-of-range",
+        STP_VERR_BAD_REGEX,
+        "instruction 0 (operation 3): argument 4 out of range",
+        build(&groups_prog(|g| g.insns[0] = rx_insn(STP_RX_SAVE, 4))),
+    ));
+    v.push((
+        "regex-sub-too-many-slots",
+        STP_VERR_BAD_REGEX,
+        "regex 0: 34 slots, not even in [2, 32]",
+        build(&groups_prog(|g| g.nslots = 34)),
+    ));
+    v.push((
+        "regex-sub-odd-slots",
+        STP_VERR_BAD_REGEX,
+        "regex 0: 3 slots, not even in [2, 32]",
+        build(&groups_prog(|g| g.nslots = 3)),
+    ));
+    v.push((
+        "regex-sub-set-out-of-range",
+        STP_VERR_BAD_REGEX,
+        "instruction 1 (operation 0): argument 7 out of range",
+        build(&groups_prog(|g| g.insns[1] = rx_insn(STP_RX_SET, 7))),
+    ));
+    v.push((
+        "regex-sub-unknown-operation",
+        STP_VERR_BAD_REGEX,
+        "instruction 2 has unknown operation 9",
+        build(&groups_prog(|g| g.insns[2] = rx_insn(9, 0))),
+    ));
+    v.push((
+        "regex-sub-match-argument",
+        STP_VERR_BAD_REGEX,
+        "argument 1 out of range",
+        build(&groups_prog(|g| {
+            let last = g.insns.len() - 1;
+            g.insns[last] = rx_insn(STP_RX_MATCH, 1);
+        })),
+    ));
+    v.push((
+        "regex-sub-falls-through",
+        STP_VERR_BAD_REGEX,
+        "last instruction (operation 3) falls through",
+        build(&groups_prog(|g| {
+            g.insns.pop();
+        })),
+    ));
+    v.push((
+        "regex-sub-too-many-insns",
+        STP_VERR_BAD_REGEX,
+        "257 program instructions, the cap is 256",
+        build(&groups_prog(|g| {
+            let m = g.insns.pop().unwrap_or_default();
+            while g.insns.len() < 256 {
+                g.insns.push(rx_insn(STP_RX_JMP, 0));
+            }
+            g.insns.push(m);
+        })),
+    ));
+    v.push((
+        "regex-sub-past-regexprog",
+        STP_VERR_BAD_REGEX,
+        "outside REGEXPROG",
+        entry_patched(build(&groups_prog(|_| {})), STP_SEC_REGEXSUBS, ss, 0, 0, 1),
+    ));
+    v.push((
+        "regex-sub-pad",
+        STP_VERR_BAD_REGEX,
+        "regex 0: program pad 5",
+        entry_patched(build(&groups_prog(|_| {})), STP_SEC_REGEXSUBS, ss, 0, 3, 5),
+    ));
+    v.push((
+        "regex-subs-count",
+        STP_VERR_BAD_REGEX,
+        "1 group programs for 2 regexes",
+        {
+            // Two regexes, REGEXSUBS cut to its first entry.
+            let mut p = groups_prog(|_| {});
+            p.regexes.push(compiler::regex::compile(b"x").expect("x"));
+            let mut img = build(&p);
+            let (off, _) = sec(&img, STP_SEC_REGEXSUBS);
+            set_sec(&mut img, STP_SEC_REGEXSUBS, off as u32, ss as u32);
+            img
+        },
+    ));
+    v.push((
+        "regex-rematchs-without-program",
+        STP_VERR_BAD_REGEX,
+        "REMATCHS of regex 1, which has no group program",
+        {
+            let mut p = groups_prog(|_| {});
+            let plain = compiler::regex::compile(b"x").expect("x");
+            p.regexes.push(plain);
+            p.handlers[0].code[1] = i(STP_OP_REMATCHS, 0, 0, 0, 1);
+            build(&p)
+        },
+    ));
+    v.push((
+        "regex-rematchs-no-subs",
+        STP_VERR_BAD_REGEX,
+        "REMATCHS of regex 0, which has no group program",
+        prog_kprobe(|p| {
+            p.regexes.push(compiler::regex::compile(b"x").expect("x"));
+            p.handlers[0].code[1] = i(STP_OP_REMATCHS, 0, 0, 0, 0);
+        }),
     ));
 }
 

@@ -113,7 +113,11 @@ impl<'p> Renderer<'p> {
             return overload_message(self.prog, addr);
         }
         let msg = match RUNTIME_ERRORS.get(usize::from(code)) {
-            Some(e) => e.msg.replace("%llx", &format!("{addr:x}")),
+            Some(e) => e
+                .msg
+                .replace("%llx", &format!("{addr:x}"))
+                .replace("%llu", &addr.to_string())
+                .replace("%lld", &(addr as i64).to_string()),
             None => format!("unknown run-time error {code}"),
         };
         let Some(h) = self.prog.handlers.get(handler as usize) else {
@@ -566,6 +570,19 @@ mod tests {
         assert_eq!(
             r.error_message(abi::STP_RTE_MAXACTION as u16, 5, 1, 0),
             "ERROR: MAXACTION exceeded in unknown handler 5"
+        );
+        // matched(n)'s errors carry n, printed signed (%lld).
+        assert_eq!(
+            r.error_message(abi::STP_RTE_SUBEXP_RANGE as u16, 0, 1, u64::MAX),
+            "ERROR: Attempted to get nonexistent subexpression -1 near begin"
+        );
+        assert_eq!(
+            r.error_message(abi::STP_RTE_SUBEXP_FAILED as u16, 0, 1, 3),
+            "ERROR: Attempted to get subexpression 3 from failed match near begin"
+        );
+        assert_eq!(
+            r.error_message(abi::STP_RTE_ARRAY_SIZE as u16, 0, 1, 10),
+            "ERROR: Array overflow, check size limit (10) near begin"
         );
     }
 

@@ -215,3 +215,10 @@ pub fn frames_size(nframes: u32, maxstringlen: u32) -> usize {
     let sb = (crate::abi::STP_MAX_SREGS as usize * (maxstringlen as usize + 1) + 7) & !7;
     nframes as usize * (std::mem::size_of::<ffi::stp_frame>() + sb)
 }
+
+/// Bytes of one CPU's regex group state at `maxstringlen`
+/// (`stp_rx_state_size()` of `kmod/core/stp_core.h`): the struct and the
+/// subject copy, rounded up to 8.
+pub fn rx_state_size(maxstringlen: u32) -> usize {
+    (std::mem::size_of::<ffi::stp_rx_state>() + maxstringlen as usize + 7) & !7
+}

@@ -19,6 +19,44 @@ const NAME_WIDTH: usize = 8;
 /// Column at which the source location comment starts.
 const LOC_COLUMN: usize = 48;
 
+/// The `regexes` listing: each DFA's size and, for REMATCHS, its group
+/// program (abi.h: `STP_RX_*`) one instruction per line.
+fn regexes(out: &mut String, prog: &Program) {
+    let _ = writeln!(out, "\nregexes ({}):", prog.regexes.len());
+    for (i, rx) in prog.regexes.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "  rx#{i:<5} {}  [{} states, {} classes]",
+            quote(&rx.pattern),
+            rx.nstates(),
+            rx.nclasses
+        );
+        let Some(g) = &rx.groups else { continue };
+        let _ = writeln!(
+            out,
+            "           groups: {} ({} slots), {} instructions, {} sets",
+            g.ngroups(),
+            g.nslots,
+            g.insns.len(),
+            g.sets.len()
+        );
+        for (pc, &w) in g.insns.iter().enumerate() {
+            let (op, arg) = crate::program::rx_decode(w);
+            let text = match op {
+                abi::STP_RX_SET => format!("SET    set{arg}"),
+                abi::STP_RX_JMP => format!("JMP    {arg}"),
+                abi::STP_RX_SPLIT => format!("SPLIT  {}, {arg}", pc + 1),
+                abi::STP_RX_SAVE => format!("SAVE   slot{arg}"),
+                abi::STP_RX_BOL => "BOL".to_string(),
+                abi::STP_RX_EOL => "EOL".to_string(),
+                abi::STP_RX_MATCH => "MATCH".to_string(),
+                _ => format!("?{op}   {arg}"),
+            };
+            let _ = writeln!(out, "           {pc:04}  {text}");
+        }
+    }
+}
+
 /// Quotes bytes as a double-quoted, escaped string (`"a\n\"b\x01"`).
 pub fn quote(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len() + 2);
@@ -428,6 +466,9 @@ pub fn disassemble(prog: &Program) -> String {
             quote(f.text.as_bytes()),
             kinds.join(", ")
         );
+    }
+    if !prog.regexes.is_empty() {
+        regexes(&mut out, prog);
     }
     let _ = writeln!(out, "\nprobes ({}):", prog.probes.len());
     for (i, p) in prog.probes.iter().enumerate() {

@@ -317,6 +317,46 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
         rs.extend_from_slice(&classes);
     }
 
+    // REGEXSUBS, REGEXPROG and REGEXSETS: one entry per regex when any
+    // has a group program (ninsn 0 for those without), else none; each
+    // program's SET arguments rebased onto its sets' place in REGEXSETS.
+    if prog.regexes.iter().any(|rx| rx.groups.is_some()) {
+        for rx in &prog.regexes {
+            let first = to_u32(
+                sections[abi::STP_SEC_REGEXPROG as usize].len() / 4,
+                "regex program",
+            )?;
+            let (ninsn, nslots) = match &rx.groups {
+                None => (0, 0),
+                Some(g) => {
+                    let base = to_u32(
+                        sections[abi::STP_SEC_REGEXSETS as usize].len() / 32,
+                        "regex sets",
+                    )?;
+                    for set in &g.sets {
+                        sections[abi::STP_SEC_REGEXSETS as usize].extend_from_slice(set);
+                    }
+                    let rp = &mut sections[abi::STP_SEC_REGEXPROG as usize];
+                    for &w in &g.insns {
+                        let (op, arg) = crate::program::rx_decode(w);
+                        let w = if op == abi::STP_RX_SET {
+                            crate::program::rx_insn(op, arg + base)
+                        } else {
+                            w
+                        };
+                        push_u32(rp, w);
+                    }
+                    (to_u32(g.insns.len(), "regex program")?, g.nslots)
+                }
+            };
+            let ss = &mut sections[abi::STP_SEC_REGEXSUBS as usize];
+            push_u32(ss, first);
+            push_u32(ss, ninsn);
+            push_u32(ss, nslots);
+            push_u32(ss, 0);
+        }
+    }
+
     // Lay out: header, then each section 8-aligned.
     let hdr_size = size_of::<abi::stp_image_hdr>();
     let mut out = vec![0u8; hdr_size];

@@ -399,6 +399,43 @@ pub struct RegexTable {
     pub start: u32,
     /// `nstates() * nclasses` next states, row by row.
     pub trans: Vec<u16>,
+    /// The group program REMATCHS runs (abi.h: `struct stp_regex_sub`),
+    /// present only in scripts that call `matched()`, `matched_str()` or
+    /// `ngroups()`.
+    #[serde(default)]
+    pub groups: Option<RegexGroups>,
+}
+
+/// The group program of one regular expression (abi.h: `STP_RX_*`,
+/// `struct stp_regex_sub`): Pike VM instructions whose SET arguments index
+/// this program's own `sets` (the image rebases them into REGEXSETS).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct RegexGroups {
+    /// Instructions: `op | arg << STP_RX_OP_BITS`.
+    pub insns: Vec<u32>,
+    /// Byte sets of the SET instructions (bit `b % 8` of byte `b / 8`).
+    pub sets: Vec<[u8; 32]>,
+    /// Capture slots, two per group, group 0 (the whole match) included.
+    pub nslots: u32,
+}
+
+impl RegexGroups {
+    /// Groups of the pattern, group 0 included (what `ngroups()` returns).
+    pub fn ngroups(&self) -> u32 {
+        self.nslots / 2
+    }
+}
+
+/// Builds a group program instruction from its operation
+/// (`abi::STP_RX_*`) and argument.
+pub fn rx_insn(op: u32, arg: u32) -> u32 {
+    op | (arg << abi::STP_RX_OP_BITS)
+}
+
+/// The operation (`abi::STP_RX_*`) and argument of a group program
+/// instruction.
+pub fn rx_decode(w: u32) -> (u32, u32) {
+    (w & abi::STP_RX_OP_MASK, w >> abi::STP_RX_OP_BITS)
 }
 
 impl RegexTable {

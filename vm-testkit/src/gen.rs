@@ -32,7 +32,7 @@ use vm_refvm::HostEnv;
 use vm_spec::abi;
 use vm_spec::program::{
     default_limits, ArgKind, Format, FuncSig, Global, GlobalType, Handler, Hist, Insn, MapDecl,
-    MapValue, Probe, ProbeTarget, Program, RegexTable, SrcLoc, Stat,
+    MapValue, Probe, ProbeTarget, Program, RegexGroups, RegexTable, SrcLoc, Stat,
 };
 use vm_spec::tables::imm_pack;
 use vm_spec::tables::{HelperArg, HelperRes, HELPERS, PROBE_KINDS};
@@ -382,6 +382,117 @@ fn random_kinds(rng: &mut Rng, n: usize, k: u64, of: u64) -> Vec<ArgKind> {
             }
         })
         .collect()
+}
+
+/// A random group program the verifier accepts (abi.h: `STP_RX_*`):
+/// usually `SAVE 0` first and `SAVE 1, MATCH` last, random SET (of a few
+/// random byte sets, some holding the strings' common bytes), JMP and
+/// SPLIT (loops and jumps to pc 0 included), SAVE, BOL, EOL and MATCH in
+/// between.
+fn random_groups(rng: &mut Rng) -> RegexGroups {
+    use vm_spec::program::rx_insn;
+    let nslots = 2 * (1 + rng.below(4) as u32);
+    let nsets = 1 + rng.below(4) as u32;
+    let sets = (0..nsets)
+        .map(|_| {
+            let mut b = [0u8; 32];
+            for byte in b.iter_mut() {
+                *byte = match rng.below(3) {
+                    0 => 0,
+                    1 => 0xff,
+                    _ => rng.below(256) as u8,
+                };
+            }
+            b[0] &= !1; // never NUL
+            b
+        })
+        .collect();
+    if rng.chance(2, 3) {
+        // Structured, as the compiler lowers a pattern: SAVE 0, items,
+        // SAVE 1, MATCH.
+        let mut insns = vec![rx_insn(abi::STP_RX_SAVE, 0)];
+        let n = 1 + rng.below(5);
+        for _ in 0..n {
+            rx_item(rng, &mut insns, nsets, nslots, 3);
+        }
+        insns.push(rx_insn(abi::STP_RX_SAVE, 1));
+        insns.push(rx_insn(abi::STP_RX_MATCH, 0));
+        return RegexGroups {
+            insns,
+            sets,
+            nslots,
+        };
+    }
+    let body = 1 + rng.below(14) as u32;
+    let ninsn = body + 3;
+    let mut insns = vec![rx_insn(abi::STP_RX_SAVE, 0)];
+    if rng.chance(1, 8) {
+        insns[0] = rx_insn(abi::STP_RX_SET, rng.below(u64::from(nsets)) as u32);
+    }
+    for _ in 0..body {
+        let w = match rng.below(9) {
+            0..=2 => rx_insn(abi::STP_RX_SET, rng.below(u64::from(nsets)) as u32),
+            3 => rx_insn(abi::STP_RX_JMP, rng.below(u64::from(ninsn)) as u32),
+            4 | 5 => rx_insn(abi::STP_RX_SPLIT, rng.below(u64::from(ninsn)) as u32),
+            6 => rx_insn(abi::STP_RX_SAVE, rng.below(u64::from(nslots)) as u32),
+            7 => rx_insn([abi::STP_RX_BOL, abi::STP_RX_EOL][rng.below(2) as usize], 0),
+            _ => rx_insn(abi::STP_RX_MATCH, 0),
+        };
+        insns.push(w);
+    }
+    insns.push(rx_insn(abi::STP_RX_SAVE, 1));
+    insns.push(rx_insn(abi::STP_RX_MATCH, 0));
+    RegexGroups {
+        insns,
+        sets,
+        nslots,
+    }
+}
+
+/// One random item of a structured group program, appended to `insns`:
+/// a SET, BOL / EOL, a group (SAVE 2g, item, SAVE 2g + 1), a greedy loop
+/// (L: SPLIT end; item; JMP L), an option (SPLIT end; item) or an
+/// alternation (SPLIT b; item; JMP end; b: item), `depth` levels deep.
+fn rx_item(rng: &mut Rng, insns: &mut Vec<u32>, nsets: u32, nslots: u32, depth: u32) {
+    use vm_spec::program::rx_insn;
+    let set = |rng: &mut Rng| rx_insn(abi::STP_RX_SET, rng.below(u64::from(nsets)) as u32);
+    let kind = if depth == 0 { 0 } else { rng.below(8) };
+    match kind {
+        0 | 1 => insns.push(set(rng)),
+        2 => insns.push(rx_insn(
+            [abi::STP_RX_BOL, abi::STP_RX_EOL][rng.below(2) as usize],
+            0,
+        )),
+        3 | 4 => {
+            let g = rng.below(u64::from(nslots / 2)) as u32;
+            insns.push(rx_insn(abi::STP_RX_SAVE, 2 * g));
+            rx_item(rng, insns, nsets, nslots, depth - 1);
+            insns.push(rx_insn(abi::STP_RX_SAVE, 2 * g + 1));
+        }
+        5 => {
+            let l = insns.len();
+            insns.push(0);
+            rx_item(rng, insns, nsets, nslots, depth - 1);
+            insns.push(rx_insn(abi::STP_RX_JMP, l as u32));
+            insns[l] = rx_insn(abi::STP_RX_SPLIT, insns.len() as u32);
+        }
+        6 => {
+            let l = insns.len();
+            insns.push(0);
+            rx_item(rng, insns, nsets, nslots, depth - 1);
+            insns[l] = rx_insn(abi::STP_RX_SPLIT, insns.len() as u32);
+        }
+        _ => {
+            let l = insns.len();
+            insns.push(0);
+            rx_item(rng, insns, nsets, nslots, depth - 1);
+            let j = insns.len();
+            insns.push(0);
+            insns[l] = rx_insn(abi::STP_RX_SPLIT, insns.len() as u32);
+            rx_item(rng, insns, nsets, nslots, depth - 1);
+            insns[j] = rx_insn(abi::STP_RX_JMP, insns.len() as u32);
+        }
+    }
 }
 
 fn ins(op: u32, a: u8, b: u8, c: u8, imm: i32) -> Insn {
@@ -1044,7 +1155,8 @@ impl HGen<'_> {
                 }
             }
             10 | 11 if !self.prog.regexes.is_empty() && self.rng.chance(1, 3) => {
-                // REMATCH a, b, regex (a random DFA table, see generate).
+                // REMATCH a, b, regex (a random DFA table, see generate);
+                // stmt_regex_groups makes REMATCHS.
                 let b = self.ssrc(out, d)?;
                 let a = self.dst()?;
                 let k = self.rng.below(self.prog.regexes.len() as u64) as i32;
@@ -1310,9 +1422,72 @@ impl HGen<'_> {
 
     /// One statement; `None` when the chosen kind does not fit the handler
     /// (the caller just tries again).
+    /// REMATCHS on a regex with a group program (over a string loaded for
+    /// it, or any string register), then, most of the time only when it
+    /// matched (JZ), one to three of NGROUPS and MATCHED of a group in
+    /// range (7 in 8) or not (-1, ngroups, 1000), the results observed in
+    /// globals (MATCHED's by its length).
+    fn stmt_regex_groups(&mut self, out: &mut Vec<Insn>, d: &mut Defs) -> Option<()> {
+        let with: Vec<usize> = (0..self.prog.regexes.len())
+            .filter(|&k| self.prog.regexes[k].groups.is_some())
+            .collect();
+        let k = self.rng.pick(&with)?;
+        let ngroups = self.prog.regexes[k].groups.as_ref()?.ngroups();
+        let b = if self.dead || self.rng.chance(1, 4) {
+            self.ssrc(out, d)?
+        } else {
+            let w = self.sdst()?;
+            self.load_str(out, d, w);
+            d.s |= 1u32 << w;
+            w
+        };
+        let a = self.dst()?;
+        out.push(ins(abi::STP_OP_REMATCHS, a, b, 0, k as i32));
+        d.r |= 1u64 << a;
+        self.observe(out, a);
+        let guarded = self.rng.chance(3, 4);
+        let mut block = Vec::new();
+        let mut bd = *d;
+        for _ in 0..1 + self.rng.below(3) {
+            if self.rng.chance(1, 4) {
+                let n = self.dst()?;
+                block.push(ins(abi::STP_OP_NGROUPS, n, 0, 0, 0));
+                bd.r |= 1u64 << n;
+                self.observe(&mut block, n);
+                continue;
+            }
+            let g = if self.rng.chance(7, 8) {
+                self.rng.below(u64::from(ngroups)) as i32
+            } else {
+                [-1, ngroups as i32, 1000][self.rng.below(3) as usize]
+            };
+            let c = self.dst()?;
+            block.push(ins(abi::STP_OP_LDI, c, 0, 0, g));
+            bd.r |= 1u64 << c;
+            let w = self.sdst()?;
+            block.push(ins(abi::STP_OP_MATCHED, w, c, 0, 0));
+            bd.s |= 1u32 << w;
+            let n = self.dst()?;
+            block.push(ins(abi::STP_OP_SLEN, n, w, 0, 0));
+            bd.r |= 1u64 << n;
+            self.observe(&mut block, n);
+        }
+        if guarded {
+            // JZ a reads a, written above; the block's writes are not on
+            // every path.
+            out.push(ins(abi::STP_OP_JZ, a, 0, 0, block.len() as i32));
+            out.extend(block);
+        } else {
+            out.extend(block);
+            *d = bd;
+        }
+        Some(())
+    }
+
     fn stmt(&mut self, out: &mut Vec<Insn>, d: &mut Defs, budget: u32) -> Option<()> {
         let nest = self.depth < 3 && budget > 2;
-        match self.rng.below(136) {
+        match self.rng.below(140) {
+            136..=139 => self.stmt_regex_groups(out, d),
             116..=121 => self.stmt_stat(out, d),
             122..=129 => self.stmt_map(out, d),
             130..=132 => self.stmt_map_fill(out, d),
@@ -2161,12 +2336,21 @@ pub fn generate(seed: u64) -> Case {
                 }
             })
             .collect();
+        let groups = rng.chance(1, 2).then(|| random_groups(&mut rng));
+        // A group program runs only after the DFA said "match": most of
+        // those DFAs accept at once (start state 1).
+        let start = if groups.is_some() && rng.chance(3, 4) {
+            1
+        } else {
+            rng.below(nstates as u64) as u32
+        };
         prog.regexes.push(RegexTable {
             pattern: format!("rx{}", prog.regexes.len()).into_bytes(),
             classes,
             nclasses,
-            start: rng.below(nstates as u64) as u32,
+            start,
             trans,
+            groups,
         });
     }
 

@@ -47,7 +47,8 @@ impl RuntimeError {
             addr,
             message: msg
                 .replace("%llx", &format!("{addr:x}"))
-                .replace("%llu", &addr.to_string()),
+                .replace("%llu", &addr.to_string())
+                .replace("%lld", &(addr as i64).to_string()),
         }
     }
 }
@@ -235,6 +236,9 @@ pub struct HostSession {
     _sbuf: Vec<u8>,
     /// STOK's tokenizer copy (`MAXSTRINGLEN` bytes); `vm.tok` points here.
     _tok: Vec<u8>,
+    /// The regex group state (`vm.rx` points here), empty without group
+    /// programs.
+    _rx: Vec<u64>,
     /// Function frames (`vm.frames` points here; empty without functions).
     _frames: Vec<u64>,
     /// Statistics of every simulated CPU: `stat_cpus` copies of
@@ -337,6 +341,13 @@ impl HostSession {
             0
         };
         let mut frames = vec![0u64; vm_spec::core::frames_size(nframes, cap).div_ceil(8)];
+        // As the kernel glue does: the regex group state only for a
+        // program with group programs.
+        let mut rx = if p.rx_groups != 0 {
+            vec![0u64; vm_spec::core::rx_state_size(cap).div_ceil(8)]
+        } else {
+            Vec::new()
+        };
         let vm = Box::new(ffi::stp_vm {
             r: [0; abi::STP_MAX_REGS as usize],
             slen: [0; abi::STP_MAX_SREGS as usize],
@@ -352,6 +363,12 @@ impl HostSession {
             tok: tok.as_mut_ptr().cast(),
             tok_pos: 0,
             tok_len: 0,
+            pad2: 0,
+            rx: if rx.is_empty() {
+                std::ptr::null_mut()
+            } else {
+                rx.as_mut_ptr().cast()
+            },
         });
         let stat_stride = (u64::from(p.stat_bytes) + 7) & !7;
         let (maps, iters) = host_maps(p, cap);
@@ -367,6 +384,7 @@ impl HostSession {
             vm,
             _sbuf: sbuf,
             _tok: tok,
+            _rx: rx,
             _frames: frames,
             ring: HostRing::new(ring_pages * PAGE),
             clock: 1,

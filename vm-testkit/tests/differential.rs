@@ -44,6 +44,9 @@ fn c_core_and_reference_vm_agree() {
         STP_RTE_HIST_INDEX,
         STP_RTE_ARRAY_OVERFLOW,
         STP_RTE_ARRAY_SIZE,
+        STP_RTE_SUBEXP_FAILED,
+        STP_RTE_SUBEXP_RANGE,
+        STP_RTE_SUBEXP_COUNT,
     ] {
         if n >= 1000 {
             assert!(

@@ -884,6 +884,7 @@ fn regex_prog(f: impl FnOnce(&mut RegexTable)) -> Program {
         nclasses: 3,
         start: 2,
         trans: vec![0, 0, 0, 1, 1, 1, 2, 1, 0],
+        groups: None,
     };
     f(&mut rx);
     let mut p = begin(

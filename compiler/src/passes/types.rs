@@ -442,6 +442,8 @@ impl Typer<'_> {
                             | Builtin::TextStrn
                             | Builtin::StringQuoted
                             | Builtin::Tokenize
+                            | Builtin::Matched
+                            | Builtin::MatchedStr
                             | Builtin::Pp
                             | Builtin::Pn
                             | Builtin::ProbeType => Ty::Str,

@@ -54,6 +54,8 @@ pub struct RefProgram {
     pub(super) stats: Vec<RefStat>,
     pub(super) maps: Vec<RefMapDesc>,
     pub(super) regexes: Vec<RefRegex>,
+    /// REGEXSETS: the byte sets of the group programs' SET.
+    pub(super) rx_sets: Vec<[u8; 32]>,
 }
 
 /// One regular expression's DFA (`struct stp_regex_desc` and its rows of
@@ -65,6 +67,8 @@ pub(super) struct RefRegex {
     pub(super) classes: Vec<u8>,
     /// The rows, `nstates * nclasses` entries.
     pub(super) trans: Vec<u16>,
+    /// The group program (REGEXSUBS entry with ninsn > 0), if any.
+    pub(super) groups: Option<RefGroups>,
 }
 
 impl RefRegex {
@@ -288,11 +292,44 @@ impl RefProgram {
                     .ok_or(RefError::BadImage("regex classes past the end"))?
                     .to_vec(),
                 trans,
+                groups: None,
             });
         }
+        // REGEXSUBS (empty, or one entry per regex), REGEXPROG, REGEXSETS.
+        let ssz = size_of::<abi::stp_regex_sub>();
+        let (sbytes, nsubs) = section(img, abi::STP_SEC_REGEXSUBS, ssz)?;
+        let (pbytes, _) = section(img, abi::STP_SEC_REGEXPROG, 4)?;
+        let (setbytes, nsets) = section(img, abi::STP_SEC_REGEXSETS, 32)?;
+        for (k, rx) in regexes.iter_mut().enumerate().take(nsubs) {
+            let e = &sbytes[k * ssz..(k + 1) * ssz];
+            let first = le_u32(e, offset_of!(abi::stp_regex_sub, first))? as usize;
+            let ninsn = le_u32(e, offset_of!(abi::stp_regex_sub, ninsn))? as usize;
+            if ninsn == 0 {
+                continue;
+            }
+            let insns = first
+                .checked_mul(4)
+                .and_then(|lo| pbytes.get(lo..lo.checked_add(ninsn.checked_mul(4)?)?))
+                .ok_or(RefError::BadImage("group program outside REGEXPROG"))?
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect();
+            rx.groups = Some(RefGroups {
+                insns,
+                nslots: le_u32(e, offset_of!(abi::stp_regex_sub, nslots))? as usize,
+            });
+        }
+        let rx_sets = (0..nsets)
+            .map(|k| {
+                let mut b = [0u8; 32];
+                b.copy_from_slice(&setbytes[k * 32..(k + 1) * 32]);
+                b
+            })
+            .collect();
         let _ = le_u16(img, offset_of!(abi::stp_image_hdr, version))?;
         Ok(RefProgram {
             regexes,
+            rx_sets,
             stats,
             maps,
             handlers,

@@ -74,6 +74,7 @@ use vm_spec::program::{Insn, Program};
 /// read.
 pub const PAGE_SIZE: u64 = abi::STP_HOST_PAGE_SIZE as u64;
 
+mod groups;
 mod helpers;
 mod image;
 mod map;
@@ -81,6 +82,7 @@ mod memory;
 mod stat;
 mod str;
 
+use groups::*;
 use image::*;
 pub use image::{RefError, RefProgram};
 use map::*;
@@ -177,6 +179,7 @@ fn catch_message(code: u32, addr: u64, msg: &[u8], cap: u32) -> Vec<u8> {
             .map_or("", |e| e.msg)
             .replace("%llx", &format!("{addr:x}"))
             .replace("%llu", &format!("{addr}"))
+            .replace("%lld", &format!("{}", addr as i64))
             .into_bytes()
     };
     v.truncate(cap as usize);
@@ -213,6 +216,9 @@ struct Machine<'a> {
     /// The statistics copy of this run's CPU (`None`: the CPU id is not
     /// below the simulated CPUs).
     cpu: Option<usize>,
+    /// The match the last REMATCHS of this run recorded (`None`: failed,
+    /// or none yet).
+    last_match: Option<RefMatch>,
 }
 
 /// Register `i` of `bank` (`'r'` or `'s'`, of `n` registers) as a number
@@ -609,6 +615,44 @@ impl Machine<'_> {
                 let v = rx.matches(self.srd(b)?).map_err(Stop::Hole)?;
                 self.wr(a, v)?;
             }
+            abi::STP_OP_REMATCHS => {
+                let rx = usize::try_from(insn.imm)
+                    .ok()
+                    .and_then(|k| self.prog.regexes.get(k))
+                    .ok_or_else(|| Stop::Hole(format!("regex {} out of range", insn.imm)))?;
+                let g = rx
+                    .groups
+                    .as_ref()
+                    .ok_or_else(|| Stop::Hole(format!("REMATCHS of regex {}", insn.imm)))?;
+                let subject = self.srd(b)?.to_vec();
+                let v = rx.matches(&subject).map_err(Stop::Hole)?;
+                self.last_match = None;
+                if v == 1 {
+                    match g.run(&self.prog.rx_sets, &subject, fuel) {
+                        Ok(Some(slots)) => self.last_match = Some(RefMatch { slots, subject }),
+                        Ok(None) => {}
+                        Err(None) => return Err(Stop::Fault(abi::STP_RTE_MAXACTION, 0)),
+                        Err(Some(hole)) => return Err(Stop::Hole(hole)),
+                    }
+                }
+                self.wr(a, v)?;
+            }
+            abi::STP_OP_MATCHED => {
+                let n = self.rd(b)?;
+                let m = self
+                    .last_match
+                    .as_ref()
+                    .ok_or(Stop::Fault(abi::STP_RTE_SUBEXP_FAILED, n))?;
+                let v = m.group(n as i64).map_err(|code| Stop::Fault(code, n))?;
+                self.swr(a, v)?;
+            }
+            abi::STP_OP_NGROUPS => {
+                let m = self
+                    .last_match
+                    .as_ref()
+                    .ok_or(Stop::Fault(abi::STP_RTE_SUBEXP_COUNT, 0))?;
+                self.wr(a, (m.slots.len() / 2) as u64)?;
+            }
             abi::STP_OP_STADD
             | abi::STP_OP_STCOUNT
             | abi::STP_OP_STSUM
@@ -948,6 +992,7 @@ impl RefSession {
             },
             aggs: &mut self.aggs,
             cpu,
+            last_match: None,
         };
         let mut pc = 0usize;
         let mut steps = 0u64;

@@ -95,6 +95,14 @@ struct stp_insn {
  */
 #define STP_MAX_REGEXES		1024u
 #define STP_MAX_REGEX_STATES	4096u
+/*
+ * Group programs (REMATCHS; the REGEXSUBS, REGEXPROG and REGEXSETS
+ * sections, struct stp_regex_sub): at most STP_MAX_REGEX_INSNS
+ * instructions and STP_MAX_REGEX_SLOTS slots (two per group, group 0
+ * included) each.
+ */
+#define STP_MAX_REGEX_INSNS	256u
+#define STP_MAX_REGEX_SLOTS	32u
 
 /*
  * Session limits with SystemTap's names: name, default, minimum, maximum.
@@ -134,8 +142,9 @@ enum stp_limit {
 /* The program image (LOAD ioctl payload)                              */
 
 #define STP_IMAGE_MAGIC		0x49505453u	/* "STPI" */
-#define STP_IMAGE_VERSION	5u	/* 2: functions, format texts; 3: STATS; 4: REGEXES;
-					 * 5: stp_probe_desc.randomize
+#define STP_IMAGE_VERSION	6u	/* 2: functions, format texts; 3: STATS; 4: REGEXES;
+					 * 5: stp_probe_desc.randomize;
+					 * 6: REGEXSUBS, REGEXPROG, REGEXSETS
 					 */
 
 /*
@@ -154,7 +163,10 @@ enum stp_limit {
 	X(STATS,    struct stp_stat_desc)				\
 	X(MAPS,     struct stp_map_desc)				\
 	X(REGEXES,  struct stp_regex_desc)				\
-	X(REGEXDATA, __u16)
+	X(REGEXDATA, __u16)						\
+	X(REGEXSUBS, struct stp_regex_sub)				\
+	X(REGEXPROG, __u32)						\
+	X(REGEXSETS, struct stp_regex_set)
 
 /* Section index in struct stp_image_hdr.sec[]. */
 enum stp_section {
@@ -503,6 +515,59 @@ struct stp_regex_desc {
 	__u8 classes[256];	/* byte -> class */
 };
 
+/*
+ * The group program of a regular expression (REMATCHS, opcodes.h): entry
+ * i of REGEXSUBS belongs to regex i of REGEXES (the section is empty, or
+ * has one entry per regex). ninsn 0: the regex has no program (REMATCH
+ * only). Else its instructions are REGEXPROG[first, first + ninsn), each
+ * a __u32: the operation in the low STP_RX_OP_BITS bits (enum stp_rx_op),
+ * its argument above them. nslots (even) slots hold capture positions:
+ * 2n and 2n + 1 are where group n starts and ends, group 0 being the
+ * whole match (the compiler's program is SAVE 0, the pattern, SAVE 1,
+ * MATCH).
+ *
+ *   SET k    the byte at the position is in set k of REGEXSETS (bit b % 8
+ *            of byte b / 8; never NUL): go on at pc + 1, one position on
+ *   JMP t    go on at t
+ *   SPLIT t  go on at pc + 1, then (lower priority) at t
+ *   SAVE k   slot k := the position; go on at pc + 1
+ *   BOL      only at position 0; go on at pc + 1
+ *   EOL      only at the end of the string; go on at pc + 1
+ *   MATCH    the pattern matched (argument 0)
+ *
+ * The verifier requires (BAD_REGEX) 1 <= ninsn <= STP_MAX_REGEX_INSNS,
+ * the program inside REGEXPROG, 2 <= nslots <= STP_MAX_REGEX_SLOTS and
+ * even, pad 0, every operation known, every JMP / SPLIT target < ninsn,
+ * every SAVE slot < nslots, every SET set inside REGEXSETS, a zero
+ * argument on BOL, EOL and MATCH, and the last instruction JMP or MATCH
+ * (so pc + 1 is always inside).
+ */
+#define STP_RX_OP_BITS		4
+#define STP_RX_OP_MASK		15
+
+enum stp_rx_op {
+	STP_RX_SET,
+	STP_RX_JMP,
+	STP_RX_SPLIT,
+	STP_RX_SAVE,
+	STP_RX_BOL,
+	STP_RX_EOL,
+	STP_RX_MATCH,
+	STP_RX__COUNT
+};
+
+struct stp_regex_sub {
+	__u32 first;		/* first instruction, index into REGEXPROG */
+	__u32 ninsn;		/* 0: no program */
+	__u32 nslots;		/* capture slots, 2 per group */
+	__u32 pad;		/* must be 0 */
+};
+
+/* One byte set of SET: bit b % 8 of bits[b / 8] is byte b. */
+struct stp_regex_set {
+	__u8 bits[32];
+};
+
 /* ------------------------------------------------------------------ */
 /* Verifier errors                                                     */
 
@@ -565,6 +630,9 @@ enum stp_verify_error {
  * handler cycles summed on that CPU, counts it as an error and puts the
  * session in the error state whatever MAXERRORS says; user space prints it
  * without a location.
+ *
+ * SUBEXP_FAILED and SUBEXP_RANGE (MATCHED, opcodes.h) carry the group
+ * number as addr, printed signed (%lld).
  */
 #define STP_RUNTIME_ERRORS(X)						\
 	X(NONE,        "no error")					\
@@ -580,7 +648,10 @@ enum stp_verify_error {
 	X(HIST_INDEX,  "histogram index out of range")			\
 	X(ARRAY_OVERFLOW, "Array overflow, check MAXMAPENTRIES")		\
 	X(ARRAY_SIZE,  "Array overflow, check size limit (%llu)")	\
-	X(OVERLOAD,    "probe overhead (%llu cycles) exceeded threshold (%llu cycles) in last %llu cycles")
+	X(OVERLOAD,    "probe overhead (%llu cycles) exceeded threshold (%llu cycles) in last %llu cycles") \
+	X(SUBEXP_FAILED, "Attempted to get subexpression %lld from failed match") \
+	X(SUBEXP_RANGE, "Attempted to get nonexistent subexpression %lld") \
+	X(SUBEXP_COUNT, "Attempted to get subexpression count from failed match")
 
 /* Run-time error codes: STP_RTE_NONE == 0. */
 enum stp_runtime_error {
@@ -868,7 +939,9 @@ struct stp_rec_hdr {
 struct stp_rec_error {
 	__u32 handler;		/* index into HANDLERS */
 	__u32 pc;		/* instruction index inside the handler */
-	__u64 addr;		/* faulting address, if any; USER: message bytes */
+	__u64 addr;		/* faulting address, if any; USER: message
+				 * bytes; SUBEXP_*: the group number
+				 */
 };
 
 /*

@@ -374,6 +374,43 @@
  *    MAXSTRINGLEN), no fuel, no error. The compiler builds unanchored
  *    DFAs (the pattern may match anywhere; `^` and `$` anchor at the ends
  *    of the string), as stap's `=~`; `!~` is REMATCH then LNOT.
+ *  - REMATCHS is REMATCH that also records the match's groups (stap's
+ *    matched(), matched_str(), ngroups(): tapset/regex.stp); the
+ *    compiler emits it instead of REMATCH only in scripts that call one
+ *    of them. Its regex must have a group program (abi.h: struct
+ *    stp_regex_sub, ninsn > 0). When the DFA says "match", the program
+ *    runs as a Pike VM over s[b] (abi.h: STP_RX_*): threads in priority
+ *    order, each with its slots (capture positions, unset at first); at
+ *    each position 0..len, after the threads that SET stepped into it
+ *    and while no match is known, a new thread starts at instruction 0
+ *    with the lowest priority (the lazy ".*" pad of an unanchored
+ *    match). A closure follows JMP, SPLIT (pc + 1 first, then arg), SAVE
+ *    (slot arg := position), BOL (position 0), EOL (position len); each
+ *    pc is visited once per position, by all closures into it together
+ *    (the higher-priority thread keeps it); a SET or MATCH it reaches is
+ *    a thread. Then the threads are taken in order: a thread's start is
+ *    its slot 0 (unset: after every position); one that started after
+ *    the known match is dropped; MATCH records the thread's slots when
+ *    no match is known, when its start is earlier than the known one's,
+ *    or when it has the same start and a later end (the position); SET
+ *    of a byte in set arg steps into the next position. The pass ends
+ *    after position len, or earlier once a match is known and no thread
+ *    is left. So: leftmost start, longest end for that start, groups of
+ *    the first thread in priority order (greedy closures, first
+ *    alternative first). Each position takes one unit of fuel, before
+ *    its work (none left: STP_RTE_MAXACTION at the REMATCHS). r[a] is
+ *    the DFA's answer; the
+ *    CPU's group state (struct stp_rx_state, kmod/core/stp_core.h: a copy
+ *    of s[b], the slots, nslots) holds the match when the program found
+ *    one, else "failed" (also when the DFA said no). Every run starts
+ *    with "failed", so only a REMATCHS of the same run (functions
+ *    included) is seen.
+ *  - MATCHED: group n = r[b] of the recorded match, the bytes between
+ *    slots 2n and 2n + 1 of the copy; "" when the group took no part (a
+ *    slot unset). A failed (or absent) match ends the run with
+ *    STP_RTE_SUBEXP_FAILED, n < 0 or n >= nslots / 2 with
+ *    STP_RTE_SUBEXP_RANGE, the address being n. NGROUPS: nslots / 2, or
+ *    STP_RTE_SUBEXP_COUNT after a failed match.
  *
  *  - TRY / TRYEND (stap's try/catch): each frame (the handler's, and each
  *    function call's) has at most one armed catch: a target pc in its own
@@ -485,7 +522,10 @@
 	X(ABORT,  NO, NO, NO, NO,  0, "request the end of the session and end the run now, uncaught (abort())") \
 	X(STCLR,  NO, NO, NO, STAT, 0, "delete stat imm: every CPU's copy emptied") \
 	X(SYSTEM, NO, SR, NO, NO,  0, "emit s[b] as an STP_REC_SYSTEM record: system(), run by user space") \
-	X(MSTBKT, RM, RN, SN, MAP, 0, "r[a] := @hist_*(map imm[r[b..], s[c..]])[r[a]]; error if absent, empty or out of range")
+	X(MSTBKT, RM, RN, SN, MAP, 0, "r[a] := @hist_*(map imm[r[b..], s[c..]])[r[a]]; error if absent, empty or out of range") \
+	X(REMATCHS, RW, SR, NO, RX, 0, "r[a] := s[b] =~ regex imm, recording its groups for MATCHED") \
+	X(MATCHED, SW, RR, NO, NO, 0, "s[a] := group r[b] of this run's last REMATCHS; error if failed or absent") \
+	X(NGROUPS, RW, NO, NO, NO, 0, "r[a] := groups of this run's last REMATCHS, group 0 included; error if failed")
 
 /* Opcode numbers: STP_OP_NOP == 0, in table order. */
 enum stp_opcode {

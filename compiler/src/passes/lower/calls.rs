@@ -167,6 +167,22 @@ impl Gen<'_> {
                 let a = self.str(&args[0]);
                 self.emit(STP_OP_SYSTEM, 0, a, 0, 0);
             }
+            Builtin::Matched | Builtin::MatchedStr => {
+                let d = sdst.unwrap_or_else(|| self.alloc_s());
+                let n = match args.first() {
+                    Some(a) => self.int(a),
+                    None => {
+                        let z = self.alloc_r();
+                        self.load_int(z, 0);
+                        z
+                    }
+                };
+                self.emit(STP_OP_MATCHED, d, n, 0, 0);
+            }
+            Builtin::Ngroups => {
+                let d = dst.unwrap_or_else(|| self.alloc_r());
+                self.emit(STP_OP_NGROUPS, d, 0, 0, 0);
+            }
             Builtin::PrintChar
             | Builtin::Endian { .. }
             | Builtin::TextStrn

@@ -327,7 +327,12 @@ impl Gen<'_> {
                 let s = self.str(lhs);
                 match self.tabs.regex(re) {
                     Ok(k) => {
-                        self.emit(STP_OP_REMATCH, dst, s, 0, k);
+                        let op = if self.tabs.regex_groups {
+                            STP_OP_REMATCHS
+                        } else {
+                            STP_OP_REMATCH
+                        };
+                        self.emit(op, dst, s, 0, k);
                         if *negate {
                             self.emit(STP_OP_LNOT, dst, dst, 0, 0);
                         }

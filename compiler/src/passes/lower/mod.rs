@@ -405,6 +405,12 @@ pub fn run(
         maxstr,
         target_vars: Vec::new(),
         regexes: Vec::new(),
+        regex_groups: res.refs.iter().any(|r| {
+            matches!(
+                r,
+                Ref::Builtin(Builtin::Matched | Builtin::MatchedStr | Builtin::Ngroups)
+            )
+        }),
         target_konst: None,
         tz_konsts: None,
         loader_konsts: None,

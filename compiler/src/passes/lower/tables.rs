@@ -16,6 +16,10 @@ pub(super) struct Tables {
     pub(super) target_vars: Vec<TargetVar>,
     /// Regular expressions (REMATCH's RX operand), one per pattern.
     pub(super) regexes: Vec<RegexTable>,
+    /// The script calls `matched()`, `matched_str()` or `ngroups()`: every
+    /// regex gets its group program and `=~` is REMATCHS (stap's
+    /// `need_tagged_dfa`).
+    pub(super) regex_groups: bool,
     /// `Program::target_konst`, made by the first `target()`.
     pub(super) target_konst: Option<i32>,
     /// `Program::tz_konsts`, made by the first `__tz_gmtoff()` or
@@ -69,7 +73,12 @@ impl Tables {
         if let Some(i) = self.regexes.iter().position(|r| r.pattern == pattern) {
             return Ok(i as i32);
         }
-        let t = crate::regex::compile(pattern).map_err(|e| e.to_string())?;
+        let t = if self.regex_groups {
+            crate::regex::compile_groups(pattern)
+        } else {
+            crate::regex::compile(pattern)
+        }
+        .map_err(|e| e.to_string())?;
         self.regexes.push(t);
         Ok((self.regexes.len() - 1) as i32)
     }

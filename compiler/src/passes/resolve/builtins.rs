@@ -58,6 +58,12 @@ pub enum Builtin {
     },
     /// `text_strn(s, len, quoted)`.
     TextStrn,
+    /// `matched(n)` (tapset/regex.stp): group n of the last `=~`.
+    Matched,
+    /// `matched_str()`: `matched(0)`.
+    MatchedStr,
+    /// `ngroups()`: groups of the last `=~`, group 0 included.
+    Ngroups,
     /// `string_quoted(s)`.
     StringQuoted,
     /// `target()`: the PID of stap's `-x PID` / `-c CMD`, else 0 (a
@@ -104,7 +110,8 @@ impl Builtin {
         use Builtin::*;
         Some(match self {
             Strlen | TextStr | Error | System | StringQuoted => &[true],
-            PrintChar | Endian { .. } => &[false],
+            PrintChar | Endian { .. } | Matched => &[false],
+            MatchedStr | Ngroups => &[],
             TextStrn => &[true, false, false],
             Tokenize => &[true, true],
             Pp | Pn | Target | SwitchFile | ProbeType | Tz { .. } | Loader { .. } => &[],
@@ -121,8 +128,6 @@ impl Builtin {
 /// Tapset functions people use that are not built in yet: calling one says
 /// so rather than "unresolved function".
 const KNOWN_LATER: &[&str] = &[
-    "matched_str",
-    "ngroups",
     "ctime",
     "errno_str",
     "pp",
@@ -186,17 +191,10 @@ const JSON_FUNCTIONS: &[&str] = &[
 
 /// Tapset functions stapvm refuses for a reason of its own, with that
 /// reason: `not supported yet: function NAME() (REASON)`.
-const REFUSED_WITH_REASON: &[(&str, &str)] = &[
-    (
-        "matched",
-        "regex subexpressions: the `=~` DFA (compiler/src/regex.rs) matches \
-         without recording where groups begin and end",
-    ),
-    (
-        "ftrace",
-        "it writes to the kernel's ftrace ring buffer, which stapvm does not do",
-    ),
-];
+const REFUSED_WITH_REASON: &[(&str, &str)] = &[(
+    "ftrace",
+    "it writes to the kernel's ftrace ring buffer, which stapvm does not do",
+)];
 
 fn builtin(name: &str) -> Option<(Builtin, usize)> {
     use Builtin::*;
@@ -286,6 +284,9 @@ fn builtin(name: &str) -> Option<(Builtin, usize)> {
         "text_strn" => (TextStrn, 3),
         "string_quoted" => (StringQuoted, 1),
         "tokenize" => (Tokenize, 2),
+        "matched" => (Matched, 1),
+        "matched_str" => (MatchedStr, 0),
+        "ngroups" => (Ngroups, 0),
         "pp" => (Pp, 0),
         "pn" => (Pn, 0),
         "target" => (Target, 0),
