@@ -1453,6 +1453,7 @@ mod tests {
             e,
             format!(
                 "probe point 'kernel.function(\"vfs_read\")' has no parameter 'foo' \
+                 (similar: pos, buf, file, count) \
                  (BTF of the running kernel: parameters are file, buf, count, pos; {NO_GLOBALS})"
             )
         );
