@@ -243,15 +243,37 @@ fn return_is_the_return_value_in_hex() {
 }
 
 #[test]
-fn pretty_printed_listings_are_refused_precisely() {
-    let e = first_semantic_error("probe kernel.function(\"vfs_read\") { print($$parms$$) }\n");
+fn pretty_printed_listings_pretty_print_each_parameter() {
+    use vm_spec::program::RelocKind;
+    // `$$parms$` / `$$vars$$`: each of the six parameter slots printed
+    // with `%s` of its PRETTY value; the loader builds one node tree each.
+    for (src, deep) in [("$$parms$", false), ("$$vars$$", true)] {
+        let c = common::build(&format!(
+            "probe kernel.function(\"vfs_read\") {{ print({src}) }}"
+        ));
+        let pretty: Vec<bool> = c
+            .program
+            .target_vars
+            .iter()
+            .flat_map(|tv| &tv.relocs)
+            .filter_map(|r| match r.kind {
+                RelocKind::Pretty { deep } => Some(deep),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(pretty, vec![deep; 6], "{src}");
+        assert!(c.program.formats.iter().any(|f| f.text == "%s=%s"), "{src}");
+    }
+    // `$$locals$` is empty, as `$$locals`; `$$return$` is refused.
+    let out =
+        run("probe begin { print(\"\") } probe kernel.function(\"vfs_read\") { print($$locals$) }");
+    assert_eq!(out, "");
+    let e =
+        first_semantic_error("probe kernel.function(\"vfs_read\").return { print($$return$) }\n");
     assert!(
-        e.starts_with("semantic error: not supported yet: $$parms$$ (pretty-printing target variable listings"),
-        "{e}"
-    );
-    let e = first_semantic_error("probe kernel.function(\"vfs_read\") { print($$vars$) }\n");
-    assert!(
-        e.contains("not supported yet: $$vars$ (pretty-printing"),
+        e.starts_with(
+            "semantic error: not supported yet: $$return$ (pretty-printing the return value"
+        ),
         "{e}"
     );
 }

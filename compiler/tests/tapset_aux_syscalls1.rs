@@ -255,7 +255,10 @@ fn seek_whence_and_timex() {
         ("_seek_whence_str(0x100000002)", "SEEK_END"),
         ("_seek_whence_str(9)", "0x9"),
         ("_adjtimex_modes_str(0)", "0x0"),
-        ("_adjtimex_modes_str(0x4003)", "ADJ_OFFSET|ADJ_FREQUENCY|ADJ_TICK"),
+        (
+            "_adjtimex_modes_str(0x4003)",
+            "ADJ_OFFSET|ADJ_FREQUENCY|ADJ_TICK",
+        ),
         (
             &format!("_struct_timex_u({TIMEX})"),
             "{ADJ_OFFSET|ADJ_OFFSET_SINGLESHOT|0x100000, constant=13, esterror=11, \

@@ -181,6 +181,8 @@ struct stp_prog {
 	const u16 *rxdata;		/* REGEXDATA: DFA transitions */
 	u32 nregexes;
 	u32 rxdata_len;			/* entries of REGEXDATA */
+	const struct stp_pretty_node *pretty;	/* PRETTY: type nodes */
+	u32 npretty;
 	u32 limits[STP_LIM__COUNT];	/* copied from the header */
 };
 

@@ -115,6 +115,67 @@ struct Fill {
     bits: Option<(u32, u32)>,
     /// `@var`: the kernel symbol's address (`RelocKind::SymAddr`).
     sym: i64,
+    /// `$x$` / `$x$$` (`RelocKind::Pretty`): the PRETTY nodes of its type.
+    pretty: Option<crate::pretty::Tree>,
+}
+
+/// The PRETTY nodes of the program's uses, as `fill_patches` appends them
+/// (then `Program::pretty`), and the member names they add to
+/// `Program::strings` (a node's `name` indexes `names` until `finish`).
+#[derive(Default)]
+struct PrettyAcc {
+    nodes: Vec<vm_spec::program::PrettyNode>,
+    names: Vec<String>,
+    index: HashMap<String, u32>,
+}
+
+impl PrettyAcc {
+    /// Appends `tree`; its root's index.
+    fn add(&mut self, tree: &crate::pretty::Tree) -> Result<i64, Error> {
+        let base = self.nodes.len() as u32;
+        for n in &tree.nodes {
+            let mut n = *n;
+            if n.kind == vm_spec::abi::STP_PK_STRUCT as u8 && n.count != 0
+                || n.kind == vm_spec::abi::STP_PK_ARRAY as u8
+            {
+                n.first += base;
+            }
+            if let Some(name) = tree.names.get(n.name as usize) {
+                n.name = match self.index.get(name) {
+                    Some(&i) => i,
+                    None => {
+                        let i = self.names.len() as u32;
+                        self.names.push(name.clone());
+                        self.index.insert(name.clone(), i);
+                        i
+                    }
+                };
+            }
+            self.nodes.push(n);
+        }
+        if self.nodes.len() > vm_spec::abi::STP_MAX_PRETTY_NODES as usize {
+            return Err(Error::Var(format!(
+                "pretty-printing needs more than {} type nodes (the module's cap)",
+                vm_spec::abi::STP_MAX_PRETTY_NODES
+            )));
+        }
+        Ok(i64::from(base) + tree.nodes.len() as i64 - 1)
+    }
+
+    /// Moves the nodes into `prog`, their names after its strings.
+    fn finish(self, prog: &mut Program) -> Result<(), Error> {
+        let base = u32::try_from(prog.strings.len())
+            .map_err(|_| Error::Var("too many strings".to_string()))?;
+        for mut n in self.nodes {
+            if n.name < vm_spec::abi::STP_PRETTY_NAME_STRUCT {
+                n.name += base;
+            }
+            prog.pretty.push(n);
+        }
+        prog.strings
+            .extend(self.names.into_iter().map(String::into_bytes));
+        Ok(())
+    }
 }
 
 /// Fills every target variable's constants in `prog`. `symbols[i]` is the
@@ -289,6 +350,7 @@ pub fn apply_syms(
     syms: &HashMap<String, u64>,
 ) -> Result<(), Error> {
     let mut patches: Vec<(usize, i64)> = Vec::new();
+    let mut acc = PrettyAcc::default();
     // `@cast` uses need no probe (they may sit in functions): one answer
     // for the program, guarded by any `@defined` of the same chain.
     let cast_guards: Vec<(&TargetSite, &str, &[String])> = prog
@@ -306,12 +368,12 @@ pub fn apply_syms(
         let guarded = cast_guards.contains(&(&tv.site, tv.name.as_str(), tv.fields.as_slice()));
         if let Site::Var(v) = site {
             if let Some(fill) = var_fill(btf, tv, v, syms, guarded)? {
-                patches.extend(fill_patches(tv, &fill));
+                patches.extend(fill_patches(tv, &fill, &mut acc)?);
             }
             continue;
         }
         if let Some(fill) = fill_in(btf, modules, tv, site, "", guarded)? {
-            patches.extend(fill_patches(tv, &fill));
+            patches.extend(fill_patches(tv, &fill, &mut acc)?);
         }
     }
     // Uses of probe parameters, handler by handler.
@@ -383,12 +445,13 @@ pub fn apply_syms(
             };
             for (tv, fill) in uses.iter().zip(&fills) {
                 if let Some(fill) = fill {
-                    patches.extend(fill_patches(tv, fill));
+                    patches.extend(fill_patches(tv, fill, &mut acc)?);
                 }
             }
         }
     }
     prog.target_vars.extend(copies);
+    acc.finish(prog)?;
     for (k, v) in patches {
         match prog.konsts.get_mut(k) {
             Some(slot) => *slot = v,
@@ -601,11 +664,20 @@ fn fill_listing(
 }
 
 /// The (constant, value) pairs of `fill` for `tv`'s relocations.
-fn fill_patches(tv: &TargetVar, fill: &Fill) -> Vec<(usize, i64)> {
+fn fill_patches(
+    tv: &TargetVar,
+    fill: &Fill,
+    acc: &mut PrettyAcc,
+) -> Result<Vec<(usize, i64)>, Error> {
     tv.relocs
         .iter()
         .map(|r| {
             let v = match r.kind {
+                // No tree (no BTF type): past every node, PRETTY's "?".
+                RelocKind::Pretty { .. } => match &fill.pretty {
+                    Some(t) => acc.add(t)?,
+                    None => -1,
+                },
                 RelocKind::ArgIndex => fill.arg,
                 RelocKind::Offset(n) | RelocKind::ElemSize(n) => {
                     fill.steps.get(n as usize).map_or(0, |s| s.0)
@@ -618,7 +690,7 @@ fn fill_patches(tv: &TargetVar, fill: &Fill) -> Vec<(usize, i64)> {
                 // `is_exists`: `arg` holds the answer.
                 RelocKind::Exists => fill.arg,
             };
-            (r.konst as usize, v)
+            Ok((r.konst as usize, v))
         })
         .collect()
 }
@@ -1097,6 +1169,27 @@ fn resolve_var(btf: &Btf, tv: &TargetVar, site: Site, at: &str) -> Result<Fill, 
         return Ok(fill);
     }
     let t = btf.skip_mods(cur)?;
+    let deep = tv.relocs.iter().find_map(|r| match r.kind {
+        RelocKind::Pretty { deep } => Some(deep),
+        _ => None,
+    });
+    if let Some(deep) = deep {
+        fill.pretty = Some(
+            crate::pretty::build(btf, cur, deep)
+                .map_err(|e| what(format!("cannot pretty-print it: {e}")))?,
+        );
+        // A struct, union or array is its address; anything else that is
+        // no integer or pointer (a float) prints `?` whatever the value.
+        let value = match btf.kind(t)? {
+            kind::PTR => true,
+            kind::INT | kind::ENUM | kind::ENUM64 => btf.size(t)? <= 8,
+            _ => false,
+        };
+        if addr || !value {
+            (fill.shift, fill.rshift, fill.mask) = (0, 0, -1);
+            return Ok(fill);
+        }
+    }
     let (bytes, signed) = match btf.kind(t)? {
         // An array is its address, as in stap (`kernel_string($p->comm)`).
         kind::ARRAY if addr => (8, false),

@@ -444,6 +444,7 @@ impl Typer<'_> {
                             | Builtin::Tokenize
                             | Builtin::Pp
                             | Builtin::Pn
+                            | Builtin::Pretty { .. }
                             | Builtin::ProbeType => Ty::Str,
                             Builtin::Error | Builtin::Warn if hint == Ty::Long => Ty::Long,
                             Builtin::Error

@@ -172,9 +172,19 @@ const RETURN_VARS: &[(&str, &str, &str, &str)] = &[
         "\"N/A\"",
     ),
     ("epoll_create", "flags", "0", "0"),
-    ("epoll_create1", "flags", "((($0) & 0xffffffff) ^ 0x80000000) - 0x80000000", "0"),
+    (
+        "epoll_create1",
+        "flags",
+        "((($0) & 0xffffffff) ^ 0x80000000) - 0x80000000",
+        "0",
+    ),
     ("signalfd", "flags", "0", "0"),
-    ("signalfd4", "flags", "((($3) & 0xffffffff) ^ 0x80000000) - 0x80000000", "0"),
+    (
+        "signalfd4",
+        "flags",
+        "((($3) & 0xffffffff) ^ 0x80000000) - 0x80000000",
+        "0",
+    ),
 ];
 
 /// The `RETURN_VARS` of `sc` that `used` names: (variable, expression read

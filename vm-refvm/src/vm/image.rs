@@ -54,6 +54,9 @@ pub struct RefProgram {
     pub(super) stats: Vec<RefStat>,
     pub(super) maps: Vec<RefMapDesc>,
     pub(super) regexes: Vec<RefRegex>,
+    /// How many PRETTY type nodes the image has (opcodes.h: PRETTY). The
+    /// reference VM models PRETTY only for a node index past them (`?`).
+    pub(super) npretty: usize,
 }
 
 /// One regular expression's DFA (`struct stp_regex_desc` and its rows of
@@ -293,6 +296,7 @@ impl RefProgram {
         let _ = le_u16(img, offset_of!(abi::stp_image_hdr, version))?;
         Ok(RefProgram {
             regexes,
+            npretty: section(img, abi::STP_SEC_PRETTY, size_of::<abi::stp_pretty_node>())?.1,
             stats,
             maps,
             handlers,

@@ -73,8 +73,43 @@ impl Gen<'_> {
                 };
                 self.emit(STP_OP_STOK, d, input, delim, 0);
             }
+            Builtin::Pretty { deep } => self.pretty(args, deep, sdst),
             _ => self.fail("internal error: not a tapset built-in"),
         }
+    }
+
+    /// `$x$` / `$x$$` into `sdst`: the value of target expression `x`
+    /// (its ordinary code: for a struct, union or array its address), then
+    /// `PRETTY` with the type node the loader puts in a relocated constant
+    /// of the same use (`RelocKind::Pretty`). A use that is never resolved
+    /// here (a handler whose points have no target variables) is "".
+    fn pretty(&mut self, args: &[Expr], deep: bool, sdst: Option<u8>) {
+        use abi::*;
+        let d = sdst.unwrap_or_else(|| self.alloc_s());
+        let Some(a) = args.first() else {
+            return self.fail("internal error: __stp_pretty without an operand");
+        };
+        let v = self.alloc_r();
+        let before = self.tabs.target_vars.len();
+        self.int_into(a, v);
+        if self.tabs.target_vars.len() == before {
+            if !self.res.target_vars.contains_key(&a.id) && !self.res.dead_targets.contains(&a.id) {
+                return self.fail("internal error: __stp_pretty of a non-target value");
+            }
+            let k = self.tabs.string(b"");
+            self.emit(STP_OP_SLDK, d, 0, 0, k);
+            return;
+        }
+        let konst = self.tabs.reloc_konst();
+        if let Some(tv) = self.tabs.target_vars.last_mut() {
+            tv.relocs.push(Reloc {
+                konst: konst as u32,
+                kind: RelocKind::Pretty { deep },
+            });
+        }
+        let t = self.alloc_r();
+        self.emit(STP_OP_LDK, t, 0, 0, konst);
+        self.emit(STP_OP_PRETTY, d, v, t, i32::from(deep));
     }
 
     /// `d := v`'s low `bytes` bytes, swapped when `big` (the target is
