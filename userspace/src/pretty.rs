@@ -286,3 +286,133 @@ impl Builder<'_> {
         Ok(l)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::btf::tests::Builder;
+
+    /// The root's kind, and each of its members' (label, kind, size).
+    fn shape(t: &Tree) -> (u8, Vec<(String, u8, u8)>) {
+        let root = t.nodes.last().expect("a root");
+        let members = (root.first..root.first + u32::from(root.count))
+            .map(|i| {
+                let n = t.nodes[i as usize];
+                let label = match n.name {
+                    abi::STP_PRETTY_NAME_UNION => "<union>".to_string(),
+                    abi::STP_PRETTY_NAME_STRUCT => "<class>".to_string(),
+                    abi::STP_PRETTY_NAME_NONE => String::new(),
+                    k => t.names[k as usize].clone(),
+                };
+                (label, n.kind, n.size)
+            })
+            .collect();
+        (root.kind, members)
+    }
+
+    fn k(kind: u32) -> u8 {
+        kind as u8
+    }
+
+    #[test]
+    fn kinds_follow_stap() {
+        let mut b = Builder::new();
+        let int = b.int("int", 4, true);
+        let uint = b.int("unsigned int", 4, false);
+        let chr = b.int("char", 1, true);
+        let u8t = b.int("unsigned char", 1, false);
+        let pchar = b.ptr(chr);
+        let pvoid = b.ptr(0);
+        let arr = b.array(int, int, 4);
+        let chars = b.array(u8t, int, 4);
+        let inner = b.compound(false, "", 4, &[("x", int, 0, 0)]);
+        let s = b.compound(
+            false,
+            "s",
+            64,
+            &[
+                ("i", int, 0, 0),
+                ("u", uint, 32, 0),
+                ("c", chr, 64, 0),
+                ("bf", uint, 72, 3),
+                ("str", pchar, 128, 0),
+                ("p", pvoid, 192, 0),
+                ("a", arr, 256, 0),
+                ("cs", chars, 384, 0),
+                ("", inner, 416, 0),
+            ],
+        );
+        let ps = b.ptr(s);
+        let pps = b.ptr(ps);
+        let btf = Btf::parse(b.build()).unwrap();
+        let t = build(&btf, s, false).unwrap();
+        let (root, members) = shape(&t);
+        assert_eq!(root, k(abi::STP_PK_STRUCT));
+        let want: Vec<(String, u8, u8)> = [
+            ("i", abi::STP_PK_SIGNED, 4),
+            ("u", abi::STP_PK_UNSIGNED, 4),
+            ("c", abi::STP_PK_CHAR, 1),
+            ("bf", abi::STP_PK_UNSIGNED, 4),
+            ("str", abi::STP_PK_STRING, 0),
+            ("p", abi::STP_PK_POINTER, 0),
+            ("a", abi::STP_PK_ARRAY, 0),
+            ("cs", abi::STP_PK_CHARS, 0),
+            ("<class>", abi::STP_PK_STRUCT, 0),
+        ]
+        .iter()
+        .map(|(n, kd, sz)| (n.to_string(), k(*kd), *sz))
+        .collect();
+        assert_eq!(members, want);
+        // The bitfield: bits 8..11 of the int at byte 8; `$` leaves the
+        // anonymous struct unexpanded (no members built).
+        let bf = t.nodes[(t.nodes.last().unwrap().first + 3) as usize];
+        assert_eq!((bf.offset, bf.bit_off, bf.bit_size), (8, 8, 3));
+        let anon = t.nodes[(t.nodes.last().unwrap().first + 8) as usize];
+        assert_eq!((anon.offset, anon.count), (52, 0));
+        // `$$` builds it; children always come before their parent.
+        let deep = build(&btf, s, true).unwrap();
+        let anon = deep.nodes[(deep.nodes.last().unwrap().first + 8) as usize];
+        assert_eq!(anon.count, 1);
+        for (i, n) in deep.nodes.iter().enumerate() {
+            if n.count != 0 || n.kind == k(abi::STP_PK_ARRAY) {
+                assert!(n.first as usize + usize::from(n.count) <= i, "node {i}");
+            }
+        }
+        // At the top, pointers lead to the struct; char * stays a string.
+        assert_eq!(build(&btf, pps, false).unwrap(), t);
+        assert_eq!(
+            shape(&build(&btf, pchar, false).unwrap()).0,
+            k(abi::STP_PK_STRING)
+        );
+        assert_eq!(
+            shape(&build(&btf, pvoid, false).unwrap()).0,
+            k(abi::STP_PK_POINTER)
+        );
+        assert_eq!(
+            shape(&build(&btf, chars, false).unwrap()).0,
+            k(abi::STP_PK_CHARS)
+        );
+    }
+
+    #[test]
+    fn the_running_kernel_s_task_struct() {
+        // The host's BTF, when it has one (the loader reads the same file).
+        let Ok(Ok(btf)) = Btf::vmlinux() else { return };
+        let task = (1..btf.len() as u32)
+            .find(|&id| {
+                btf.kind(id).ok() == Some(kind::STRUCT) && btf.name(id).ok() == Some("task_struct")
+            })
+            .expect("task_struct in vmlinux BTF");
+        let t = build(&btf, task, false).unwrap();
+        let (root, members) = shape(&t);
+        assert_eq!(root, k(abi::STP_PK_STRUCT));
+        let find = |n: &str| members.iter().find(|m| m.0 == n).cloned();
+        assert_eq!(find("comm"), Some(("comm".into(), k(abi::STP_PK_CHARS), 0)));
+        assert_eq!(find("pid"), Some(("pid".into(), k(abi::STP_PK_SIGNED), 4)));
+        assert_eq!(find("fs").map(|m| m.1), Some(k(abi::STP_PK_POINTER)));
+        // `$$` of the whole task_struct stays inside the module's caps.
+        let deep = build(&btf, task, true).unwrap();
+        assert!(deep.nodes.len() > t.nodes.len());
+        assert!(deep.nodes.len() <= abi::STP_MAX_PRETTY_NODES as usize);
+    }
+}

@@ -1994,4 +1994,84 @@ mod tests {
             ]
         );
     }
+
+    #[test]
+    fn pretty_printing_builds_nodes_from_btf_and_prints_like_stap() {
+        use crate::btf::tests::Builder;
+        let mut b = Builder::new();
+        let int = b.int("int", 4, true);
+        let long = b.int("long int", 8, true);
+        let uchar = b.int("unsigned char", 1, false);
+        let chr = b.int("char", 1, true);
+        let pchar = b.ptr(chr);
+        let pvoid = b.ptr(0);
+        let path = b.compound(
+            false,
+            "path",
+            16,
+            &[("mnt", pvoid, 0, 0), ("depth", int, 64, 4)],
+        );
+        let anon = b.compound(true, "", 8, &[("a", int, 0, 0), ("b", long, 0, 0)]);
+        let comm = b.array(chr, int, 8);
+        let file = b.compound(
+            false,
+            "file",
+            48,
+            &[
+                ("f_mode", int, 0, 0),
+                ("name", pchar, 64, 0),
+                ("f_path", path, 128, 0),
+                ("", anon, 256, 0),
+                ("comm", comm, 320, 0),
+            ],
+        );
+        let pfile = b.ptr(file);
+        b.func("listed", int, &[("file", pfile), ("n", int), ("c", uchar)]);
+        let btf = Btf::parse(b.build()).unwrap();
+        let src = r#"probe kernel.function("listed") {
+            printf("%s\n%s\n%s\n%s|%s\n", $file$, $file$$, $$parms$, $file->comm$, $n$)
+        }"#;
+        let c = compiler::compile("t.stp", src, &compiler::Options::default())
+            .unwrap_or_else(|f| panic!("{}", f.rendered));
+        let wanted: std::collections::HashSet<String> = ["listed"].map(String::from).into();
+        let k = crate::kallsyms::Kallsyms::scan(
+            &b"ffffffff81000000 T listed\n"[..],
+            &wanted,
+            &std::collections::HashSet::new(),
+            &[],
+        )
+        .unwrap();
+        let r = crate::resolve::resolve_with(&c.program, &k).unwrap();
+        let mut prog = r.program;
+        apply_with(&mut prog, &r.symbols, &btf).unwrap();
+        // One tree per use: $file$ (1 level), $file$$ (nested), the
+        // parameters' three, $file->comm$, $n$; every node verified.
+        assert!(!prog.pretty.is_empty());
+        let img = vm_spec::image::build(&prog, &r.symbols).unwrap();
+        vm_spec::core::verify_image(&img).expect("verifies");
+        let base: u64 = 0xffff_8880_0000_1000;
+        let mut m = vec![0u8; 0x200];
+        m[0..4].copy_from_slice(&7i32.to_le_bytes());
+        m[8..16].copy_from_slice(&(base + 0x100).to_le_bytes());
+        m[24] = 0xf5; // depth:4 = 5 under other bits
+        m[32..40].copy_from_slice(&9i64.to_le_bytes());
+        m[40..45].copy_from_slice(b"bash\0");
+        m[0x100..0x103].copy_from_slice(b"hi\0");
+        let env = vm_testkit::HostEnv {
+            args: [base as i64, -3, 0x41, 0, 0, 0],
+            memory: vec![(base, m)],
+            ..Default::default()
+        };
+        let mut s = vm_testkit::host::HostSession::from_program(&prog).unwrap();
+        s.run_handler(prog.probes[0].handler, &env).unwrap();
+        let one = "{.f_mode=7, .name=\"hi\", .f_path={...}, <union>={...}, .comm=[...]}";
+        assert_eq!(
+            String::from_utf8(s.output()).unwrap(),
+            format!(
+                "{one}\n{{.f_mode=7, .name=\"hi\", .f_path={{.mnt=0x0, .depth=5}}, \
+                 <union>={{.a=9, .b=9}}, .comm=\"bash\"}}\n\
+                 file={one} n=-3 c='A'\n\"bash\"|-3\n"
+            )
+        );
+    }
 }
