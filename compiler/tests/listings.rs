@@ -289,3 +289,27 @@ fn parm_name_decodes_the_little_endian_words() {
     ));
     assert_eq!(out, "dfd|a_longer_one|");
 }
+
+#[test]
+fn buildok_pretty_compiles_with_a_pretty_use_per_suffix() {
+    use vm_spec::program::RelocKind;
+    let p = vm_testkit::paths::corpus("stp-testsuite/buildok/pretty.stp");
+    let Ok(src) = std::fs::read_to_string(&p) else {
+        return;
+    };
+    let c = compiler::compile("pretty.stp", &src, &compiler::Options::default())
+        .unwrap_or_else(|e| panic!("{}", e.rendered));
+    // 8 in begin (@cast), 8 in the kernel probe: `$` and `$$` alternate.
+    let deep: Vec<bool> = c
+        .program
+        .target_vars
+        .iter()
+        .flat_map(|tv| &tv.relocs)
+        .filter_map(|r| match r.kind {
+            RelocKind::Pretty { deep } => Some(deep),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(deep.len(), 16, "{deep:?}");
+    assert_eq!(deep.iter().filter(|d| **d).count(), 8);
+}
