@@ -230,8 +230,8 @@ fn a_fault_is_stap_s_error_and_bad_casts_are_refused() {
             "not supported yet: @cast to a type of module 'ext4'",
         ),
         (
-            r#"probe kernel.function("vfs_read").return { print($return$) }"#,
-            "not supported yet: $return$ (pretty-printing $return",
+            r#"probe begin { print(&@cast(0, "x")->a$) }"#,
+            "the operand of '&' must be a target variable",
         ),
         (
             r#"probe begin { print(@cast("s", "x")->a) }"#,

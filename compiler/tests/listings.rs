@@ -264,18 +264,17 @@ fn pretty_printed_listings_pretty_print_each_parameter() {
         assert_eq!(pretty, vec![deep; 6], "{src}");
         assert!(c.program.formats.iter().any(|f| f.text == "%s=%s"), "{src}");
     }
-    // `$$locals$` is empty, as `$$locals`; `$$return$` is refused.
+    // `$$locals$` is empty, as `$$locals`; `$$return$` is `return=%s` of
+    // `$return$`: RETVAL and a use named `return` carrying the node.
     let out =
         run("probe begin { print(\"\") } probe kernel.function(\"vfs_read\") { print($$locals$) }");
     assert_eq!(out, "");
-    let e =
-        first_semantic_error("probe kernel.function(\"vfs_read\").return { print($$return$) }\n");
-    assert!(
-        e.starts_with(
-            "semantic error: not supported yet: $$return$ (pretty-printing the return value"
-        ),
-        "{e}"
-    );
+    let c = common::build("probe kernel.function(\"vfs_read\").return { print($$return$) }");
+    let tv = &c.program.target_vars[0];
+    assert_eq!(tv.name, "return");
+    assert_eq!(tv.relocs.len(), 1);
+    assert_eq!(tv.relocs[0].kind, RelocKind::Pretty { deep: false });
+    assert!(c.program.formats.iter().any(|f| f.text == "return=%s"));
 }
 
 #[test]

@@ -561,6 +561,15 @@ impl Btf {
         Ok(out)
     }
 
+    /// The return type of FUNC `func` (0 for void).
+    pub fn func_return(&self, func: u32) -> Result<u32, BtfError> {
+        if self.kind(func)? != kind::FUNC {
+            return Err(BtfError::BadRef(func));
+        }
+        let proto = self.referenced(func)?;
+        self.referenced(proto)
+    }
+
     /// The encoding bits of an INT (`BTF_INT_SIGNED` 1, `BTF_INT_CHAR` 2,
     /// `BTF_INT_BOOL` 4); 0 for any other kind.
     pub fn int_encoding(&self, id: u32) -> Result<u32, BtfError> {

@@ -574,6 +574,9 @@ fn fill_of(
     if let Some(i) = listing_slot(&tv.name) {
         return fill_listing(btf, tv, i, site, at, guarded);
     }
+    if tv.name == "return" {
+        return return_fill(btf, tv, site);
+    }
     Ok(match resolve_var(btf, tv, site, at) {
         Ok(_) if is_exists(tv) => Some(Fill {
             arg: 1,
@@ -584,6 +587,36 @@ fn fill_of(
         Err(_) if guarded => None,
         Err(e) => return Err(e),
     })
+}
+
+/// `$return$` (a use named `return` whose only relocation is its PRETTY
+/// node, compiler/src/passes/lower/tapset.rs): the tree of the function's
+/// BTF return type (a syscall's `__do_sys_`/`__se_sys_` prototype); no
+/// tree (the constant -1: PRETTY prints `?`) when BTF has no prototype.
+fn return_fill(btf: &Btf, tv: &TargetVar, site: Site) -> Result<Option<Fill>, Error> {
+    let deep = tv
+        .relocs
+        .iter()
+        .any(|r| r.kind == RelocKind::Pretty { deep: true });
+    let names: Vec<String> = match site {
+        Site::Function(f) => vec![f.rsplit(':').next().unwrap_or(f).to_string()],
+        Site::Syscall { name, .. } => vec![format!("__do_sys_{name}"), format!("__se_sys_{name}")],
+        _ => Vec::new(),
+    };
+    let Some(func) = names.iter().find_map(|n| btf.find_func(n)) else {
+        return Ok(Some(Fill::default()));
+    };
+    let ty = btf.func_return(func)?;
+    let tree = crate::pretty::build(btf, ty, deep).map_err(|e| {
+        Error::Var(format!(
+            "cannot pretty-print $return at {}:{}: {e}",
+            tv.loc.line, tv.loc.col
+        ))
+    })?;
+    Ok(Some(Fill {
+        pretty: Some(tree),
+        ..Fill::default()
+    }))
 }
 
 /// The parameter index `i` of `$$parms`'s reserved variable
@@ -2072,6 +2105,79 @@ mod tests {
                  <union>={{.a=9, .b=9}}, .comm=\"bash\"}}\n\
                  file={one} n=-3 c='A'\n\"bash\"|-3\n"
             )
+        );
+    }
+
+    #[test]
+    fn pretty_return_prints_the_btf_return_type() {
+        use crate::btf::tests::Builder;
+        let mut b = Builder::new();
+        let int = b.int("int", 4, true);
+        let chr = b.int("char", 1, true);
+        let pchar = b.ptr(chr);
+        let file = b.compound(
+            false,
+            "file",
+            16,
+            &[("f_mode", int, 0, 0), ("name", pchar, 64, 0)],
+        );
+        let pfile = b.ptr(file);
+        b.func("opener", pfile, &[("n", int)]);
+        b.func("counter", int, &[("n", int)]);
+        let btf = Btf::parse(b.build()).unwrap();
+        let src = r#"probe kernel.function("opener").return, kernel.function("counter").return {
+            printf("%s|%s\n", $return$, $$return$$)
+        }"#;
+        let c = compiler::compile("t.stp", src, &compiler::Options::default())
+            .unwrap_or_else(|f| panic!("{}", f.rendered));
+        let wanted: std::collections::HashSet<String> =
+            ["opener", "counter"].map(String::from).into();
+        let k = crate::kallsyms::Kallsyms::scan(
+            &b"ffffffff81000000 T opener\nffffffff81000010 T counter\n"[..],
+            &wanted,
+            &std::collections::HashSet::new(),
+            &[],
+        )
+        .unwrap();
+        let r = crate::resolve::resolve_with(&c.program, &k).unwrap();
+        let mut prog = r.program;
+        apply_with(&mut prog, &r.symbols, &btf).unwrap();
+        let img = vm_spec::image::build(&prog, &r.symbols).unwrap();
+        vm_spec::core::verify_image(&img).expect("verifies");
+        let base: u64 = 0xffff_8880_0000_1000;
+        let mut m = vec![0u8; 0x100];
+        m[0..4].copy_from_slice(&7i32.to_le_bytes());
+        m[8..16].copy_from_slice(&(base + 0x80).to_le_bytes());
+        m[0x80..0x83].copy_from_slice(b"ok\0");
+        let mut out = Vec::new();
+        for (fname, retval) in [("opener", base as i64), ("counter", -2)] {
+            let p = prog
+                .probes
+                .iter()
+                .find(|p| {
+                    p.target
+                        == ProbeTarget::Symbol {
+                            name: fname.into(),
+                            offset: 0,
+                        }
+                })
+                .unwrap();
+            let env = vm_testkit::HostEnv {
+                retval,
+                memory: vec![(base, m.clone())],
+                ..Default::default()
+            };
+            let mut s = vm_testkit::host::HostSession::from_program(&prog).unwrap();
+            s.run_handler(p.handler, &env).unwrap();
+            out.push(String::from_utf8(s.output()).unwrap());
+        }
+        // Each function's own return type: the two probes get a handler each.
+        assert_eq!(
+            out,
+            [
+                "{.f_mode=7, .name=\"ok\"}|return={.f_mode=7, .name=\"ok\"}\n",
+                "-2|return=-2\n"
+            ]
         );
     }
 }

@@ -24,9 +24,8 @@
 //! with `%s` of `$__stp_parm<i>$` (`$$`); `$$locals$` is `""`. A target
 //! value with a `$` / `$$` suffix (`$x$`, `$p->a$$`, `@cast(p, "T")->m$`)
 //! becomes `__stp_pretty(x)` / `__stp_pretty_deep(x)` of the same value
-//! without the suffix (lowered to PRETTY, `resolve::Builtin::Pretty`).
-//! `$return$` and `$$return$` are left to `resolve`, which refuses them:
-//! the return value's BTF type is not resolved.
+//! without the suffix (lowered to PRETTY, `resolve::Builtin::Pretty`);
+//! `$$return$` is `return=%s` of `$return$`.
 use super::{bodies_mut, walk_exprs_mut, Gen};
 use crate::ast::*;
 
@@ -62,6 +61,8 @@ fn replacement(name: &str) -> Option<String> {
         "$$parms$$" | "$$vars$$" => Some(parms_text(0, "$$")),
         "$$locals" | "$$locals$" | "$$locals$$" => Some("\"\"".to_string()),
         "$$return" => Some("sprintf(\"return=%#x\", $return)".to_string()),
+        "$$return$" => Some("sprintf(\"return=%s\", $return$)".to_string()),
+        "$$return$$" => Some("sprintf(\"return=%s\", $return$$)".to_string()),
         _ => None,
     }
 }
@@ -82,14 +83,14 @@ pub(crate) fn rewrite(s: &mut Script, g: &mut Gen) {
 }
 
 /// `e` with a pretty-printing suffix (`$x$`, `$x->a$$`, `@cast(...)->m$`)
-/// as `__stp_pretty(e without it)` (`_deep` for `$$`); any other `e`, and
-/// `$return$` (refused by `resolve`), as it is.
+/// as `__stp_pretty(e without it)` (`_deep` for `$$`); any other `e` as it
+/// is.
 fn pretty(e: &mut Expr, g: &mut Gen) {
     let deep = match &mut e.kind {
         ExprKind::Target(n) if !n.starts_with("$$") => {
             let base = n.trim_end_matches('$');
             let suffix = n.len() - base.len();
-            if base.len() < 2 || suffix == 0 || suffix > 2 || base == "$return" {
+            if base.len() < 2 || suffix == 0 || suffix > 2 {
                 return;
             }
             let deep = suffix == 2;
@@ -111,9 +112,6 @@ fn pretty(e: &mut Expr, g: &mut Gen) {
             let Some(TargetComp::Pretty(deep, _)) = comps.last() else {
                 return;
             };
-            if matches!(&base.kind, ExprKind::Target(n) if n == "$return") {
-                return;
-            }
             let deep = *deep;
             comps.pop();
             if comps.is_empty() {

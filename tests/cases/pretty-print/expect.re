@@ -10,3 +10,4 @@
 ^dname \{<union>=\{\.\.\.\}, \.name="zero"\}$
 ^dnamedeep \{<union>=\{<class>=\{\.hash=[0-9]+, \.len=4\}, \.hash_len=[0-9]+\}, \.name="zero"\}$
 ^file \{.*\.f_(mode=[0-9]+, .*\.f_inode=0xff[0-9a-f]+|inode=0xff[0-9a-f]+, .*\.f_mode=[0-9]+), 
+^getname return=\{\.name="/[^"]*", \.uptr=0x[0-9a-f]+, .*\.iname=\[\.\.\.\]\}$

@@ -90,6 +90,9 @@ impl Gen<'_> {
             return self.fail("internal error: __stp_pretty without an operand");
         };
         let v = self.alloc_r();
+        if matches!(&a.kind, ExprKind::Target(n) if n == "$return") {
+            return self.pretty_return(a, v, d, deep);
+        }
         let before = self.tabs.target_vars.len();
         self.int_into(a, v);
         if self.tabs.target_vars.len() == before {
@@ -110,6 +113,42 @@ impl Gen<'_> {
         let t = self.alloc_r();
         self.emit(STP_OP_LDK, t, 0, 0, konst);
         self.emit(STP_OP_PRETTY, d, v, t, i32::from(deep));
+    }
+
+    /// `$return$` into `d` (`v` a free register): RETVAL, then PRETTY with
+    /// the node of the function's BTF return type, a use named `return`
+    /// at the probe's function (or syscall) whose only relocation is the
+    /// node (the loader: `targetvars::return_fill`).
+    fn pretty_return(&mut self, a: &Expr, v: u8, d: u8, deep: bool) {
+        use abi::*;
+        let site = self
+            .res
+            .probes
+            .get(self.probe)
+            .and_then(|p| p.points.first())
+            .and_then(|p| match &p.target {
+                ProbeTarget::Symbol { name, .. } => Some(TargetSite::Function(
+                    vm_spec::program::split_source_file(name).0.to_string(),
+                )),
+                ProbeTarget::FirstOf(v) => v
+                    .first()
+                    .and_then(|f| f.strip_prefix("__x64_sys_"))
+                    .map(|s| TargetSite::Syscall(s.to_string())),
+                ProbeTarget::None => None,
+            });
+        let Some(site) = site else {
+            return self.fail("not supported yet: $return$ outside a function's return probe");
+        };
+        self.emit(STP_OP_CALLI, v, 0, 0, STP_HLP_RETVAL as i32);
+        let konst = self.tabs.reloc_konst();
+        let t = self.alloc_r();
+        self.emit(STP_OP_LDK, t, 0, 0, konst);
+        self.emit(STP_OP_PRETTY, d, v, t, i32::from(deep));
+        let relocs = vec![Reloc {
+            konst: konst as u32,
+            kind: RelocKind::Pretty { deep },
+        }];
+        self.record_target_var("$return", &site, &[], a.span, relocs, false);
     }
 
     /// `d := v`'s low `bytes` bytes, swapped when `big` (the target is

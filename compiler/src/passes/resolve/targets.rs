@@ -220,10 +220,7 @@ impl Resolver<'_> {
                 }
                 // tapset/listings.rs took every other suffix off.
                 TargetComp::Pretty(..) => {
-                    self.unsupported(
-                        "pretty-printing $return ($return$: the return value's BTF type is not resolved)",
-                        span,
-                    );
+                    self.unsupported("pretty-printing of this target expression", span);
                     return None;
                 }
             }
@@ -239,7 +236,7 @@ impl Resolver<'_> {
         // pretty-printing forms were rewritten (tapset/listings.rs).
         if let Some(rest) = name.strip_prefix("$$") {
             let what = if rest.contains('$') {
-                format!("{name} (pretty-printing the return value: its BTF type is not resolved)")
+                format!("{name} (pretty-printing of this listing)")
             } else {
                 format!("{name} (target variable listings)")
             };
@@ -248,12 +245,7 @@ impl Resolver<'_> {
         }
         // The lexer keeps a `$`/`$$` suffix in the name: `$var$`.
         if name.len() > 1 && name.ends_with('$') {
-            return self.unsupported(
-                &format!(
-                    "{name} (pretty-printing $return: the return value's BTF type is not resolved)"
-                ),
-                e.span,
-            );
+            return self.unsupported(&format!("{name} (pretty-printing)"), e.span);
         }
         let Some(fields) = self.field_chain(comps, e.span) else {
             return;
