@@ -2063,6 +2063,7 @@ mod tests {
         let btf = Btf::parse(b.build()).unwrap();
         let src = r#"probe kernel.function("listed") {
             printf("%s\n%s\n%s\n%s|%s\n", $file$, $file$$, $$parms$, $file->comm$, $n$)
+            printf("%s\n", @cast($file, "file")$)
         }"#;
         let c = compiler::compile("t.stp", src, &compiler::Options::default())
             .unwrap_or_else(|f| panic!("{}", f.rendered));
@@ -2103,7 +2104,7 @@ mod tests {
             format!(
                 "{one}\n{{.f_mode=7, .name=\"hi\", .f_path={{.mnt=0x0, .depth=5}}, \
                  <union>={{.a=9, .b=9}}, .comm=\"bash\"}}\n\
-                 file={one} n=-3 c='A'\n\"bash\"|-3\n"
+                 file={one} n=-3 c='A'\n\"bash\"|-3\n{one}\n"
             )
         );
     }

@@ -97,7 +97,7 @@ fn pretty(e: &mut Expr, g: &mut Gen) {
             *n = base.to_string();
             deep
         }
-        ExprKind::Deref { base, comps } => {
+        ExprKind::Deref { comps, .. } => {
             // `->name$` lexes as one identifier, `name$`.
             if let Some(TargetComp::Field(f, span)) = comps.last() {
                 let base = f.trim_end_matches('$');
@@ -113,12 +113,8 @@ fn pretty(e: &mut Expr, g: &mut Gen) {
                 return;
             };
             let deep = *deep;
+            // `@cast(p, "T")$` stays a chain of no member: the struct at p.
             comps.pop();
-            if comps.is_empty() {
-                let inner = std::mem::replace(&mut **base, g.expr("0", e.span));
-                e.kind = inner.kind;
-                e.id = inner.id;
-            }
             deep
         }
         _ => return,
