@@ -7,7 +7,8 @@
 //! core in user space.
 mod common;
 use common::{fail, run_program, RunOptions};
-use vm_spec::program::{Program, RelocKind, TargetSite};
+use vm_spec::abi;
+use vm_spec::program::{PrettyNode, Program, RelocKind, TargetSite};
 use vm_testkit::host::HostSession;
 use vm_testkit::HostEnv;
 
@@ -31,8 +32,50 @@ const LAYOUT: &[(&str, i64, i64, i64, i64)] = &[
     ("val", 0, 1, 0, 0xffff_ffff),
 ];
 
+/// The PRETTY nodes the loader would build for LAYOUT (their names after
+/// `p.strings`): 3 is `struct cred` (uid and gid, each `{ u32 val; }`), 4
+/// `char comm[16]`; `pretty_node` names the root a use ending in `field`
+/// gets.
+fn add_pretty_nodes(p: &mut Program) {
+    let base = p.strings.len() as u32;
+    p.strings
+        .extend([b"val".to_vec(), b"uid".to_vec(), b"gid".to_vec()]);
+    let n = |name: u32, offset: u32, kind: u32, size: u8, first: u32, count: u16| PrettyNode {
+        name,
+        offset,
+        first,
+        count,
+        kind: kind as u8,
+        size,
+        bit_off: 0,
+        bit_size: 0,
+    };
+    p.pretty = vec![
+        n(base, 0, abi::STP_PK_UNSIGNED, 4, 0, 0),
+        n(base + 1, 4, abi::STP_PK_STRUCT, 0, 0, 1),
+        n(base + 2, 8, abi::STP_PK_STRUCT, 0, 0, 1),
+        n(abi::STP_PRETTY_NAME_NONE, 0, abi::STP_PK_STRUCT, 0, 1, 2),
+        n(abi::STP_PRETTY_NAME_NONE, 0, abi::STP_PK_CHARS, 0, 0, 0),
+    ];
+}
+
+fn pretty_node(field: &str) -> i64 {
+    match field {
+        "real_cred" => 3,
+        "comm" => 4,
+        _ => panic!("no PRETTY node for {field}"),
+    }
+}
+
 /// Fills every relocated constant of `p` as the loader would for LAYOUT.
 fn relocate(p: &mut Program) {
+    if p.target_vars.iter().any(|tv| {
+        tv.relocs
+            .iter()
+            .any(|r| matches!(r.kind, RelocKind::Pretty { .. }))
+    }) {
+        add_pretty_nodes(p);
+    }
     for tv in p.target_vars.clone() {
         assert_eq!(tv.site, TargetSite::Cast("task_struct".into()));
         let member = |n: u32| {
@@ -53,6 +96,7 @@ fn relocate(p: &mut Program) {
                 RelocKind::Deref(n) => member(n).2,
                 RelocKind::Shift | RelocKind::RShift => last.3,
                 RelocKind::Mask => last.4,
+                RelocKind::Pretty { .. } => pretty_node(last.0),
             };
         }
     }
@@ -118,6 +162,36 @@ fn task_functions_read_members_of_the_current_task_and_its_parent() {
 }
 
 #[test]
+fn pretty_printing_casts_walks_the_loaders_nodes() {
+    let out = run(r#"probe begin {
+        t = task_current()
+        println(@cast(t, "task_struct")->real_cred$)
+        println(@cast(t, "task_struct")->real_cred$$)
+        println(@cast(t, "task_struct")->comm$)
+        p = @cast(t, "task_struct")->real_parent
+        println(@cast(p, "task_struct")->comm$$)
+    }"#);
+    // A pointer to a struct prints the struct it points to; `$` leaves the
+    // nested structs as {...}, `$$` expands them; a char array is quoted.
+    assert_eq!(
+        out,
+        "{.uid={...}, .gid={...}}\n{.uid={.val=1000}, .gid={.val=100}}\n\"curl\"\n\
+         \"bash-with-a-long\"\n"
+    );
+}
+
+#[test]
+fn pretty_printing_without_nodes_prints_a_question_mark() {
+    // The .stpb as compiled: no loader, no nodes (a stand-in image).
+    let p = build(r#"probe begin { println(@cast(8, "task_struct")->comm$) }"#);
+    let opts = RunOptions {
+        env: env(),
+        ..Default::default()
+    };
+    assert_eq!(run_program(&p, &opts).expect("verifies").report(""), "?\n");
+}
+
+#[test]
 fn casts_record_a_type_and_no_argument_register() {
     let p = build(
         r#"function f(a) { return @cast(a, "struct file")->f_path->dentry }
@@ -156,8 +230,8 @@ fn a_fault_is_stap_s_error_and_bad_casts_are_refused() {
             "not supported yet: @cast to a type of module 'ext4'",
         ),
         (
-            r#"probe begin { print(@cast(0, "x")->a[0]$) }"#,
-            "not supported yet: pretty-printing target values",
+            r#"probe begin { print(&@cast(0, "x")->a$) }"#,
+            "the operand of '&' must be a target variable",
         ),
         (
             r#"probe begin { print(@cast("s", "x")->a) }"#,

@@ -243,17 +243,38 @@ fn return_is_the_return_value_in_hex() {
 }
 
 #[test]
-fn pretty_printed_listings_are_refused_precisely() {
-    let e = first_semantic_error("probe kernel.function(\"vfs_read\") { print($$parms$$) }\n");
-    assert!(
-        e.starts_with("semantic error: not supported yet: $$parms$$ (pretty-printing target variable listings"),
-        "{e}"
-    );
-    let e = first_semantic_error("probe kernel.function(\"vfs_read\") { print($$vars$) }\n");
-    assert!(
-        e.contains("not supported yet: $$vars$ (pretty-printing"),
-        "{e}"
-    );
+fn pretty_printed_listings_pretty_print_each_parameter() {
+    use vm_spec::program::RelocKind;
+    // `$$parms$` / `$$vars$$`: each of the six parameter slots printed
+    // with `%s` of its PRETTY value; the loader builds one node tree each.
+    for (src, deep) in [("$$parms$", false), ("$$vars$$", true)] {
+        let c = common::build(&format!(
+            "probe kernel.function(\"vfs_read\") {{ print({src}) }}"
+        ));
+        let pretty: Vec<bool> = c
+            .program
+            .target_vars
+            .iter()
+            .flat_map(|tv| &tv.relocs)
+            .filter_map(|r| match r.kind {
+                RelocKind::Pretty { deep } => Some(deep),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(pretty, vec![deep; 6], "{src}");
+        assert!(c.program.formats.iter().any(|f| f.text == "%s=%s"), "{src}");
+    }
+    // `$$locals$` is empty, as `$$locals`; `$$return$` is `return=%s` of
+    // `$return$`: RETVAL and a use named `return` carrying the node.
+    let out =
+        run("probe begin { print(\"\") } probe kernel.function(\"vfs_read\") { print($$locals$) }");
+    assert_eq!(out, "");
+    let c = common::build("probe kernel.function(\"vfs_read\").return { print($$return$) }");
+    let tv = &c.program.target_vars[0];
+    assert_eq!(tv.name, "return");
+    assert_eq!(tv.relocs.len(), 1);
+    assert_eq!(tv.relocs[0].kind, RelocKind::Pretty { deep: false });
+    assert!(c.program.formats.iter().any(|f| f.text == "return=%s"));
 }
 
 #[test]
@@ -266,4 +287,28 @@ fn parm_name_decodes_the_little_endian_words() {
         i64::from_le_bytes(*b"dfd\0\0\0\0\0")
     ));
     assert_eq!(out, "dfd|a_longer_one|");
+}
+
+#[test]
+fn buildok_pretty_compiles_with_a_pretty_use_per_suffix() {
+    use vm_spec::program::RelocKind;
+    let p = vm_testkit::paths::corpus("stp-testsuite/buildok/pretty.stp");
+    let Ok(src) = std::fs::read_to_string(&p) else {
+        return;
+    };
+    let c = compiler::compile("pretty.stp", &src, &compiler::Options::default())
+        .unwrap_or_else(|e| panic!("{}", e.rendered));
+    // 8 in begin (@cast), 8 in the kernel probe: `$` and `$$` alternate.
+    let deep: Vec<bool> = c
+        .program
+        .target_vars
+        .iter()
+        .flat_map(|tv| &tv.relocs)
+        .filter_map(|r| match r.kind {
+            RelocKind::Pretty { deep } => Some(deep),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(deep.len(), 16, "{deep:?}");
+    assert_eq!(deep.iter().filter(|d| **d).count(), 8);
 }

@@ -637,6 +637,8 @@ const MUST_COMPILE: &[&str] = &[
     // patterns, -d/--all-modules accepted).
     "general__callgraph.stp",
     "general__cpu_throttle.stp",
+    // $$parms$$ (pretty-printed listings, docs/design.md §8.3).
+    "general__para-callgraph-verbose.stp",
     "io__disktop.stp",
     "locks__bkl.stp",
     "locks__bkl_stats.stp",

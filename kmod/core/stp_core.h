@@ -188,6 +188,8 @@ struct stp_prog {
 	u32 rxprog_len;			/* instructions in REGEXPROG */
 	u32 nrxsets;			/* sets in REGEXSETS */
 	u32 rx_groups;			/* 1: some regex has a group program */
+	const struct stp_pretty_node *pretty;	/* PRETTY: type nodes */
+	u32 npretty;
 	u32 limits[STP_LIM__COUNT];	/* copied from the header */
 };
 

@@ -80,7 +80,16 @@
  *     inside, SAVE slots < nslots, SET sets inside REGEXSETS, zero
  *     arguments on BOL, EOL, MATCH, and a last JMP or MATCH; REMATCHS
  *     names a regex with a program.
- * 13. Strings are inside STRDATA, at most MAXSTRINGLEN - 1 bytes (stap
+ * 13. Pretty-printing nodes (check_pretty, abi.h struct stp_pretty_node):
+ *     a known kind, a name that is a string id or an anonymous label,
+ *     scalar sizes of 1, 2, 4 or 8 bytes, bitfields inside their bytes
+ *     and only on SIGNED/UNSIGNED, children (a STRUCT's members, an
+ *     ARRAY's element) before their parent (so inside the section and no
+ *     cycle), at most STP_MAX_PRETTY_MEMBERS members, every field a kind
+ *     does not use zero. PRETTY writes a register of its own, imm is 0 or
+ *     1, and its handler leaves the two scratch registers
+ *     s[STP_MAX_SREGS - 2..] free.
+ * 14. Strings are inside STRDATA, at most MAXSTRINGLEN - 1 bytes (stap
  *     counts the NUL), NUL-free; formats have at most STP_MAX_FMT_ARGS
  *     arguments and no kind bits past them; probe descriptors are
  *     consistent (kind, its context and the fields it uses as
@@ -367,6 +376,8 @@ static void fill_prog(const u8 *img, const struct stp_image_hdr *h,
 	p->rxprog_len = s[STP_SEC_REGEXPROG].size / sizeof(u32);
 	p->rxsets = (const void *)(img + s[STP_SEC_REGEXSETS].off);
 	p->nrxsets = s[STP_SEC_REGEXSETS].size / sizeof(struct stp_regex_set);
+	p->pretty = (const void *)(img + s[STP_SEC_PRETTY].off);
+	p->npretty = s[STP_SEC_PRETTY].size / sizeof(struct stp_pretty_node);
 	p->nglobals = h->nglobals;
 	for (i = 0; i < STP_LIM__COUNT; i++)
 		p->limits[i] = h->limits[i];
@@ -391,6 +402,7 @@ static int check_counts(const struct stp_prog *p,
 		CAP(nstats, STP_MAX_STATS),
 		CAP(nmaps, STP_MAX_MAPS),
 		CAP(nregexes, STP_MAX_REGEXES),
+		CAP(npretty, STP_MAX_PRETTY_NODES),
 #undef CAP
 	};
 	u32 i;
@@ -598,6 +610,72 @@ static int check_regex_subs(struct stp_prog *p,
 			return err;
 		if (p->rxsubs[i].ninsn)
 			p->rx_groups = 1;
+	}
+	return 0;
+}
+
+/*
+ * Pretty-printing nodes (abi.h: struct stp_pretty_node): what
+ * vm_pretty.c indexes and reads with nothing else checked. A child index
+ * is always below its parent's, so following children ends.
+ */
+static int check_pretty(const struct stp_prog *p,
+			struct stp_verify_result *res)
+{
+	u32 i, k;
+
+	for (i = 0; i < p->npretty; i++) {	/* <= STP_MAX_PRETTY_NODES */
+		const struct stp_pretty_node *n = &p->pretty[i];
+		bool scalar = n->kind == STP_PK_SIGNED ||
+			      n->kind == STP_PK_UNSIGNED ||
+			      n->kind == STP_PK_CHAR;
+		bool parent = n->kind == STP_PK_STRUCT ||
+			      n->kind == STP_PK_ARRAY;
+
+		if (n->kind >= STP_PK__COUNT)
+			return FAIL(res, BAD_PRETTY, i,
+				    "pretty node %u: unknown kind %u",
+				    VI(i), VI(n->kind));
+		if (n->name < STP_PRETTY_NAME_STRUCT && n->name >= p->nstrs)
+			return FAIL(res, BAD_PRETTY, i,
+				    "pretty node %u: name %u of %u strings",
+				    VI(i), VI(n->name), VI(p->nstrs));
+		for (k = 0; k < sizeof(n->reserved); k++)
+			if (n->reserved[k])
+				return FAIL(res, BAD_PRETTY, i,
+					    "pretty node %u: reserved byte set",
+					    VI(i));
+		if (scalar ? n->size != 1 && n->size != 2 && n->size != 4 &&
+			     n->size != 8 : n->size != 0)
+			return FAIL(res, BAD_PRETTY, i,
+				    "pretty node %u: size %u for kind %u",
+				    VI(i), VI(n->size), VI(n->kind));
+		if ((n->bit_size || n->bit_off) &&
+		    (n->kind == STP_PK_CHAR || !scalar || !n->bit_size ||
+		     (u32)n->bit_off + n->bit_size > 8u * n->size))
+			return FAIL(res, BAD_PRETTY, i,
+				    "pretty node %u: bitfield [%u, +%u) of %u bytes",
+				    VI(i), VI(n->bit_off), VI(n->bit_size),
+				    VI(n->size));
+		if (n->kind == STP_PK_ARRAY && n->first >= i)
+			return FAIL(res, BAD_PRETTY, i,
+				    "pretty node %u: array element %u",
+				    VI(i), VI(n->first));
+		if (!parent && (n->first || n->count))
+			return FAIL(res, BAD_PRETTY, i,
+				    "pretty node %u: children of a kind %u",
+				    VI(i), VI(n->kind));
+		/* An empty struct has no children: first and count 0. */
+		if (n->kind == STP_PK_STRUCT && (n->first || n->count) &&
+		    (!n->count || n->count > STP_MAX_PRETTY_MEMBERS ||
+		     (u64)n->first + n->count > i))
+			return FAIL(res, BAD_PRETTY, i,
+				    "pretty node %u: members [%u, +%u) not before it",
+				    VI(i), VI(n->first), VI(n->count));
+		if (n->kind == STP_PK_ARRAY && n->count)
+			return FAIL(res, BAD_PRETTY, i,
+				    "pretty node %u: an array with a count of %u",
+				    VI(i), VI(n->count));
 	}
 	return 0;
 }
@@ -1298,6 +1376,16 @@ static int check_insn_extra(const struct stp_prog *p,
 				    AT "REMATCHS of regex %d, which has no group program",
 				    ATV(pc), VI(insn->imm));
 		return 0;
+	case STP_OP_PRETTY:
+		if (insn->imm != 0 && insn->imm != 1)
+			return FAIL(res, BAD_OPERAND, off + pc,
+				    AT "PRETTY depth %d, not 0 or 1", ATV(pc),
+				    VI(insn->imm));
+		if (h->nsregs > STP_MAX_SREGS - 2)
+			return FAIL(res, BAD_REGISTER, off + pc,
+				    AT "PRETTY in a handler of %u string registers (its scratch needs %u free)",
+				    ATV(pc), VI(h->nsregs), VI(2));
+		return 0;
 	case STP_OP_STVAR:
 		if (!(p->stats[insn->imm].flags & STP_STAT_F_VARIANCE))
 			return FAIL(res, BAD_STAT, off + pc,
@@ -1662,6 +1750,8 @@ int stp_verify(const void *image, u32 size, struct stp_prog *prog,
 		err = check_regexes(&p, res);
 	if (!err)
 		err = check_regex_subs(&p, res);
+	if (!err)
+		err = check_pretty(&p, res);
 	if (err)
 		return err;
 

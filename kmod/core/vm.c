@@ -771,6 +771,18 @@ ret_pop: {
 		r[f->dst] = f->r[0];
 	NEXT();
 }
+op_PRETTY: {	/* verify.c: imm 0 or 1; nsregs <= STP_MAX_SREGS - 2 */
+	u32 n = 0;
+
+	if (stp_pretty(env, p, r[in.b], r[in.c], in.imm != 0, SREG(in.a), cap,
+		       SREG(STP_MAX_SREGS - 2), SREG(STP_MAX_SREGS - 1), &fuel,
+		       &n) != STP_RTE_NONE) {
+		slen[in.a] = 0;
+		FAIL(STP_RTE_MAXACTION, 0);
+	}
+	slen[in.a] = n;
+	NEXT();
+}
 op_SPRINTF:	/* verify.c: format with text, runs ok, a not an argument */
 	slen[in.a] = stp_do_sprintf(vm, p, r, slen, sregs,
 				    &p->formats[in.imm], in.b, in.c,

@@ -175,6 +175,17 @@ int stp_regex_groups(const struct stp_prog *p, const struct stp_regex_sub *d,
 int stp_regex_group(const struct stp_rx_state *rx, s64 n, char *dst,
 		    u32 cap);
 
+/*
+ * PRETTY (opcodes.h; vm_pretty.c): value v printed as type node `node`
+ * (nested aggregates expanded when full) into dst, at most cap bytes,
+ * *len its length. raw and quoted are two scratch strings of cap bytes,
+ * none of them dst. Charges *fuel one unit per node printed.
+ * Return: STP_RTE_NONE, or STP_RTE_MAXACTION when the fuel ran out.
+ */
+u32 stp_pretty(void *env, const struct stp_prog *p, u64 v, u64 node,
+	       bool full, char *dst, u32 cap, char *raw, char *quoted,
+	       u64 *fuel, u32 *len);
+
 /* ------------------------------------------------------------------ */
 /* Statistics (vm_stat.c; the per-hit path inline below)               */
 

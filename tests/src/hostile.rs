@@ -181,7 +181,60 @@ pub fn valid_images() -> Vec<(&'static str, Vec<u8>)> {
             build(&p)
         }),
         ("valid-divzero", build(&divzero_prog())),
+        ("valid-pretty", build(&pretty_prog(1))),
     ]
+}
+
+/// A kprobe on getppid printing `current`'s first bytes with PRETTY
+/// (`$$` when `imm` is 1) through type nodes: node 3, a struct of an
+/// unsigned int (0), a pointer (1) and an 8-byte char array (2); then the
+/// same nodes at address 16 (a fault: "ERROR").
+pub fn pretty_prog(imm: i32) -> Program {
+    let n = |name: u32, offset: u32, kind: u32, size: u8| PrettyNode {
+        name,
+        offset,
+        first: 0,
+        count: 0,
+        kind: kind as u8,
+        size,
+        bit_off: 0,
+        bit_size: 0,
+    };
+    let mut p = kprobe_prog(STP_PROBE_KPROBE, "__x64_sys_getppid");
+    p.strings = vec![b"a".to_vec(), b"p".to_vec(), b"c".to_vec()];
+    p.pretty = vec![
+        n(0, 0, STP_PK_UNSIGNED, 4),
+        n(1, 8, STP_PK_POINTER, 0),
+        n(2, 16, STP_PK_CHARS, 0),
+        PrettyNode {
+            count: 3,
+            ..n(STP_PRETTY_NAME_NONE, 0, STP_PK_STRUCT, 0)
+        },
+    ];
+    p.konsts = vec![3, 16];
+    p.formats = vec![Format {
+        text: "%s\n".into(),
+        args: vec![ArgKind::Str],
+    }];
+    p.handlers[0].nregs = 2;
+    p.handlers[0].code = vec![
+        i(STP_OP_CALLI, 0, 0, 0, STP_HLP_TASK_CURRENT as i32),
+        i(STP_OP_LDK, 1, 0, 0, 0),
+        i(STP_OP_PRETTY, 0, 0, 1, imm),
+        i(STP_OP_PRINTF, 0, 0, 0, 0),
+        i(STP_OP_LDK, 0, 0, 0, 1),
+        i(STP_OP_PRETTY, 0, 0, 1, imm),
+        i(STP_OP_PRINTF, 0, 0, 0, 0),
+        i(STP_OP_RET, 0, 0, 0, 0),
+    ];
+    p
+}
+
+/// `pretty_prog` with its nodes changed by `f`.
+fn prog_pretty(f: impl FnOnce(&mut Program)) -> Vec<u8> {
+    let mut p = pretty_prog(0);
+    f(&mut p);
+    build(&p)
 }
 
 /// The stand-in image of a program (`StandIns::Named`: each symbolic
@@ -1056,6 +1109,73 @@ fn more_attacks(v: &mut Vec<Attack>) {
         }),
     ));
     regex_group_images(v);
+    v.push((
+        "pretty-member-after-its-struct",
+        STP_VERR_BAD_PRETTY,
+        "pretty node 3: members [3, +3) not before it",
+        prog_pretty(|p| p.pretty[3].first = 3),
+    ));
+    v.push((
+        "pretty-members-count-huge",
+        STP_VERR_BAD_PRETTY,
+        "pretty node 3: members [0, +65535) not before it",
+        prog_pretty(|p| p.pretty[3].count = u16::MAX),
+    ));
+    v.push((
+        "pretty-array-of-itself",
+        STP_VERR_BAD_PRETTY,
+        "pretty node 3: array element 3",
+        prog_pretty(|p| {
+            p.pretty[3].kind = STP_PK_ARRAY as u8;
+            p.pretty[3].count = 0;
+            p.pretty[3].first = 3;
+        }),
+    ));
+    v.push((
+        "pretty-name-out-of-range",
+        STP_VERR_BAD_PRETTY,
+        "pretty node 1: name 4 of 4 strings",
+        prog_pretty(|p| p.pretty[1].name = 4),
+    ));
+    v.push((
+        "pretty-scalar-size",
+        STP_VERR_BAD_PRETTY,
+        "pretty node 0: size 16 for kind 2",
+        prog_pretty(|p| p.pretty[0].size = 16),
+    ));
+    v.push((
+        "pretty-bitfield-past-its-bytes",
+        STP_VERR_BAD_PRETTY,
+        "pretty node 0: bitfield [31, +2) of 4 bytes",
+        prog_pretty(|p| {
+            p.pretty[0].bit_off = 31;
+            p.pretty[0].bit_size = 2;
+        }),
+    ));
+    v.push((
+        "pretty-children-of-a-pointer",
+        STP_VERR_BAD_PRETTY,
+        "pretty node 1: children of a kind 4",
+        prog_pretty(|p| p.pretty[1].first = 0xffff_0000),
+    ));
+    v.push((
+        "pretty-unknown-kind",
+        STP_VERR_BAD_PRETTY,
+        "pretty node 2: unknown kind 200",
+        prog_pretty(|p| p.pretty[2].kind = 200),
+    ));
+    v.push((
+        "pretty-depth-operand",
+        STP_VERR_BAD_OPERAND,
+        "PRETTY depth -1, not 0 or 1",
+        prog_pretty(|p| p.handlers[0].code[2].imm = -1),
+    ));
+    v.push((
+        "pretty-without-scratch-registers",
+        STP_VERR_BAD_REGISTER,
+        "its scratch needs 2 free",
+        prog_pretty(|p| p.handlers[0].nsregs = STP_MAX_SREGS as u8),
+    ));
     v.push((
         "regex-index-out-of-range",
         STP_VERR_BAD_INDEX,

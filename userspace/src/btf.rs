@@ -529,6 +529,57 @@ impl Btf {
         Ok(None)
     }
 
+    /// The direct members of STRUCT/UNION `id` in declaration order (an
+    /// anonymous member is one member, named ""), each with its offset
+    /// from the start of `id`; empty for any other kind.
+    pub fn members(&self, id: u32) -> Result<Vec<(String, Member)>, BtfError> {
+        let r = *self.rec(id)?;
+        if !matches!(r.kind(), kind::STRUCT | kind::UNION) {
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::with_capacity(r.vlen());
+        for i in 0..r.vlen() {
+            let off = r.extra + 12 * i;
+            let bad = || BtfError::BadRef(id);
+            let name_off = u32_at(&self.data, off).ok_or_else(bad)?;
+            let ty = u32_at(&self.data, off + 4).ok_or_else(bad)?;
+            let raw = u32_at(&self.data, off + 8).ok_or_else(bad)?;
+            let (bit_offset, bitfield) = if r.kflag() {
+                (raw & 0xff_ffff, raw >> 24)
+            } else {
+                (raw, 0)
+            };
+            out.push((
+                self.str_at(name_off).unwrap_or("").to_string(),
+                Member {
+                    bit_offset: u64::from(bit_offset),
+                    bitfield,
+                    ty,
+                },
+            ));
+        }
+        Ok(out)
+    }
+
+    /// The return type of FUNC `func` (0 for void).
+    pub fn func_return(&self, func: u32) -> Result<u32, BtfError> {
+        if self.kind(func)? != kind::FUNC {
+            return Err(BtfError::BadRef(func));
+        }
+        let proto = self.referenced(func)?;
+        self.referenced(proto)
+    }
+
+    /// The encoding bits of an INT (`BTF_INT_SIGNED` 1, `BTF_INT_CHAR` 2,
+    /// `BTF_INT_BOOL` 4); 0 for any other kind.
+    pub fn int_encoding(&self, id: u32) -> Result<u32, BtfError> {
+        let r = self.rec(id)?;
+        Ok(match r.kind() {
+            kind::INT => (u32_at(&self.data, r.extra).ok_or(BtfError::BadRef(id))? >> 24) & 0xf,
+            _ => 0,
+        })
+    }
+
     /// C's `sizeof` of type `id` in bytes: a pointer is 8, an array its
     /// length times its element's size, typedefs and modifiers their
     /// type's; `None` for void, functions and incomplete types.

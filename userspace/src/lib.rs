@@ -21,6 +21,7 @@ pub mod kallsyms;
 pub mod list;
 pub mod outfile;
 pub mod output;
+pub mod pretty;
 pub mod resolve;
 pub mod ring;
 pub mod script;

@@ -126,6 +126,67 @@ struct Fill {
     bits: Option<(u32, u32)>,
     /// `@var`: the kernel symbol's address (`RelocKind::SymAddr`).
     sym: i64,
+    /// `$x$` / `$x$$` (`RelocKind::Pretty`): the PRETTY nodes of its type.
+    pretty: Option<crate::pretty::Tree>,
+}
+
+/// The PRETTY nodes of the program's uses, as `fill_patches` appends them
+/// (then `Program::pretty`), and the member names they add to
+/// `Program::strings` (a node's `name` indexes `names` until `finish`).
+#[derive(Default)]
+struct PrettyAcc {
+    nodes: Vec<vm_spec::program::PrettyNode>,
+    names: Vec<String>,
+    index: HashMap<String, u32>,
+}
+
+impl PrettyAcc {
+    /// Appends `tree`; its root's index.
+    fn add(&mut self, tree: &crate::pretty::Tree) -> Result<i64, Error> {
+        let base = self.nodes.len() as u32;
+        for n in &tree.nodes {
+            let mut n = *n;
+            if n.kind == vm_spec::abi::STP_PK_STRUCT as u8 && n.count != 0
+                || n.kind == vm_spec::abi::STP_PK_ARRAY as u8
+            {
+                n.first += base;
+            }
+            if let Some(name) = tree.names.get(n.name as usize) {
+                n.name = match self.index.get(name) {
+                    Some(&i) => i,
+                    None => {
+                        let i = self.names.len() as u32;
+                        self.names.push(name.clone());
+                        self.index.insert(name.clone(), i);
+                        i
+                    }
+                };
+            }
+            self.nodes.push(n);
+        }
+        if self.nodes.len() > vm_spec::abi::STP_MAX_PRETTY_NODES as usize {
+            return Err(Error::Var(format!(
+                "pretty-printing needs more than {} type nodes (the module's cap)",
+                vm_spec::abi::STP_MAX_PRETTY_NODES
+            )));
+        }
+        Ok(i64::from(base) + tree.nodes.len() as i64 - 1)
+    }
+
+    /// Moves the nodes into `prog`, their names after its strings.
+    fn finish(self, prog: &mut Program) -> Result<(), Error> {
+        let base = u32::try_from(prog.strings.len())
+            .map_err(|_| Error::Var("too many strings".to_string()))?;
+        for mut n in self.nodes {
+            if n.name < vm_spec::abi::STP_PRETTY_NAME_STRUCT {
+                n.name += base;
+            }
+            prog.pretty.push(n);
+        }
+        prog.strings
+            .extend(self.names.into_iter().map(String::into_bytes));
+        Ok(())
+    }
 }
 
 /// Fills every target variable's constants in `prog`. `symbols[i]` is the
@@ -300,6 +361,7 @@ pub fn apply_syms(
     syms: &HashMap<String, u64>,
 ) -> Result<(), Error> {
     let mut patches: Vec<(usize, i64)> = Vec::new();
+    let mut acc = PrettyAcc::default();
     // `@cast` uses need no probe (they may sit in functions): one answer
     // for the program, guarded by any `@defined` of the same chain.
     let cast_guards: Vec<(&TargetSite, &str, &[String])> = prog
@@ -334,12 +396,12 @@ pub fn apply_syms(
             dead || cast_guards.contains(&(&tv.site, tv.name.as_str(), tv.fields.as_slice()));
         if let Site::Var(v) = site {
             if let Some(fill) = var_fill(btf, tv, v, syms, guarded)? {
-                patches.extend(fill_patches(tv, &fill));
+                patches.extend(fill_patches(tv, &fill, &mut acc)?);
             }
             continue;
         }
         if let Some(fill) = fill_in(btf, modules, tv, site, "", guarded)? {
-            patches.extend(fill_patches(tv, &fill));
+            patches.extend(fill_patches(tv, &fill, &mut acc)?);
         }
     }
     // Uses of probe parameters, handler by handler.
@@ -414,12 +476,13 @@ pub fn apply_syms(
             };
             for (tv, fill) in uses.iter().zip(&fills) {
                 if let Some(fill) = fill {
-                    patches.extend(fill_patches(tv, fill));
+                    patches.extend(fill_patches(tv, fill, &mut acc)?);
                 }
             }
         }
     }
     prog.target_vars.extend(copies);
+    acc.finish(prog)?;
     for (k, v) in patches {
         match prog.konsts.get_mut(k) {
             Some(slot) => *slot = v,
@@ -542,6 +605,9 @@ fn fill_of(
     if let Some(i) = listing_slot(&tv.name) {
         return fill_listing(btf, tv, i, site, at, guarded);
     }
+    if tv.name == "return" {
+        return return_fill(btf, tv, site);
+    }
     Ok(match resolve_var(btf, tv, site, at) {
         Ok(_) if is_exists(tv) => Some(Fill {
             arg: 1,
@@ -552,6 +618,36 @@ fn fill_of(
         Err(_) if guarded => None,
         Err(e) => return Err(e),
     })
+}
+
+/// `$return$` (a use named `return` whose only relocation is its PRETTY
+/// node, compiler/src/passes/lower/tapset.rs): the tree of the function's
+/// BTF return type (a syscall's `__do_sys_`/`__se_sys_` prototype); no
+/// tree (the constant -1: PRETTY prints `?`) when BTF has no prototype.
+fn return_fill(btf: &Btf, tv: &TargetVar, site: Site) -> Result<Option<Fill>, Error> {
+    let deep = tv
+        .relocs
+        .iter()
+        .any(|r| r.kind == RelocKind::Pretty { deep: true });
+    let names: Vec<String> = match site {
+        Site::Function(f) => vec![f.rsplit(':').next().unwrap_or(f).to_string()],
+        Site::Syscall { name, .. } => vec![format!("__do_sys_{name}"), format!("__se_sys_{name}")],
+        _ => Vec::new(),
+    };
+    let Some(func) = names.iter().find_map(|n| btf.find_func(n)) else {
+        return Ok(Some(Fill::default()));
+    };
+    let ty = btf.func_return(func)?;
+    let tree = crate::pretty::build(btf, ty, deep).map_err(|e| {
+        Error::Var(format!(
+            "cannot pretty-print $return at {}:{}: {e}",
+            tv.loc.line, tv.loc.col
+        ))
+    })?;
+    Ok(Some(Fill {
+        pretty: Some(tree),
+        ..Fill::default()
+    }))
 }
 
 /// The parameter index `i` of `$$parms`'s reserved variable
@@ -632,11 +728,20 @@ fn fill_listing(
 }
 
 /// The (constant, value) pairs of `fill` for `tv`'s relocations.
-fn fill_patches(tv: &TargetVar, fill: &Fill) -> Vec<(usize, i64)> {
+fn fill_patches(
+    tv: &TargetVar,
+    fill: &Fill,
+    acc: &mut PrettyAcc,
+) -> Result<Vec<(usize, i64)>, Error> {
     tv.relocs
         .iter()
         .map(|r| {
             let v = match r.kind {
+                // No tree (no BTF type): past every node, PRETTY's "?".
+                RelocKind::Pretty { .. } => match &fill.pretty {
+                    Some(t) => acc.add(t)?,
+                    None => -1,
+                },
                 RelocKind::ArgIndex => fill.arg,
                 RelocKind::Offset(n) | RelocKind::ElemSize(n) => {
                     fill.steps.get(n as usize).map_or(0, |s| s.0)
@@ -649,7 +754,7 @@ fn fill_patches(tv: &TargetVar, fill: &Fill) -> Vec<(usize, i64)> {
                 // `is_exists`: `arg` holds the answer.
                 RelocKind::Exists => fill.arg,
             };
-            (r.konst as usize, v)
+            Ok((r.konst as usize, v))
         })
         .collect()
 }
@@ -1144,6 +1249,27 @@ fn resolve_var(btf: &Btf, tv: &TargetVar, site: Site, at: &str) -> Result<Fill, 
         return Ok(fill);
     }
     let t = btf.skip_mods(cur)?;
+    let deep = tv.relocs.iter().find_map(|r| match r.kind {
+        RelocKind::Pretty { deep } => Some(deep),
+        _ => None,
+    });
+    if let Some(deep) = deep {
+        fill.pretty = Some(
+            crate::pretty::build(btf, cur, deep)
+                .map_err(|e| what(format!("cannot pretty-print it: {e}")))?,
+        );
+        // A struct, union or array is its address; anything else that is
+        // no integer or pointer (a float) prints `?` whatever the value.
+        let value = match btf.kind(t)? {
+            kind::PTR => true,
+            kind::INT | kind::ENUM | kind::ENUM64 => btf.size(t)? <= 8,
+            _ => false,
+        };
+        if addr || !value {
+            (fill.shift, fill.rshift, fill.mask) = (0, 0, -1);
+            return Ok(fill);
+        }
+    }
     let (bytes, signed) = match btf.kind(t)? {
         // An array is its address, as in stap (`kernel_string($p->comm)`).
         kind::ARRAY if addr => (8, false),
@@ -2004,6 +2130,160 @@ mod tests {
                 format!("{listed}|{listed}|\n"),
                 "fd=0xffffffffffffff9c|fd=0xffffffffffffff9c|\n".to_string(),
                 "||\n".to_string(),
+            ]
+        );
+    }
+
+    #[test]
+    fn pretty_printing_builds_nodes_from_btf_and_prints_like_stap() {
+        use crate::btf::tests::Builder;
+        let mut b = Builder::new();
+        let int = b.int("int", 4, true);
+        let long = b.int("long int", 8, true);
+        let uchar = b.int("unsigned char", 1, false);
+        let chr = b.int("char", 1, true);
+        let pchar = b.ptr(chr);
+        let pvoid = b.ptr(0);
+        let path = b.compound(
+            false,
+            "path",
+            16,
+            &[("mnt", pvoid, 0, 0), ("depth", int, 64, 4)],
+        );
+        let anon = b.compound(true, "", 8, &[("a", int, 0, 0), ("b", long, 0, 0)]);
+        let comm = b.array(chr, int, 8);
+        let file = b.compound(
+            false,
+            "file",
+            48,
+            &[
+                ("f_mode", int, 0, 0),
+                ("name", pchar, 64, 0),
+                ("f_path", path, 128, 0),
+                ("", anon, 256, 0),
+                ("comm", comm, 320, 0),
+            ],
+        );
+        let pfile = b.ptr(file);
+        b.func("listed", int, &[("file", pfile), ("n", int), ("c", uchar)]);
+        let btf = Btf::parse(b.build()).unwrap();
+        let src = r#"probe kernel.function("listed") {
+            printf("%s\n%s\n%s\n%s|%s\n", $file$, $file$$, $$parms$, $file->comm$, $n$)
+            printf("%s\n", @cast($file, "file")$)
+        }"#;
+        let c = compiler::compile("t.stp", src, &compiler::Options::default())
+            .unwrap_or_else(|f| panic!("{}", f.rendered));
+        let wanted: std::collections::HashSet<String> = ["listed"].map(String::from).into();
+        let k = crate::kallsyms::Kallsyms::scan(
+            &b"ffffffff81000000 T listed\n"[..],
+            &wanted,
+            &std::collections::HashSet::new(),
+            &[],
+        )
+        .unwrap();
+        let r = crate::resolve::resolve_with(&c.program, &k).unwrap();
+        let mut prog = r.program;
+        apply_with(&mut prog, &r.symbols, &btf).unwrap();
+        // One tree per use: $file$ (1 level), $file$$ (nested), the
+        // parameters' three, $file->comm$, $n$; every node verified.
+        assert!(!prog.pretty.is_empty());
+        let img = vm_spec::image::build(&prog, &r.symbols).unwrap();
+        vm_spec::core::verify_image(&img).expect("verifies");
+        let base: u64 = 0xffff_8880_0000_1000;
+        let mut m = vec![0u8; 0x200];
+        m[0..4].copy_from_slice(&7i32.to_le_bytes());
+        m[8..16].copy_from_slice(&(base + 0x100).to_le_bytes());
+        m[24] = 0xf5; // depth:4 = 5 under other bits
+        m[32..40].copy_from_slice(&9i64.to_le_bytes());
+        m[40..45].copy_from_slice(b"bash\0");
+        m[0x100..0x103].copy_from_slice(b"hi\0");
+        let env = vm_testkit::HostEnv {
+            args: [base as i64, -3, 0x41, 0, 0, 0],
+            memory: vec![(base, m)],
+            ..Default::default()
+        };
+        let mut s = vm_testkit::host::HostSession::from_program(&prog).unwrap();
+        s.run_handler(prog.probes[0].handler, &env).unwrap();
+        let one = "{.f_mode=7, .name=\"hi\", .f_path={...}, <union>={...}, .comm=[...]}";
+        assert_eq!(
+            String::from_utf8(s.output()).unwrap(),
+            format!(
+                "{one}\n{{.f_mode=7, .name=\"hi\", .f_path={{.mnt=0x0, .depth=5}}, \
+                 <union>={{.a=9, .b=9}}, .comm=\"bash\"}}\n\
+                 file={one} n=-3 c='A'\n\"bash\"|-3\n{one}\n"
+            )
+        );
+    }
+
+    #[test]
+    fn pretty_return_prints_the_btf_return_type() {
+        use crate::btf::tests::Builder;
+        let mut b = Builder::new();
+        let int = b.int("int", 4, true);
+        let chr = b.int("char", 1, true);
+        let pchar = b.ptr(chr);
+        let file = b.compound(
+            false,
+            "file",
+            16,
+            &[("f_mode", int, 0, 0), ("name", pchar, 64, 0)],
+        );
+        let pfile = b.ptr(file);
+        b.func("opener", pfile, &[("n", int)]);
+        b.func("counter", int, &[("n", int)]);
+        let btf = Btf::parse(b.build()).unwrap();
+        let src = r#"probe kernel.function("opener").return, kernel.function("counter").return {
+            printf("%s|%s\n", $return$, $$return$$)
+        }"#;
+        let c = compiler::compile("t.stp", src, &compiler::Options::default())
+            .unwrap_or_else(|f| panic!("{}", f.rendered));
+        let wanted: std::collections::HashSet<String> =
+            ["opener", "counter"].map(String::from).into();
+        let k = crate::kallsyms::Kallsyms::scan(
+            &b"ffffffff81000000 T opener\nffffffff81000010 T counter\n"[..],
+            &wanted,
+            &std::collections::HashSet::new(),
+            &[],
+        )
+        .unwrap();
+        let r = crate::resolve::resolve_with(&c.program, &k).unwrap();
+        let mut prog = r.program;
+        apply_with(&mut prog, &r.symbols, &btf).unwrap();
+        let img = vm_spec::image::build(&prog, &r.symbols).unwrap();
+        vm_spec::core::verify_image(&img).expect("verifies");
+        let base: u64 = 0xffff_8880_0000_1000;
+        let mut m = vec![0u8; 0x100];
+        m[0..4].copy_from_slice(&7i32.to_le_bytes());
+        m[8..16].copy_from_slice(&(base + 0x80).to_le_bytes());
+        m[0x80..0x83].copy_from_slice(b"ok\0");
+        let mut out = Vec::new();
+        for (fname, retval) in [("opener", base as i64), ("counter", -2)] {
+            let p = prog
+                .probes
+                .iter()
+                .find(|p| {
+                    p.target
+                        == ProbeTarget::Symbol {
+                            name: fname.into(),
+                            offset: 0,
+                        }
+                })
+                .unwrap();
+            let env = vm_testkit::HostEnv {
+                retval,
+                memory: vec![(base, m.clone())],
+                ..Default::default()
+            };
+            let mut s = vm_testkit::host::HostSession::from_program(&prog).unwrap();
+            s.run_handler(p.handler, &env).unwrap();
+            out.push(String::from_utf8(s.output()).unwrap());
+        }
+        // Each function's own return type: the two probes get a handler each.
+        assert_eq!(
+            out,
+            [
+                "{.f_mode=7, .name=\"ok\"}|return={.f_mode=7, .name=\"ok\"}\n",
+                "-2|return=-2\n"
             ]
         );
     }

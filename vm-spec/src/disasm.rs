@@ -331,6 +331,7 @@ fn reloc_text(tv: &TargetVar, kind: RelocKind) -> String {
         RelocKind::Exists => "@defined: 1 if the kernel's BTF has it, else 0".into(),
         RelocKind::ElemSize(n) => format!("element size of {} (bytes per index)", field(n)),
         RelocKind::SymAddr => format!("address of kernel symbol {} (kallsyms)", tv.name),
+        RelocKind::Pretty { .. } => "PRETTY type node of its value (BTF; none: \"?\")".into(),
     }
 }
 
@@ -450,6 +451,25 @@ pub fn disassemble(prog: &Program) -> String {
         }
     }
     target_vars(&mut out, prog);
+    if !prog.pretty.is_empty() {
+        let _ = writeln!(out, "\npretty nodes ({}):", prog.pretty.len());
+        for (i, n) in prog.pretty.iter().enumerate() {
+            let name = match n.name {
+                abi::STP_PRETTY_NAME_NONE => "-".to_string(),
+                abi::STP_PRETTY_NAME_UNION => "<union>".to_string(),
+                abi::STP_PRETTY_NAME_STRUCT => "<class>".to_string(),
+                s => prog
+                    .strings
+                    .get(s as usize)
+                    .map_or_else(|| format!("str#{s}?"), |b| quote(b)),
+            };
+            let _ = writeln!(
+                out,
+                "  pp#{i:<5} {name} +{} kind={} size={} bits={}:{} children={}+{}",
+                n.offset, n.kind, n.size, n.bit_off, n.bit_size, n.first, n.count
+            );
+        }
+    }
     let _ = writeln!(out, "\nformats ({}):", prog.formats.len());
     for (i, f) in prog.formats.iter().enumerate() {
         let kinds: Vec<&str> = f

@@ -356,6 +356,10 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
             push_u32(ss, 0);
         }
     }
+    // PRETTY: the loader's type nodes, as they are.
+    for n in &prog.pretty {
+        sections[abi::STP_SEC_PRETTY as usize].extend_from_slice(&n.to_bytes());
+    }
 
     // Lay out: header, then each section 8-aligned.
     let hdr_size = size_of::<abi::stp_image_hdr>();

@@ -354,6 +354,12 @@ pub struct Program {
     /// Regular expressions (`=~`), indexed by REMATCH's RX operand.
     #[serde(default)]
     pub regexes: Vec<RegexTable>,
+    /// Pretty-printing type nodes (abi.h: `struct stp_pretty_node`), the
+    /// PRETTY section: empty in the file, built by the loader from the
+    /// target's BTF for each `RelocKind::Pretty` use (their member names
+    /// appended to `strings`).
+    #[serde(default)]
+    pub pretty: Vec<PrettyNode>,
     /// The constant (index into `konsts`, 0 in the file) that holds
     /// `target()`: `load`/`run` patch in the PID of `-x PID` or of the
     /// `-c CMD` process (stap's `_stp_target`), else it stays 0.
@@ -472,6 +478,45 @@ impl RegexTable {
     }
 }
 
+/// One pretty-printing type node (abi.h: `struct stp_pretty_node`;
+/// opcodes.h: PRETTY says how it prints).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct PrettyNode {
+    /// The member's name (an index into `Program::strings`) or one of
+    /// `abi::STP_PRETTY_NAME_*`.
+    pub name: u32,
+    /// Bytes from the enclosing aggregate's address.
+    pub offset: u32,
+    /// A STRUCT's first member, an ARRAY's element node (0 otherwise).
+    pub first: u32,
+    /// A STRUCT's member count (0 otherwise).
+    pub count: u16,
+    /// `abi::STP_PK_*`.
+    pub kind: u8,
+    /// Scalar size in bytes (1, 2, 4 or 8; 0 for other kinds).
+    pub size: u8,
+    /// A bitfield's first bit in those bytes.
+    pub bit_off: u8,
+    /// A bitfield's width (0: not a bitfield).
+    pub bit_size: u8,
+}
+
+impl PrettyNode {
+    /// The node's 24 bytes in the image.
+    pub fn to_bytes(&self) -> [u8; 24] {
+        let mut b = [0u8; 24];
+        b[0..4].copy_from_slice(&self.name.to_le_bytes());
+        b[4..8].copy_from_slice(&self.offset.to_le_bytes());
+        b[8..12].copy_from_slice(&self.first.to_le_bytes());
+        b[12..14].copy_from_slice(&self.count.to_le_bytes());
+        b[14] = self.kind;
+        b[15] = self.size;
+        b[16] = self.bit_off;
+        b[17] = self.bit_size;
+        b
+    }
+}
+
 /// Where a target variable's parameter comes from.
 ///
 /// A handler may serve several probes (a probe declaration with several
@@ -546,6 +591,14 @@ pub enum RelocKind {
     /// as /proc/kallsyms lists it. The module does not trust it: every
     /// read from it goes through the fault-safe `KERNEL_LONG`.
     SymAddr,
+    /// The PRETTY node (`Program::pretty`) of the use's final type, for
+    /// `$var$` / `$var$$`: the loader builds the nodes from BTF, following
+    /// pointers at the top as stap does (opcodes.h: PRETTY). Left at 0
+    /// with no nodes (a stand-in image), PRETTY prints stap's `?`.
+    Pretty {
+        /// `$$`: nested aggregates are expanded, so their nodes are built.
+        deep: bool,
+    },
 }
 
 /// One relocated constant: `Program::konsts[konst]` is patched at load.

@@ -1164,6 +1164,18 @@ impl HGen<'_> {
                 d.r |= 1u64 << a;
                 self.observe(out, a);
             }
+            10 | 11
+                if u32::from(self.nsregs) <= abi::STP_MAX_SREGS - 2 && self.rng.chance(1, 4) =>
+            {
+                // PRETTY a, value b, node c, depth: a generated image has
+                // no PRETTY nodes, so any node prints "?" (opcodes.h).
+                let b = self.src_of(out, d, &STARTS)?;
+                let c = self.src_of(out, d, &STARTS)?;
+                let a = self.sdst()?;
+                let deep = i32::from(self.rng.chance(1, 2));
+                out.push(ins(abi::STP_OP_PRETTY, a, b, c, deep));
+                d.s |= 1u32 << a;
+            }
             10 | 11 => {
                 let b = self.ssrc(out, d)?;
                 let c = self.src_of(out, d, &STARTS)?;

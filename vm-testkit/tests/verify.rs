@@ -823,6 +823,7 @@ fn cases() -> Vec<Case> {
     v.extend(stat_cases());
     v.extend(stat_array_cases());
     v.extend(regex_cases());
+    v.extend(pretty_cases());
     v.extend(memory_cap_cases());
     v
 }
@@ -914,6 +915,120 @@ fn desc_patched<D>(p: &Program, sec: stp_section, k: usize, at: usize, bytes: &[
 /// Patches 32-bit word `word` of regex descriptor `k`.
 fn regex_patched(p: &Program, k: usize, word: usize, v: u32) -> Vec<u8> {
     desc_patched::<stp_regex_desc>(p, STP_SEC_REGEXES, k, 4 * word, &v.to_le_bytes())
+}
+
+/// A begin handler printing PRETTY(0, node 1, imm) over a struct node
+/// (1) of one named int member (0), with `f` applied to the nodes.
+fn pretty_prog(imm: i32, f: impl FnOnce(&mut Vec<PrettyNode>)) -> Program {
+    let member = PrettyNode {
+        name: 0,
+        offset: 0,
+        first: 0,
+        count: 0,
+        kind: STP_PK_SIGNED as u8,
+        size: 4,
+        bit_off: 0,
+        bit_size: 0,
+    };
+    let mut nodes = vec![
+        member,
+        PrettyNode {
+            name: STP_PRETTY_NAME_NONE,
+            first: 0,
+            count: 1,
+            kind: STP_PK_STRUCT as u8,
+            size: 0,
+            ..member
+        },
+    ];
+    f(&mut nodes);
+    let mut p = begin(
+        2,
+        1,
+        vec![
+            i(STP_OP_LDI, 0, 0, 0, 0),
+            i(STP_OP_LDI, 1, 0, 0, 1),
+            i(STP_OP_PRETTY, 0, 0, 1, imm),
+            RET,
+        ],
+    );
+    p.strings.push(b"a".to_vec());
+    p.pretty = nodes;
+    p
+}
+
+fn pretty_cases() -> Vec<Case> {
+    vec![
+        case("pretty ok", build(&pretty_prog(1, |_| {})), "OK", ""),
+        case(
+            "pretty member not before its struct",
+            build(&pretty_prog(0, |n| n[1].first = 1)),
+            "BAD_PRETTY",
+            "pretty node 1: members [1, +1) not before it",
+        ),
+        case(
+            "pretty name past the strings",
+            build(&pretty_prog(0, |n| n[0].name = 5)),
+            "BAD_PRETTY",
+            "pretty node 0: name 5 of 1 strings",
+        ),
+        case(
+            "pretty scalar of 3 bytes",
+            build(&pretty_prog(0, |n| n[0].size = 3)),
+            "BAD_PRETTY",
+            "pretty node 0: size 3 for kind 1",
+        ),
+        case(
+            "pretty bitfield past its bytes",
+            build(&pretty_prog(0, |n| {
+                n[0].bit_off = 30;
+                n[0].bit_size = 3;
+            })),
+            "BAD_PRETTY",
+            "pretty node 0: bitfield [30, +3) of 4 bytes",
+        ),
+        case(
+            "pretty unknown kind",
+            build(&pretty_prog(0, |n| n[0].kind = STP_PK__COUNT as u8)),
+            "BAD_PRETTY",
+            "unknown kind",
+        ),
+        case(
+            "pretty array element not before it",
+            build(&pretty_prog(0, |n| {
+                n[1].kind = STP_PK_ARRAY as u8;
+                n[1].count = 0;
+                n[1].first = 1;
+            })),
+            "BAD_PRETTY",
+            "pretty node 1: array element 1",
+        ),
+        case(
+            "pretty reserved byte set",
+            {
+                let p = pretty_prog(0, |_| {});
+                desc_patched::<stp_pretty_node>(&p, STP_SEC_PRETTY, 0, 18, &[1])
+            },
+            "BAD_PRETTY",
+            "reserved byte set",
+        ),
+        case(
+            "PRETTY depth 2",
+            build(&pretty_prog(2, |_| {})),
+            "BAD_OPERAND",
+            "PRETTY depth 2, not 0 or 1",
+        ),
+        case(
+            "PRETTY without its scratch registers",
+            {
+                let mut p = pretty_prog(0, |_| {});
+                p.handlers[0].nsregs = STP_MAX_SREGS as u8 - 1;
+                build(&p)
+            },
+            "BAD_REGISTER",
+            "its scratch needs 2 free",
+        ),
+    ]
 }
 
 fn regex_cases() -> Vec<Case> {

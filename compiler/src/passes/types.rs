@@ -446,6 +446,7 @@ impl Typer<'_> {
                             | Builtin::MatchedStr
                             | Builtin::Pp
                             | Builtin::Pn
+                            | Builtin::Pretty { .. }
                             | Builtin::ProbeType => Ty::Str,
                             Builtin::Error | Builtin::Warn if hint == Ty::Long => Ty::Long,
                             Builtin::Error

@@ -56,6 +56,9 @@ pub struct RefProgram {
     pub(super) regexes: Vec<RefRegex>,
     /// REGEXSETS: the byte sets of the group programs' SET.
     pub(super) rx_sets: Vec<[u8; 32]>,
+    /// How many PRETTY type nodes the image has (opcodes.h: PRETTY). The
+    /// reference VM models PRETTY only for a node index past them (`?`).
+    pub(super) npretty: usize,
 }
 
 /// One regular expression's DFA (`struct stp_regex_desc` and its rows of
@@ -330,6 +333,7 @@ impl RefProgram {
         Ok(RefProgram {
             regexes,
             rx_sets,
+            npretty: section(img, abi::STP_SEC_PRETTY, size_of::<abi::stp_pretty_node>())?.1,
             stats,
             maps,
             handlers,

@@ -653,6 +653,20 @@ impl Machine<'_> {
                     .ok_or(Stop::Fault(abi::STP_RTE_SUBEXP_COUNT, 0))?;
                 self.wr(a, (m.slots.len() / 2) as u64)?;
             }
+            abi::STP_OP_PRETTY => {
+                // Only the node-less case is modelled: a node index past
+                // the PRETTY section prints stap's "?" (opcodes.h). The
+                // walk over type nodes is the C core's alone
+                // (vm-testkit/tests/pretty.rs tests it).
+                let node = self.rd(c)?;
+                if usize::try_from(node).map_or(true, |n| n >= self.prog.npretty) {
+                    self.swr(a, b"?".to_vec())?;
+                } else {
+                    return Err(Stop::Hole(
+                        "PRETTY over type nodes: not modelled by the reference VM".into(),
+                    ));
+                }
+            }
             abi::STP_OP_STADD
             | abi::STP_OP_STCOUNT
             | abi::STP_OP_STSUM

@@ -105,6 +105,19 @@ struct stp_insn {
 #define STP_MAX_REGEX_SLOTS	32u
 
 /*
+ * Pretty-printing type nodes (the PRETTY section, struct stp_pretty_node,
+ * opcodes.h: PRETTY): at most STP_MAX_PRETTY_NODES nodes, a struct of at
+ * most STP_MAX_PRETTY_MEMBERS members. PRETTY expands nested aggregates at
+ * most STP_PRETTY_MAX_DEPTH levels below the value (deeper ones print as
+ * "{...}" / "[...]") and, as stap's generated sprintf (PR10750), prints at
+ * most STP_PRETTY_MAX_ARGS values.
+ */
+#define STP_MAX_PRETTY_NODES	65536u
+#define STP_MAX_PRETTY_MEMBERS	4096u
+#define STP_PRETTY_MAX_DEPTH	8u
+#define STP_PRETTY_MAX_ARGS	32u
+
+/*
  * Session limits with SystemTap's names: name, default, minimum, maximum.
  * The image carries the values the script asked for (-D NAME=V); the module
  * refuses values outside [minimum, maximum].
@@ -142,9 +155,10 @@ enum stp_limit {
 /* The program image (LOAD ioctl payload)                              */
 
 #define STP_IMAGE_MAGIC		0x49505453u	/* "STPI" */
-#define STP_IMAGE_VERSION	6u	/* 2: functions, format texts; 3: STATS; 4: REGEXES;
+#define STP_IMAGE_VERSION	7u	/* 2: functions, format texts; 3: STATS; 4: REGEXES;
 					 * 5: stp_probe_desc.randomize;
-					 * 6: REGEXSUBS, REGEXPROG, REGEXSETS
+					 * 6: REGEXSUBS, REGEXPROG, REGEXSETS;
+					 * 7: PRETTY
 					 */
 
 /*
@@ -166,7 +180,8 @@ enum stp_limit {
 	X(REGEXDATA, __u16)						\
 	X(REGEXSUBS, struct stp_regex_sub)				\
 	X(REGEXPROG, __u32)						\
-	X(REGEXSETS, struct stp_regex_set)
+	X(REGEXSETS, struct stp_regex_set)				\
+	X(PRETTY,   struct stp_pretty_node)
 
 /* Section index in struct stp_image_hdr.sec[]. */
 enum stp_section {
@@ -568,6 +583,53 @@ struct stp_regex_set {
 	__u8 bits[32];
 };
 
+/*
+ * Pretty-printing (`$var$`, `$var$$`, `$$parms$`: opcodes.h PRETTY): one
+ * node per type the value or one of its members has, built by the loader
+ * from the target's BTF (userspace/src/pretty.rs) and read by
+ * kmod/core/vm_pretty.c. A STRUCT node's members are the `count` nodes
+ * from `first` on, each at `offset` bytes from the struct; an ARRAY
+ * node's element is node `first` (offset 0: stap prints the first element
+ * only). Every child index is below its parent's (the loader writes
+ * children first), so the nodes form no cycle. `name` is a string id (the member's name), or one of the
+ * STP_PRETTY_NAME_* labels of an anonymous member. Scalars (SIGNED,
+ * UNSIGNED, CHAR) are `size` bytes (1, 2, 4 or 8) read at the member's
+ * address; a bitfield (bit_size != 0, SIGNED or UNSIGNED only) is bits
+ * [bit_off, bit_off + bit_size) of those bytes read as a little-endian
+ * number, bit_off + bit_size <= 8 * size. POINTER, FUNC and STRING members
+ * read 8 bytes. Fields a kind does not use are 0.
+ */
+enum stp_pretty_kind {
+	STP_PK_UNKNOWN,		/* "?" (floats, types stap cannot print) */
+	STP_PK_SIGNED,		/* %i: signed integers, enums, _Bool */
+	STP_PK_UNSIGNED,	/* %u */
+	STP_PK_CHAR,		/* '%#c': a 1-byte char */
+	STP_PK_POINTER,		/* %p */
+	STP_PK_FUNC,		/* <function>:%p */
+	STP_PK_STRING,		/* char *: the quoted string it points to */
+	STP_PK_CHARS,		/* char[]: the quoted string at its address */
+	STP_PK_STRUCT,		/* {.a=..., .b=...}: struct or union */
+	STP_PK_ARRAY,		/* [elem0, ...] */
+	STP_PK__COUNT
+};
+
+/* Labels of anonymous members, in place of a string id. */
+#define STP_PRETTY_NAME_NONE	0xffffffffu	/* no label: "=value" */
+#define STP_PRETTY_NAME_UNION	0xfffffffeu	/* "<union>=" */
+#define STP_PRETTY_NAME_STRUCT	0xfffffffdu	/* "<class>=" (sic: stap's) */
+
+struct stp_pretty_node {
+	__u32 name;		/* string id or STP_PRETTY_NAME_* */
+	__u32 offset;		/* bytes from the enclosing aggregate */
+	__u32 first;		/* STRUCT: first member; ARRAY: element */
+	__u16 count;		/* STRUCT: members, 0..STP_MAX_PRETTY_MEMBERS */
+	__u8 kind;		/* enum stp_pretty_kind */
+	__u8 size;		/* SIGNED, UNSIGNED, CHAR: 1, 2, 4 or 8 */
+	__u8 bit_off;		/* bitfield: first bit */
+	__u8 bit_size;		/* bitfield: width, 0 when not one */
+	__u8 reserved[6];	/* must be 0 */
+};
+
 /* ------------------------------------------------------------------ */
 /* Verifier errors                                                     */
 
@@ -607,7 +669,8 @@ struct stp_regex_set {
 	X(BAD_STAT,        EINVAL,   "bad statistic descriptor, or a statistic without what the instruction needs") \
 	X(BAD_MAP,         EINVAL,   "bad map descriptor, or a map instruction whose keys or value do not match the map") \
 	X(BAD_REGEX,       EINVAL,   "bad regular expression table") \
-	X(BAD_TRY,         EINVAL,   "catch target not after every instruction it covers, or armed differently on two paths")
+	X(BAD_TRY,         EINVAL,   "catch target not after every instruction it covers, or armed differently on two paths") \
+	X(BAD_PRETTY,      EINVAL,   "bad pretty-printing type node")
 
 /* Verifier error codes: STP_VERR_OK == 0. */
 enum stp_verify_error {

@@ -431,6 +431,39 @@
  *    what every instruction run under that catch has (plus s[a]). So a
  *    catch only ever jumps forward, and every way
  *    back still goes through LOOP or a call, which charge fuel.
+ *
+ * Pretty-printing (STP_OP_PRETTY; abi.h: struct stp_pretty_node), stap's
+ * `$var$` / `$var$$` (tapsets.cxx, dwarf_pretty_print), into s[a]:
+ *  - r[b] is the value of the target chain (an integer or pointer value,
+ *    or the address of an embedded struct, union or array), r[c] the node
+ *    of its type, following pointers at the top as stap does (a pointer
+ *    to a struct has the struct's node: its members are read at r[b]).
+ *    r[c] unsigned at or above the number of PRETTY nodes (no BTF: the
+ *    stand-in image has none) gives "?", stap's text for a type it cannot
+ *    print.
+ *  - The node at the top: SIGNED "%i", UNSIGNED "%u", CHAR "'%#c'" of
+ *    r[b] as it is; POINTER "%p", FUNC "<function>:%p" of r[b]; STRING and
+ *    CHARS the string at r[b], quoted; STRUCT "{" members "}" read at
+ *    r[b]; ARRAY "[" element at r[b] ", ...]"; UNKNOWN "?".
+ *  - A member: ".name=" (or its anonymous label, then "="), ", " between
+ *    members; scalars read at its address (size bytes, a bitfield's bits
+ *    taken out, sign-extended for SIGNED), POINTER/FUNC/STRING 8 bytes; a
+ *    STRUCT "{...}" and an ARRAY "[...]" unless imm is 1 ($$), when they
+ *    are expanded as at the top, at most STP_PRETTY_MAX_DEPTH levels down
+ *    (deeper: "{...}" / "[...]"). Before each member and array element,
+ *    once STP_PRETTY_MAX_ARGS values have been printed, a struct prints
+ *    "..." and closes, an array skips its element (stap's 32-argument
+ *    sprintf limit).
+ *  - A string is kernel_string(addr) else user_string(addr), then
+ *    string_quoted (opcodes.h STEXTN's quoting with MAXSTRINGLEN).
+ *  - Any read that faults (a member, a pointer, a string that neither
+ *    copy can read) makes the whole result "ERROR", as stap's generated
+ *    function catches it. The result is cut at MAXSTRINGLEN - 1 bytes.
+ *  - Each node printed costs one MAXACTION unit (none left: MAXACTION).
+ *    Two string registers serve as scratch: the verifier requires the
+ *    handler's nsregs <= STP_MAX_SREGS - 2 (BAD_REGISTER), and PRETTY uses
+ *    s[STP_MAX_SREGS - 2] and s[STP_MAX_SREGS - 1] of the current frame.
+ *    imm other than 0 and 1 is refused (BAD_OPERAND).
  */
 #ifndef STAPVM_OPCODES_H
 #define STAPVM_OPCODES_H
@@ -525,7 +558,8 @@
 	X(MSTBKT, RM, RN, SN, MAP, 0, "r[a] := @hist_*(map imm[r[b..], s[c..]])[r[a]]; error if absent, empty or out of range") \
 	X(REMATCHS, RW, SR, NO, RX, 0, "r[a] := s[b] =~ regex imm, recording its groups for MATCHED") \
 	X(MATCHED, SW, RR, NO, NO, 0, "s[a] := group r[b] of this run's last REMATCHS; error if failed or absent") \
-	X(NGROUPS, RW, NO, NO, NO, 0, "r[a] := groups of this run's last REMATCHS, group 0 included; error if failed")
+	X(NGROUPS, RW, NO, NO, NO, 0, "r[a] := groups of this run's last REMATCHS, group 0 included; error if failed") \
+	X(PRETTY, SW, RR, RR, IMM, 0, "s[a] := value r[b] pretty-printed as PRETTY node r[c], nested aggregates expanded when imm is 1")
 
 /* Opcode numbers: STP_OP_NOP == 0, in table order. */
 enum stp_opcode {

@@ -187,6 +187,7 @@ impl Gen<'_> {
             | Builtin::Endian { .. }
             | Builtin::TextStrn
             | Builtin::StringQuoted
+            | Builtin::Pretty { .. }
             | Builtin::Tokenize => self.call_tapset(b, args, dst, sdst),
             Builtin::Pp => self.point_const(
                 sdst,

@@ -138,7 +138,7 @@ impl Gen<'_> {
     /// Records one use of target variable `name` (`$x` or a `@cast` type)
     /// at `span` for the loader: its relocated constants, and the probe
     /// point and place its messages name (the handler is set later).
-    fn record_target_var(
+    pub(super) fn record_target_var(
         &mut self,
         name: &str,
         site: &TargetSite,

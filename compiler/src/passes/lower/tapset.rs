@@ -73,8 +73,82 @@ impl Gen<'_> {
                 };
                 self.emit(STP_OP_STOK, d, input, delim, 0);
             }
+            Builtin::Pretty { deep } => self.pretty(args, deep, sdst),
             _ => self.fail("internal error: not a tapset built-in"),
         }
+    }
+
+    /// `$x$` / `$x$$` into `sdst`: the value of target expression `x`
+    /// (its ordinary code: for a struct, union or array its address), then
+    /// `PRETTY` with the type node the loader puts in a relocated constant
+    /// of the same use (`RelocKind::Pretty`). A use that is never resolved
+    /// here (a handler whose points have no target variables) is "".
+    fn pretty(&mut self, args: &[Expr], deep: bool, sdst: Option<u8>) {
+        use abi::*;
+        let d = sdst.unwrap_or_else(|| self.alloc_s());
+        let Some(a) = args.first() else {
+            return self.fail("internal error: __stp_pretty without an operand");
+        };
+        let v = self.alloc_r();
+        if matches!(&a.kind, ExprKind::Target(n) if n == "$return") {
+            return self.pretty_return(a, v, d, deep);
+        }
+        let before = self.tabs.target_vars.len();
+        self.int_into(a, v);
+        if self.tabs.target_vars.len() == before {
+            if !self.res.target_vars.contains_key(&a.id) && !self.res.dead_targets.contains(&a.id) {
+                return self.fail("internal error: __stp_pretty of a non-target value");
+            }
+            let k = self.tabs.string(b"");
+            self.emit(STP_OP_SLDK, d, 0, 0, k);
+            return;
+        }
+        let konst = self.tabs.reloc_konst();
+        if let Some(tv) = self.tabs.target_vars.last_mut() {
+            tv.relocs.push(Reloc {
+                konst: konst as u32,
+                kind: RelocKind::Pretty { deep },
+            });
+        }
+        let t = self.alloc_r();
+        self.emit(STP_OP_LDK, t, 0, 0, konst);
+        self.emit(STP_OP_PRETTY, d, v, t, i32::from(deep));
+    }
+
+    /// `$return$` into `d` (`v` a free register): RETVAL, then PRETTY with
+    /// the node of the function's BTF return type, a use named `return`
+    /// at the probe's function (or syscall) whose only relocation is the
+    /// node (the loader: `targetvars::return_fill`).
+    fn pretty_return(&mut self, a: &Expr, v: u8, d: u8, deep: bool) {
+        use abi::*;
+        let site = self
+            .res
+            .probes
+            .get(self.probe)
+            .and_then(|p| p.points.first())
+            .and_then(|p| match &p.target {
+                ProbeTarget::Symbol { name, .. } => Some(TargetSite::Function(
+                    vm_spec::program::split_source_file(name).0.to_string(),
+                )),
+                ProbeTarget::FirstOf(v) => v
+                    .first()
+                    .and_then(|f| f.strip_prefix("__x64_sys_"))
+                    .map(|s| TargetSite::Syscall(s.to_string())),
+                ProbeTarget::None => None,
+            });
+        let Some(site) = site else {
+            return self.fail("not supported yet: $return$ outside a function's return probe");
+        };
+        self.emit(STP_OP_CALLI, v, 0, 0, STP_HLP_RETVAL as i32);
+        let konst = self.tabs.reloc_konst();
+        let t = self.alloc_r();
+        self.emit(STP_OP_LDK, t, 0, 0, konst);
+        self.emit(STP_OP_PRETTY, d, v, t, i32::from(deep));
+        let relocs = vec![Reloc {
+            konst: konst as u32,
+            kind: RelocKind::Pretty { deep },
+        }];
+        self.record_target_var("$return", &site, &[], a.span, relocs, false);
     }
 
     /// `d := v`'s low `bytes` bytes, swapped when `big` (the target is

@@ -94,6 +94,14 @@ pub enum Builtin {
         /// The name rather than the offset.
         name: bool,
     },
+    /// `$x$` / `$x$$` (`deep`), rewritten by tapset/listings.rs into
+    /// `__stp_pretty(x)` / `__stp_pretty_deep(x)`: the target value `x`
+    /// pretty-printed by PRETTY with the type node the loader builds from
+    /// BTF (`RelocKind::Pretty`).
+    Pretty {
+        /// `$$`: nested aggregates expanded.
+        deep: bool,
+    },
     /// `stp_pid()` (`uid` false: the loader process's pid) and the
     /// tapset's `__stp_loader_uid()` (its real uid, for `is_myproc()`):
     /// constants the loader patches (`Program::loader_konsts`).
@@ -110,7 +118,7 @@ impl Builtin {
         use Builtin::*;
         Some(match self {
             Strlen | TextStr | Error | System | StringQuoted => &[true],
-            PrintChar | Endian { .. } | Matched => &[false],
+            PrintChar | Endian { .. } | Matched | Pretty { .. } => &[false],
             MatchedStr | Ngroups => &[],
             TextStrn => &[true, false, false],
             Tokenize => &[true, true],
@@ -293,6 +301,8 @@ fn builtin(name: &str) -> Option<(Builtin, usize)> {
         "switch_file" => (SwitchFile, 0),
         "__tz_gmtoff" => (Tz { name: false }, 0),
         "__tz_name_bytes" => (Tz { name: true }, 0),
+        "__stp_pretty" => (Pretty { deep: false }, 1),
+        "__stp_pretty_deep" => (Pretty { deep: true }, 1),
         "stp_pid" => (Loader { uid: false }, 0),
         "__stp_loader_uid" => (Loader { uid: true }, 0),
         "big_endian2" | "big_endian4" | "big_endian8" | "little_endian2" | "little_endian4"

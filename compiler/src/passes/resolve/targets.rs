@@ -221,8 +221,9 @@ impl Resolver<'_> {
                     self.expr(i, true);
                     fields.push("[]".to_string());
                 }
+                // tapset/listings.rs took every other suffix off.
                 TargetComp::Pretty(..) => {
-                    self.unsupported("pretty-printing target values ($var$, ->a$)", span);
+                    self.unsupported("pretty-printing of this target expression", span);
                     return None;
                 }
             }
@@ -234,13 +235,11 @@ impl Resolver<'_> {
     /// probe being walked and records where it comes from; the loader
     /// resolves it against the kernel's BTF, for each probe of the handler.
     pub(super) fn target_var(&mut self, e: &Expr, name: &str, comps: &[TargetComp]) {
-        // `$$parms`, `$$vars`, `$$locals`, `$$return` were rewritten
-        // (tapset/listings.rs); their pretty-printing forms are not.
+        // `$$parms`, `$$vars`, `$$locals`, `$$return` and the first three's
+        // pretty-printing forms were rewritten (tapset/listings.rs).
         if let Some(rest) = name.strip_prefix("$$") {
             let what = if rest.contains('$') {
-                format!(
-                    "{name} (pretty-printing target variable listings: structs expanded from BTF)"
-                )
+                format!("{name} (pretty-printing of this listing)")
             } else {
                 format!("{name} (target variable listings)")
             };
@@ -249,7 +248,7 @@ impl Resolver<'_> {
         }
         // The lexer keeps a `$`/`$$` suffix in the name: `$var$`.
         if name.len() > 1 && name.ends_with('$') {
-            return self.unsupported("pretty-printing target values ($var$, ->a$)", e.span);
+            return self.unsupported(&format!("{name} (pretty-printing)"), e.span);
         }
         let Some(fields) = self.field_chain(comps, e.span) else {
             return;
