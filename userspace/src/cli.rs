@@ -27,7 +27,9 @@ pub enum Command {
     Load(LoadArgs),
     /// Compile a script and run it (compile + load in one process).
     Run(RunArgs),
-    /// Check a script (parse, semantic analysis, lowering) without writing a program.
+    /// Check a script (parse, semantic analysis, lowering) without writing a program; where
+    /// this kernel's BTF and /proc/kallsyms can be read, also resolve its probe points, target
+    /// variables and @cast members against them, as `load` would (stap -p2).
     Check(CheckArgs),
     /// Disassemble a .stpb program.
     Dump(DumpArgs),
