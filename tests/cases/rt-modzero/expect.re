@@ -1,2 +1,2 @@
-^ERROR: division by 0 near operator '%' at .*script\.stp:4:40$
+^ERROR: division by 0 near operator '%' at .*script\.stp:4:41$
 ^WARNING: Number of errors: 1, skipped probes: 0$
