@@ -493,35 +493,16 @@ impl Btf {
         if depth > MAX_ANON_DEPTH {
             return Err(BtfError::BadRef(id));
         }
-        let r = *self.rec(id)?;
-        if !matches!(r.kind(), kind::STRUCT | kind::UNION) {
-            return Ok(None);
-        }
-        for i in 0..r.vlen() {
-            let off = r.extra + 12 * i;
-            let bad = || BtfError::BadRef(id);
-            let name_off = u32_at(&self.data, off).ok_or_else(bad)?;
-            let ty = u32_at(&self.data, off + 4).ok_or_else(bad)?;
-            let raw = u32_at(&self.data, off + 8).ok_or_else(bad)?;
-            let (bit_offset, bitfield) = if r.kflag() {
-                (raw & 0xff_ffff, raw >> 24)
-            } else {
-                (raw, 0)
-            };
-            let mname = self.str_at(name_off).unwrap_or("");
+        for (mname, m) in self.members(id)? {
             if mname == name {
-                return Ok(Some(Member {
-                    bit_offset: u64::from(bit_offset),
-                    bitfield,
-                    ty,
-                }));
+                return Ok(Some(m));
             }
             if mname.is_empty() {
-                let inner = self.skip_mods(ty)?;
-                if let Some(m) = self.member_in(inner, name, depth + 1)? {
+                let inner = self.skip_mods(m.ty)?;
+                if let Some(found) = self.member_in(inner, name, depth + 1)? {
                     return Ok(Some(Member {
-                        bit_offset: m.bit_offset + u64::from(bit_offset),
-                        ..m
+                        bit_offset: found.bit_offset + m.bit_offset,
+                        ..found
                     }));
                 }
             }
@@ -691,18 +672,10 @@ impl Btf {
         if depth > MAX_ANON_DEPTH {
             return Err(BtfError::BadRef(id));
         }
-        let r = *self.rec(id)?;
-        if !matches!(r.kind(), kind::STRUCT | kind::UNION) {
-            return Ok(());
-        }
-        for i in 0..r.vlen() {
-            let off = r.extra + 12 * i;
-            let bad = || BtfError::BadRef(id);
-            let name_off = u32_at(&self.data, off).ok_or_else(bad)?;
-            let ty = u32_at(&self.data, off + 4).ok_or_else(bad)?;
-            match self.str_at(name_off).unwrap_or("") {
-                "" => self.member_names_in(self.skip_mods(ty)?, depth + 1, out)?,
-                n => out.push(n.to_string()),
+        for (n, m) in self.members(id)? {
+            match n.as_str() {
+                "" => self.member_names_in(self.skip_mods(m.ty)?, depth + 1, out)?,
+                _ => out.push(n),
             }
         }
         Ok(())
