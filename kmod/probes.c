@@ -11,8 +11,10 @@
  * to arm unwinds everything armed.
  *
  * Every hit: session active? -> per-CPU nesting guard (a hit on a CPU that
- * is already inside a handler of this session is skipped and counted;
- * other sessions have their own guard) -> stp_run() -> account (hits,
+ * is already inside a handler of this session is skipped, counted in its
+ * probe's skipped but not towards MAXSKIPPED, as stap's default
+ * INTERRUPTIBLE runtime does not count reentrant hits; other sessions
+ * have their own guard) -> stp_run() -> account (hits,
  * per-probe hits, errors, MAXERRORS/MAXSKIPPED breakers, exit(), the
  * overload breaker: two get_cycles() reads per hit, none with
  * STP_NO_OVERLOAD). A
@@ -159,11 +161,13 @@ static void stp_hit(struct stp_session *s, struct stp_probe *p,
 	int err;
 
 	if (c->busy) {
-		/* Nested hits may nest again (NMI in IRQ): irq-safe adds. */
-		this_cpu_inc(s->cpu->skipped);
+		/*
+		 * An interrupt's hit inside a handler on this CPU: stap (its
+		 * default INTERRUPTIBLE build) drops it without counting it
+		 * towards MAXSKIPPED; its probe's skipped shows it. Nested
+		 * hits may nest again (NMI in IRQ): an irq-safe add.
+		 */
 		local64_inc(&c->pctr[p->index].skipped);
-		if (stp_sum_skipped(s) > s->prog.limits[STP_LIM_MAXSKIPPED])
-			stp_request_error(s);
 		return;
 	}
 	c->busy = 1;

@@ -62,7 +62,7 @@ struct stp_cpu {
 	unsigned int busy;	/* nesting guard: inside a handler */
 	u64 hits;		/* handler runs */
 	u64 errors;		/* run-time errors */
-	u64 skipped;		/* nested hits refused by the guard */
+	u64 skipped;		/* hits skipped for a map lock (MAXTRYLOCK) */
 	struct stp_probe_ctr *pctr;	/* prog.nprobes entries, this CPU */
 	struct stp_iter *iters;	/* prog.niters foreach iterators, or NULL */
 	/*

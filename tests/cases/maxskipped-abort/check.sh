@@ -1,3 +1,0 @@
-if grep -q '^end$' "$CASE_OUT/out"; then
-	echo "end ran after the MAXSKIPPED abort"; exit 1
-fi
