@@ -200,10 +200,7 @@ fn calls_and_defs(items: &mut [Item]) -> (Vec<(String, Span)>, Vec<String>) {
 pub(crate) fn add(s: &mut Script, target: &crate::Target, diags: &mut crate::diag::Diags) {
     let (used, _) = family_uses(s);
     let (_, own_funcs) = calls_and_defs(&mut s.items);
-    let mut g = Gen {
-        next: s.nexprs,
-        errors: Vec::new(),
-    };
+    let mut g = Gen::new(s.nexprs);
     let mut added: Vec<Item> = Vec::new();
     let mut done = vec![false; FILES.len()];
     for (i, f) in FILES.iter().enumerate() {
