@@ -245,7 +245,7 @@ impl Gen {
             x.id = self.next;
             self.next += 1;
             x.span = span;
-            work.extend(x.children_mut());
+            x.push_children_mut(&mut work);
         }
     }
 
@@ -281,7 +281,7 @@ impl Gen {
                 while let Some(y) = w.pop() {
                     y.id = self.next;
                     self.next += 1;
-                    w.extend(y.children_mut());
+                    y.push_children_mut(&mut w);
                 }
             }
             work.extend(ss);
@@ -342,7 +342,7 @@ pub(crate) fn walk_exprs_mut(s: &mut Stmt, f: &mut dyn FnMut(&mut Expr)) {
             let mut w: Vec<&mut Expr> = vec![e];
             while let Some(y) = w.pop() {
                 f(y);
-                w.extend(y.children_mut());
+                y.push_children_mut(&mut w);
             }
         }
         work.extend(ss);

@@ -673,7 +673,7 @@ fn rewrite_expr(root: &mut Expr, ctx: Ctx, g: &mut Gen, needs: &mut Needs) {
         if let Some(kind) = replacement(e, ctx, g, needs) {
             e.kind = kind;
         }
-        work.extend(e.children_mut());
+        e.push_children_mut(&mut work);
     }
 }
 
