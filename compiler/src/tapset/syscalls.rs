@@ -443,6 +443,9 @@ fn numbers() -> Vec<i64> {
 /// `g` with `span`; `None` for another name. Their binary searches on the
 /// number are built as AST (`tree`) into `{ }` placeholders of the text.
 pub(crate) fn generated_function(name: &str, g: &mut Gen, span: Span) -> Option<Vec<Item>> {
+    if !matches!(name, "__sc_name" | "syscall_name" | "__sc_argstr") {
+        return None;
+    }
     let n = SYSCALLS.len();
     let keys = numbers();
     Some(match name {
