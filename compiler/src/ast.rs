@@ -549,15 +549,23 @@ pub enum ExprKind {
 impl Expr {
     /// The direct sub-expressions, in source order.
     pub fn children_mut(&mut self) -> Vec<&mut Expr> {
+        let mut v = Vec::new();
+        self.push_children_mut(&mut v);
+        v
+    }
+
+    /// `children_mut` pushed onto `out` (a walk's work list: no vector
+    /// per node).
+    pub fn push_children_mut<'a>(&'a mut self, out: &mut Vec<&'a mut Expr>) {
         use ExprKind::*;
         match &mut self.kind {
-            Num(_) | Str(_) | Var(_) | Target(_) | Unsupported(_) => Vec::new(),
+            Num(_) | Str(_) | Var(_) | Target(_) | Unsupported(_) => {}
             Call { args, .. } | Print { args, .. } | Format { args, .. } => {
-                args.iter_mut().collect()
+                out.extend(args.iter_mut())
             }
-            Stat { args, .. } | AtOp { args, .. } => args.iter_mut().collect(),
-            Unary(_, a) | PreIncr(_, a) | PostIncr(_, a) | AddrOf(a) => vec![&mut **a],
-            Regex { lhs, .. } => vec![&mut **lhs],
+            Stat { args, .. } | AtOp { args, .. } => out.extend(args.iter_mut()),
+            Unary(_, a) | PreIncr(_, a) | PostIncr(_, a) | AddrOf(a) => out.push(&mut **a),
+            Regex { lhs, .. } => out.push(&mut **lhs),
             Binary(_, a, b)
             | Cmp(_, a, b)
             | And(a, b)
@@ -565,26 +573,30 @@ impl Expr {
             | Concat(a, b)
             | Assign(_, a, b)
             | Append(a, b)
-            | Ushr(a, b) => vec![&mut **a, &mut **b],
-            Ternary(a, b, c) => vec![&mut **a, &mut **b, &mut **c],
+            | Ushr(a, b) => {
+                out.push(&mut **a);
+                out.push(&mut **b);
+            }
+            Ternary(a, b, c) => {
+                out.push(&mut **a);
+                out.push(&mut **b);
+                out.push(&mut **c);
+            }
             Index { base, keys } => {
-                let mut v = vec![&mut **base];
-                v.extend(keys.iter_mut().flatten());
-                v
+                out.push(&mut **base);
+                out.extend(keys.iter_mut().flatten());
             }
             In { keys, array } => {
-                let mut v: Vec<&mut Expr> = keys.iter_mut().flatten().collect();
-                v.push(&mut **array);
-                v
+                out.extend(keys.iter_mut().flatten());
+                out.push(&mut **array);
             }
             Deref { base, comps } => {
-                let mut v = vec![&mut **base];
+                out.push(&mut **base);
                 for c in comps {
                     if let TargetComp::Index(e) = c {
-                        v.push(&mut **e);
+                        out.push(&mut **e);
                     }
                 }
-                v
             }
         }
     }

@@ -113,10 +113,47 @@ const LONG_OPS: &[&str] = &[
     "&=", "^=", "|=", ".=", "&&", "||", "++", "--", "->", "<<", ">>", "%(", "%?", "%:", "%)",
 ];
 
+/// Whether `kw` is one of `KEYWORDS` (a `match`: no string compared
+/// with every keyword).
+fn is_keyword(kw: &str) -> bool {
+    matches!(
+        kw,
+        "probe"
+            | "global"
+            | "private"
+            | "function"
+            | "if"
+            | "else"
+            | "for"
+            | "foreach"
+            | "in"
+            | "limit"
+            | "return"
+            | "delete"
+            | "while"
+            | "break"
+            | "continue"
+            | "next"
+            | "string"
+            | "long"
+            | "try"
+            | "catch"
+    )
+}
+
 /// Skips whitespace and comments; true when anything was skipped.
 fn skip_trivia(mut i: &str) -> (&str, bool) {
     let mut ate = false;
     loop {
+        // Most tokens follow no trivia, or blanks only.
+        let blanks = i.bytes().take_while(u8::is_ascii_whitespace).count();
+        if blanks > 0 {
+            ate = true;
+            i = &i[blanks..];
+        }
+        if !i.starts_with(['#', '/']) {
+            return (i, ate);
+        }
         let r: IResult<&str, &str> = alt((
             take_while1(|c: char| c.is_ascii_whitespace()),
             recognize(pair(char('#'), not_line_ending)),
@@ -154,7 +191,7 @@ fn word(i: &str) -> IResult<&str, (TokKind, String)> {
     ))(i)?;
     let kind = if w.starts_with('@') {
         TokKind::Op
-    } else if KEYWORDS.contains(&w) {
+    } else if is_keyword(w) {
         TokKind::Keyword
     } else {
         TokKind::Ident
@@ -230,7 +267,11 @@ fn embedded(i: &str) -> IResult<&str, (TokKind, String)> {
 
 /// An operator: the longest of `LONG_OPS`, else one punctuation character.
 fn operator(i: &str) -> IResult<&str, (TokKind, String)> {
+    let first = i.as_bytes().first().copied();
     for op in LONG_OPS {
+        if op.as_bytes().first().copied() != first {
+            continue;
+        }
         if let Some(rest) = i.strip_prefix(op) {
             return Ok((rest, (TokKind::Op, (*op).to_string())));
         }
@@ -292,7 +333,8 @@ fn lex_into(source: &str, args: &[String], pasted: Option<Span>, out: &mut Vec<T
         }
         let lo = source.len() - i.len();
         // Command-line arguments are pasted into the token stream.
-        if let Ok((rest, (quoted, idx))) = arg_ref(i) {
+        let sigil = i.starts_with(['$', '@']);
+        if let Some(Ok((rest, (quoted, idx)))) = sigil.then(|| arg_ref(i)) {
             let here = Span::new(lo, source.len() - rest.len());
             let span = pasted.unwrap_or(here);
             let text = &source[lo..source.len() - rest.len()];
@@ -338,7 +380,20 @@ fn lex_into(source: &str, args: &[String], pasted: Option<Span>, out: &mut Vec<T
             }
             continue;
         }
-        let r = alt((word, number, string, embedded, operator, junk))(i);
+        // `alt((word, number, string, embedded, operator, junk))`, the
+        // first that can match picked by the first character.
+        let c = i.chars().next().unwrap_or(' ');
+        let r = if is_ident_start(c) {
+            word(i)
+        } else if c.is_ascii_digit() {
+            number(i)
+        } else if c == '"' {
+            string(i)
+        } else if i.starts_with("%{") {
+            embedded(i)
+        } else {
+            alt((operator, junk))(i)
+        };
         let Ok((rest, (kind, text))) = r else {
             return;
         };
@@ -407,6 +462,38 @@ mod tests {
         assert_eq!(k, vec!["1", "+", "2", "a\"b", "2", "$3"]);
         assert_eq!(t[1].span, Span::new(0, 2));
         assert_eq!(t[5].kind, TokKind::Junk(Junk::InvalidArg(2)));
+    }
+
+    #[test]
+    fn keywords_are_the_listed_ones() {
+        for k in KEYWORDS {
+            assert!(is_keyword(k), "{k}");
+            assert_eq!(lex(k, &[])[0].kind, TokKind::Keyword);
+        }
+        for w in ["probes", "Global", "fo", "catchall", "@if", "x"] {
+            assert!(!is_keyword(w), "{w}");
+        }
+    }
+
+    #[test]
+    fn trivia_and_first_characters() {
+        use TokKind::*;
+        assert_eq!(
+            kinds("  a #c\r\n\t// d\n/* e */ 1 \"s\" %{ x %} $y @z ; \u{e9}"),
+            vec![
+                (Ident, "a".into()),
+                (Number, "1".into()),
+                (Str, "s".into()),
+                (Embedded, " x ".into()),
+                (Ident, "$y".into()),
+                (Op, "@z".into()),
+                (Op, ";".into()),
+                (Junk(super::Junk::Unknown), "\\xe9".into()),
+            ]
+        );
+        // A `#` comment with a lone CR is no comment for nom's
+        // not_line_ending: `#` is an operator, as before.
+        assert_eq!(lex("#a\rb\n", &[])[0].text, "#");
     }
 
     #[test]

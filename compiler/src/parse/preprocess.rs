@@ -18,7 +18,7 @@ use super::lexer::{TokKind, Token};
 use crate::ast::Span;
 use crate::diag::Diagnostic;
 use crate::glob::fnmatch;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 /// What the `%( )` conditions compare against, and the command-line
@@ -163,8 +163,12 @@ struct Pp<'a> {
     target: &'a Target,
     warnings: Vec<Diagnostic>,
     /// The tapset macro library (`LIBRARY`), used when the script does not
-    /// define a macro of that name.
-    lib: HashMap<String, Rc<Macro>>,
+    /// define a macro of that name; `None` until a name the library may
+    /// define is looked up (most `@word`s are `@entry`, `@cast` ...: the
+    /// library is not read for them).
+    lib: Option<HashMap<String, Rc<Macro>>>,
+    /// `library_may_define()`, once a `@word` is looked up.
+    lib_names: Option<Option<HashSet<&'static str>>>,
 }
 
 fn is_op(t: Option<&Token>, s: &str) -> bool {
@@ -174,7 +178,11 @@ fn is_op(t: Option<&Token>, s: &str) -> bool {
 impl<'a> Pp<'a> {
     /// A preprocessor at the start of `input`, with no macro defined yet
     /// and `lib` as the macro library.
-    fn new(input: &'a [Token], target: &'a Target, lib: HashMap<String, Rc<Macro>>) -> Self {
+    fn new(
+        input: &'a [Token],
+        target: &'a Target,
+        lib: Option<HashMap<String, Rc<Macro>>>,
+    ) -> Self {
         Pp {
             input,
             pos: 0,
@@ -185,6 +193,7 @@ impl<'a> Pp<'a> {
             target,
             warnings: Vec::new(),
             lib,
+            lib_names: None,
         }
     }
 
@@ -231,15 +240,27 @@ impl<'a> Pp<'a> {
             if t.kind == TokKind::Op && t.text.len() > 1 && t.text.starts_with('@') {
                 let name = &t.text[1..];
                 let mut from_lib = false;
-                let decl = self
+                let mut decl = self
                     .acts
                     .last()
                     .and_then(|a| a.params.get(name).cloned())
-                    .or_else(|| self.defs.get(name).cloned())
-                    .or_else(|| {
-                        from_lib = true;
-                        self.lib.get(name).cloned()
-                    });
+                    .or_else(|| self.defs.get(name).cloned());
+                if decl.is_none() {
+                    from_lib = true;
+                    let may = self
+                        .lib_names
+                        .get_or_insert_with(library_may_define)
+                        .as_ref()
+                        .is_none_or(|n| n.contains(name));
+                    if may {
+                        let target = self.target;
+                        decl = self
+                            .lib
+                            .get_or_insert_with(|| library_macros(target))
+                            .get(name)
+                            .cloned();
+                    }
+                }
                 let Some(decl) = decl else {
                     return Ok(Some(t));
                 };
@@ -516,9 +537,36 @@ const LIBRARY: &str = include_str!("tapset.stpm");
 /// The macros of `LIBRARY`, defined as a script's would be.
 fn library_macros(target: &Target) -> HashMap<String, Rc<Macro>> {
     let tokens = super::lexer::lex(LIBRARY, &[]);
-    let mut pp = Pp::new(&tokens, target, HashMap::new());
+    let mut pp = Pp::new(&tokens, target, Some(HashMap::new()));
     while let Ok(Some(_)) = pp.scan_pp() {}
     pp.defs
+}
+
+/// The names `LIBRARY` may define as macros: every word after a
+/// `@define` of its text (conditional or not, even in a comment); `None`
+/// when some `@define` is followed by what may be a comment (then any name
+/// may follow). A `@define` whose next token is no identifier defines
+/// nothing. A name not listed is not in `library_macros`, so a lookup of
+/// `@entry` or `@cast` need not lex and run the library.
+fn library_may_define() -> Option<HashSet<&'static str>> {
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '$';
+    let mut names = HashSet::new();
+    let mut rest = LIBRARY;
+    while let Some(at) = rest.find("@define") {
+        rest = &rest[at + "@define".len()..];
+        let after = rest.trim_start_matches(|c: char| c.is_ascii_whitespace());
+        match after.chars().next() {
+            // `@defined` and longer words are other tokens.
+            Some(c) if is_word(c) && after.len() == rest.len() => {}
+            Some(c) if c.is_ascii_alphabetic() || c == '_' || c == '$' => {
+                let end = after.find(|c: char| !is_word(c)).unwrap_or(after.len());
+                names.insert(&after[..end]);
+            }
+            Some('/' | '#') => return None,
+            _ => {}
+        }
+    }
+    Some(names)
 }
 
 /// Whether the preprocessor would hand `tokens` on unchanged: no `%(`
@@ -540,7 +588,7 @@ pub fn preprocess(
     tokens: &[Token],
     target: &Target,
 ) -> (Vec<Token>, Vec<Diagnostic>, Option<Diagnostic>) {
-    let mut pp = Pp::new(tokens, target, library_macros(target));
+    let mut pp = Pp::new(tokens, target, None);
     let mut out = Vec::new();
     loop {
         match pp.scan_pp() {
@@ -833,5 +881,20 @@ mod tests {
         assert!(!fnmatch(b"i[!3-6]86", b"i486"));
         assert!(fnmatch(b"", b""));
         assert!(!fnmatch(b"a", b""));
+    }
+
+    /// The library is read only for names it may define: every macro it
+    /// defines passes the cheap check, the built-in `@word`s do not.
+    #[test]
+    fn library_may_define_every_library_macro() {
+        let defs = library_macros(&Target::default());
+        assert!(defs.len() > 50);
+        let names = library_may_define().expect("no @define before a comment");
+        for name in defs.keys() {
+            assert!(names.contains(name.as_str()), "{name}");
+        }
+        for w in ["entry", "cast", "defined", "count", "var", "nope"] {
+            assert!(!names.contains(w), "{w}");
+        }
     }
 }

@@ -66,7 +66,7 @@ impl Expander<'_> {
         while let Some(x) = work.pop() {
             x.id = self.next_id;
             self.next_id += 1;
-            work.extend(x.children_mut());
+            x.push_children_mut(&mut work);
         }
     }
 
@@ -361,7 +361,7 @@ impl Expander<'_> {
                 self.diags.push(Diagnostic::semantic(m, e.span));
                 return;
             }
-            work.extend(e.children_mut());
+            e.push_children_mut(&mut work);
         }
     }
 }

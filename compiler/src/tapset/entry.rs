@@ -115,7 +115,7 @@ pub(crate) fn rewrite(s: &mut Script, g: &mut Gen, _diags: &mut Diags) {
                         hoisted.push(inner);
                         continue;
                     }
-                    w.extend(y.children_mut());
+                    y.push_children_mut(&mut w);
                 }
             }
             work.extend(ss);

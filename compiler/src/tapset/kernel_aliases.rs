@@ -20,6 +20,7 @@
 //! docs/tapset.md lists what each alias defines.
 use super::{names_in, Gen};
 use crate::ast::*;
+use std::collections::HashSet;
 
 /// One tapset file: the families (first probe-point components) whose
 /// aliases it defines, and its text.
@@ -200,10 +201,7 @@ fn calls_and_defs(items: &mut [Item]) -> (Vec<(String, Span)>, Vec<String>) {
 pub(crate) fn add(s: &mut Script, target: &crate::Target, diags: &mut crate::diag::Diags) {
     let (used, _) = family_uses(s);
     let (_, own_funcs) = calls_and_defs(&mut s.items);
-    let mut g = Gen {
-        next: s.nexprs,
-        errors: Vec::new(),
-    };
+    let mut g = Gen::new(s.nexprs);
     let mut added: Vec<Item> = Vec::new();
     let mut done = vec![false; FILES.len()];
     for (i, f) in FILES.iter().enumerate() {
@@ -258,7 +256,7 @@ pub(crate) fn add(s: &mut Script, target: &crate::Target, diags: &mut crate::dia
         Item::Global(g) => !own_globals.contains(&g.name),
         _ => true,
     });
-    prune_unreached(&s.items, &mut added);
+    prune_unreached(&mut s.items, &mut added);
     s.nexprs = g.next;
     // A file that does not parse is a bug of this crate: an internal
     // error at the probe point that wanted it, never a silently missing
@@ -285,7 +283,7 @@ fn drop_unused_globals(s: &mut Script, tapset_globals: &[String]) {
     if tapset_globals.is_empty() {
         return;
     }
-    let mut used: Vec<String> = Vec::new();
+    let mut used: HashSet<String> = HashSet::new();
     for it in &mut s.items {
         match it {
             Item::Probe(p) => used.extend(names_in(&mut p.body).0),
@@ -312,16 +310,21 @@ fn drop_unused_globals(s: &mut Script, tapset_globals: &[String]) {
 /// Drops the added functions nothing calls (from the script's items, the
 /// added aliases or a kept function) and the added globals no kept item
 /// names: a file's table global filled only by a function the script does
-/// not call would otherwise have no type.
-fn prune_unreached(script: &[Item], added: &mut Vec<Item>) {
-    let mut roots: Vec<Item> = script.to_vec();
-    roots.extend(
-        added
-            .iter()
-            .filter(|it| matches!(it, Item::Alias(_)))
-            .cloned(),
-    );
-    let (mut want, _) = calls_and_defs(&mut roots);
+/// not call would otherwise have no type. `script` is not changed (`&mut`
+/// only to walk it without a copy).
+fn prune_unreached(script: &mut [Item], added: &mut Vec<Item>) {
+    // The calls of the script's items, then those of the added aliases
+    // (each name once, at its first call).
+    let (mut want, _) = calls_and_defs(script);
+    for it in added.iter_mut() {
+        if matches!(it, Item::Alias(_)) {
+            for (name, span) in calls_and_defs(std::slice::from_mut(it)).0 {
+                if !want.iter().any(|(w, _)| *w == name) {
+                    want.push((name, span));
+                }
+            }
+        }
+    }
     let mut kept: Vec<String> = Vec::new();
     // Bounded: every round keeps one more added function or stops.
     while let Some((name, _)) = want.pop() {
@@ -339,8 +342,8 @@ fn prune_unreached(script: &[Item], added: &mut Vec<Item>) {
         want.extend(calls);
     }
     added.retain(|it| !matches!(it, Item::Function(f) if !kept.contains(&f.name)));
-    let mut named: Vec<String> = Vec::new();
-    for it in roots.iter_mut().chain(added.iter_mut()) {
+    let mut named: HashSet<String> = HashSet::new();
+    for it in script.iter_mut().chain(added.iter_mut()) {
         match it {
             Item::Probe(p) => named.extend(names_in(&mut p.body).0),
             Item::Function(f) => {
@@ -411,7 +414,7 @@ fn only_assigns(st: &Stmt) -> Option<Vec<String>> {
 /// Drops the prologue assignments of every alias whose variables nothing
 /// reads (fixpoint: a kept statement's names keep what they read).
 fn elide_unused_alias_vars(s: &mut Script) {
-    let mut needed: Vec<String> = Vec::new();
+    let mut needed: HashSet<String> = HashSet::new();
     // A function reads no probe's locals: only the globals it names count
     // (its parameters and locals may share an alias variable's name).
     let globals = super::declared_globals(s);
@@ -452,11 +455,7 @@ fn elide_unused_alias_vars(s: &mut Script) {
                     None => true,
                 };
                 if keep {
-                    for n in names_in(st).0 {
-                        if !needed.contains(&n) {
-                            needed.push(n);
-                        }
-                    }
+                    needed.extend(names_in(st).0);
                 }
             }
         }

@@ -12,7 +12,7 @@ use super::errno_table::ERRNOS;
 use super::{bodies_mut, declared_globals, names_in, tree, walk_exprs_mut, Gen};
 use crate::ast::*;
 use crate::diag::{Diagnostic, Diags};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// The hand-written part: library.stp, then library_ctx.stp (the
 /// context, proc_mem, namespace, unwind and signal functions), then
@@ -56,6 +56,8 @@ struct Lib {
     /// `LIBRARY` cut at its top-level declarations: the names each
     /// declares and its text, and whether it has been parsed.
     chunks: Vec<(Vec<&'static str>, &'static str, bool)>,
+    /// The chunks declaring each name, in library order.
+    by_name: HashMap<&'static str, Vec<usize>>,
 }
 
 /// `LIBRARY` cut before each line that starts a top-level `function` or
@@ -100,11 +102,35 @@ pub(crate) fn function_names() -> Vec<&'static str> {
 }
 
 impl Lib {
+    /// The library, nothing parsed yet.
+    fn new() -> Lib {
+        let chunks = chunks();
+        let mut by_name: HashMap<&'static str, Vec<usize>> = HashMap::new();
+        for (i, (names, _, _)) in chunks.iter().enumerate() {
+            for n in names {
+                let v = by_name.entry(*n).or_default();
+                if v.last() != Some(&i) {
+                    v.push(i);
+                }
+            }
+        }
+        Lib {
+            funcs: Vec::new(),
+            globals: Vec::new(),
+            chunks,
+            by_name,
+        }
+    }
+
     /// Parses the declaration of `name` if there is one not parsed yet.
     fn load(&mut self, name: &str, g: &mut Gen, span: Span) {
+        let Some(at) = self.by_name.get(name) else {
+            return;
+        };
         let mut texts = Vec::new();
-        for (names, text, parsed) in &mut self.chunks {
-            if !*parsed && names.contains(&name) {
+        for &i in at {
+            let (_, text, parsed) = &mut self.chunks[i];
+            if !*parsed {
                 *parsed = true;
                 texts.push(*text);
             }
@@ -238,15 +264,14 @@ pub(crate) fn include(s: &mut Script, args: &[String], g: &mut Gen, diags: &mut 
         return;
     }
     let span = Span::default();
-    let mut lib = Lib {
-        funcs: Vec::new(),
-        globals: Vec::new(),
-        chunks: chunks(),
-    };
-    let mut added: HashSet<String> = HashSet::new();
+    let mut lib = Lib::new();
     let mut globals_added: HashSet<String> = HashSet::new();
+    // Names already looked up (added, or not the library's: a script
+    // calls `printf` or `kernel_long` thousands of times; a name the
+    // library has not is not there the next time either).
+    let mut tried: HashSet<String> = HashSet::new();
     while let Some(name) = wanted.pop() {
-        if defined.contains(&name) || added.contains(&name) {
+        if defined.contains(&name) || !tried.insert(name.clone()) {
             continue;
         }
         // The generated functions are large: made when first wanted.
@@ -260,7 +285,6 @@ pub(crate) fn include(s: &mut Script, args: &[String], g: &mut Gen, diags: &mut 
             continue;
         };
         let mut f = lib.funcs.swap_remove(i);
-        added.insert(name);
         if let Some(b) = &mut f.body {
             let (vars, calls) = names_in(b);
             wanted.extend(calls);

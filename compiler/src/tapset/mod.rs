@@ -41,15 +41,13 @@ mod tree;
 
 use crate::ast::*;
 use crate::diag::{Diagnostic, Diags};
+use std::collections::HashMap;
 
 /// Runs the tapset rewrites on an alias-expanded script. `args` are the
 /// script arguments (for `argv_N`).
 pub fn run(script: Script, args: &[String], diags: &mut Diags) -> Script {
     let mut s = script;
-    let mut g = Gen {
-        next: s.nexprs,
-        errors: Vec::new(),
-    };
+    let mut g = Gen::new(s.nexprs);
     target_set::add_probes(&mut s, &mut g);
     syscalls::rewrite(&mut s, args, &mut g, diags);
     listings::rewrite(&mut s, &mut g);
@@ -70,9 +68,22 @@ pub(crate) struct Gen {
     pub next: ExprId,
     /// Internal errors (generated text that does not parse).
     pub errors: Vec<(String, Span)>,
+    /// Statement lists already parsed (`stmts_of`), by text, as the
+    /// parser made them (not relabelled): the syscall prologues repeat
+    /// the same assignments across hundreds of probes.
+    parsed: HashMap<String, Vec<Stmt>>,
 }
 
 impl Gen {
+    /// A generator whose first fresh expression id is `next`.
+    pub fn new(next: ExprId) -> Gen {
+        Gen {
+            next,
+            errors: Vec::new(),
+            parsed: HashMap::new(),
+        }
+    }
+
     /// The declarations of `text`, relabelled to `span`.
     pub fn items(&mut self, text: &str, span: Span) -> Vec<Item> {
         self.items_patched(text, span, &mut |_| true)
@@ -152,6 +163,48 @@ impl Gen {
 
     /// The statements of `text` (a statement list), relabelled to `span`.
     pub fn stmts(&mut self, text: &str, span: Span) -> Vec<Stmt> {
+        self.stmts_of(&[text], span)
+    }
+
+    /// `stmts` of the `parts` joined by newlines, each part a statement
+    /// list parsed once per `Gen` (then copied): the same as parsing the
+    /// joined text, ids and spans included (the relabelling walks the
+    /// joined list as `items` walks a probe body; generated statements
+    /// hold no span the relabelling leaves).
+    pub fn stmts_of<T: AsRef<str>>(&mut self, parts: &[T], span: Span) -> Vec<Stmt> {
+        let mut all: Vec<Stmt> = Vec::new();
+        for part in parts {
+            let part = part.as_ref();
+            if let Some(done) = self.parsed.get(part) {
+                all.extend(done.iter().cloned());
+                continue;
+            }
+            match parse_stmts(part) {
+                Some(done) => {
+                    all.extend(done.iter().cloned());
+                    self.parsed.insert(part.to_string(), done);
+                }
+                None => {
+                    // Does not parse: the internal error as the whole
+                    // text gives it.
+                    let text: Vec<&str> = parts.iter().map(|p| p.as_ref()).collect();
+                    return self.stmts_uncached(&text.join("\n"), span);
+                }
+            }
+        }
+        let mut body = Stmt {
+            kind: StmtKind::Block(all),
+            span,
+        };
+        self.stmt(&mut body, span);
+        match body.kind {
+            StmtKind::Block(b) => b,
+            _ => Vec::new(),
+        }
+    }
+
+    /// `stmts` without the cache.
+    fn stmts_uncached(&mut self, text: &str, span: Span) -> Vec<Stmt> {
         let items = self.items(&format!("probe begin {{\n{text}\n}}"), span);
         match items.into_iter().next() {
             Some(Item::Probe(p)) => match p.body.kind {
@@ -192,7 +245,7 @@ impl Gen {
             x.id = self.next;
             self.next += 1;
             x.span = span;
-            work.extend(x.children_mut());
+            x.push_children_mut(&mut work);
         }
     }
 
@@ -228,12 +281,32 @@ impl Gen {
                 while let Some(y) = w.pop() {
                     y.id = self.next;
                     self.next += 1;
-                    w.extend(y.children_mut());
+                    y.push_children_mut(&mut w);
                 }
             }
             work.extend(ss);
         }
         s
+    }
+}
+
+/// The statements of the statement list `text` as the parser makes them
+/// (ids from 0, spans in `text`), `None` when it does not parse.
+fn parse_stmts(text: &str) -> Option<Vec<Stmt>> {
+    let text = format!("probe begin {{\n{text}\n}}");
+    let tokens = crate::parse::lexer::lex(&text, &[]);
+    let mut d = Diags::default();
+    let script = crate::parse::parse_for(&tokens, &crate::Target::default(), &mut d);
+    if d.has_errors() {
+        return None;
+    }
+    let mut items = script.items.into_iter();
+    match (items.next(), items.next()) {
+        (Some(Item::Probe(p)), None) => match p.body.kind {
+            StmtKind::Block(b) => Some(b),
+            _ => None,
+        },
+        _ => None,
     }
 }
 
@@ -269,7 +342,7 @@ pub(crate) fn walk_exprs_mut(s: &mut Stmt, f: &mut dyn FnMut(&mut Expr)) {
             let mut w: Vec<&mut Expr> = vec![e];
             while let Some(y) = w.pop() {
                 f(y);
-                w.extend(y.children_mut());
+                y.push_children_mut(&mut w);
             }
         }
         work.extend(ss);

@@ -443,6 +443,9 @@ fn numbers() -> Vec<i64> {
 /// `g` with `span`; `None` for another name. Their binary searches on the
 /// number are built as AST (`tree`) into `{ }` placeholders of the text.
 pub(crate) fn generated_function(name: &str, g: &mut Gen, span: Span) -> Option<Vec<Item>> {
+    if !matches!(name, "__sc_name" | "syscall_name" | "__sc_argstr") {
+        return None;
+    }
     let n = SYSCALLS.len();
     let keys = numbers();
     Some(match name {
@@ -676,7 +679,7 @@ fn rewrite_expr(root: &mut Expr, ctx: Ctx, g: &mut Gen, needs: &mut Needs) {
         if let Some(kind) = replacement(e, ctx, g, needs) {
             e.kind = kind;
         }
-        work.extend(e.children_mut());
+        e.push_children_mut(&mut work);
     }
 }
 
@@ -770,9 +773,18 @@ fn other_ctx(points: &[ProbePoint]) -> Ctx {
     }
 }
 
-/// The prologue of one syscall probe: assignments of the alias variables
-/// in `used` (and the internal ones `needs` asks for).
+/// The prologue of one syscall probe as text (`prologue_parts`, one
+/// per line).
+#[cfg(test)]
 fn prologue(sp: &SysPoint, used: &[String], needs: &Needs) -> String {
+    prologue_parts(sp, used, needs).join("\n")
+}
+
+/// The prologue of one syscall probe: assignments of the alias variables
+/// in `used` (and the internal ones `needs` asks for), each a statement
+/// (list) of its own: many recur from probe to probe, and `Gen::stmts_of`
+/// parses each text once.
+fn prologue_parts(sp: &SysPoint, used: &[String], needs: &Needs) -> Vec<String> {
     let sc = match &sp.which {
         Which::Lit(n) => lookup(n),
         _ => None,
@@ -940,7 +952,7 @@ fn prologue(sp: &SysPoint, used: &[String], needs: &Needs) -> String {
             }
         }
     }
-    out.join("\n")
+    out
 }
 
 /// Rewrites the syscall probes of `s` (see the module comment), and the
@@ -1034,8 +1046,8 @@ pub(crate) fn rewrite(s: &mut Script, _args: &[String], g: &mut Gen, _diags: &mu
             );
             let (used, _) = names_in(&mut body);
             let span = pp.span();
-            let text = prologue(sp, &used, &needs);
-            let mut stmts = g.stmts(&text, span);
+            let parts = prologue_parts(sp, &used, &needs);
+            let mut stmts = g.stmts_of(&parts, span);
             stmts.push(body);
             out.push(Item::Probe(ProbeDecl {
                 span: p.span,
