@@ -20,6 +20,11 @@ use stapvm_benches::{cpu_ms, image_of, median, quick, selected};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+/// The allocator `stapvm` uses (userspace/src/main.rs), so the times are the
+/// CLI's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 struct Script {
     name: String,
     path: PathBuf,

@@ -7,6 +7,12 @@ use stapvm::cli::{self, Cli, Command, DebugCommand};
 use stapvm::{device, list, script, session};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+/// The allocator: mimalloc. Compiling is allocation-bound (the ASTs of the
+/// script and the tapsets it pulls in: glibc's malloc and free were ~39 %
+/// of the instructions of a large compile, docs/performance.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::time::Instant;
 use thiserror::Error;
 use vm_spec::container;
