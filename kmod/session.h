@@ -95,7 +95,8 @@ struct stp_probe {
 	bool overload;		/* hits count against the overload breaker */
 	bool armed;
 	bool profile;		/* STP_PROBE_F_PROFILE: pevents, not timer */
-	struct perf_event **pevents;	/* profile: nr_cpu_ids, NULL offline */
+	/* profile, PERF: nr_cpu_ids, NULL offline; a task's event in [0] */
+	struct perf_event **pevents;
 	ktime_t period;		/* timers */
 	u64 rnd_ns;		/* timers: randomize, <= period (abi.h) */
 	char symbol[STP_MAX_SYMBOL_LEN + 1];	/* kprobes, NUL-terminated */

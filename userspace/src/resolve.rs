@@ -373,6 +373,7 @@ mod tests {
             maxactive: 0,
             period_ns: 0,
             randomize: 0,
+            perf: None,
             display: display.into(),
         }
     }

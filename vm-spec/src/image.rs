@@ -3,7 +3,7 @@
 //! (`struct stp_image_hdr` and its sections, abi.h). The kernel trusts none
 //! of it; this module only lays it out.
 use crate::abi;
-use crate::program::{ArgKind, ProbeTarget, Program};
+use crate::program::{ArgKind, PerfEvent, ProbeTarget, Program};
 use std::mem::size_of;
 use thiserror::Error;
 
@@ -92,7 +92,22 @@ pub fn stand_in_symbols(prog: &Program, names: StandIns) -> Vec<Option<(String, 
 
 /// The image of `prog` with [`stand_in_symbols`].
 pub fn build_stand_in(prog: &Program, names: StandIns) -> Result<Vec<u8>, ImageError> {
-    build(prog, &stand_in_symbols(prog, names))
+    let task = abi::STP_PROBE_F_PERF_TASK as u8;
+    let no_pid =
+        |p: &crate::program::Probe| p.flags & task != 0 && p.perf.is_some_and(|e| e.pid == 0);
+    if !prog.probes.iter().any(no_pid) {
+        return build(prog, &stand_in_symbols(prog, names));
+    }
+    // perf .process probes before the loader knows the target: pid 1.
+    let mut with_pid = prog.clone();
+    for p in &mut with_pid.probes {
+        if no_pid(p) {
+            if let Some(e) = p.perf.as_mut() {
+                e.pid = 1;
+            }
+        }
+    }
+    build(&with_pid, &stand_in_symbols(&with_pid, names))
 }
 
 /// Builds the flat image. `symbols[i]` is the resolution of `prog.probes[i]`.
@@ -174,9 +189,17 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
         push_u32(ps, *sym);
         push_u32(ps, *off);
         push_u32(ps, p.maxactive);
-        push_u32(ps, 0);
+        let perf = p.perf.unwrap_or(PerfEvent {
+            event_type: 0,
+            config: 0,
+            pid: 0,
+        });
+        push_u32(ps, perf.event_type);
         ps.extend_from_slice(&p.period_ns.to_le_bytes());
         ps.extend_from_slice(&p.randomize.to_le_bytes());
+        ps.extend_from_slice(&perf.config.to_le_bytes());
+        ps.extend_from_slice(&perf.pid.to_le_bytes());
+        push_u32(ps, 0);
     }
     // KONSTS.
     for k in &prog.konsts {
@@ -427,6 +450,7 @@ mod tests {
                 maxactive: 0,
                 period_ns: 0,
                 randomize: 0,
+                perf: None,
                 display: "kprobe.function(\"f\")".into(),
             }],
             ..Default::default()

@@ -2522,6 +2522,7 @@ pub fn generate(seed: u64) -> Case {
                 0
             },
             randomize: 0,
+            perf: None,
             display: format!("gen.probe{hi}"),
         });
     }

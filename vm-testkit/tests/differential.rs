@@ -185,6 +185,7 @@ mod hole {
                 maxactive: 0,
                 period_ns: 0,
                 randomize: 0,
+                perf: None,
                 display: String::new(),
             });
         }

@@ -57,6 +57,7 @@ pub fn probe(kind: stp_probe_kind, h: u32) -> Probe {
             0
         },
         randomize: 0,
+        perf: None,
         display: String::new(),
     }
 }

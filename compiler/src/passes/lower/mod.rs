@@ -575,6 +575,7 @@ pub fn run(
                 maxactive: 0,
                 period_ns: 0,
                 randomize: 0,
+                perf: None,
                 display: "begin".into(),
             },
         ));
@@ -638,6 +639,7 @@ pub fn run(
                                 maxactive: p.maxactive,
                                 period_ns: p.period_ns,
                                 randomize: p.randomize,
+                                perf: p.perf,
                                 display: p.display.clone(),
                             },
                         ));
@@ -703,6 +705,7 @@ pub fn run(
                 maxactive: 0,
                 period_ns: 0,
                 randomize: 0,
+                perf: None,
                 display: "end".into(),
             },
         ));

@@ -27,6 +27,7 @@ use vm_spec::program::{ProbeTarget, TargetCond, TargetSite};
 
 mod arrays;
 mod builtins;
+pub mod perf;
 mod probes;
 mod stats;
 mod targets;
@@ -84,6 +85,8 @@ pub struct Point {
     pub period_ns: u64,
     /// `.randomize(M)` of a timer, in `period_ns`'s unit (abi.h).
     pub randomize: u64,
+    /// `perf.*` points: the event (`period_ns` is the sample period).
+    pub perf: Option<vm_spec::program::PerfEvent>,
     /// kretprobe maxactive.
     pub maxactive: u32,
     /// `abi::STP_PROBE_F_*`.
