@@ -23,7 +23,7 @@
  * handler runs any more and STOP skips the end handlers.
  *
  * timer.profile and perf.*: perf events, one per online CPU or one bound
- * to a process (below).
+ * to a process; kernel.data: a wide hardware breakpoint (below).
  *
  * Left out: tracepoints of modules, CPU hotplug for timer.profile, @entry
  * data for kretprobes (no entry_handler), and kprobe batch registration
@@ -32,7 +32,8 @@
  * Contexts: the handlers run in kprobe context (preemption disabled, IRQs
  * disabled for int3 kprobes, enabled for ftrace-based ones), kretprobe
  * context (preemption disabled), hardirq (hrtimer, perf clocks), NMI
- * (hardware perf counters), the task that raised a software perf event
+ * (hardware perf counters), the debug exception (watchpoints, IRQs
+ * off), the task that raised a software perf event
  * (page fault, context switch: preemption disabled) and
  * whatever context a tracepoint fires in (preemption disabled); a kprobe
  * or tracepoint on code that NMI handlers run fires in NMI context. They
@@ -48,6 +49,7 @@
 #include <linux/kprobes.h>
 #include <linux/hrtimer.h>
 #include <linux/perf_event.h>
+#include <linux/hw_breakpoint.h>
 #include <linux/pid.h>
 #include <linux/sched/task.h>
 #include <linux/cpu.h>
@@ -267,7 +269,7 @@ static enum hrtimer_restart stp_timer_fn(struct hrtimer *t)
  * Perf events: timer.profile (STP_PROBE_F_PROFILE: cpu-clock, every tick
  * or period) and PERF probes (perf.sw/hw/hw_cache/type: the event and
  * sample period of the descriptor). One event per online CPU, or with
- * STP_PROBE_F_PERF_TASK one event bound to the process perf_pid (its
+ * STP_PROBE_F_PERF_TASK one event bound to the process ev_pid (its
  * threads created later are not counted: no inherit). The overflow
  * handler runs in the context that overflowed the counter: hardirq for
  * the clocks, NMI for hardware counters, the faulting or switching task
@@ -336,8 +338,8 @@ static int stp_perf_arm(struct stp_probe *p)
 
 	if (p->kind == STP_PROBE_PERF) {
 		/* type, config and period: in the verifier's bounds */
-		attr.type = pd->perf_type;
-		attr.config = pd->perf_config;
+		attr.type = pd->ev_type;
+		attr.config = pd->ev_config;
 		attr.sample_period = clamp_t(u64, pd->period_ns, 1,
 					     STP_MAX_PERF_PERIOD);
 	}
@@ -345,7 +347,7 @@ static int stp_perf_arm(struct stp_probe *p)
 	if (!p->pevents)
 		return -ENOMEM;
 	if (p->kind == STP_PROBE_PERF && (pd->flags & STP_PROBE_F_PERF_TASK)) {
-		err = stp_perf_arm_task(p, &attr, pd->perf_pid);
+		err = stp_perf_arm_task(p, &attr, pd->ev_pid);
 		if (err)
 			stp_perf_disarm(p);
 		return err;
@@ -366,6 +368,32 @@ static int stp_perf_arm(struct stp_probe *p)
 	if (err)
 		stp_perf_disarm(p);
 	return err;
+}
+
+/*
+ * kernel.data watchpoints (STP_PROBE_WATCH): one wide hardware breakpoint,
+ * a debug register on every online CPU, on ev_len bytes at ev_config. The
+ * handler runs in the debug exception after the access (NMI-like context,
+ * IRQs off), with its registers, through the perf overflow handler.
+ * x86-64 has four debug registers per CPU: a fifth breakpoint fails with
+ * ENOSPC, which the loader reports.
+ */
+static int stp_watch_arm(struct stp_probe *p)
+{
+	const struct stp_probe_desc *pd = &p->sess->prog.probes[p->index];
+	struct perf_event * __percpu *bp;
+	struct perf_event_attr attr;
+
+	hw_breakpoint_init(&attr);
+	attr.bp_addr = pd->ev_config;
+	attr.bp_len = pd->ev_len;	/* 1, 2, 4, 8: HW_BREAKPOINT_LEN_N */
+	attr.bp_type = pd->ev_type == STP_WATCH_RW ? HW_BREAKPOINT_RW :
+						     HW_BREAKPOINT_W;
+	bp = register_wide_hw_breakpoint(&attr, stp_perf_fn, p);
+	if (IS_ERR((void __force *)bp))
+		return PTR_ERR((void __force *)bp);
+	p->wide_bp = bp;
+	return 0;
 }
 
 /*
@@ -567,6 +595,8 @@ static int stp_arm_one(struct stp_probe *p)
 		return stp_tp_arm(p);
 	case STP_PROBE_PERF:
 		return stp_perf_arm(p);
+	case STP_PROBE_WATCH:
+		return stp_watch_arm(p);
 	case STP_PROBE_TIMER:
 		if (p->profile)
 			return stp_perf_arm(p);
@@ -603,6 +633,10 @@ void stp_probes_disarm(struct stp_session *s)
 		else if ((p->kind == STP_PROBE_TIMER && p->profile) ||
 			 p->kind == STP_PROBE_PERF)
 			stp_perf_disarm(p);
+		else if (p->kind == STP_PROBE_WATCH) {
+			unregister_wide_hw_breakpoint(p->wide_bp);
+			p->wide_bp = NULL;
+		}
 		else if (p->kind == STP_PROBE_TIMER)
 			hrtimer_cancel(&p->timer);
 		else if (p->kind == STP_PROBE_TRACEPOINT) {
@@ -645,7 +679,8 @@ int stp_probes_start(struct stp_session *s, u32 *failed_probe)
 		    p->kind != STP_PROBE_KRETPROBE &&
 		    p->kind != STP_PROBE_TIMER &&
 		    p->kind != STP_PROBE_TRACEPOINT &&
-		    p->kind != STP_PROBE_PERF)
+		    p->kind != STP_PROBE_PERF &&
+		    p->kind != STP_PROBE_WATCH)
 			continue;
 		err = stp_arm_one(p);
 		if (err) {
@@ -653,7 +688,8 @@ int stp_probes_start(struct stp_session *s, u32 *failed_probe)
 				continue;
 			pr_notice("probe %u (%s) failed to arm: %d\n", i,
 				  p->symbol[0] ? p->symbol :
-				  p->kind == STP_PROBE_PERF ? "perf" : "timer",
+				  p->kind == STP_PROBE_PERF ? "perf" :
+				  p->kind == STP_PROBE_WATCH ? "watch" : "timer",
 				  err);
 			stp_probes_disarm(s);
 			*failed_probe = i;

@@ -86,6 +86,7 @@ struct stp_probe {
 		struct kretprobe rp;	/* STP_PROBE_KRETPROBE */
 		struct hrtimer timer;	/* STP_PROBE_TIMER, not profile */
 		struct tracepoint *tp;	/* STP_PROBE_TRACEPOINT, when armed */
+		struct perf_event * __percpu *wide_bp;	/* STP_PROBE_WATCH */
 	};
 	struct stp_session *sess;
 	u32 index;		/* into the image's PROBES */

@@ -102,6 +102,8 @@ pub fn probe_functors(prefix: &[&str]) -> &'static [&'static str] {
         ["timer"] => TIMER_UNITS,
         ["timer", "profile"] => &["tick"],
         ["timer", _] => &["randomize"],
+        ["kernel", "data"] => &["length", "rw", "write"],
+        ["kernel", "data", "length"] => &["rw", "write"],
         ["perf"] => &["hw", "hw_cache", "sw", "type"],
         ["perf", "sw"] => crate::passes::resolve::perf::SW_EVENTS,
         ["perf", "hw"] => crate::passes::resolve::perf::HW_EVENTS,

@@ -59,6 +59,7 @@ mod tests {
                 period_ns: 0,
                 randomize: 0,
                 perf: None,
+                watch: None,
                 display: String::new(),
             }],
             ..Default::default()

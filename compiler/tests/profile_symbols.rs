@@ -247,3 +247,67 @@ fn probefunc_in_return_probes_is_the_probed_function() {
         assert!(calls(ret, STP_OP_CALLS, STP_HLP_SYMNAME), "{src}");
     }
 }
+
+#[test]
+fn watch_points_name_address_length_and_access() {
+    let c = common::build(
+        "probe kernel.data(\"pid_max\").write { } probe kernel.data(0xffffffff82000010).length(8).rw { } \
+         probe kernel.data(\"vm_dirty_ratio\").length(4).write { }",
+    );
+    let got: Vec<(u32, String, u64, u32, bool)> = c
+        .program
+        .probes
+        .iter()
+        .map(|p| {
+            let w = p.watch.expect("a watchpoint");
+            let target = match &p.target {
+                vm_spec::program::ProbeTarget::Symbol { name, .. } => name.clone(),
+                _ => String::new(),
+            };
+            (u32::from(p.kind), target, w.address, w.len, w.rw)
+        })
+        .collect();
+    let k = abi::STP_PROBE_WATCH;
+    assert_eq!(
+        got,
+        [
+            (k, "pid_max".into(), 0, 1, false),
+            (k, String::new(), 0xffff_ffff_8200_0010, 8, true),
+            (k, "vm_dirty_ratio".into(), 0, 4, false),
+        ]
+    );
+    // The handler is a timer's: addr() and backtraces read the registers.
+    assert_eq!(
+        u32::from(c.program.handlers[c.program.probes[0].handler as usize].ctx),
+        abi::STP_CTX_TIMER
+    );
+    // hw_watch_sym.stp's guard: the option every supported kernel has.
+    let c = common::build(
+        "probe %( CONFIG_HAVE_HW_BREAKPOINT == \"y\" %? kernel.data(\"pid_max\").rw %: never %) { }",
+    );
+    assert_eq!(c.program.probes.len(), 1);
+    for (bad, why) in [
+        (
+            "probe kernel.data(\"pid_max\").length(3).write { }",
+            "watches 1, 2, 4 or 8 bytes",
+        ),
+        (
+            "probe kernel.data(0x1002).length(4).write { }",
+            "not aligned to its length 4",
+        ),
+        ("probe kernel.data(0).write { }", "is 0 or not aligned"),
+        ("probe kernel.data(\"pid_max\") { }", "probe point mismatch"),
+        (
+            "probe kernel.data(\"pid_max\").read { }",
+            "probe point mismatch",
+        ),
+        (
+            "probe kernel.data(\"pid_max\").write.rw { }",
+            "probe point mismatch",
+        ),
+        ("probe kernel.data.write { }", "probe point mismatch"),
+    ] {
+        let got = common::fail(bad);
+        assert!(got.contains(why), "{bad}: {got}");
+    }
+}

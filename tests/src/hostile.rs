@@ -41,6 +41,7 @@ fn probe(kind: stp_probe_kind, handler: u32, target: ProbeTarget, period_ns: u64
         period_ns,
         randomize: 0,
         perf: None,
+        watch: None,
         display: String::new(),
     }
 }
@@ -681,6 +682,66 @@ pub fn hostile() -> Vec<Hostile> {
         STP_VERR_BAD_PROBE,
         "the profile flag is only for timers",
         perf(|q| q.flags = STP_PROBE_F_PROFILE as u8),
+    ));
+    // WATCH probes: the timer probe made a 4-byte write watchpoint, then
+    // broken.
+    let watch = |f: fn(&mut Probe)| {
+        prog_timer(|p| {
+            let q = &mut p.probes[0];
+            q.kind = STP_PROBE_WATCH as u8;
+            q.period_ns = 0;
+            q.watch = Some(Watch {
+                address: 0xffff_ffff_8200_0000,
+                len: 4,
+                rw: false,
+            });
+            f(q);
+        })
+    };
+    fn w(q: &mut Probe) -> &mut Watch {
+        q.watch.as_mut().expect("a watchpoint")
+    }
+    v.push((
+        "watch-length-3",
+        STP_VERR_BAD_PROBE,
+        "watchpoint length 3 is not 1, 2, 4 or 8",
+        watch(|q| w(q).len = 3),
+    ));
+    v.push((
+        "watch-length-0",
+        STP_VERR_BAD_PROBE,
+        "watchpoint length 0 is not 1, 2, 4 or 8",
+        watch(|q| w(q).len = 0),
+    ));
+    v.push((
+        "watch-length-huge",
+        STP_VERR_BAD_PROBE,
+        "watchpoint length 4294967295 is not",
+        watch(|q| w(q).len = u32::MAX),
+    ));
+    v.push((
+        "watch-address-zero",
+        STP_VERR_BAD_PROBE,
+        "watchpoint address 0x0 is 0 or not aligned",
+        watch(|q| w(q).address = 0),
+    ));
+    v.push((
+        "watch-unaligned",
+        STP_VERR_BAD_PROBE,
+        "not aligned to its length 4",
+        watch(|q| w(q).address = 0xffff_ffff_8200_0002),
+    ));
+    v.push((
+        "watch-with-period",
+        STP_VERR_BAD_PROBE,
+        "a period, pid or process flag on a watchpoint",
+        watch(|q| q.period_ns = 1_000_000),
+    ));
+    v.push((
+        "watch-with-process-flag",
+        STP_VERR_BAD_PROBE,
+        "a period, pid or process flag on a watchpoint",
+        watch(|q| q.flags = STP_PROBE_F_PERF_TASK as u8),
     ));
     v.push((
         "randomize-on-kprobe",

@@ -795,6 +795,7 @@ mod tests {
                 period_ns: 0,
                 randomize: 0,
                 perf: None,
+                watch: None,
                 display: d.into(),
             });
         }

@@ -59,9 +59,10 @@ pub enum Error {
         /// The error arming it returned.
         err: io::Error,
     },
-    /// START failed: a perf event the machine cannot count.
+    /// START failed: a perf event the machine cannot count, or no debug
+    /// register left for a watchpoint.
     #[error("probe point '{display}' could not be armed: {why} ({})", errno_text(.err))]
-    PerfUnavailable {
+    NoHardware {
         /// The probe point as written.
         display: String,
         /// What is missing.
@@ -131,20 +132,31 @@ fn start_error(prog: &Program, e: StartError) -> Error {
         .failed_probe
         .and_then(|i| prog.probes.get(i as usize))
         .map(|p| p.display.clone());
-    let perf = e
-        .failed_probe
-        .and_then(|i| prog.probes.get(i as usize))
-        .and_then(|p| p.perf);
+    let failed = e.failed_probe.and_then(|i| prog.probes.get(i as usize));
     match (display, e.errno()) {
         (Some(display), Some(errno)) => {
             let err = io::Error::from_raw_os_error(errno);
-            match perf.and_then(|p| perf_unavailable(p.event_type, errno)) {
-                Some(why) => Error::PerfUnavailable { display, why, err },
+            let why = failed.and_then(|p| match (p.perf, p.watch) {
+                (Some(e), _) => perf_unavailable(e.event_type, errno),
+                (None, Some(_)) => watch_unavailable(errno),
+                (None, None) => None,
+            });
+            match why {
+                Some(why) => Error::NoHardware { display, why, err },
                 None => Error::Arm { display, err },
             }
         }
         _ => Error::Start(e.err),
     }
+}
+
+/// Why a watchpoint could not be registered, when the errno says the
+/// debug registers are all taken.
+fn watch_unavailable(errno: i32) -> Option<&'static str> {
+    (errno == libc::ENOSPC).then_some(
+        "every debug register is in use (x86-64 CPUs have 4 hardware breakpoints, shared by \
+         all watchpoints of every session, perf and debuggers)",
+    )
 }
 
 /// Why a perf event could not be created, when the errno means the machine
@@ -778,6 +790,7 @@ mod tests {
                 period_ns: 0,
                 randomize: 0,
                 perf: None,
+                watch: None,
                 display: "kernel.function(\"nosuch\")".into(),
             }],
             ..Default::default()

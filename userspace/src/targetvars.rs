@@ -1383,6 +1383,7 @@ mod tests {
             period_ns: 0,
             randomize: 0,
             perf: None,
+            watch: None,
             display: "kernel.function(\"vfs_read\")".into(),
         }]
     }
@@ -1807,6 +1808,7 @@ mod tests {
             period_ns: 0,
             randomize: 0,
             perf: None,
+            watch: None,
             display: "kernel.function(\"*\")".into(),
         }
     }

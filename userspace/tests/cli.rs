@@ -56,6 +56,7 @@ fn program(target: ProbeTarget, optional: bool) -> Program {
             period_ns: 0,
             randomize: 0,
             perf: None,
+            watch: None,
             display: "kprobe.function(\"no_such_function_xyz\")".into(),
         }],
         ..Default::default()

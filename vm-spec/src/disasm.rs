@@ -509,6 +509,13 @@ pub fn disassemble(prog: &Program) -> String {
             if u32::from(p.flags) & abi::STP_PROBE_F_PERF_TASK != 0 {
                 let _ = write!(extra, " process={}", e.pid);
             }
+        } else if let Some(w) = p.watch {
+            let access = if w.rw { "rw" } else { "write" };
+            let _ = write!(
+                extra,
+                " watch {access} length={} address={:#x}",
+                w.len, w.address
+            );
         } else if u32::from(p.flags) & abi::STP_PROBE_F_JIFFIES != 0 {
             // timer.jiffies(N): period_ns counts jiffies (abi.h)
             let _ = write!(extra, " period={}jiffies", p.period_ns);
@@ -607,6 +614,7 @@ mod tests {
                 period_ns: 0,
                 randomize: 0,
                 perf: None,
+                watch: None,
                 display: "syscall.open".into(),
             }],
             ..Default::default()

@@ -142,8 +142,25 @@ pub struct Probe {
     /// `perf.*` probes (kind `STP_PROBE_PERF`): the event; `period_ns` is
     /// then the sample period in events. `None` for the other kinds.
     pub perf: Option<PerfEvent>,
+    /// `kernel.data(…)` probes (kind `STP_PROBE_WATCH`): the watchpoint;
+    /// `None` for the other kinds.
+    pub watch: Option<Watch>,
     /// The probe point as written, for messages.
     pub display: String,
+}
+
+/// A hardware watchpoint (`kernel.data(ADDR)` or `kernel.data("SYMBOL")`,
+/// `.write` or `.rw`, `.length(N)`; abi.h `stp_probe_desc.ev_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Watch {
+    /// The address watched: the literal of `kernel.data(ADDR)`; for a
+    /// symbol (the probe's `ProbeTarget::Symbol`) 0 in the `.stpb`, set by
+    /// the loader from the running kernel's symbols.
+    pub address: u64,
+    /// Bytes watched: 1, 2, 4 or 8.
+    pub len: u32,
+    /// `.rw`: reads fire too (else only writes).
+    pub rw: bool,
 }
 
 /// The event of a `perf.*` probe (abi.h `stp_probe_desc.perf_*`).

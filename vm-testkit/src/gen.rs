@@ -2523,6 +2523,7 @@ pub fn generate(seed: u64) -> Case {
             },
             randomize: 0,
             perf: None,
+            watch: None,
             display: format!("gen.probe{hi}"),
         });
     }

@@ -186,6 +186,7 @@ mod hole {
                 period_ns: 0,
                 randomize: 0,
                 perf: None,
+                watch: None,
                 display: String::new(),
             });
         }

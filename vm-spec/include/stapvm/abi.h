@@ -159,7 +159,7 @@ enum stp_limit {
 					 * 5: stp_probe_desc.randomize;
 					 * 6: REGEXSUBS, REGEXPROG, REGEXSETS;
 					 * 7: PRETTY;
-					 * 8: PERF probes, stp_probe_desc.perf_*
+					 * 8: PERF and WATCH probes, stp_probe_desc.ev_*
 					 */
 
 /*
@@ -281,9 +281,12 @@ enum stp_probe_uses {
 	STP_PROBE_USES_OFFSET = 2,	/* offset into the symbol */
 	STP_PROBE_USES_MAXACTIVE = 4,	/* kretprobe instances */
 	STP_PROBE_USES_PERIOD = 8,	/* period_ns, STP_PROBE_F_PROFILE/_JIFFIES */
-	STP_PROBE_USES_PERF = 16,	/* perf_type, perf_config, perf_pid,
+	STP_PROBE_USES_PERF = 16,	/* ev_type, ev_config, ev_pid,
 					 * period_ns as the sample period,
 					 * STP_PROBE_F_PERF_TASK
+					 */
+	STP_PROBE_USES_WATCH = 32,	/* ev_type (STP_WATCH_*), ev_config
+					 * (the address), ev_len
 					 */
 };
 
@@ -302,13 +305,19 @@ enum stp_probe_uses {
  *   ERROR       runs at STOP instead of END in the error state
  *   TRACEPOINT  symbol = the tracepoint's name; raw arguments in ARG 1..6,
  *               so its handlers are verified as kprobes'
- *   PERF        a perf event (perf_type, perf_config) sampled every
+ *   PERF        a perf event (ev_type, ev_config) sampled every
  *               period_ns events: one counter per online CPU, or with
- *               STP_PROBE_F_PERF_TASK one bound to the process perf_pid;
+ *               STP_PROBE_F_PERF_TASK one bound to the process ev_pid;
  *               the handler runs in the event's overflow context (hardirq,
  *               NMI for hardware counters, or the context that raised a
  *               software event) with the interrupted registers, so it is
  *               verified as a timer's
+ *   WATCH       a hardware watchpoint (kernel.data) on ev_len bytes at the
+ *               kernel address ev_config, firing on writes (STP_WATCH_W)
+ *               or on reads and writes (STP_WATCH_RW): one wide
+ *               breakpoint, a debug register on every CPU; the handler
+ *               runs in the debug exception after the access, with its
+ *               registers, so it is verified as a timer's
  */
 #define STP_PROBE_KINDS(X)						\
 	X(BEGIN,      "begin",      BEGIN,     0)			\
@@ -320,7 +329,8 @@ enum stp_probe_uses {
 	  STP_PROBE_USES_OFFSET | STP_PROBE_USES_MAXACTIVE)		\
 	X(ERROR,      "error",      END,       0)			\
 	X(TRACEPOINT, "tracepoint", KPROBE,    STP_PROBE_USES_SYMBOL)	\
-	X(PERF,       "perf",       TIMER,     STP_PROBE_USES_PERF)
+	X(PERF,       "perf",       TIMER,     STP_PROBE_USES_PERF)	\
+	X(WATCH,      "watch",      TIMER,     STP_PROBE_USES_WATCH)
 
 /* Probe kind numbers: STP_PROBE_BEGIN == 0, in table order. */
 enum stp_probe_kind {
@@ -347,7 +357,7 @@ enum stp_probe_kind {
 #define STP_PROBE_F_OPTIONAL	0x1u	/* '?': failure to arm is not an error */
 #define STP_PROBE_F_PROFILE	0x2u	/* timer.profile: per CPU, every tick */
 #define STP_PROBE_F_JIFFIES	0x4u	/* timer.jiffies: period_ns in jiffies */
-#define STP_PROBE_F_PERF_TASK	0x8u	/* perf .process: count in perf_pid only */
+#define STP_PROBE_F_PERF_TASK	0x8u	/* perf .process: count in ev_pid only */
 #define STP_PROBE_F__ALL	0xfu
 /*
  * '!' (sufficient): flags of the .stpb only, never of an image (image.rs
@@ -375,7 +385,9 @@ struct stp_probe_desc {
 				 */
 	__u32 offset;		/* byte offset into the symbol; kprobes only */
 	__u32 maxactive;	/* kretprobes; 0 = kernel default */
-	__u32 perf_type;	/* PERF: perf_event_attr.type (STP_PERF_TYPE_*) */
+	__u32 ev_type;		/* PERF: perf_event_attr.type (STP_PERF_TYPE_*);
+				 * WATCH: the access (STP_WATCH_*)
+				 */
 	/* timers: in [STP_MIN_TIMER_NS, STP_MAX_TIMER_NS], or 0 with
 	 * STP_PROBE_F_PROFILE (every tick), or jiffies in
 	 * [1, STP_MAX_TIMER_JIFFIES] with STP_PROBE_F_JIFFIES; other kinds 0
@@ -386,13 +398,28 @@ struct stp_probe_desc {
 	 * most period_ns (below); 0 = a fixed period; other kinds 0
 	 */
 	__u64 randomize;
-	__u64 perf_config;	/* PERF: perf_event_attr.config; others 0 */
+	__u64 ev_config;	/* PERF: perf_event_attr.config; WATCH: the
+				 * address; others 0
+				 */
 	/* PERF with STP_PROBE_F_PERF_TASK: the process (a pid > 0) whose
 	 * threads' events count; others 0
 	 */
-	__s32 perf_pid;
-	__u32 reserved3;	/* must be 0 */
+	__s32 ev_pid;
+	__u32 ev_len;		/* WATCH: bytes watched, 1, 2, 4 or 8; others 0 */
 };
+
+/*
+ * WATCH probes (kernel.data(ADDR) / kernel.data("SYMBOL"), .write / .rw,
+ * .length(N)): ev_type is the access (the kernel's HW_BREAKPOINT_W and
+ * HW_BREAKPOINT_R | HW_BREAKPOINT_W values), ev_config the address (the
+ * loader puts a symbol's there), ev_len the bytes. The verifier refuses
+ * another access, a length but 1, 2, 4, 8, an address of 0 or not
+ * aligned to the length. x86-64 has four debug registers per CPU: a
+ * fifth watchpoint (of all sessions, perf and debuggers) fails at START
+ * with ENOSPC, which the loader reports as such.
+ */
+#define STP_WATCH_W		2u	/* writes */
+#define STP_WATCH_RW		3u	/* reads and writes */
 
 /*
  * PERF probes (perf.sw.NAME, perf.hw.NAME, perf.hw_cache.*,

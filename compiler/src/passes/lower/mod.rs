@@ -576,6 +576,7 @@ pub fn run(
                 period_ns: 0,
                 randomize: 0,
                 perf: None,
+                watch: None,
                 display: "begin".into(),
             },
         ));
@@ -640,6 +641,7 @@ pub fn run(
                                 period_ns: p.period_ns,
                                 randomize: p.randomize,
                                 perf: p.perf,
+                                watch: p.watch,
                                 display: p.display.clone(),
                             },
                         ));
@@ -706,6 +708,7 @@ pub fn run(
                 period_ns: 0,
                 randomize: 0,
                 perf: None,
+                watch: None,
                 display: "end".into(),
             },
         ));

@@ -32,6 +32,7 @@ mod probes;
 mod stats;
 mod targets;
 mod walk;
+mod watch;
 
 pub use builtins::Builtin;
 
@@ -87,6 +88,8 @@ pub struct Point {
     pub randomize: u64,
     /// `perf.*` points: the event (`period_ns` is the sample period).
     pub perf: Option<vm_spec::program::PerfEvent>,
+    /// `kernel.data(…)` points: the watchpoint.
+    pub watch: Option<vm_spec::program::Watch>,
     /// kretprobe maxactive.
     pub maxactive: u32,
     /// `abi::STP_PROBE_F_*`.

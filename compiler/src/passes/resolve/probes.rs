@@ -190,6 +190,7 @@ impl Resolver<'_> {
             period_ns: 0,
             randomize: 0,
             perf: None,
+            watch: None,
             maxactive: 0,
             flags,
             display: pp.display(),
@@ -419,7 +420,8 @@ impl Resolver<'_> {
                 ));
                 None
             }
-            ["kernel", "statement" | "data", ..] | ["kprobe", "statement", ..] => {
+            ["kernel", "data", ..] => self.watch_point(p, c, optional),
+            ["kernel", "statement", ..] | ["kprobe", "statement", ..] => {
                 self.unsupported(&format!("{}.{} probes", names[0], names[1]), span);
                 None
             }
