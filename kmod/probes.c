@@ -396,6 +396,13 @@ static int stp_watch_arm(struct stp_probe *p)
 	return 0;
 }
 
+/* Unregisters p's breakpoint (process context: waits for handlers). */
+static void stp_watch_disarm(struct stp_probe *p)
+{
+	unregister_wide_hw_breakpoint(p->wide_bp);
+	p->wide_bp = NULL;
+}
+
 /*
  * Begin, end or error handlers, in image order, in process context. Begin
  * stops at exit() or an error (later begin probes see a stopping session,
@@ -633,10 +640,8 @@ void stp_probes_disarm(struct stp_session *s)
 		else if ((p->kind == STP_PROBE_TIMER && p->profile) ||
 			 p->kind == STP_PROBE_PERF)
 			stp_perf_disarm(p);
-		else if (p->kind == STP_PROBE_WATCH) {
-			unregister_wide_hw_breakpoint(p->wide_bp);
-			p->wide_bp = NULL;
-		}
+		else if (p->kind == STP_PROBE_WATCH)
+			stp_watch_disarm(p);
 		else if (p->kind == STP_PROBE_TIMER)
 			hrtimer_cancel(&p->timer);
 		else if (p->kind == STP_PROBE_TRACEPOINT) {

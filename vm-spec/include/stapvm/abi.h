@@ -285,9 +285,7 @@ enum stp_probe_uses {
 					 * period_ns as the sample period,
 					 * STP_PROBE_F_PERF_TASK
 					 */
-	STP_PROBE_USES_WATCH = 32,	/* ev_type (STP_WATCH_*), ev_config
-					 * (the address), ev_len
-					 */
+	STP_PROBE_USES_WATCH = 32,	/* ev_type, ev_config, ev_len */
 };
 
 /*
@@ -385,9 +383,10 @@ struct stp_probe_desc {
 				 */
 	__u32 offset;		/* byte offset into the symbol; kprobes only */
 	__u32 maxactive;	/* kretprobes; 0 = kernel default */
-	__u32 ev_type;		/* PERF: perf_event_attr.type (STP_PERF_TYPE_*);
-				 * WATCH: the access (STP_WATCH_*)
-				 */
+	/* PERF: perf_event_attr.type (STP_PERF_TYPE_*); WATCH: the access
+	 * (STP_WATCH_*); others 0
+	 */
+	__u32 ev_type;
 	/* timers: in [STP_MIN_TIMER_NS, STP_MAX_TIMER_NS], or 0 with
 	 * STP_PROBE_F_PROFILE (every tick), or jiffies in
 	 * [1, STP_MAX_TIMER_JIFFIES] with STP_PROBE_F_JIFFIES; other kinds 0
@@ -398,9 +397,8 @@ struct stp_probe_desc {
 	 * most period_ns (below); 0 = a fixed period; other kinds 0
 	 */
 	__u64 randomize;
-	__u64 ev_config;	/* PERF: perf_event_attr.config; WATCH: the
-				 * address; others 0
-				 */
+	/* PERF: perf_event_attr.config; WATCH: the address; others 0 */
+	__u64 ev_config;
 	/* PERF with STP_PROBE_F_PERF_TASK: the process (a pid > 0) whose
 	 * threads' events count; others 0
 	 */
