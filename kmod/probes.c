@@ -5,7 +5,8 @@
  * in regs), hrtimers (CLOCK_MONOTONIC, relative, forwarded and restarted;
  * a randomized timer draws each period anew, stp_timer_interval),
  * tracepoints of the kernel image (one generic probe function, below),
- * the per-CPU perf events of timer.profile, and begin/end/error handlers,
+ * the perf events of timer.profile and perf.* (per CPU, or bound to one
+ * process), and begin/end/error handlers,
  * which run in process context with preemption disabled. START runs
  * begin handlers, then arms every probe; a non-optional probe that fails
  * to arm unwinds everything armed.
@@ -21,7 +22,8 @@
  * breaker puts the session in the error state (stp_request_error): no
  * handler runs any more and STOP skips the end handlers.
  *
- * timer.profile: perf cpu-clock events, one per online CPU (below).
+ * timer.profile and perf.*: perf events, one per online CPU or one bound
+ * to a process; kernel.data: a wide hardware breakpoint (below).
  *
  * Left out: tracepoints of modules, CPU hotplug for timer.profile, @entry
  * data for kretprobes (no entry_handler), and kprobe batch registration
@@ -29,7 +31,10 @@
  *
  * Contexts: the handlers run in kprobe context (preemption disabled, IRQs
  * disabled for int3 kprobes, enabled for ftrace-based ones), kretprobe
- * context (preemption disabled), hardirq (hrtimer, perf cpu-clock) and
+ * context (preemption disabled), hardirq (hrtimer, perf clocks), NMI
+ * (hardware perf counters), the debug exception (watchpoints, IRQs
+ * off), the task that raised a software perf event
+ * (page fault, context switch: preemption disabled) and
  * whatever context a tracepoint fires in (preemption disabled); a kprobe
  * or tracepoint on code that NMI handlers run fires in NMI context. They
  * never sleep or allocate, and take no lock but a map's, by trylock (the
@@ -44,6 +49,9 @@
 #include <linux/kprobes.h>
 #include <linux/hrtimer.h>
 #include <linux/perf_event.h>
+#include <linux/hw_breakpoint.h>
+#include <linux/pid.h>
+#include <linux/sched/task.h>
 #include <linux/cpu.h>
 #include <linux/tracepoint.h>
 #include <linux/preempt.h>
@@ -258,14 +266,19 @@ static enum hrtimer_restart stp_timer_fn(struct hrtimer *t)
 }
 
 /*
- * timer.profile (STP_PROBE_F_PROFILE): one perf cpu-clock event per
- * online CPU, sampling every tick; its overflow handler runs in hardirq
- * context with the interrupted registers (addr(), user_mode()). CPUs
- * brought online later get no event (stap's timer.profile follows
- * hotplug; not done here).
+ * Perf events: timer.profile (STP_PROBE_F_PROFILE: cpu-clock, every tick
+ * or period) and PERF probes (perf.sw/hw/hw_cache/type: the event and
+ * sample period of the descriptor). One event per online CPU, or with
+ * STP_PROBE_F_PERF_TASK one event bound to the process ev_pid (its
+ * threads created later are not counted: no inherit). The overflow
+ * handler runs in the context that overflowed the counter: hardirq for
+ * the clocks, NMI for hardware counters, the faulting or switching task
+ * (preemption disabled) for the other software events; it gets the
+ * interrupted registers (addr(), user_mode()). CPUs brought online later
+ * get no event (stap's follow hotplug; not done here).
  */
-static void stp_profile_fn(struct perf_event *ev, struct perf_sample_data *sd,
-			   struct pt_regs *regs)
+static void stp_perf_fn(struct perf_event *ev, struct perf_sample_data *sd,
+			struct pt_regs *regs)
 {
 	struct stp_probe *p = ev->overflow_handler_context;
 
@@ -274,7 +287,7 @@ static void stp_profile_fn(struct perf_event *ev, struct perf_sample_data *sd,
 }
 
 /* Releases p's events (process context: the release waits for handlers). */
-static void stp_profile_disarm(struct stp_probe *p)
+static void stp_perf_disarm(struct stp_probe *p)
 {
 	unsigned int cpu;
 
@@ -287,8 +300,31 @@ static void stp_profile_disarm(struct stp_probe *p)
 	p->pevents = NULL;
 }
 
-static int stp_profile_arm(struct stp_probe *p)
+/* The event of a PERF probe bound to the process pid, in pevents[0]. */
+static int stp_perf_arm_task(struct stp_probe *p, struct perf_event_attr *attr,
+			     pid_t pid)
 {
+	struct task_struct *task;
+	struct perf_event *ev;
+
+	rcu_read_lock();
+	task = pid > 0 ? pid_task(find_vpid(pid), PIDTYPE_PID) : NULL;
+	if (task)
+		get_task_struct(task);
+	rcu_read_unlock();
+	if (!task)
+		return -ESRCH;
+	ev = perf_event_create_kernel_counter(attr, -1, task, stp_perf_fn, p);
+	put_task_struct(task);
+	if (IS_ERR(ev))
+		return PTR_ERR(ev);
+	p->pevents[0] = ev;
+	return 0;
+}
+
+static int stp_perf_arm(struct stp_probe *p)
+{
+	const struct stp_probe_desc *pd = &p->sess->prog.probes[p->index];
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE,
 		.config = PERF_COUNT_SW_CPU_CLOCK,
@@ -300,15 +336,28 @@ static int stp_profile_arm(struct stp_probe *p)
 	unsigned int cpu;
 	int err = 0;
 
+	if (p->kind == STP_PROBE_PERF) {
+		/* type, config and period: in the verifier's bounds */
+		attr.type = pd->ev_type;
+		attr.config = pd->ev_config;
+		attr.sample_period = clamp_t(u64, pd->period_ns, 1,
+					     STP_MAX_PERF_PERIOD);
+	}
 	p->pevents = kcalloc(nr_cpu_ids, sizeof(*p->pevents), GFP_KERNEL);
 	if (!p->pevents)
 		return -ENOMEM;
+	if (p->kind == STP_PROBE_PERF && (pd->flags & STP_PROBE_F_PERF_TASK)) {
+		err = stp_perf_arm_task(p, &attr, pd->ev_pid);
+		if (err)
+			stp_perf_disarm(p);
+		return err;
+	}
 	cpus_read_lock();
 	for_each_online_cpu(cpu) {
 		struct perf_event *ev;
 
 		ev = perf_event_create_kernel_counter(&attr, cpu, NULL,
-						      stp_profile_fn, p);
+						      stp_perf_fn, p);
 		if (IS_ERR(ev)) {
 			err = PTR_ERR(ev);
 			break;
@@ -317,8 +366,41 @@ static int stp_profile_arm(struct stp_probe *p)
 	}
 	cpus_read_unlock();
 	if (err)
-		stp_profile_disarm(p);
+		stp_perf_disarm(p);
 	return err;
+}
+
+/*
+ * kernel.data watchpoints (STP_PROBE_WATCH): one wide hardware breakpoint,
+ * a debug register on every online CPU, on ev_len bytes at ev_config. The
+ * handler runs in the debug exception after the access (NMI-like context,
+ * IRQs off), with its registers, through the perf overflow handler.
+ * x86-64 has four debug registers per CPU: a fifth breakpoint fails with
+ * ENOSPC, which the loader reports.
+ */
+static int stp_watch_arm(struct stp_probe *p)
+{
+	const struct stp_probe_desc *pd = &p->sess->prog.probes[p->index];
+	struct perf_event * __percpu *bp;
+	struct perf_event_attr attr;
+
+	hw_breakpoint_init(&attr);
+	attr.bp_addr = pd->ev_config;
+	attr.bp_len = pd->ev_len;	/* 1, 2, 4, 8: HW_BREAKPOINT_LEN_N */
+	attr.bp_type = pd->ev_type == STP_WATCH_RW ? HW_BREAKPOINT_RW :
+						     HW_BREAKPOINT_W;
+	bp = register_wide_hw_breakpoint(&attr, stp_perf_fn, p);
+	if (IS_ERR((void __force *)bp))
+		return PTR_ERR((void __force *)bp);
+	p->wide_bp = bp;
+	return 0;
+}
+
+/* Unregisters p's breakpoint (process context: waits for handlers). */
+static void stp_watch_disarm(struct stp_probe *p)
+{
+	unregister_wide_hw_breakpoint(p->wide_bp);
+	p->wide_bp = NULL;
 }
 
 /*
@@ -518,9 +600,13 @@ static int stp_arm_one(struct stp_probe *p)
 		return register_kretprobe(&p->rp);
 	case STP_PROBE_TRACEPOINT:
 		return stp_tp_arm(p);
+	case STP_PROBE_PERF:
+		return stp_perf_arm(p);
+	case STP_PROBE_WATCH:
+		return stp_watch_arm(p);
 	case STP_PROBE_TIMER:
 		if (p->profile)
-			return stp_profile_arm(p);
+			return stp_perf_arm(p);
 		stp_hrtimer_setup(&p->timer, stp_timer_fn, CLOCK_MONOTONIC,
 				  HRTIMER_MODE_REL);
 		hrtimer_start(&p->timer, stp_timer_interval(p),
@@ -551,8 +637,11 @@ void stp_probes_disarm(struct stp_session *s)
 			s->kp_batch[nkp++] = &p->kp;
 		else if (p->kind == STP_PROBE_KRETPROBE)
 			s->rp_batch[nrp++] = &p->rp;
-		else if (p->kind == STP_PROBE_TIMER && p->profile)
-			stp_profile_disarm(p);
+		else if ((p->kind == STP_PROBE_TIMER && p->profile) ||
+			 p->kind == STP_PROBE_PERF)
+			stp_perf_disarm(p);
+		else if (p->kind == STP_PROBE_WATCH)
+			stp_watch_disarm(p);
 		else if (p->kind == STP_PROBE_TIMER)
 			hrtimer_cancel(&p->timer);
 		else if (p->kind == STP_PROBE_TRACEPOINT) {
@@ -594,14 +683,19 @@ int stp_probes_start(struct stp_session *s, u32 *failed_probe)
 		if (p->kind != STP_PROBE_KPROBE &&
 		    p->kind != STP_PROBE_KRETPROBE &&
 		    p->kind != STP_PROBE_TIMER &&
-		    p->kind != STP_PROBE_TRACEPOINT)
+		    p->kind != STP_PROBE_TRACEPOINT &&
+		    p->kind != STP_PROBE_PERF &&
+		    p->kind != STP_PROBE_WATCH)
 			continue;
 		err = stp_arm_one(p);
 		if (err) {
 			if (p->optional)
 				continue;
 			pr_notice("probe %u (%s) failed to arm: %d\n", i,
-				  p->symbol[0] ? p->symbol : "timer", err);
+				  p->symbol[0] ? p->symbol :
+				  p->kind == STP_PROBE_PERF ? "perf" :
+				  p->kind == STP_PROBE_WATCH ? "watch" : "timer",
+				  err);
 			stp_probes_disarm(s);
 			*failed_probe = i;
 			return err;

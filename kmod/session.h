@@ -86,6 +86,7 @@ struct stp_probe {
 		struct kretprobe rp;	/* STP_PROBE_KRETPROBE */
 		struct hrtimer timer;	/* STP_PROBE_TIMER, not profile */
 		struct tracepoint *tp;	/* STP_PROBE_TRACEPOINT, when armed */
+		struct perf_event * __percpu *wide_bp;	/* STP_PROBE_WATCH */
 	};
 	struct stp_session *sess;
 	u32 index;		/* into the image's PROBES */
@@ -95,7 +96,8 @@ struct stp_probe {
 	bool overload;		/* hits count against the overload breaker */
 	bool armed;
 	bool profile;		/* STP_PROBE_F_PROFILE: pevents, not timer */
-	struct perf_event **pevents;	/* profile: nr_cpu_ids, NULL offline */
+	/* profile, PERF: nr_cpu_ids, NULL offline; a task's event in [0] */
+	struct perf_event **pevents;
 	ktime_t period;		/* timers */
 	u64 rnd_ns;		/* timers: randomize, <= period (abi.h) */
 	char symbol[STP_MAX_SYMBOL_LEN + 1];	/* kprobes, NUL-terminated */

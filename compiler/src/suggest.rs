@@ -102,7 +102,16 @@ pub fn probe_functors(prefix: &[&str]) -> &'static [&'static str] {
         ["timer"] => TIMER_UNITS,
         ["timer", "profile"] => &["tick"],
         ["timer", _] => &["randomize"],
-        ["perf"] => &["hw", "raw", "sw", "type"],
+        ["kernel", "data"] => &["length", "rw", "write"],
+        ["kernel", "data", "length"] => &["rw", "write"],
+        ["perf"] => &["hw", "hw_cache", "sw", "type"],
+        ["perf", "sw"] => crate::passes::resolve::perf::SW_EVENTS,
+        ["perf", "hw"] => crate::passes::resolve::perf::HW_EVENTS,
+        ["perf", "hw_cache"] => crate::passes::resolve::perf::CACHE_IDS,
+        ["perf", "hw_cache", _] => crate::passes::resolve::perf::CACHE_OPS,
+        ["perf", "hw_cache", _, _] => crate::passes::resolve::perf::CACHE_RESULTS,
+        ["perf", "type"] => &["config"],
+        ["perf", ..] => &["counter", "process", "sample"],
         _ => &[],
     }
 }

@@ -58,6 +58,8 @@ mod tests {
                 maxactive: 0,
                 period_ns: 0,
                 randomize: 0,
+                perf: None,
+                watch: None,
                 display: String::new(),
             }],
             ..Default::default()

@@ -1,4 +1,4 @@
-//! timer.profile / perf.sw.cpu_clock probe points, and the context and
+//! timer.profile and perf.* probe points, and the context and
 //! symbol functions (`addr`, `user_mode`, `symname`, `symdata`,
 //! `probefunc`, `ppfunc`, `pexecname`, `backtrace`, `print_backtrace`,
 //! `print_syms`) run on the C core in user space, which has no kernel
@@ -21,10 +21,7 @@ fn run(src: &str, env: &HostEnv) -> String {
 
 #[test]
 fn profile_points_are_per_cpu_timers() {
-    let c = common::build(
-        "probe timer.profile { } probe timer.profile.tick { } \
-         probe perf.sw.cpu_clock { } probe perf.sw.cpu_clock.sample(2000000) { }",
-    );
+    let c = common::build("probe timer.profile { } probe timer.profile.tick { }");
     let got: Vec<(u32, u8, u64)> = c
         .program
         .probes
@@ -33,15 +30,112 @@ fn profile_points_are_per_cpu_timers() {
         .collect();
     let f = abi::STP_PROBE_F_PROFILE as u8;
     let t = abi::STP_PROBE_TIMER;
-    assert_eq!(
-        got,
-        [(t, f, 0), (t, f, 0), (t, f, 1_000_000), (t, f, 2_000_000)]
+    assert_eq!(got, [(t, f, 0), (t, f, 0)]);
+    assert!(common::fail("probe timer.profile(5) { }").contains("probe point mismatch"));
+}
+
+/// (kind, flags, sample period, type, config) of every probe of `src`.
+fn perf_points(src: &str) -> Vec<(u32, u8, u64, u32, u64)> {
+    common::build(src)
+        .program
+        .probes
+        .iter()
+        .map(|p| {
+            let e = p.perf.expect("a perf event");
+            (
+                u32::from(p.kind),
+                p.flags,
+                p.period_ns,
+                e.event_type,
+                e.config,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn perf_points_name_their_event() {
+    let k = abi::STP_PROBE_PERF;
+    let (hw, sw, cache) = (
+        abi::STP_PERF_TYPE_HARDWARE,
+        abi::STP_PERF_TYPE_SOFTWARE,
+        abi::STP_PERF_TYPE_HW_CACHE,
     );
-    for bad in [
-        "probe timer.profile(5) { }",
-        "probe perf.sw.cpu_clock.sample(10) { }",
+    let task = abi::STP_PROBE_F_PERF_TASK as u8;
+    assert_eq!(
+        perf_points(
+            "probe perf.sw.cpu_clock { } probe perf.sw.cpu_clock.sample(2000000) { } \
+             probe perf.sw.page_faults.sample(1) { } probe perf.sw.emulation_faults { } \
+             probe perf.hw.cpu_cycles { } probe perf.hw.ref_cpu_cycles.sample(5).process { } \
+             probe perf.hw_cache.ll.write.miss { } probe perf.type(4).config(0x1c2).sample(77) { } \
+             probe perf.sw.context_switches.process { }"
+        ),
+        [
+            (k, 0, 1_000_000, sw, 0),
+            (k, 0, 2_000_000, sw, 0),
+            (k, 0, 1, sw, 2),
+            (k, 0, 1_000_000, sw, 8),
+            (k, 0, 1_000_000, hw, 0),
+            (k, task, 5, hw, 9),
+            (k, 0, 1_000_000, cache, 2 | 1 << 8 | 1 << 16),
+            (k, 0, 77, abi::STP_PERF_TYPE_RAW, 0x1c2),
+            (k, task, 1_000_000, sw, 3),
+        ]
+    );
+    // The handler is verified as a timer's: addr() and user_mode() work.
+    let c =
+        common::build("probe perf.sw.page_faults { printf(\"%x %d\\n\", addr(), user_mode()) }");
+    assert_eq!(
+        u32::from(c.program.handlers[c.program.probes[0].handler as usize].ctx),
+        abi::STP_CTX_TIMER
+    );
+}
+
+#[test]
+fn perf_points_refused_with_the_reason() {
+    for (bad, why) in [
+        (
+            "probe perf.sw.cpu_clock.sample(10) { }",
+            "counts nanoseconds",
+        ),
+        (
+            "probe perf.sw.task_clock.sample(10) { }",
+            "counts nanoseconds",
+        ),
+        (
+            "probe perf.sw.page_fault { }",
+            "probe point mismatch (similar: page_faults",
+        ),
+        ("probe perf.hw { }", "probe point mismatch"),
+        (
+            "probe perf.sw.page_faults.sample(0) { }",
+            "sample value out of range",
+        ),
+        (
+            "probe perf.type(2).config(1) { }",
+            "perf event type 2 is not supported",
+        ),
+        (
+            "probe perf.type(1).config(9) { }",
+            "perf event type 1 has no config 9",
+        ),
+        ("probe perf.type(0).config(10) { }", "has no config 10"),
+        ("probe perf.hw_cache.l1d.read { }", "probe point mismatch"),
+        (
+            "probe perf.sw.page_faults.process(\"/bin/ls\") { }",
+            "not supported yet: perf events of one executable",
+        ),
+        (
+            "probe perf.hw.instructions.counter(\"a\") { }",
+            "not supported yet: perf counters",
+        ),
+        (
+            "probe perf.sw.page_faults.sample(5).bogus { }",
+            "probe point mismatch",
+        ),
     ] {
-        assert!(common::fail(bad).contains("probe point mismatch"), "{bad}");
+        let got = common::fail(bad);
+        assert!(got.contains(why), "{bad}: {got}");
     }
 }
 
@@ -151,5 +245,69 @@ fn probefunc_in_return_probes_is_the_probed_function() {
         assert!(calls(entry, STP_OP_CALLI, STP_HLP_ADDR), "{src}");
         assert!(!calls(ret, STP_OP_CALLI, STP_HLP_ADDR), "{src}");
         assert!(calls(ret, STP_OP_CALLS, STP_HLP_SYMNAME), "{src}");
+    }
+}
+
+#[test]
+fn watch_points_name_address_length_and_access() {
+    let c = common::build(
+        "probe kernel.data(\"pid_max\").write { } probe kernel.data(0xffffffff82000010).length(8).rw { } \
+         probe kernel.data(\"vm_dirty_ratio\").length(4).write { }",
+    );
+    let got: Vec<(u32, String, u64, u32, bool)> = c
+        .program
+        .probes
+        .iter()
+        .map(|p| {
+            let w = p.watch.expect("a watchpoint");
+            let target = match &p.target {
+                vm_spec::program::ProbeTarget::Symbol { name, .. } => name.clone(),
+                _ => String::new(),
+            };
+            (u32::from(p.kind), target, w.address, w.len, w.rw)
+        })
+        .collect();
+    let k = abi::STP_PROBE_WATCH;
+    assert_eq!(
+        got,
+        [
+            (k, "pid_max".into(), 0, 1, false),
+            (k, String::new(), 0xffff_ffff_8200_0010, 8, true),
+            (k, "vm_dirty_ratio".into(), 0, 4, false),
+        ]
+    );
+    // The handler is a timer's: addr() and backtraces read the registers.
+    assert_eq!(
+        u32::from(c.program.handlers[c.program.probes[0].handler as usize].ctx),
+        abi::STP_CTX_TIMER
+    );
+    // hw_watch_sym.stp's guard: the option every supported kernel has.
+    let c = common::build(
+        "probe %( CONFIG_HAVE_HW_BREAKPOINT == \"y\" %? kernel.data(\"pid_max\").rw %: never %) { }",
+    );
+    assert_eq!(c.program.probes.len(), 1);
+    for (bad, why) in [
+        (
+            "probe kernel.data(\"pid_max\").length(3).write { }",
+            "watches 1, 2, 4 or 8 bytes",
+        ),
+        (
+            "probe kernel.data(0x1002).length(4).write { }",
+            "not aligned to its length 4",
+        ),
+        ("probe kernel.data(0).write { }", "is 0 or not aligned"),
+        ("probe kernel.data(\"pid_max\") { }", "probe point mismatch"),
+        (
+            "probe kernel.data(\"pid_max\").read { }",
+            "probe point mismatch",
+        ),
+        (
+            "probe kernel.data(\"pid_max\").write.rw { }",
+            "probe point mismatch",
+        ),
+        ("probe kernel.data.write { }", "probe point mismatch"),
+    ] {
+        let got = common::fail(bad);
+        assert!(got.contains(why), "{bad}: {got}");
     }
 }

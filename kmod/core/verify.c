@@ -904,6 +904,95 @@ static int check_maps(struct stp_prog *p, struct stp_verify_result *res)
 	return 0;
 }
 
+/*
+ * A PERF probe's event (abi.h): a generic perf type with a config the
+ * kernel defines, a sample period in range (for the clock events, in the
+ * timers' bounds: the period counts ns), a pid with .process only.
+ */
+static int check_perf(const struct stp_probe_desc *d, u32 i,
+		      struct stp_verify_result *res)
+{
+	u64 c = d->ev_config;
+	bool ok, clock = false;
+
+	switch (d->ev_type) {
+	case STP_PERF_TYPE_HARDWARE:
+		ok = c < STP_PERF_HW_MAX;
+		break;
+	case STP_PERF_TYPE_SOFTWARE:
+		ok = c < STP_PERF_SW_MAX;
+		clock = c == STP_PERF_SW_CPU_CLOCK ||
+			c == STP_PERF_SW_TASK_CLOCK;
+		break;
+	case STP_PERF_TYPE_HW_CACHE:
+		ok = (c & 0xff) < STP_PERF_CACHE_ID_MAX &&
+		     ((c >> 8) & 0xff) < STP_PERF_CACHE_OP_MAX &&
+		     ((c >> 16) & 0xff) < STP_PERF_CACHE_RESULT_MAX &&
+		     !(c >> 24);
+		break;
+	case STP_PERF_TYPE_RAW:
+		ok = true;
+		break;
+	default:
+		return FAIL(res, BAD_PROBE, i,
+			    "probe %u: perf event type %u is not one of hardware (0), software (1), hw_cache (3), raw (4)",
+			    VI(i), VI(d->ev_type));
+	}
+	if (!ok)
+		return FAIL(res, BAD_PROBE, i,
+			    "probe %u: perf event config 0x%x is not an event of type %u",
+			    VI(i), VI(c), VI(d->ev_type));
+	if (clock && (d->period_ns < STP_MIN_TIMER_NS ||
+		      d->period_ns > STP_MAX_TIMER_NS))
+		return FAIL(res, BAD_PROBE, i,
+			    "probe %u: perf clock sample period %u ns is outside [%u, %u]",
+			    VI(i), VI(d->period_ns), VI(STP_MIN_TIMER_NS),
+			    VI(STP_MAX_TIMER_NS));
+	if (d->period_ns < 1 || d->period_ns > STP_MAX_PERF_PERIOD)
+		return FAIL(res, BAD_PROBE, i,
+			    "probe %u: perf sample period %u is outside [1, %u]",
+			    VI(i), VI(d->period_ns), VI(STP_MAX_PERF_PERIOD));
+	if ((d->flags & STP_PROBE_F_PERF_TASK) ? d->ev_pid <= 0
+					       : d->ev_pid != 0)
+		return FAIL(res, BAD_PROBE, i,
+			    "probe %u: perf pid %d without the process flag, or not > 0 with it",
+			    VI(i), VI(d->ev_pid));
+	if (d->ev_len)
+		return FAIL(res, BAD_PROBE, i,
+			    "probe %u: a length on a perf probe", VI(i));
+	return 0;
+}
+
+/*
+ * A WATCH probe's watchpoint (abi.h): writes or reads and writes, of 1,
+ * 2, 4 or 8 bytes at a non-zero address aligned to the length; no period
+ * or pid.
+ */
+static int check_watch(const struct stp_probe_desc *d, u32 i,
+		       struct stp_verify_result *res)
+{
+	u32 len = d->ev_len;
+
+	if (d->ev_type != STP_WATCH_W && d->ev_type != STP_WATCH_RW)
+		return FAIL(res, BAD_PROBE, i,
+			    "probe %u: watchpoint access %u is not write (%u) or read/write (%u)",
+			    VI(i), VI(d->ev_type), VI(STP_WATCH_W),
+			    VI(STP_WATCH_RW));
+	if (len != 1 && len != 2 && len != 4 && len != 8)
+		return FAIL(res, BAD_PROBE, i,
+			    "probe %u: watchpoint length %u is not 1, 2, 4 or 8",
+			    VI(i), VI(len));
+	if (!d->ev_config || (d->ev_config & (len - 1)))
+		return FAIL(res, BAD_PROBE, i,
+			    "probe %u: watchpoint address 0x%x is 0 or not aligned to its length %u",
+			    VI(i), VI(d->ev_config), VI(len));
+	if (d->period_ns || d->ev_pid || (d->flags & STP_PROBE_F_PERF_TASK))
+		return FAIL(res, BAD_PROBE, i,
+			    "probe %u: a period, pid or process flag on a watchpoint",
+			    VI(i));
+	return 0;
+}
+
 static int check_probes(const struct stp_prog *p,
 			struct stp_verify_result *res)
 {
@@ -946,9 +1035,15 @@ static int check_probes(const struct stp_prog *p,
 			return FAIL(res, BAD_PROBE, i,
 				    "probe %u: randomize %u is above the timer period %u",
 				    VI(i), VI(d->randomize), VI(d->period_ns));
-		if (d->reserved || d->reserved2)
+		if (d->reserved)
 			return FAIL(res, BAD_PROBE, i,
 				    "probe %u: reserved fields must be 0",
+				    VI(i));
+		if (!(uses & (STP_PROBE_USES_PERF | STP_PROBE_USES_WATCH)) &&
+		    (d->ev_type || d->ev_config || d->ev_pid || d->ev_len ||
+		     (d->flags & STP_PROBE_F_PERF_TASK)))
+			return FAIL(res, BAD_PROBE, i,
+				    "probe %u: perf event fields set on a probe that is not a perf probe",
 				    VI(i));
 		if (d->handler >= p->nhandlers)
 			return FAIL(res, BAD_PROBE, i,
@@ -961,7 +1056,14 @@ static int check_probes(const struct stp_prog *p,
 				    VI(stp_probe_ctx[d->kind]),
 				    VI(d->handler),
 				    VI(p->handlers[d->handler].ctx));
-		if (d->flags & STP_PROBE_F_JIFFIES) {
+		if (uses & (STP_PROBE_USES_PERF | STP_PROBE_USES_WATCH)) {
+			int err = (uses & STP_PROBE_USES_PERF) ?
+				  check_perf(d, i, res) :
+				  check_watch(d, i, res);
+
+			if (err)
+				return err;
+		} else if (d->flags & STP_PROBE_F_JIFFIES) {
 			/* a timer (above): period_ns counts jiffies */
 			if (d->period_ns < 1 ||
 			    d->period_ns > STP_MAX_TIMER_JIFFIES)

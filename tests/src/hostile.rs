@@ -40,6 +40,8 @@ fn probe(kind: stp_probe_kind, handler: u32, target: ProbeTarget, period_ns: u64
         maxactive: 0,
         period_ns,
         randomize: 0,
+        perf: None,
+        watch: None,
         display: String::new(),
     }
 }
@@ -240,7 +242,9 @@ fn prog_pretty(f: impl FnOnce(&mut Program)) -> Vec<u8> {
 /// The stand-in image of a program (`StandIns::Named`: each symbolic
 /// target resolved to itself).
 pub fn build(prog: &Program) -> Vec<u8> {
-    image::build_stand_in(prog, image::StandIns::Named).expect("image::build")
+    // Not build_stand_in: it would give a perf .process probe a pid.
+    let syms = image::stand_in_symbols(prog, image::StandIns::Named);
+    image::build(prog, &syms).expect("image::build")
 }
 
 fn set_sec(img: &mut [u8], s: stp_section, off: u32, size: u32) {
@@ -560,6 +564,184 @@ pub fn hostile() -> Vec<Hostile> {
         STP_VERR_BAD_PROBE,
         "is above the timer period",
         prog_timer(|p| p.probes[0].randomize = u64::MAX),
+    ));
+    // PERF probes: the timer probe made a perf.sw.page_faults.sample(1)
+    // (its handler's context, TIMER, is a perf probe's), then broken.
+    let perf = |f: fn(&mut Probe)| {
+        prog_timer(|p| {
+            let q = &mut p.probes[0];
+            q.kind = STP_PROBE_PERF as u8;
+            q.period_ns = 1;
+            q.perf = Some(PerfEvent {
+                event_type: STP_PERF_TYPE_SOFTWARE,
+                config: 2,
+                pid: 0,
+            });
+            f(q);
+        })
+    };
+    fn set(q: &mut Probe, event_type: u32, config: u64, pid: i32) {
+        q.perf = Some(PerfEvent {
+            event_type,
+            config,
+            pid,
+        });
+    }
+    v.push((
+        "perf-bad-type",
+        STP_VERR_BAD_PROBE,
+        "perf event type 2 is not one of",
+        perf(|q| set(q, 2, 1, 0)),
+    ));
+    v.push((
+        "perf-type-huge",
+        STP_VERR_BAD_PROBE,
+        "perf event type 4294967295 is not one of",
+        perf(|q| set(q, u32::MAX, 0, 0)),
+    ));
+    v.push((
+        "perf-bad-sw-config",
+        STP_VERR_BAD_PROBE,
+        "perf event config 0x9 is not an event of type 1",
+        perf(|q| set(q, STP_PERF_TYPE_SOFTWARE, 9, 0)),
+    ));
+    v.push((
+        "perf-bad-hw-config",
+        STP_VERR_BAD_PROBE,
+        "is not an event of type 0",
+        perf(|q| set(q, STP_PERF_TYPE_HARDWARE, u64::MAX, 0)),
+    ));
+    v.push((
+        "perf-bad-cache-config",
+        STP_VERR_BAD_PROBE,
+        "is not an event of type 3",
+        perf(|q| set(q, STP_PERF_TYPE_HW_CACHE, 7, 0)),
+    ));
+    v.push((
+        "perf-period-zero",
+        STP_VERR_BAD_PROBE,
+        "perf sample period 0 is outside",
+        perf(|q| q.period_ns = 0),
+    ));
+    v.push((
+        "perf-period-huge",
+        STP_VERR_BAD_PROBE,
+        "perf sample period 18446744073709551615 is outside",
+        perf(|q| q.period_ns = u64::MAX),
+    ));
+    v.push((
+        "perf-clock-period-tiny",
+        STP_VERR_BAD_PROBE,
+        "perf clock sample period 10 ns is outside",
+        perf(|q| {
+            set(q, STP_PERF_TYPE_SOFTWARE, 0, 0);
+            q.period_ns = 10;
+        }),
+    ));
+    v.push((
+        "perf-pid-without-flag",
+        STP_VERR_BAD_PROBE,
+        "perf pid 5 without the process flag",
+        perf(|q| set(q, STP_PERF_TYPE_SOFTWARE, 2, 5)),
+    ));
+    v.push((
+        "perf-flag-without-pid",
+        STP_VERR_BAD_PROBE,
+        "perf pid 0 without the process flag, or not > 0 with it",
+        perf(|q| q.flags = STP_PROBE_F_PERF_TASK as u8),
+    ));
+    v.push((
+        "perf-negative-pid",
+        STP_VERR_BAD_PROBE,
+        "perf pid -1 without",
+        perf(|q| {
+            q.flags = STP_PROBE_F_PERF_TASK as u8;
+            set(q, STP_PERF_TYPE_SOFTWARE, 2, -1);
+        }),
+    ));
+    v.push((
+        "perf-fields-on-kprobe",
+        STP_VERR_BAD_PROBE,
+        "perf event fields set on a probe that is not a perf probe",
+        prog_kprobe(|p| {
+            p.probes[0].perf = Some(PerfEvent {
+                event_type: STP_PERF_TYPE_SOFTWARE,
+                config: 2,
+                pid: 0,
+            })
+        }),
+    ));
+    v.push((
+        "perf-task-flag-on-timer",
+        STP_VERR_BAD_PROBE,
+        "perf event fields set on a probe that is not a perf probe",
+        prog_timer(|p| p.probes[0].flags = STP_PROBE_F_PERF_TASK as u8),
+    ));
+    v.push((
+        "perf-profile-flag",
+        STP_VERR_BAD_PROBE,
+        "the profile flag is only for timers",
+        perf(|q| q.flags = STP_PROBE_F_PROFILE as u8),
+    ));
+    // WATCH probes: the timer probe made a 4-byte write watchpoint, then
+    // broken.
+    let watch = |f: fn(&mut Probe)| {
+        prog_timer(|p| {
+            let q = &mut p.probes[0];
+            q.kind = STP_PROBE_WATCH as u8;
+            q.period_ns = 0;
+            q.watch = Some(Watch {
+                address: 0xffff_ffff_8200_0000,
+                len: 4,
+                rw: false,
+            });
+            f(q);
+        })
+    };
+    fn w(q: &mut Probe) -> &mut Watch {
+        q.watch.as_mut().expect("a watchpoint")
+    }
+    v.push((
+        "watch-length-3",
+        STP_VERR_BAD_PROBE,
+        "watchpoint length 3 is not 1, 2, 4 or 8",
+        watch(|q| w(q).len = 3),
+    ));
+    v.push((
+        "watch-length-0",
+        STP_VERR_BAD_PROBE,
+        "watchpoint length 0 is not 1, 2, 4 or 8",
+        watch(|q| w(q).len = 0),
+    ));
+    v.push((
+        "watch-length-huge",
+        STP_VERR_BAD_PROBE,
+        "watchpoint length 4294967295 is not",
+        watch(|q| w(q).len = u32::MAX),
+    ));
+    v.push((
+        "watch-address-zero",
+        STP_VERR_BAD_PROBE,
+        "watchpoint address 0x0 is 0 or not aligned",
+        watch(|q| w(q).address = 0),
+    ));
+    v.push((
+        "watch-unaligned",
+        STP_VERR_BAD_PROBE,
+        "not aligned to its length 4",
+        watch(|q| w(q).address = 0xffff_ffff_8200_0002),
+    ));
+    v.push((
+        "watch-with-period",
+        STP_VERR_BAD_PROBE,
+        "a period, pid or process flag on a watchpoint",
+        watch(|q| q.period_ns = 1_000_000),
+    ));
+    v.push((
+        "watch-with-process-flag",
+        STP_VERR_BAD_PROBE,
+        "a period, pid or process flag on a watchpoint",
+        watch(|q| q.flags = STP_PROBE_F_PERF_TASK as u8),
     ));
     v.push((
         "randomize-on-kprobe",

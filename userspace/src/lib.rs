@@ -31,3 +31,4 @@ pub mod target;
 pub mod targetvars;
 pub mod tracepoints;
 pub mod tzinfo;
+pub mod watch;

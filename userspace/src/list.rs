@@ -8,8 +8,9 @@
 //! `module("m").function`, with `.call` / `.return` kept as written) expand
 //! against `/proc/kallsyms` with the loader's rules (probeable functions
 //! only); `syscall.GLOB` / `nd_syscall.GLOB` against the `__x64_sys_*`
-//! wrappers (`sys_*` on kernels without them). Any other point is checked
-//! by the compiler and printed as written.
+//! wrappers (`sys_*` on kernels without them); `perf.*` globs against the
+//! generic perf events (stap's perf tapset names). Any other point is
+//! checked by the compiler and printed as written.
 use crate::btf::{kind, Btf};
 use crate::kallsyms::{Kallsyms, KALLSYMS_PATH};
 use crate::resolve::{read_names, FILTER_FUNCTIONS, KPROBE_BLACKLIST};
@@ -104,8 +105,45 @@ enum Query {
         glob: String,
         suffix: String,
     },
+    /// `perf.…` with a `*`: the generic perf events it matches.
+    Perf,
     /// Anything else: the compiler checks it.
     Other,
+}
+
+/// Every `perf.sw.NAME`, `perf.hw.NAME` and `perf.hw_cache.ID.OP.RESULT`
+/// point (compiler/src/passes/resolve/perf.rs), as stap's perf tapset
+/// names them.
+fn perf_points() -> Vec<String> {
+    use compiler::passes::resolve::perf::*;
+    let mut out: Vec<String> = SW_EVENTS.iter().map(|e| format!("perf.sw.{e}")).collect();
+    out.extend(HW_EVENTS.iter().map(|e| format!("perf.hw.{e}")));
+    for id in CACHE_IDS {
+        for op in CACHE_OPS {
+            for res in CACHE_RESULTS {
+                out.push(format!("perf.hw_cache.{id}.{op}.{res}"));
+            }
+        }
+    }
+    out
+}
+
+/// The perf points `point` (components with `*` globs) matches.
+fn perf_matches(point: &str) -> Vec<String> {
+    let Some(pat) = components(point) else {
+        return Vec::new();
+    };
+    perf_points()
+        .into_iter()
+        .filter(|cand| {
+            let names: Vec<&str> = cand.split('.').collect();
+            names.len() == pat.len()
+                && pat
+                    .iter()
+                    .zip(&names)
+                    .all(|(p, n)| p.arg.is_none() && crate::kallsyms::glob(&p.name, n))
+        })
+        .collect()
 }
 
 fn query(point: &str) -> Query {
@@ -129,6 +167,9 @@ fn query(point: &str) -> Query {
             .collect()
     };
     let names: Vec<&str> = c.iter().map(|x| x.name.as_str()).collect();
+    if names.first() == Some(&"perf") && point.contains('*') {
+        return Query::Perf;
+    }
     let (fi, module) = match names.as_slice() {
         ["kernel" | "kprobe", "function", ..] if c[0].arg.is_none() => (1, None),
         ["module", "function", ..] => (1, c[0].arg.clone()),
@@ -293,7 +334,7 @@ pub fn list_with(
                 globs.push(format!("__x64_sys_{glob}"));
                 globs.push(format!("sys_{glob}"));
             }
-            Query::Other => {}
+            Query::Perf | Query::Other => {}
         }
     }
     let mut syms = if globs.is_empty() {
@@ -360,6 +401,13 @@ pub fn list_with(
                     }
                     out.insert(line);
                 }
+            }
+            Query::Perf => {
+                let found = perf_matches(pat.trim());
+                if found.is_empty() {
+                    return Err(Error::Failed(format!("cannot list '{pat}': no match")));
+                }
+                out.extend(found);
             }
             Query::Other => {
                 let text = format!("probe {pat} {{}}");
@@ -544,6 +592,36 @@ ffffffff81000080 t ext4_file_open\t[ext4]
         assert_eq!(
             run(&["begin", "timer.s(1)", "timer.jiffies(5)"], false),
             ["begin", "timer.jiffies(5)", "timer.s(1)"]
+        );
+    }
+
+    #[test]
+    fn perf_globs_list_the_events() {
+        let sw = run(&["perf.sw.*"], false);
+        assert_eq!(sw.len(), 9);
+        assert!(sw.contains(&"perf.sw.page_faults".to_string()), "{sw:?}");
+        assert_eq!(
+            run(&["perf.hw.*cycles*"], true),
+            [
+                "perf.hw.bus_cycles",
+                "perf.hw.cpu_cycles",
+                "perf.hw.ref_cpu_cycles",
+                "perf.hw.stalled_cycles_backend",
+                "perf.hw.stalled_cycles_frontend"
+            ]
+        );
+        assert_eq!(run(&["perf.hw_cache.*.*.*"], false).len(), 7 * 3 * 2);
+        assert_eq!(
+            run(&["perf.*.ll.write.*"], false),
+            [
+                "perf.hw_cache.ll.write.access",
+                "perf.hw_cache.ll.write.miss"
+            ]
+        );
+        // Without a glob: checked by the compiler, echoed.
+        assert_eq!(
+            run(&["perf.sw.page_faults.sample(1)"], false),
+            ["perf.sw.page_faults.sample(1)"]
         );
     }
 }

@@ -794,6 +794,8 @@ mod tests {
                 maxactive: 0,
                 period_ns: 0,
                 randomize: 0,
+                perf: None,
+                watch: None,
                 display: d.into(),
             });
         }

@@ -45,6 +45,9 @@ pub enum Error {
     /// /proc/kallsyms could not be read.
     #[error("cannot read {KALLSYMS_PATH}: {0}")]
     Kallsyms(std::io::Error),
+    /// A `kernel.data("SYMBOL")` watchpoint has no address.
+    #[error("{0}")]
+    Watch(#[from] crate::watch::Error),
 }
 
 /// A program ready for `image::build`.
@@ -305,6 +308,16 @@ pub(crate) fn read_names(path: &str, last: bool) -> Option<HashSet<String>> {
 /// Resolves on the running kernel; `/proc/kallsyms` is read only when some
 /// probe has a symbol.
 pub fn resolve(prog: &Program) -> Result<Resolved, Error> {
+    // Watchpoints on symbols first: they become addresses.
+    let mut watch_warnings = Vec::new();
+    let watched = crate::watch::resolve_running(prog, &mut watch_warnings)?;
+    let mut r = resolve_kernel(watched.as_ref().unwrap_or(prog))?;
+    r.warnings.splice(0..0, watch_warnings);
+    Ok(r)
+}
+
+/// `resolve` once the watchpoints have their addresses.
+fn resolve_kernel(prog: &Program) -> Result<Resolved, Error> {
     let kallsyms_target = |p: &&vm_spec::program::Probe| {
         u32::from(p.kind) != abi::STP_PROBE_TRACEPOINT && !matches!(p.target, ProbeTarget::None)
     };
@@ -373,6 +386,8 @@ mod tests {
             maxactive: 0,
             period_ns: 0,
             randomize: 0,
+            perf: None,
+            watch: None,
             display: display.into(),
         }
     }

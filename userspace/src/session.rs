@@ -59,6 +59,20 @@ pub enum Error {
         /// The error arming it returned.
         err: io::Error,
     },
+    /// START failed: a perf event the machine cannot count, or no debug
+    /// register left for a watchpoint.
+    #[error("probe point '{display}' could not be armed: {why} ({})", errno_text(.err))]
+    NoHardware {
+        /// The probe point as written.
+        display: String,
+        /// What is missing.
+        why: &'static str,
+        /// The error arming it returned.
+        err: io::Error,
+    },
+    /// A probe counts in the target process and there is none.
+    #[error("probe point '{0}' counts in the target process: give one with -x PID or -c CMD")]
+    NoTarget(String),
     /// An ioctl on the session failed.
     #[error("{what} failed: {}", errno_text(.err))]
     Ioctl {
@@ -118,13 +132,46 @@ fn start_error(prog: &Program, e: StartError) -> Error {
         .failed_probe
         .and_then(|i| prog.probes.get(i as usize))
         .map(|p| p.display.clone());
+    let failed = e.failed_probe.and_then(|i| prog.probes.get(i as usize));
     match (display, e.errno()) {
-        (Some(display), Some(errno)) => Error::Arm {
-            display,
-            err: io::Error::from_raw_os_error(errno),
-        },
+        (Some(display), Some(errno)) => {
+            let err = io::Error::from_raw_os_error(errno);
+            let why = failed.and_then(|p| match (p.perf, p.watch) {
+                (Some(e), _) => perf_unavailable(e.event_type, errno),
+                (None, Some(_)) => watch_unavailable(errno),
+                (None, None) => None,
+            });
+            match why {
+                Some(why) => Error::NoHardware { display, why, err },
+                None => Error::Arm { display, err },
+            }
+        }
         _ => Error::Start(e.err),
     }
+}
+
+/// Why a watchpoint could not be registered, when the errno says the
+/// debug registers are all taken.
+fn watch_unavailable(errno: i32) -> Option<&'static str> {
+    (errno == libc::ENOSPC).then_some(
+        "every debug register is in use (x86-64 CPUs have 4 hardware breakpoints, shared by \
+         all watchpoints of every session, perf and debuggers)",
+    )
+}
+
+/// Why a perf event could not be created, when the errno means the machine
+/// has no such event (perf_event_create_kernel_counter: ENOENT when no PMU
+/// takes the type, EOPNOTSUPP or ENODEV when the PMU cannot count it).
+fn perf_unavailable(event_type: u32, errno: i32) -> Option<&'static str> {
+    if ![libc::ENOENT, libc::EOPNOTSUPP, libc::ENODEV].contains(&errno) {
+        return None;
+    }
+    Some(if event_type == vm_spec::abi::STP_PERF_TYPE_SOFTWARE {
+        "the running kernel does not have this software event"
+    } else {
+        "this CPU has no hardware performance counter for the event (no PMU: QEMU TCG and \
+         many virtual machines have none; the perf.sw.* events work everywhere)"
+    })
 }
 
 // ---------------------------------------------------------------------
@@ -549,6 +596,8 @@ pub fn run(
     };
     if let Some(pid) = child.as_ref().map(|c| i64::from(c.pid)).or(opts.target_pid) {
         crate::target::patch(&mut resolved.program, pid);
+    } else if let Some(display) = crate::target::needs_target(&resolved.program) {
+        return Err(Error::NoTarget(display.to_string()));
     }
     let prog = &resolved.program;
     let t_resolved = Instant::now();
@@ -740,6 +789,8 @@ mod tests {
                 maxactive: 0,
                 period_ns: 0,
                 randomize: 0,
+                perf: None,
+                watch: None,
                 display: "kernel.function(\"nosuch\")".into(),
             }],
             ..Default::default()

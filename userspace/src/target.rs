@@ -21,13 +21,32 @@ pub enum Error {
     Spawn(io::Error),
 }
 
-/// Puts `pid` where the program reads `target()`.
+/// Puts `pid` where the program reads `target()`, and into the `perf.*
+/// .process` probes (abi.h `STP_PROBE_F_PERF_TASK`), which count in it.
 pub fn patch(prog: &mut Program, pid: i64) {
     if let Some(k) = prog.target_konst {
         if let Some(slot) = prog.konsts.get_mut(k as usize) {
             *slot = pid;
         }
     }
+    for p in &mut prog.probes {
+        if let Some(perf) = p.perf.as_mut().filter(|_| counts_in_target(p.flags)) {
+            perf.pid = i32::try_from(pid).unwrap_or(0);
+        }
+    }
+}
+
+fn counts_in_target(flags: u8) -> bool {
+    flags & vm_spec::abi::STP_PROBE_F_PERF_TASK as u8 != 0
+}
+
+/// The first probe point that counts in the target process (`perf.*
+/// .process`) and so needs one (`-x`/`-c`), as written.
+pub fn needs_target(prog: &Program) -> Option<&str> {
+    prog.probes
+        .iter()
+        .find(|p| counts_in_target(p.flags))
+        .map(|p| p.display.as_str())
 }
 
 /// The `-c` command: forked, waiting on a pipe before it execs.

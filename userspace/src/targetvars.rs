@@ -1382,6 +1382,8 @@ mod tests {
             maxactive: 0,
             period_ns: 0,
             randomize: 0,
+            perf: None,
+            watch: None,
             display: "kernel.function(\"vfs_read\")".into(),
         }]
     }
@@ -1805,6 +1807,8 @@ mod tests {
             maxactive: 0,
             period_ns: 0,
             randomize: 0,
+            perf: None,
+            watch: None,
             display: "kernel.function(\"*\")".into(),
         }
     }

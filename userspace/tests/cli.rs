@@ -55,6 +55,8 @@ fn program(target: ProbeTarget, optional: bool) -> Program {
             maxactive: 0,
             period_ns: 0,
             randomize: 0,
+            perf: None,
+            watch: None,
             display: "kprobe.function(\"no_such_function_xyz\")".into(),
         }],
         ..Default::default()

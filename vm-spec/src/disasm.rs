@@ -499,7 +499,24 @@ pub fn disassemble(prog: &Program) -> String {
         if u32::from(p.flags) & !abi::STP_PROBE_F__ALL != 0 {
             let _ = write!(extra, " flags={:#x}", p.flags);
         }
-        if u32::from(p.flags) & abi::STP_PROBE_F_JIFFIES != 0 {
+        if let Some(e) = p.perf {
+            // perf.*: period_ns is the sample period in events (abi.h)
+            let _ = write!(
+                extra,
+                " perf type={} config={:#x} sample={}",
+                e.event_type, e.config, p.period_ns
+            );
+            if u32::from(p.flags) & abi::STP_PROBE_F_PERF_TASK != 0 {
+                let _ = write!(extra, " process={}", e.pid);
+            }
+        } else if let Some(w) = p.watch {
+            let access = if w.rw { "rw" } else { "write" };
+            let _ = write!(
+                extra,
+                " watch {access} length={} address={:#x}",
+                w.len, w.address
+            );
+        } else if u32::from(p.flags) & abi::STP_PROBE_F_JIFFIES != 0 {
             // timer.jiffies(N): period_ns counts jiffies (abi.h)
             let _ = write!(extra, " period={}jiffies", p.period_ns);
         } else if p.period_ns != 0 {
@@ -596,6 +613,8 @@ mod tests {
                 maxactive: 0,
                 period_ns: 0,
                 randomize: 0,
+                perf: None,
+                watch: None,
                 display: "syscall.open".into(),
             }],
             ..Default::default()

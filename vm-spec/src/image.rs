@@ -92,7 +92,27 @@ pub fn stand_in_symbols(prog: &Program, names: StandIns) -> Vec<Option<(String, 
 
 /// The image of `prog` with [`stand_in_symbols`].
 pub fn build_stand_in(prog: &Program, names: StandIns) -> Result<Vec<u8>, ImageError> {
-    build(prog, &stand_in_symbols(prog, names))
+    let task = abi::STP_PROBE_F_PERF_TASK as u8;
+    let no_pid =
+        |p: &crate::program::Probe| p.flags & task != 0 && p.perf.is_some_and(|e| e.pid == 0);
+    let no_address = |p: &crate::program::Probe| p.watch.is_some_and(|w| w.address == 0);
+    if !prog.probes.iter().any(|p| no_pid(p) || no_address(p)) {
+        return build(prog, &stand_in_symbols(prog, names));
+    }
+    // Before the loader knows them: perf .process probes count in pid 1,
+    // a symbol's watchpoint is at an address aligned to any length.
+    let mut stood_in = prog.clone();
+    for p in &mut stood_in.probes {
+        if no_pid(p) {
+            if let Some(e) = p.perf.as_mut() {
+                e.pid = 1;
+            }
+        }
+        if let Some(w) = p.watch.as_mut().filter(|w| w.address == 0) {
+            w.address = 0x1000;
+        }
+    }
+    build(&stood_in, &stand_in_symbols(&stood_in, names))
 }
 
 /// Builds the flat image. `symbols[i]` is the resolution of `prog.probes[i]`.
@@ -105,6 +125,8 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
     let mut probe_syms = Vec::with_capacity(prog.probes.len());
     for (i, p) in prog.probes.iter().enumerate() {
         match (&p.target, symbols.get(i).and_then(|s| s.as_ref())) {
+            // A watchpoint's symbol is its address (Watch::address).
+            _ if p.watch.is_some() => probe_syms.push((0u32, 0u32)),
             (ProbeTarget::None, _) => probe_syms.push((0u32, 0u32)),
             (_, Some((name, off))) => {
                 probe_syms.push((to_u32(strings.len(), "string table")?, *off));
@@ -174,9 +196,25 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
         push_u32(ps, *sym);
         push_u32(ps, *off);
         push_u32(ps, p.maxactive);
-        push_u32(ps, 0);
+        // ev_*: a perf probe's event, or a watchpoint's (abi.h).
+        let (ev_type, ev_config, ev_pid, ev_len) = match (p.perf, p.watch) {
+            (Some(e), _) => (e.event_type, e.config, e.pid, 0),
+            (None, Some(w)) => {
+                let access = if w.rw {
+                    abi::STP_WATCH_RW
+                } else {
+                    abi::STP_WATCH_W
+                };
+                (access, w.address, 0, w.len)
+            }
+            (None, None) => (0, 0, 0, 0),
+        };
+        push_u32(ps, ev_type);
         ps.extend_from_slice(&p.period_ns.to_le_bytes());
         ps.extend_from_slice(&p.randomize.to_le_bytes());
+        ps.extend_from_slice(&ev_config.to_le_bytes());
+        ps.extend_from_slice(&ev_pid.to_le_bytes());
+        push_u32(ps, ev_len);
     }
     // KONSTS.
     for k in &prog.konsts {
@@ -427,6 +465,8 @@ mod tests {
                 maxactive: 0,
                 period_ns: 0,
                 randomize: 0,
+                perf: None,
+                watch: None,
                 display: "kprobe.function(\"f\")".into(),
             }],
             ..Default::default()

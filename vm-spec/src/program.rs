@@ -139,8 +139,41 @@ pub struct Probe {
     /// `timer.UNIT(N).randomize(M)`: M in `period_ns`'s unit, at most
     /// `period_ns` (abi.h `stp_probe_desc.randomize`); 0 otherwise.
     pub randomize: u64,
+    /// `perf.*` probes (kind `STP_PROBE_PERF`): the event; `period_ns` is
+    /// then the sample period in events. `None` for the other kinds.
+    pub perf: Option<PerfEvent>,
+    /// `kernel.data(…)` probes (kind `STP_PROBE_WATCH`): the watchpoint;
+    /// `None` for the other kinds.
+    pub watch: Option<Watch>,
     /// The probe point as written, for messages.
     pub display: String,
+}
+
+/// A hardware watchpoint (`kernel.data(ADDR)` or `kernel.data("SYMBOL")`,
+/// `.write` or `.rw`, `.length(N)`; abi.h `stp_probe_desc.ev_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Watch {
+    /// The address watched: the literal of `kernel.data(ADDR)`; for a
+    /// symbol (the probe's `ProbeTarget::Symbol`) 0 in the `.stpb`, set by
+    /// the loader from the running kernel's symbols.
+    pub address: u64,
+    /// Bytes watched: 1, 2, 4 or 8.
+    pub len: u32,
+    /// `.rw`: reads fire too (else only writes).
+    pub rw: bool,
+}
+
+/// The event of a `perf.*` probe (abi.h `stp_probe_desc.perf_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PerfEvent {
+    /// `perf_event_attr.type` (`abi::STP_PERF_TYPE_*`).
+    pub event_type: u32,
+    /// `perf_event_attr.config`.
+    pub config: u64,
+    /// `.process` (flag `STP_PROBE_F_PERF_TASK`): the process whose
+    /// threads' events count; 0 in the `.stpb` (the loader sets the
+    /// target's pid, `-x`/`-c`), > 0 in an image.
+    pub pid: i32,
 }
 
 /// The kind of one printf argument.

@@ -2522,6 +2522,8 @@ pub fn generate(seed: u64) -> Case {
                 0
             },
             randomize: 0,
+            perf: None,
+            watch: None,
             display: format!("gen.probe{hi}"),
         });
     }

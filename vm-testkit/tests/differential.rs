@@ -185,6 +185,8 @@ mod hole {
                 maxactive: 0,
                 period_ns: 0,
                 randomize: 0,
+                perf: None,
+                watch: None,
                 display: String::new(),
             });
         }

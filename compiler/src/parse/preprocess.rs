@@ -72,7 +72,8 @@ impl Default for Target {
     /// Kernel 6.1.0 on x86_64, the kernel runtime, stap 5.0 compatibility,
     /// `stapdev` privilege (stap's value without `--privilege`: stapvm is
     /// run by root, who loads the module; embedded C is refused whatever
-    /// the branch), no guru mode, no kernel config.
+    /// the branch), no guru mode, and of the kernel config only what every
+    /// kernel stapvm supports has ([`PORTABLE_CONFIG`]).
     fn default() -> Self {
         Target {
             kernel_release: "6.1.0".into(),
@@ -81,7 +82,10 @@ impl Default for Target {
             systemtap_v: "5.0".into(),
             privilege: "stapdev".into(),
             guru: false,
-            kernel_config: Vec::new(),
+            kernel_config: PORTABLE_CONFIG
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
             werror: false,
             kernel_symbols: None,
             unelided: false,
@@ -90,6 +94,16 @@ impl Default for Target {
         }
     }
 }
+
+/// The `CONFIG_*` options `%( CONFIG_X == "y" %? … %)` sees as set: a
+/// `.stpb` is compiled once for every kernel, so only options that every
+/// supported kernel (Debian's amd64 kernels, 5.10 to 7.3) has, and that
+/// guard probe points stapvm implements: perf events (`perf.*`) and
+/// hardware breakpoints (`kernel.data`). Every other option is unset.
+pub const PORTABLE_CONFIG: &[(&str, &str)] = &[
+    ("CONFIG_PERF_EVENTS", "y"),
+    ("CONFIG_HAVE_HW_BREAKPOINT", "y"),
+];
 
 /// Deepest nesting of macro expansions.
 const MAX_EXPANSION_DEPTH: usize = 200;

@@ -155,10 +155,11 @@ enum stp_limit {
 /* The program image (LOAD ioctl payload)                              */
 
 #define STP_IMAGE_MAGIC		0x49505453u	/* "STPI" */
-#define STP_IMAGE_VERSION	7u	/* 2: functions, format texts; 3: STATS; 4: REGEXES;
+#define STP_IMAGE_VERSION	8u	/* 2: functions, format texts; 3: STATS; 4: REGEXES;
 					 * 5: stp_probe_desc.randomize;
 					 * 6: REGEXSUBS, REGEXPROG, REGEXSETS;
-					 * 7: PRETTY
+					 * 7: PRETTY;
+					 * 8: PERF and WATCH probes, stp_probe_desc.ev_*
 					 */
 
 /*
@@ -280,6 +281,11 @@ enum stp_probe_uses {
 	STP_PROBE_USES_OFFSET = 2,	/* offset into the symbol */
 	STP_PROBE_USES_MAXACTIVE = 4,	/* kretprobe instances */
 	STP_PROBE_USES_PERIOD = 8,	/* period_ns, STP_PROBE_F_PROFILE/_JIFFIES */
+	STP_PROBE_USES_PERF = 16,	/* ev_type, ev_config, ev_pid,
+					 * period_ns as the sample period,
+					 * STP_PROBE_F_PERF_TASK
+					 */
+	STP_PROBE_USES_WATCH = 32,	/* ev_type, ev_config, ev_len */
 };
 
 /*
@@ -297,6 +303,19 @@ enum stp_probe_uses {
  *   ERROR       runs at STOP instead of END in the error state
  *   TRACEPOINT  symbol = the tracepoint's name; raw arguments in ARG 1..6,
  *               so its handlers are verified as kprobes'
+ *   PERF        a perf event (ev_type, ev_config) sampled every
+ *               period_ns events: one counter per online CPU, or with
+ *               STP_PROBE_F_PERF_TASK one bound to the process ev_pid;
+ *               the handler runs in the event's overflow context (hardirq,
+ *               NMI for hardware counters, or the context that raised a
+ *               software event) with the interrupted registers, so it is
+ *               verified as a timer's
+ *   WATCH       a hardware watchpoint (kernel.data) on ev_len bytes at the
+ *               kernel address ev_config, firing on writes (STP_WATCH_W)
+ *               or on reads and writes (STP_WATCH_RW): one wide
+ *               breakpoint, a debug register on every CPU; the handler
+ *               runs in the debug exception after the access, with its
+ *               registers, so it is verified as a timer's
  */
 #define STP_PROBE_KINDS(X)						\
 	X(BEGIN,      "begin",      BEGIN,     0)			\
@@ -307,7 +326,9 @@ enum stp_probe_uses {
 	X(KRETPROBE,  "kretprobe",  KRETPROBE, STP_PROBE_USES_SYMBOL |	\
 	  STP_PROBE_USES_OFFSET | STP_PROBE_USES_MAXACTIVE)		\
 	X(ERROR,      "error",      END,       0)			\
-	X(TRACEPOINT, "tracepoint", KPROBE,    STP_PROBE_USES_SYMBOL)
+	X(TRACEPOINT, "tracepoint", KPROBE,    STP_PROBE_USES_SYMBOL)	\
+	X(PERF,       "perf",       TIMER,     STP_PROBE_USES_PERF)	\
+	X(WATCH,      "watch",      TIMER,     STP_PROBE_USES_WATCH)
 
 /* Probe kind numbers: STP_PROBE_BEGIN == 0, in table order. */
 enum stp_probe_kind {
@@ -334,7 +355,8 @@ enum stp_probe_kind {
 #define STP_PROBE_F_OPTIONAL	0x1u	/* '?': failure to arm is not an error */
 #define STP_PROBE_F_PROFILE	0x2u	/* timer.profile: per CPU, every tick */
 #define STP_PROBE_F_JIFFIES	0x4u	/* timer.jiffies: period_ns in jiffies */
-#define STP_PROBE_F__ALL	0x7u
+#define STP_PROBE_F_PERF_TASK	0x8u	/* perf .process: count in ev_pid only */
+#define STP_PROBE_F__ALL	0xfu
 /*
  * '!' (sufficient): flags of the .stpb only, never of an image (image.rs
  * clears STP_PROBE_F__LOADER; the verifier refuses them as unknown). The
@@ -361,7 +383,10 @@ struct stp_probe_desc {
 				 */
 	__u32 offset;		/* byte offset into the symbol; kprobes only */
 	__u32 maxactive;	/* kretprobes; 0 = kernel default */
-	__u32 reserved2;	/* must be 0 */
+	/* PERF: perf_event_attr.type (STP_PERF_TYPE_*); WATCH: the access
+	 * (STP_WATCH_*); others 0
+	 */
+	__u32 ev_type;
 	/* timers: in [STP_MIN_TIMER_NS, STP_MAX_TIMER_NS], or 0 with
 	 * STP_PROBE_F_PROFILE (every tick), or jiffies in
 	 * [1, STP_MAX_TIMER_JIFFIES] with STP_PROBE_F_JIFFIES; other kinds 0
@@ -372,7 +397,53 @@ struct stp_probe_desc {
 	 * most period_ns (below); 0 = a fixed period; other kinds 0
 	 */
 	__u64 randomize;
+	/* PERF: perf_event_attr.config; WATCH: the address; others 0 */
+	__u64 ev_config;
+	/* PERF with STP_PROBE_F_PERF_TASK: the process (a pid > 0) whose
+	 * threads' events count; others 0
+	 */
+	__s32 ev_pid;
+	__u32 ev_len;		/* WATCH: bytes watched, 1, 2, 4 or 8; others 0 */
 };
+
+/*
+ * WATCH probes (kernel.data(ADDR) / kernel.data("SYMBOL"), .write / .rw,
+ * .length(N)): ev_type is the access (the kernel's HW_BREAKPOINT_W and
+ * HW_BREAKPOINT_R | HW_BREAKPOINT_W values), ev_config the address (the
+ * loader puts a symbol's there), ev_len the bytes. The verifier refuses
+ * another access, a length but 1, 2, 4, 8, an address of 0 or not
+ * aligned to the length. x86-64 has four debug registers per CPU: a
+ * fifth watchpoint (of all sessions, perf and debuggers) fails at START
+ * with ENOSPC, which the loader reports as such.
+ */
+#define STP_WATCH_W		2u	/* writes */
+#define STP_WATCH_RW		3u	/* reads and writes */
+
+/*
+ * PERF probes (perf.sw.NAME, perf.hw.NAME, perf.hw_cache.*,
+ * perf.type(T).config(C), .sample(N), .process). The verifier accepts the
+ * event types and configs below only (the generic perf types of
+ * include/uapi/linux/perf_event.h; tracepoints and breakpoints have probe
+ * points of their own), and a sample period (period_ns: events between
+ * two hits) in [1, STP_MAX_PERF_PERIOD]; for the two clock events, whose
+ * period counts nanoseconds, in [STP_MIN_TIMER_NS, STP_MAX_TIMER_NS] as
+ * timers. A software event the kernel does not have, or a hardware one
+ * without a PMU to count it (QEMU TCG, many VMs), fails at START with the
+ * errno perf_event_create_kernel_counter gave (ENOENT, EOPNOTSUPP or
+ * ENODEV); the loader names the event and the reason.
+ */
+#define STP_PERF_TYPE_HARDWARE	0u	/* config < STP_PERF_HW_MAX */
+#define STP_PERF_TYPE_SOFTWARE	1u	/* config < STP_PERF_SW_MAX */
+#define STP_PERF_TYPE_HW_CACHE	3u	/* id | op << 8 | result << 16 */
+#define STP_PERF_TYPE_RAW	4u	/* a PMU-specific event code */
+#define STP_PERF_HW_MAX		10u	/* cpu_cycles .. ref_cpu_cycles */
+#define STP_PERF_SW_MAX		9u	/* cpu_clock .. emulation_faults */
+#define STP_PERF_SW_CPU_CLOCK	0u	/* period in ns of CPU time */
+#define STP_PERF_SW_TASK_CLOCK	1u	/* period in ns of task time */
+#define STP_PERF_CACHE_ID_MAX	7u	/* l1d .. node */
+#define STP_PERF_CACHE_OP_MAX	3u	/* read, write, prefetch */
+#define STP_PERF_CACHE_RESULT_MAX 2u	/* access, miss */
+#define STP_MAX_PERF_PERIOD	(1ull << 48)
 
 /*
  * Randomized timers (stap's timer.UNIT(N).randomize(M)): every period,

@@ -57,6 +57,8 @@ pub fn probe(kind: stp_probe_kind, h: u32) -> Probe {
             0
         },
         randomize: 0,
+        perf: None,
+        watch: None,
         display: String::new(),
     }
 }

@@ -575,6 +575,8 @@ pub fn run(
                 maxactive: 0,
                 period_ns: 0,
                 randomize: 0,
+                perf: None,
+                watch: None,
                 display: "begin".into(),
             },
         ));
@@ -638,6 +640,8 @@ pub fn run(
                                 maxactive: p.maxactive,
                                 period_ns: p.period_ns,
                                 randomize: p.randomize,
+                                perf: p.perf,
+                                watch: p.watch,
                                 display: p.display.clone(),
                             },
                         ));
@@ -703,6 +707,8 @@ pub fn run(
                 maxactive: 0,
                 period_ns: 0,
                 randomize: 0,
+                perf: None,
+                watch: None,
                 display: "end".into(),
             },
         ));

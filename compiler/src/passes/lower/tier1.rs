@@ -12,7 +12,8 @@ use super::*;
 /// jiffies timers (`timer.jiffies`: `timer`, though stapvm arms an
 /// hrtimer of N jiffies); `timer.profile` is stap's `perf.sw.cpu_clock` fallback,
 /// which every kernel without the old profiling hook (all supported ones)
-/// takes; syscall probes are kprobes, `syscall_any` a tracepoint.
+/// takes, and `perf.*` are perf events too; syscall probes are kprobes,
+/// `syscall_any` a tracepoint.
 pub fn probe_type_name(kind: u8, flags: u8) -> &'static str {
     match u32::from(kind) {
         abi::STP_PROBE_BEGIN | abi::STP_PROBE_END | abi::STP_PROBE_ERROR => "begin_end",
@@ -22,6 +23,7 @@ pub fn probe_type_name(kind: u8, flags: u8) -> &'static str {
         abi::STP_PROBE_KPROBE => "kprobe",
         abi::STP_PROBE_KRETPROBE => "kretprobe",
         abi::STP_PROBE_TRACEPOINT => "kernel_tracepoint",
+        abi::STP_PROBE_PERF => "perf_event",
         _ => "",
     }
 }

@@ -27,10 +27,12 @@ use vm_spec::program::{ProbeTarget, TargetCond, TargetSite};
 
 mod arrays;
 mod builtins;
+pub mod perf;
 mod probes;
 mod stats;
 mod targets;
 mod walk;
+mod watch;
 
 pub use builtins::Builtin;
 
@@ -84,6 +86,10 @@ pub struct Point {
     pub period_ns: u64,
     /// `.randomize(M)` of a timer, in `period_ns`'s unit (abi.h).
     pub randomize: u64,
+    /// `perf.*` points: the event (`period_ns` is the sample period).
+    pub perf: Option<vm_spec::program::PerfEvent>,
+    /// `kernel.data(…)` points: the watchpoint.
+    pub watch: Option<vm_spec::program::Watch>,
     /// kretprobe maxactive.
     pub maxactive: u32,
     /// `abi::STP_PROBE_F_*`.

@@ -4,7 +4,7 @@
 //! supported yet.
 use super::*;
 
-fn lit_num(c: &Component) -> Option<i64> {
+pub(super) fn lit_num(c: &Component) -> Option<i64> {
     match c.arg {
         Some(Literal::Num(n, _)) => Some(n),
         _ => None,
@@ -117,7 +117,7 @@ impl Resolver<'_> {
     /// stap's "probe point mismatch" at component `at` of `c`, with the
     /// names that fit there as `(similar: …)` (unless `at` is one of them
     /// and only its argument or what follows is wrong).
-    fn mismatch(&mut self, c: &[Component], at: &Component) {
+    pub(super) fn mismatch(&mut self, c: &[Component], at: &Component) {
         if self.quiet_mismatch {
             return;
         }
@@ -189,6 +189,8 @@ impl Resolver<'_> {
             target: ProbeTarget::None,
             period_ns: 0,
             randomize: 0,
+            perf: None,
+            watch: None,
             maxactive: 0,
             flags,
             display: pp.display(),
@@ -418,7 +420,8 @@ impl Resolver<'_> {
                 ));
                 None
             }
-            ["kernel", "statement" | "data", ..] | ["kprobe", "statement", ..] => {
+            ["kernel", "data", ..] => self.watch_point(p, c, optional),
+            ["kernel", "statement", ..] | ["kprobe", "statement", ..] => {
                 self.unsupported(&format!("{}.{} probes", names[0], names[1]), span);
                 None
             }
@@ -438,21 +441,14 @@ impl Resolver<'_> {
                 }
                 None => mismatch(self, &c[3]),
             },
-            ["perf", "sw", "cpu_clock"] => self.profile_point(p, c, 1_000_000),
-            ["perf", "sw", "cpu_clock", "sample"] => match lit_num(&c[3]) {
-                Some(n) if (100_000..=1_000_000_000).contains(&n) => {
-                    self.profile_point(p, &c[..3], n as u64)
-                }
-                _ => mismatch(self, &c[3]),
-            },
+            ["perf", ..] => self.perf_point(p, c, optional),
             // json.stp's alias for procfs("json").read.
             ["json_data"] => {
                 self.unsupported("procfs probes (json_data is procfs(\"json\").read)", span);
                 None
             }
-            ["perf" | "procfs" | "netfilter" | "java" | "python2" | "python3" | "input"
-            | "syscall_any" | "nd_syscall_any" | "tp_syscall" | "debuginfod" | "lsm"
-            | "prometheus", ..] => {
+            ["procfs" | "netfilter" | "java" | "python2" | "python3" | "input" | "syscall_any"
+            | "nd_syscall_any" | "tp_syscall" | "debuginfod" | "lsm" | "prometheus", ..] => {
                 self.unsupported(&format!("{} probes", names[0]), span);
                 None
             }

@@ -1,0 +1,1 @@
+^ERROR: probe point 'perf\.hw\.cpu_cycles' could not be armed: this CPU has no hardware performance counter for the event \(no PMU: QEMU TCG and many virtual machines have none; the perf\.sw\.\* events work everywhere\) \(E[A-Z]+ 

@@ -1,0 +1,1 @@
+^ERROR: probe point 'kernel\.data\("sysctl_overcommit_ratio"\)\.write' could not be armed: every debug register is in use \(x86-64 CPUs have 4 hardware breakpoints, shared by all watchpoints of every session, perf and debuggers\) \(ENOSPC 
