@@ -572,9 +572,8 @@ impl Resolver<'_> {
                 p.flags = 0;
                 Some(p)
             }
-            ["perf" | "netfilter" | "java" | "python2" | "python3" | "input"
-            | "syscall_any" | "nd_syscall_any" | "tp_syscall" | "debuginfod" | "lsm"
-            | "prometheus", ..] => {
+            ["perf" | "netfilter" | "java" | "python2" | "python3" | "input" | "syscall_any"
+            | "nd_syscall_any" | "tp_syscall" | "debuginfod" | "lsm" | "prometheus", ..] => {
                 self.unsupported(&format!("{} probes", names[0]), span);
                 None
             }

@@ -10,11 +10,7 @@ impl Resolver<'_> {
     /// Every point of the probe being walked has `$value` (procfs and
     /// input probes); false in a function.
     fn value_ctx(&self) -> bool {
-        !self.cur_points.is_empty()
-            && self
-                .cur_points
-                .iter()
-                .all(|p| super::is_value_ctx(p.ctx))
+        !self.cur_points.is_empty() && self.cur_points.iter().all(|p| super::is_value_ctx(p.ctx))
     }
 
     /// An assignment or increment target: `what` is its operator token.
