@@ -597,7 +597,7 @@ pub fn run(script: &Script, unelided: bool, diags: &mut Diags) -> Resolved {
             locals: std::mem::take(&mut r.locals),
         });
     }
-    procfs_files(&mut probes, &mut r.diags);
+    procfs_files(&mut probes, r.diags);
     // A use none of whose points resolved: the first point's own error.
     for (_, any, first) in uses {
         if let (false, Some(mut pp)) = (any, first) {
