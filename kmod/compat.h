@@ -17,6 +17,7 @@
  * - hrtimer_setup() (timer, function, clock, mode) replaced
  *   hrtimer_init() plus the function assignment in 6.13; hrtimer_init()
  *   was removed afterwards.
+ * - pde_data() (procfs.c) replaced PDE_DATA() in 5.17.
  */
 #ifndef STAPVM_COMPAT_H
 #define STAPVM_COMPAT_H
@@ -44,5 +45,10 @@ static inline void stp_hrtimer_setup(struct hrtimer *t,
 	t->function = fn;
 #endif
 }
+
+/* pde_data() from 5.17, PDE_DATA() before. */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(5, 17, 0)
+#define pde_data(inode) PDE_DATA(inode)
+#endif
 
 #endif /* STAPVM_COMPAT_H */

@@ -153,7 +153,14 @@ static struct miscdevice stp_miscdev = {
 
 static int __init stp_init(void)
 {
-	return misc_register(&stp_miscdev);
+	int err = stp_procfs_module_init();
+
+	if (err)
+		return err;
+	err = misc_register(&stp_miscdev);
+	if (err)
+		stp_procfs_module_exit();
+	return err;
 }
 
 /*
@@ -164,6 +171,7 @@ static int __init stp_init(void)
 static void __exit stp_exit(void)
 {
 	misc_deregister(&stp_miscdev);
+	stp_procfs_module_exit();
 }
 
 module_init(stp_init);

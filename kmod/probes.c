@@ -7,7 +7,8 @@
  * tracepoints of the kernel image (one generic probe function, below),
  * the perf events of timer.profile and perf.* (per CPU, or bound to one
  * process), and begin/end/error handlers,
- * which run in process context with preemption disabled. START runs
+ * which run in process context with preemption disabled, as the procfs
+ * and input probes do (procfs.c, through stp_probe_run_value). START runs
  * begin handlers, then arms every probe; a non-optional probe that fails
  * to arm unwinds everything armed.
  *
@@ -145,11 +146,13 @@ static void stp_overload_account(struct stp_session *s, struct stp_cpu *c,
  * this CPU finds busy set and is skipped, which keeps the VM registers and
  * the ring single-user.
  */
-static void stp_hit(struct stp_session *s, struct stp_probe *p,
-		    struct pt_regs *regs)
+static void stp_hit_value(struct stp_session *s, struct stp_probe *p,
+			  struct pt_regs *regs, struct stp_kvalue *value)
 {
 	struct stp_cpu *c = this_cpu_ptr(s->cpu);
-	struct stp_kenv env = { .regs = regs, .scratch = c->scratch };
+	struct stp_kenv env = {
+		.regs = regs, .scratch = c->scratch, .value = value,
+	};
 	struct stp_run_ctx rc = {
 		.prog = &s->prog,
 		.handler = p->handler,
@@ -208,6 +211,32 @@ static void stp_hit(struct stp_session *s, struct stp_probe *p,
 		stp_overload_account(s, c, p, t0);
 	barrier();	/* partner of the barrier after busy = 1 */
 	c->busy = 0;
+}
+
+static void stp_hit(struct stp_session *s, struct stp_probe *p,
+		    struct pt_regs *regs)
+{
+	stp_hit_value(s, p, regs, NULL);
+}
+
+/*
+ * Run probe i's handler with $value (procfs.c: procfs and input probes),
+ * from process context: with preemption disabled around the hit, as
+ * begin/end, and only while the session is active (stp_procfs_disarm
+ * waits for such a hit with synchronize_rcu). Returns false when the
+ * session runs no handlers any more.
+ */
+bool stp_probe_run_value(struct stp_session *s, u32 i, struct stp_kvalue *v)
+{
+	bool ran = false;
+
+	preempt_disable();
+	if (READ_ONCE(s->active)) {
+		stp_hit_value(s, &s->probes[i], NULL, v);
+		ran = true;
+	}
+	preempt_enable();
+	return ran;
 }
 
 static int stp_kprobe_pre(struct kprobe *kp, struct pt_regs *regs)
@@ -517,7 +546,7 @@ int stp_probes_init(struct stp_session *s)
 			break;
 		}
 	}
-	return 0;
+	return stp_procfs_init(s);
 }
 
 /*
@@ -628,6 +657,7 @@ void stp_probes_disarm(struct stp_session *s)
 	u32 nkp = 0, nrp = 0, ntp = 0, i;
 
 	WRITE_ONCE(s->active, false);
+	stp_procfs_disarm(s);
 	for (i = 0; i < s->prog.nprobes; i++) {
 		struct stp_probe *p = &s->probes[i];
 
@@ -702,6 +732,20 @@ int stp_probes_start(struct stp_session *s, u32 *failed_probe)
 		}
 		p->armed = true;
 		s->narmed++;
+	}
+	err = stp_procfs_arm(s, failed_probe);
+	if (err) {
+		stp_probes_disarm(s);
+		return err;
+	}
+	for (i = 0; i < s->prog.nprobes; i++) {
+		struct stp_probe *p = &s->probes[i];
+
+		if (p->kind == STP_PROBE_PROCFS_READ ||
+		    p->kind == STP_PROBE_PROCFS_WRITE) {
+			p->armed = true;
+			s->narmed++;
+		}
 	}
 	return 0;
 }

@@ -396,6 +396,7 @@ void stp_session_destroy(struct stp_session *s)
 {
 	cancel_delayed_work_sync(&s->deadman);
 	irq_work_sync(&s->wake_work);
+	stp_procfs_free(s);
 	kfree(s->probes);
 	kfree(s->kp_batch);
 	kfree(s->rp_batch);
@@ -628,6 +629,9 @@ static long stp_session_ioctl(struct file *file, unsigned int cmd,
 	void __user *uarg = (void __user *)arg;
 	long ret;
 
+	/* Runs handlers and copies from user space: not under the lock. */
+	if (cmd == STP_IOC_INPUT)
+		return stp_procfs_input(s, uarg);
 	mutex_lock(&s->lock);
 	if (stp_ioc_is(cmd, STP_IOC_START)) {
 		ret = stp_ioc_start(s, uarg);

@@ -3,7 +3,7 @@
  * The module-internal view of one stapvm session (one LOAD,
  * one anon-inode fd): the verified program, its per-CPU state (VM
  * registers, ring, nesting guard, counters), its probe instances and the
- * functions the glue files (main.c, session.c, probes.c, rings.c) call in
+ * functions the glue files (main.c, session.c, probes.c, procfs.c, rings.c) call in
  * each other.
  *
  * Left out: the VM itself (core/stp_core.h) and every user-visible layout
@@ -148,6 +148,7 @@ struct stp_session {
 	 */
 	struct delayed_work deadman;
 	u64 dm_since;
+	struct stp_procfs *procfs;	/* procfs.c; NULL without such probes */
 };
 
 /* session.c */
@@ -170,6 +171,18 @@ void stp_probes_run_end(struct stp_session *s);
 void stp_probes_run_error(struct stp_session *s);
 u64 stp_probes_missed(struct stp_session *s);
 void stp_probe_stat(struct stp_session *s, u32 i, struct stp_probe_stat *st);
+
+bool stp_probe_run_value(struct stp_session *s, u32 i, struct stp_kvalue *v);
+
+/* procfs.c */
+int stp_procfs_module_init(void);
+void stp_procfs_module_exit(void);
+int stp_procfs_init(struct stp_session *s);
+int stp_procfs_arm(struct stp_session *s, u32 *failed_probe);
+void stp_procfs_disarm(struct stp_session *s);
+void stp_procfs_free(struct stp_session *s);
+const char *stp_procfs_dirname(struct stp_session *s);
+long stp_procfs_input(struct stp_session *s, void __user *uarg);
 
 /* rings.c */
 int stp_rings_alloc(struct stp_session *s);

@@ -66,10 +66,21 @@
 	 KSYM_SYMBOL_LEN + 16 : STP_KENV_TRACE * sizeof(unsigned long))
 
 /* The per-hit environment handed to stp_run() in stp_run_ctx.env. */
+/*
+ * A procfs or input probe's $value (procfs.c): len bytes at buf; a read
+ * probe's (PROCFS_READ: writable) may grow to cap bytes.
+ */
+struct stp_kvalue {
+	char *buf;
+	u32 len;
+	u32 cap;
+};
+
 struct stp_kenv {
 	/* kprobe/kretprobe registers, the interrupted ones (timer.profile) */
 	struct pt_regs *regs;	/* else NULL */
 	void *scratch;		/* STP_KENV_SCRATCH bytes, or NULL */
+	struct stp_kvalue *value;	/* procfs and input probes, else NULL */
 };
 
 /* Types, error numbers, mem* functions: the kernel's own. */
@@ -577,6 +588,40 @@ static inline u32 stp_env_modname(void *env, u64 addr, char *buf, u32 max)
 		n = max;
 	memcpy(buf, name, n);
 	return n;
+}
+
+/*
+ * $value of a procfs or input probe (helpers.h: VALUE, VALUE_SET,
+ * VALUE_APPEND; the verifier allows them only in those handlers, whose
+ * env always has a value). Plain copies within the preallocated buffer.
+ */
+static inline u32 stp_env_value(void *env, char *dst, u32 max)
+{
+	struct stp_kenv *ke = env;
+	u32 n;
+
+	if (!ke || !ke->value)
+		return 0;
+	n = min(ke->value->len, max);
+	memcpy(dst, ke->value->buf, n);
+	return n;
+}
+
+static inline s64 stp_env_value_set(void *env, const char *src, u32 len,
+				    bool append)
+{
+	struct stp_kenv *ke = env;
+	struct stp_kvalue *v;
+	u32 at, n;
+
+	if (!ke || !ke->value)
+		return 0;
+	v = ke->value;
+	at = append ? v->len : 0;
+	n = min(len, v->cap - at);	/* v->len <= v->cap */
+	memcpy(v->buf + at, src, n);
+	v->len = at + n;
+	return v->len;
 }
 
 #endif /* STAPVM_STP_ENV_H */

@@ -98,6 +98,13 @@
  *      computed-goto table, so objtool understands its indirect jumps
  *      (kernel: __annotate_jump_table, as kernel/bpf/core.c); may be left
  *      undefined (vm.c then defines it empty), user space does.
+ *  [ ] u32 stp_env_value(void *env, char *dst, u32 max): copy the
+ *      probe's $value (helpers.h: VALUE; only called from PROCFS_READ and
+ *      PROCFS_WRITE handlers) into dst, at most max bytes; return the
+ *      length. s64 stp_env_value_set(void *env, const char *src, u32 len,
+ *      bool append): replace (or append to) a PROCFS_READ probe's buffer
+ *      with len bytes at src, cut at the buffer's size; return its new
+ *      length (only called from PROCFS_READ handlers). [any]
  *  [ ] void *stp_env_zalloc(u64 size), void stp_env_free(void *p):
  *      zeroed memory for the verifier's scratch (process context only;
  *      kernel: kvzalloc(GFP_KERNEL) / kvfree). stp_env_free(NULL) is a

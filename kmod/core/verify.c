@@ -993,10 +993,96 @@ static int check_watch(const struct stp_probe_desc *d, u32 i,
 	return 0;
 }
 
+/* A byte of a procfs file name (abi.h: procfs files). */
+static bool file_char_ok(u8 c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-' ||
+	       c == '+' || c == ',' || c == ':' || c == '=' || c == '@' ||
+	       c == '%';
+}
+
+static bool is_file_probe(const struct stp_probe_desc *d)
+{
+	return d->kind < STP_PROBE__COUNT &&
+	       (stp_probe_uses[d->kind] & STP_PROBE_USES_FILE);
+}
+
+/*
+ * Probe i, a procfs file's (abi.h: procfs files): its name, mode and
+ * size; at most one probe of its kind on the file, the same mode and size
+ * as the other kind's; at most STP_MAX_PROCFS_FILES files (*files counts
+ * them). Each earlier probe is looked at once; a file has at most two
+ * probes, so at most (2 * STP_MAX_PROCFS_FILES + 1) * nprobes comparisons
+ * of at most STP_MAX_PROCFS_NAME bytes before the count refuses.
+ */
+static int check_file(const struct stp_prog *p, u32 i, u32 *files,
+		      struct stp_verify_result *res)
+{
+	const struct stp_probe_desc *d = &p->probes[i];
+	const struct stp_str_desc *s;
+	const u8 *c;
+	bool seen = false;
+	u32 j;
+
+	if (d->symbol >= p->nstrs)
+		return FAIL(res, BAD_PROBE, i,
+			    "probe %u names string %u of %u as its procfs file",
+			    VI(i), VI(d->symbol), VI(p->nstrs));
+	s = &p->strs[d->symbol];
+	c = p->strdata + s->off;
+	if (!s->len || s->len > STP_MAX_PROCFS_NAME)
+		return FAIL(res, BAD_PROBE, i,
+			    "probe %u: procfs file name of %u bytes, must be 1 to %u",
+			    VI(i), VI(s->len), VI(STP_MAX_PROCFS_NAME));
+	for (j = 0; j < s->len; j++)
+		if (!file_char_ok(c[j]))
+			return FAIL(res, BAD_PROBE, i,
+				    "probe %u: procfs file name has byte 0x%x at %u, not in [A-Za-z0-9_.+,:=@%%-]",
+				    VI(i), VI(c[j]), VI(j));
+	if (c[0] == '.' && (s->len == 1 || (s->len == 2 && c[1] == '.')))
+		return FAIL(res, BAD_PROBE, i,
+			    "probe %u: procfs file name is \".\" or \"..\"",
+			    VI(i));
+	if (d->offset & ~STP_PROCFS_MODE_MASK)
+		return FAIL(res, BAD_PROBE, i,
+			    "probe %u: procfs file mode 0%o has bits outside 0666",
+			    VI(i), VI(d->offset));
+	if (!d->maxactive || d->maxactive > STP_MAX_PROCFS_SIZE)
+		return FAIL(res, BAD_PROBE, i,
+			    "probe %u: procfs file size %u, must be 1 to %u",
+			    VI(i), VI(d->maxactive), VI(STP_MAX_PROCFS_SIZE));
+	for (j = 0; j < i; j++) {
+		const struct stp_probe_desc *e = &p->probes[j];
+		const struct stp_str_desc *t;
+
+		if (!is_file_probe(e))
+			continue;
+		t = &p->strs[e->symbol];	/* checked when j was */
+		if (t->len != s->len || memcmp(p->strdata + t->off, c, s->len))
+			continue;
+		if (e->kind == d->kind)
+			return FAIL(res, BAD_PROBE, i,
+				    "probe %u: a second %s probe on procfs file %u's",
+				    VI(i), VS(d->kind == STP_PROBE_PROCFS_READ ?
+					      "read" : "write"), VI(j));
+		if (e->offset != d->offset || e->maxactive != d->maxactive)
+			return FAIL(res, BAD_PROBE, i,
+				    "probe %u: mode or size differs from probe %u's on the same procfs file",
+				    VI(i), VI(j));
+		seen = true;
+	}
+	if (!seen && ++*files > STP_MAX_PROCFS_FILES)
+		return FAIL(res, BAD_PROBE, i,
+			    "probe %u: more than %u procfs files",
+			    VI(i), VI(STP_MAX_PROCFS_FILES));
+	return 0;
+}
+
 static int check_probes(const struct stp_prog *p,
 			struct stp_verify_result *res)
 {
-	u32 i, j;
+	u32 i, j, files = 0;
 
 	for (i = 0; i < p->nprobes; i++) {
 		const struct stp_probe_desc *d = &p->probes[i];
@@ -1088,6 +1174,13 @@ static int check_probes(const struct stp_prog *p,
 			return FAIL(res, BAD_PROBE, i,
 				    "probe %u: period set on a probe that is not a timer",
 				    VI(i));
+		}
+		if (uses & STP_PROBE_USES_FILE) {
+			int err = check_file(p, i, &files, res);
+
+			if (err)
+				return err;
+			continue;
 		}
 		if (!kp) {
 			if (d->symbol || d->offset || d->maxactive)
@@ -1662,6 +1755,8 @@ static int check_handler_code(const struct stp_prog *p, u32 hi,
 					    ATV(pc), VS(hl->name), VI(h->ctx));
 			if (hl->arg == STP_HARG_NONE)
 				kb = STP_OPND_NO;
+			else if (hl->arg == STP_HARG_STR)
+				kb = STP_OPND_SR;
 		}
 		if (oi->imm == STP_OPND_FN) {
 			/* check_imm: imm < nhandlers */

@@ -636,6 +636,11 @@ op_CALLI:	/* verify.c: imm < STP_HLP__COUNT, INT result, context */
 	case STP_HLP_PID2TASK:
 		r[in.a] = stp_env_pid2task(env, (s64)r[in.b]);
 		break;
+	case STP_HLP_VALUE_SET:	/* verify.c: procfs read probes, s[b] */
+	case STP_HLP_VALUE_APPEND:
+		r[in.a] = stp_env_value_set(env, SREG(in.b), slen[in.b],
+					    in.imm == STP_HLP_VALUE_APPEND);
+		break;
 	default:		/* a STR helper: verify.c refuses it */
 		goto op_BADOP;
 	}
@@ -675,6 +680,9 @@ op_CALLS:	/* verify.c: imm < STP_HLP__COUNT, STR result, context */
 	case STP_HLP_MODNAME:
 		slen[in.a] = min_u32(stp_env_modname(env, r[in.b], SREG(in.a),
 						     cap), cap);
+		break;
+	case STP_HLP_VALUE:	/* verify.c: procfs and input probes */
+		slen[in.a] = min_u32(stp_env_value(env, SREG(in.a), cap), cap);
 		break;
 	default:		/* an INT helper: verify.c refuses it */
 		goto op_BADOP;

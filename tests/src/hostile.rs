@@ -184,6 +184,7 @@ pub fn valid_images() -> Vec<(&'static str, Vec<u8>)> {
         }),
         ("valid-divzero", build(&divzero_prog())),
         ("valid-pretty", build(&pretty_prog(1))),
+        ("valid-procfs", build(&procfs_prog())),
     ]
 }
 
@@ -937,6 +938,7 @@ pub fn hostile() -> Vec<Hostile> {
         prog_timer(|p| p.handlers[0].code[3] = i(STP_OP_CALLI, 2, 1, 0, STP_HLP_ARG as i32)),
     ));
     more_attacks(&mut v);
+    procfs_attacks(&mut v);
     v.into_iter()
         .map(|(name, code, fragment, image)| Hostile {
             name: name.to_string(),
@@ -948,6 +950,204 @@ pub fn hostile() -> Vec<Hostile> {
 }
 
 type Attack = (&'static str, stp_verify_error, &'static str, Vec<u8>);
+
+/// `global s; probe procfs("f").read { $value = "hi\n" }` and
+/// `procfs("f").write { s = $value }` (minus the global), and an
+/// `input.char` probe reading its `$value`, by hand: the file `f`, mode
+/// 0666, 64 bytes.
+pub fn procfs_prog() -> Program {
+    let file = |name: &str| ProbeTarget::File {
+        name: name.into(),
+        mode: 0o666,
+    };
+    let mut rd = probe(STP_PROBE_PROCFS_READ, 0, file("f"), 0);
+    rd.maxactive = 64;
+    let mut wr = probe(STP_PROBE_PROCFS_WRITE, 1, file("f"), 0);
+    wr.maxactive = 64;
+    Program {
+        source_name: "gen-hostile".into(),
+        limits: default_limits(),
+        strings: vec![b"hi\n".to_vec()],
+        handlers: vec![
+            handler(
+                STP_CTX_PROCFS_READ,
+                1,
+                1,
+                vec![
+                    i(STP_OP_SLDK, 0, 0, 0, 0),
+                    i(STP_OP_CALLI, 0, 0, 0, STP_HLP_VALUE_SET as i32),
+                    i(STP_OP_RET, 0, 0, 0, 0),
+                ],
+            ),
+            handler(
+                STP_CTX_PROCFS_WRITE,
+                0,
+                1,
+                vec![
+                    i(STP_OP_CALLS, 0, 0, 0, STP_HLP_VALUE as i32),
+                    i(STP_OP_RET, 0, 0, 0, 0),
+                ],
+            ),
+        ],
+        probes: vec![rd, wr, probe(STP_PROBE_INPUT_CHAR, 1, ProbeTarget::None, 0)],
+        ..Default::default()
+    }
+}
+
+/// Program mutation of the valid procfs image.
+fn prog_procfs(f: impl FnOnce(&mut Program)) -> Vec<u8> {
+    let mut p = procfs_prog();
+    f(&mut p);
+    build(&p)
+}
+
+/// procfs and input probes: bad file names, sizes, modes, two probes of
+/// one kind on a file, `$value` helpers outside their contexts.
+fn procfs_attacks(v: &mut Vec<Attack>) {
+    let name = |n: &str| ProbeTarget::File {
+        name: n.into(),
+        mode: 0o666,
+    };
+    v.push((
+        "procfs-name-slash",
+        STP_VERR_BAD_PROBE,
+        "procfs file name has byte 0x2f",
+        prog_procfs(|p| p.probes[0].target = name("../../etc/x")),
+    ));
+    v.push((
+        "procfs-name-dotdot",
+        STP_VERR_BAD_PROBE,
+        "procfs file name is \".\" or \"..\"",
+        prog_procfs(|p| {
+            p.probes[0].target = name("..");
+            p.probes[1].target = name("..");
+        }),
+    ));
+    v.push((
+        "procfs-name-dot",
+        STP_VERR_BAD_PROBE,
+        "procfs file name is \".\" or \"..\"",
+        prog_procfs(|p| p.probes[0].target = name(".")),
+    ));
+    v.push((
+        "procfs-name-empty",
+        STP_VERR_BAD_PROBE,
+        "procfs file name of 0 bytes",
+        prog_procfs(|p| p.probes[0].target = name("")),
+    ));
+    v.push((
+        "procfs-name-too-long",
+        STP_VERR_BAD_PROBE,
+        "procfs file name of 65 bytes",
+        prog_procfs(|p| p.probes[0].target = name(&"x".repeat(65))),
+    ));
+    v.push((
+        "procfs-name-space",
+        STP_VERR_BAD_PROBE,
+        "procfs file name has byte 0x20",
+        prog_procfs(|p| p.probes[0].target = name("a b")),
+    ));
+    // The image builder writes MAXSTRINGLEN for a size of 0: patched.
+    v.push((
+        "procfs-size-zero",
+        STP_VERR_BAD_PROBE,
+        "procfs file size 0, must be 1 to 1048576",
+        entry_patched(
+            build(&procfs_prog()),
+            STP_SEC_PROBES,
+            std::mem::size_of::<stp_probe_desc>(),
+            0,
+            4,
+            0,
+        ),
+    ));
+    v.push((
+        "procfs-size-huge",
+        STP_VERR_BAD_PROBE,
+        "procfs file size 4294967295",
+        prog_procfs(|p| p.probes[0].maxactive = u32::MAX),
+    ));
+    v.push((
+        "procfs-size-past-cap",
+        STP_VERR_BAD_PROBE,
+        "procfs file size 1048577",
+        prog_procfs(|p| p.probes[1].maxactive = STP_MAX_PROCFS_SIZE + 1),
+    ));
+    v.push((
+        "procfs-mode-exec",
+        STP_VERR_BAD_PROBE,
+        "mode 0755 has bits outside 0666",
+        prog_procfs(|p| {
+            p.probes[0].target = ProbeTarget::File {
+                name: "f".into(),
+                mode: 0o755,
+            }
+        }),
+    ));
+    v.push((
+        "procfs-two-readers",
+        STP_VERR_BAD_PROBE,
+        "a second read probe on procfs file",
+        prog_procfs(|p| {
+            p.probes[1].kind = STP_PROBE_PROCFS_READ as u8;
+            p.probes[1].handler = 0;
+        }),
+    ));
+    v.push((
+        "procfs-modes-differ",
+        STP_VERR_BAD_PROBE,
+        "mode or size differs",
+        prog_procfs(|p| p.probes[1].maxactive = 32),
+    ));
+    v.push((
+        "procfs-too-many-files",
+        STP_VERR_BAD_PROBE,
+        "more than 64 procfs files",
+        prog_procfs(|p| {
+            let rd = p.probes[0].clone();
+            p.probes = (0..=STP_MAX_PROCFS_FILES)
+                .map(|k| Probe {
+                    target: name(&format!("f{k}")),
+                    ..rd.clone()
+                })
+                .collect();
+        }),
+    ));
+    v.push((
+        "input-with-symbol",
+        STP_VERR_BAD_PROBE,
+        "symbol, offset or maxactive set on a probe that is not a kprobe",
+        prog_procfs(|p| p.probes[2].maxactive = 1),
+    ));
+    v.push((
+        "value-set-in-write-probe",
+        STP_VERR_BAD_CONTEXT,
+        "helper VALUE_SET not allowed",
+        prog_procfs(|p| {
+            p.handlers[1].code[0] = i(STP_OP_SLDK, 0, 0, 0, 0);
+            p.handlers[1]
+                .code
+                .insert(1, i(STP_OP_CALLI, 0, 0, 0, STP_HLP_VALUE_SET as i32));
+            p.handlers[1].nregs = 1;
+            p.handlers[1].locs.push(SrcLoc::default());
+        }),
+    ));
+    v.push((
+        "value-in-kprobe",
+        STP_VERR_BAD_CONTEXT,
+        "helper VALUE not allowed",
+        prog_kprobe(|p| p.handlers[0].code[0].imm = STP_HLP_VALUE as i32),
+    ));
+    v.push((
+        "value-set-unwritten-string",
+        STP_VERR_UNINIT_REGISTER,
+        "",
+        prog_procfs(|p| {
+            p.handlers[0].code.remove(0);
+            p.handlers[0].locs.pop();
+        }),
+    ));
+}
 
 /// Patches 32-bit word `word` of entry `k` of section `s` (entries of
 /// `es` bytes).

@@ -1,5 +1,5 @@
 //! The kernel interface: `/dev/stapvm` and the ioctls of abi.h (LOAD, INFO,
-//! START, STOP, STATUS, GLOBALS, PROBE_STATS), wrapped with libc. Every unsafe block is
+//! START, STOP, STATUS, GLOBALS, PROBE_STATS, MAP_READ, INPUT), wrapped with libc. Every unsafe block is
 //! an ioctl on a descriptor this module owns, with arguments that live for
 //! the whole call.
 use std::fs::{File, OpenOptions};
@@ -241,6 +241,18 @@ impl Session {
                 failed_err: args.failed_err,
             }),
         }
+    }
+
+    /// INPUT: feeds the input probes (`input.char`, `input.line`) with
+    /// the first bytes of `buf` (at most `STP_INPUT_CHUNK`); returns how
+    /// many were taken, 0 once the session runs no more handlers.
+    pub fn input(&self, buf: &[u8]) -> io::Result<usize> {
+        let mut args = abi::stp_input_args {
+            buf: buf.as_ptr() as u64,
+            len: u32::try_from(buf.len()).unwrap_or(u32::MAX),
+            flags: 0,
+        };
+        ioctl_arg(&self.file, tables::IOC_INPUT, &mut args).map(|n| n as usize)
     }
 
     /// STOP: disarms and runs end probes.

@@ -107,6 +107,9 @@ enum Query {
     },
     /// `perf.…` with a `*`: the generic perf events it matches.
     Perf,
+    /// Points with a fixed set of suffixes and variables, no kernel to ask
+    /// (`procfs("f").*`, `input.*`): each point and its variables.
+    Fixed(Vec<(String, &'static str)>),
     /// Anything else: the compiler checks it.
     Other,
 }
@@ -146,6 +149,36 @@ fn perf_matches(point: &str) -> Vec<String> {
         .collect()
 }
 
+/// The procfs and input points a pattern's glob over their last
+/// component matches, with their variables as `stap -L` lists them:
+/// `procfs[("name")].read|write` and `input.char|line`.
+fn fixed_points(c: &[Comp]) -> Option<Vec<(String, &'static str)>> {
+    let glob = |pat: &str, name: &str| crate::kallsyms::glob(pat, name);
+    let names: Vec<&str> = c.iter().map(|x| x.name.as_str()).collect();
+    let out: Vec<(String, &'static str)> = match names.as_slice() {
+        ["procfs", last] if c[1].arg.is_none() => {
+            let head = match &c[0].arg {
+                Some(a) => format!("procfs(\"{a}\")"),
+                None => "procfs".to_string(),
+            };
+            ["read", "write"]
+                .iter()
+                .filter(|s| glob(last, s))
+                .map(|s| (format!("{head}.{s}"), " $value:string"))
+                .collect()
+        }
+        ["input", last] if c[0].arg.is_none() && c[1].arg.is_none() => {
+            [("char", " char:string"), ("line", " line:string")]
+                .iter()
+                .filter(|(s, _)| glob(last, s))
+                .map(|(s, v)| (format!("input.{s}"), *v))
+                .collect()
+        }
+        _ => return None,
+    };
+    Some(out)
+}
+
 fn query(point: &str) -> Query {
     let Some(c) = components(point) else {
         return Query::Other;
@@ -166,6 +199,9 @@ fn query(point: &str) -> Query {
             })
             .collect()
     };
+    if let Some(points) = fixed_points(&c) {
+        return Query::Fixed(points);
+    }
     let names: Vec<&str> = c.iter().map(|x| x.name.as_str()).collect();
     if names.first() == Some(&"perf") && point.contains('*') {
         return Query::Perf;
@@ -334,7 +370,7 @@ pub fn list_with(
                 globs.push(format!("__x64_sys_{glob}"));
                 globs.push(format!("sys_{glob}"));
             }
-            Query::Perf | Query::Other => {}
+            Query::Perf | Query::Fixed(_) | Query::Other => {}
         }
     }
     let mut syms = if globs.is_empty() {
@@ -408,6 +444,15 @@ pub fn list_with(
                     return Err(Error::Failed(format!("cannot list '{pat}': no match")));
                 }
                 out.extend(found);
+            }
+            Query::Fixed(points) => {
+                for (point, vars) in points {
+                    out.insert(if long {
+                        format!("{point}{vars}")
+                    } else {
+                        point.clone()
+                    });
+                }
             }
             Query::Other => {
                 let text = format!("probe {pat} {{}}");
@@ -585,6 +630,20 @@ ffffffff81000080 t ext4_file_open\t[ext4]
             run(&["syscall.open.return"], true),
             ["syscall.open.return $filename:char const* $flags:int $mode:umode_t"]
         );
+    }
+
+    #[test]
+    fn procfs_and_input_points_with_their_variables() {
+        assert_eq!(
+            run(&["procfs(\"*\").*", "input.*"], true),
+            [
+                "input.char char:string",
+                "input.line line:string",
+                "procfs(\"*\").read $value:string",
+                "procfs(\"*\").write $value:string",
+            ]
+        );
+        assert_eq!(run(&["procfs.w*"], false), ["procfs.write"]);
     }
 
     #[test]

@@ -254,6 +254,10 @@ pub trait Control {
     fn globals(&self, count: usize) -> io::Result<Vec<i64>>;
     /// The descriptor to poll for records (negative: none).
     fn poll_fd(&self) -> RawFd;
+    /// STP_IOC_INPUT: feeds input probes; the bytes taken (0: no more).
+    fn input(&self, _buf: &[u8]) -> io::Result<usize> {
+        Ok(0)
+    }
     /// STP_IOC_MAP_READ: every entry of map `map`.
     fn map_entries(
         &self,
@@ -279,6 +283,9 @@ impl Control for Session {
     }
     fn poll_fd(&self) -> RawFd {
         self.file().as_raw_fd()
+    }
+    fn input(&self, buf: &[u8]) -> io::Result<usize> {
+        Session::input(self, buf)
     }
     fn map_entries(
         &self,
@@ -379,6 +386,37 @@ pub struct Drive<'a> {
     /// The `-c` command: released once the probes are armed; its exit
     /// ends the session.
     pub child: Option<&'a crate::target::TargetChild>,
+    /// Read this descriptor (standard input) and feed what it gives to
+    /// the session's `input.char` / `input.line` probes until its end.
+    pub input_fd: Option<RawFd>,
+}
+
+/// Bytes read from the input descriptor at a time (the module takes at
+/// most `STP_INPUT_CHUNK` per INPUT).
+const INPUT_READ: usize = abi::STP_INPUT_CHUNK as usize;
+
+/// Feeds what `fd` has to the session; false at its end (EOF, an error,
+/// or a session that runs no more handlers), when it is not polled again.
+fn feed_input<C: Control>(ctl: &C, fd: RawFd) -> bool {
+    let mut buf = [0u8; INPUT_READ];
+    // SAFETY: `buf` is a live buffer of INPUT_READ bytes for the call.
+    let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+    let n = match n {
+        n if n > 0 => n as usize,
+        n if n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted => {
+            return true
+        }
+        _ => return false,
+    };
+    let mut done = 0;
+    // Each INPUT takes at least one byte or ends the feeding: bounded.
+    while done < n {
+        match ctl.input(&buf[done..n]) {
+            Ok(0) | Err(_) => return false,
+            Ok(k) => done += k.min(n - done),
+        }
+    }
+    true
 }
 
 /// The outcome of a session.
@@ -487,6 +525,7 @@ fn event_loop<C: Control, M: RingMemory, W: Write, E: Write>(
     // When the session fd reports readiness without records (or errors),
     // it is left out of the next poll so the loop cannot spin.
     let mut poll_session = true;
+    let mut input_fd = how.input_fd;
     loop {
         if how.stop.load(Ordering::SeqCst) {
             return Ok(StopReason::Signal);
@@ -510,9 +549,14 @@ fn event_loop<C: Control, M: RingMemory, W: Write, E: Write>(
                 events: libc::POLLIN,
                 revents: 0,
             },
+            libc::pollfd {
+                fd: input_fd.unwrap_or(-1),
+                events: libc::POLLIN,
+                revents: 0,
+            },
         ];
         let wait_ms = timeout.as_millis().clamp(1, u128::from(POLL_MS)) as libc::c_int;
-        // SAFETY: `fds` holds two initialised pollfd entries (a negative fd
+        // SAFETY: `fds` holds three initialised pollfd entries (a negative fd
         // is ignored by poll) and lives for the call.
         let rc = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, wait_ms) };
         if rc < 0 {
@@ -525,6 +569,11 @@ fn event_loop<C: Control, M: RingMemory, W: Write, E: Write>(
             }
         }
         let session_events = fds[1].revents;
+        if let (Some(fd), true) = (input_fd, fds[2].revents != 0) {
+            if !feed_input(ctl, fd) {
+                input_fd = None;
+            }
+        }
         let (n, exit) = rings.drain_and_print(pr);
         poll_session = !(session_events != 0 && n == 0);
         if pr.out_failed.is_some() {
@@ -575,6 +624,20 @@ pub fn resolve_on_kernel(prog: &Program, verbose: bool) -> Result<resolve::Resol
         i64::from(uid),
     );
     Ok(resolved)
+}
+
+/// The names of the program's procfs files, which START creates in
+/// `/proc/stapvm/<pid>/` (abi.h: procfs files), in probe order.
+pub fn procfs_files(prog: &Program) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for p in &prog.probes {
+        if let vm_spec::program::ProbeTarget::File { name, .. } = &p.target {
+            if !out.contains(name) {
+                out.push(name.clone());
+            }
+        }
+    }
+    out
 }
 
 /// Runs a compiled program on the running kernel. `compile_time` is shown
@@ -628,6 +691,17 @@ pub fn run(
         timeout: opts.timeout.map(Duration::from_secs),
         ready_file: opts.ready_file.as_deref(),
         child: child.as_ref(),
+        // input.char / input.line: the standard input feeds them.
+        input_fd: prog
+            .probes
+            .iter()
+            .any(|p| {
+                matches!(
+                    u32::from(p.kind),
+                    abi::STP_PROBE_INPUT_CHAR | abi::STP_PROBE_INPUT_LINE
+                )
+            })
+            .then_some(libc::STDIN_FILENO),
     };
     if verbose {
         let mut line = String::from("stapvm:");
@@ -644,6 +718,14 @@ pub fn run(
             info.ring_pages,
         ));
         pr.message(&line);
+        let files = procfs_files(prog);
+        if !files.is_empty() {
+            pr.message(&format!(
+                "stapvm: procfs files in /proc/stapvm/{}/: {}",
+                std::process::id(),
+                files.join(", ")
+            ));
+        }
     }
     let out = drive(&session, &mut rings, &mut pr, prog, &how)?;
     if verbose {
@@ -850,6 +932,7 @@ mod tests {
             timeout: Some(Duration::from_secs(5)),
             ready_file: None,
             child: None,
+            input_fd: None,
         }
     }
 

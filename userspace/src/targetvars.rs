@@ -300,7 +300,7 @@ fn site_for<'a>(tv: &'a TargetVar, probe: &'a Probe, sym: &'a str) -> Site<'a> {
         },
         ProbeTarget::Symbol { .. } => Site::Function(sym),
         // No target to go by: what the compiler saw.
-        ProbeTarget::None => match &tv.site {
+        ProbeTarget::None | ProbeTarget::File { .. } => match &tv.site {
             TargetSite::Syscall(name) => Site::Syscall {
                 name,
                 wrapper: sym.starts_with("__x64_sys_"),

@@ -111,6 +111,9 @@ struct stp_host_env {
 	u64 cycles;		/* GET_CYCLES */
 	u64 online_mask;	/* CPU_ONLINE: bit c for CPU c < 64 (and cpu) */
 	u32 random;		/* RANDOM's pseudo-random number */
+	char *value;		/* VALUE: $value, value_len of value_cap bytes */
+	u32 value_len;
+	u32 value_cap;		/* VALUE_SET / VALUE_APPEND grow it up to this */
 };
 
 #define STP_HOST_ENV(env) ((struct stp_host_env *)(env))
@@ -370,6 +373,33 @@ static inline u64 stp_env_pid2task(void *env, s64 nr)
 static inline u32 stp_env_modname(void *env, u64 addr, char *buf, u32 max)
 {
 	return 0;
+}
+
+/* $value: the bytes the test environment gives (NULL: none). */
+static inline u32 stp_env_value(void *env, char *dst, u32 max)
+{
+	struct stp_host_env *e = STP_HOST_ENV(env);
+	u32 n = e->value_len < max ? e->value_len : max;
+
+	if (!e->value)
+		return 0;
+	memcpy(dst, e->value, n);
+	return n;
+}
+
+static inline s64 stp_env_value_set(void *env, const char *src, u32 len,
+				    bool append)
+{
+	struct stp_host_env *e = STP_HOST_ENV(env);
+	u32 at, n;
+
+	if (!e->value)
+		return 0;
+	at = append ? e->value_len : 0;
+	n = len < e->value_cap - at ? len : e->value_cap - at;
+	memcpy(e->value + at, src, n);
+	e->value_len = at + n;
+	return e->value_len;
 }
 
 #endif /* STP_ENV_H */

@@ -94,6 +94,8 @@ pub fn ctx_name(ctx: u8) -> String {
         abi::STP_CTX_TIMER => "timer".into(),
         abi::STP_CTX_KPROBE => "kprobe".into(),
         abi::STP_CTX_KRETPROBE => "kretprobe".into(),
+        abi::STP_CTX_PROCFS_READ => "procfs_read".into(),
+        abi::STP_CTX_PROCFS_WRITE => "procfs_write".into(),
         abi::STP_CTX_FUNCTION => "function".into(),
         c => format!("ctx#{c}?"),
     }
@@ -117,6 +119,7 @@ fn table_ref<T>(prefix: &str, imm: i32, table: &[T], show: impl Fn(&T) -> String
 fn helper_ref(imm: i32, b: u8) -> String {
     match usize::try_from(imm).ok().and_then(|i| HELPERS.get(i)) {
         Some(h) if h.arg == HelperArg::INT => format!("{}(r{b})", h.name),
+        Some(h) if h.arg == HelperArg::STR => format!("{}(s{b})", h.name),
         Some(h) => h.name.to_string(),
         None => format!("hlp#{imm} <out of range>"),
     }
@@ -296,6 +299,7 @@ fn target_text(t: &ProbeTarget) -> String {
         ProbeTarget::Symbol { name, offset: 0 } => name.clone(),
         ProbeTarget::Symbol { name, offset } => format!("{name}+{offset:#x}"),
         ProbeTarget::FirstOf(list) => format!("first of {}", list.join(", ")),
+        ProbeTarget::File { name, mode } => format!("file {name} mode {mode:#o}"),
     }
 }
 

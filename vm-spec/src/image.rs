@@ -73,6 +73,7 @@ pub fn stand_in_symbols(prog: &Program, names: StandIns) -> Vec<Option<(String, 
         .iter()
         .map(|p| match (&p.target, names) {
             (ProbeTarget::None, _) => None,
+            (ProbeTarget::File { name, mode }, _) => Some((name.clone(), *mode)),
             (ProbeTarget::Symbol { offset, .. }, StandIns::Uniform) => {
                 Some((STAND_IN_SYMBOL.to_string(), *offset))
             }
@@ -195,7 +196,12 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
         push_u32(ps, p.handler);
         push_u32(ps, *sym);
         push_u32(ps, *off);
-        push_u32(ps, p.maxactive);
+        // A procfs file's size: 0 is stap's default, MAXSTRINGLEN.
+        let maxactive = match p.target {
+            ProbeTarget::File { .. } if p.maxactive == 0 => maxstr as u32 + 1,
+            _ => p.maxactive,
+        };
+        push_u32(ps, maxactive);
         // ev_*: a perf probe's event, or a watchpoint's (abi.h).
         let (ev_type, ev_config, ev_pid, ev_len) = match (p.perf, p.watch) {
             (Some(e), _) => (e.event_type, e.config, e.pid, 0),

@@ -109,6 +109,16 @@ pub enum ProbeTarget {
     /// The first of these symbols that the running kernel has (e.g. a
     /// syscall's entry point, which differs between kernel versions).
     FirstOf(Vec<String>),
+    /// A procfs file (`procfs("name").read` / `.write`, abi.h: procfs
+    /// files): its name and permission bits, which the image carries as
+    /// the probe's symbol and offset (its size is `Probe::maxactive`).
+    /// Nothing for the loader to resolve.
+    File {
+        /// The file's name in the session's directory.
+        name: String,
+        /// Permission bits (a subset of `STP_PROCFS_MODE_MASK`).
+        mode: u32,
+    },
 }
 
 /// Splits a `ProbeTarget::Symbol` name into its function part

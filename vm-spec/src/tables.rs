@@ -103,6 +103,8 @@ pub enum HelperArg {
     NONE,
     /// One integer argument.
     INT,
+    /// One string argument (`s[b]`).
+    STR,
 }
 
 /// One row of `STP_HELPERS`.

@@ -469,6 +469,10 @@ impl HostSession {
             cycles: env.cycles,
             online_mask: env.online_mask,
             random: env.random,
+            // $value (procfs and input probes): none in the test kit.
+            value: std::ptr::null_mut(),
+            value_len: 0,
+            value_cap: 0,
         };
         let mut ring = self.ring.raw();
         // Each map's storage, set up by stp_map_init in `new`.

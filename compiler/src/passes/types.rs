@@ -391,6 +391,8 @@ impl Typer<'_> {
     /// Types `e`; `hint` is the type its context expects (or Unknown).
     fn expr(&mut self, e: &Expr, hint: Ty) -> Ty {
         let ty = match &e.kind {
+            // `$value` of a procfs or input probe (resolve: value_exprs).
+            ExprKind::Target(_) if self.res.value_exprs.contains(&e.id) => Ty::Str,
             ExprKind::Num(_) | ExprKind::Target(_) => Ty::Long,
             ExprKind::Str(_) => Ty::Str,
             ExprKind::Var(_) => match self.var_of(e.id) {

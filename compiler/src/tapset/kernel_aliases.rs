@@ -101,6 +101,10 @@ const FILES: &[File] = &[
         families: &["socket"],
         text: include_str!("kernel/socket.stp"),
     },
+    File {
+        families: &["input"],
+        text: include_str!("kernel/input.stp"),
+    },
 ];
 
 /// Every family the kernel tapset files define (for suggestions).

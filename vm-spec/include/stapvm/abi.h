@@ -159,7 +159,8 @@ enum stp_limit {
 					 * 5: stp_probe_desc.randomize;
 					 * 6: REGEXSUBS, REGEXPROG, REGEXSETS;
 					 * 7: PRETTY;
-					 * 8: PERF and WATCH probes, stp_probe_desc.ev_*
+					 * 8: PERF and WATCH probes, stp_probe_desc.ev_*;
+					 *    procfs and input kinds, contexts
 					 */
 
 /*
@@ -229,6 +230,8 @@ enum stp_ctx {
 	STP_CTX_TIMER,		/* hrtimer, hardirq context */
 	STP_CTX_KPROBE,		/* function entry (kprobe) */
 	STP_CTX_KRETPROBE,	/* function return (kretprobe) */
+	STP_CTX_PROCFS_READ,	/* procfs read, process context: $value set */
+	STP_CTX_PROCFS_WRITE,	/* procfs write, input: $value read */
 	STP_CTX__COUNT,		/* probe contexts */
 	STP_CTX_FUNCTION = STP_CTX__COUNT, /* a user function's body */
 	STP_CTX__ALL		/* contexts, STP_CTX_FUNCTION included */
@@ -239,6 +242,9 @@ enum stp_ctx {
 #define STP_CTXM_TIMER		(1 << STP_CTX_TIMER)
 #define STP_CTXM_KPROBE		(1 << STP_CTX_KPROBE)
 #define STP_CTXM_KRETPROBE	(1 << STP_CTX_KRETPROBE)
+#define STP_CTXM_PROCFS_READ	(1 << STP_CTX_PROCFS_READ)
+#define STP_CTXM_PROCFS_WRITE	(1 << STP_CTX_PROCFS_WRITE)
+#define STP_CTXM_VALUE		(STP_CTXM_PROCFS_READ | STP_CTXM_PROCFS_WRITE)
 #define STP_CTXM_FUNCTION	(1 << STP_CTX_FUNCTION)
 #define STP_CTXM_ANY		(((1 << STP_CTX__COUNT) - 1) | STP_CTXM_FUNCTION)
 #define STP_CTXM_ENTRY		STP_CTXM_KPROBE
@@ -286,6 +292,7 @@ enum stp_probe_uses {
 					 * STP_PROBE_F_PERF_TASK
 					 */
 	STP_PROBE_USES_WATCH = 32,	/* ev_type, ev_config, ev_len */
+	STP_PROBE_USES_FILE = 64,	/* symbol, offset, maxactive: a procfs file */
 };
 
 /*
@@ -316,6 +323,10 @@ enum stp_probe_uses {
  *               breakpoint, a debug register on every CPU; the handler
  *               runs in the debug exception after the access, with its
  *               registers, so it is verified as a timer's
+ *   PROCFS_READ, PROCFS_WRITE  a read or a write of the file
+ *               /proc/stapvm/<session>/<symbol> (below: procfs files)
+ *   INPUT_CHAR, INPUT_LINE  each byte, each line, of what the consumer
+ *               feeds the session with STP_IOC_INPUT (its standard input)
  */
 #define STP_PROBE_KINDS(X)						\
 	X(BEGIN,      "begin",      BEGIN,     0)			\
@@ -328,7 +339,11 @@ enum stp_probe_uses {
 	X(ERROR,      "error",      END,       0)			\
 	X(TRACEPOINT, "tracepoint", KPROBE,    STP_PROBE_USES_SYMBOL)	\
 	X(PERF,       "perf",       TIMER,     STP_PROBE_USES_PERF)	\
-	X(WATCH,      "watch",      TIMER,     STP_PROBE_USES_WATCH)
+	X(WATCH,      "watch",      TIMER,     STP_PROBE_USES_WATCH)	\
+	X(PROCFS_READ,  "procfs_read",  PROCFS_READ,  STP_PROBE_USES_FILE) \
+	X(PROCFS_WRITE, "procfs_write", PROCFS_WRITE, STP_PROBE_USES_FILE) \
+	X(INPUT_CHAR,   "input_char",   PROCFS_WRITE, 0)		\
+	X(INPUT_LINE,   "input_line",   PROCFS_WRITE, 0)
 
 /* Probe kind numbers: STP_PROBE_BEGIN == 0, in table order. */
 enum stp_probe_kind {
@@ -468,6 +483,32 @@ struct stp_probe_desc {
  */
 #define STP_MIN_TIMER_NS	100000ull
 #define STP_MAX_TIMER_JIFFIES	1000000u
+
+/*
+ * procfs files (STP_PROBE_USES_FILE: PROCFS_READ, PROCFS_WRITE). symbol
+ * is the file's name, offset its permission bits (a subset of
+ * STP_PROCFS_MODE_MASK, stap's 0444 / 0222 / 0666 with .umask(M)
+ * applied), maxactive its buffer size in bytes (stap's .maxsize(N),
+ * default MAXSTRINGLEN), in [1, STP_MAX_PROCFS_SIZE]. The name is 1 to
+ * STP_MAX_PROCFS_NAME bytes of [A-Za-z0-9_.+,:=@%-], neither "." nor "..".
+ * A file has at most one read and one write probe; when it has both, they
+ * carry the same mode and size. At most STP_MAX_PROCFS_FILES files.
+ *
+ * The module creates the files at START in /proc/stapvm/<pid>/, <pid> the
+ * process that issued START (as its pid namespace numbers it); START
+ * fails with EEXIST when that directory exists (one session with procfs
+ * probes per process). STOP, and closing the session, remove them; a
+ * read or write in flight finishes first. One open at a time per file
+ * (stap's rule: another open waits, or fails with EAGAIN under
+ * O_NONBLOCK). Opening for reading runs the read probe at the first
+ * read(); what its $value holds then is the file's content. A write
+ * runs the write probe once per min(size, MAXSTRINGLEN - 1) bytes
+ * written, $value holding them.
+ */
+#define STP_MAX_PROCFS_FILES	64u
+#define STP_MAX_PROCFS_NAME	64u
+#define STP_MAX_PROCFS_SIZE	(1u << 20)
+#define STP_PROCFS_MODE_MASK	0666u
 
 /* One constant string: a slice of STRDATA, no NUL inside. */
 struct stp_str_desc {
@@ -978,6 +1019,25 @@ struct stp_map_read_args {
 	__u32 flags;		/* none defined: must be 0 */
 };
 
+/*
+ * INPUT, on a RUNNING session: len bytes at buf are input (the consumer's
+ * standard input). Each byte runs every INPUT_CHAR probe with $value that
+ * byte; INPUT_LINE probes run once per line with $value the line and its
+ * "\n" (stap's input.line), at most MAXSTRINGLEN - 1 bytes of it (the
+ * rest of a longer line, "\n" included, is dropped); a line without its
+ * "\n" waits for the next INPUT (never ends at EOF). At most
+ * STP_INPUT_CHUNK bytes are taken per call: returns how many, 0 when
+ * the session runs no more handlers. Process context; the handlers run
+ * with preemption disabled, as begin's.
+ */
+#define STP_INPUT_CHUNK		4096u
+
+struct stp_input_args {
+	__u64 buf;		/* user pointer */
+	__u32 len;		/* bytes at buf */
+	__u32 flags;		/* none defined: must be 0 */
+};
+
 /* One entry of MAP_READ's output; keys and value follow. */
 struct stp_map_rec {
 	__u32 len;		/* bytes of the entry, this header included */
@@ -993,6 +1053,7 @@ struct stp_map_rec {
 #define STP_IOC_GLOBALS	_IOWR(STP_IOC_MAGIC, 6, struct stp_globals_args)
 #define STP_IOC_PROBE_STATS _IOWR(STP_IOC_MAGIC, 7, struct stp_probe_stats_args)
 #define STP_IOC_MAP_READ _IOWR(STP_IOC_MAGIC, 8, struct stp_map_read_args)
+#define STP_IOC_INPUT	_IOW(STP_IOC_MAGIC, 9, struct stp_input_args)
 
 /* ------------------------------------------------------------------ */
 /* Rings                                                               */

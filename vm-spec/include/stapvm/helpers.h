@@ -5,7 +5,8 @@
  * contexts it is valid in.
  *
  * Result kinds: INT (CALLI writes r[a]) or STR (CALLS writes s[a]).
- * Argument kinds: NONE (b must be 0 and is not read) or INT (r[b] is read).
+ * Argument kinds: NONE (b must be 0 and is not read), INT (r[b] is read)
+ * or STR (s[b] is read).
  * Contexts: a mask of STP_CTXM_* bits (abi.h: enum stp_ctx); the verifier
  * refuses a helper in a handler whose context is not in its mask, e.g.
  * RETVAL outside a return probe. ANY includes STP_CTXM_FUNCTION (user
@@ -96,6 +97,14 @@
  *    the environment's cpu, and the bits of its online mask.)
  *  - GET_CYCLES is the kernel's get_cycles() (the TSC on x86-64), HZ its
  *    HZ: the running kernel's, as the module is built for it.
+ *  - VALUE, VALUE_SET, VALUE_APPEND: a procfs or input probe's $value
+ *    (abi.h: procfs files, STP_IOC_INPUT). In a PROCFS_WRITE handler
+ *    VALUE is the bytes written (or the input byte or line); in a
+ *    PROCFS_READ handler it is the file's buffer as filled so far (empty
+ *    at the start of the handler), and VALUE_SET / VALUE_APPEND replace
+ *    it with s[b] or append s[b] to it, cut at the file's size; they
+ *    return the buffer's new length. VALUE is cut at MAXSTRINGLEN - 1
+ *    bytes. (User space: the test environment's value.)
  *
  * Columns: name, result, argument, contexts, meaning.
  */
@@ -144,7 +153,10 @@
 	X(UADDR,          INT, NONE, ANY,   "uaddr(): the user-mode instruction pointer of current, 0 without one") \
 	X(IS_RETURN,      INT, NONE, ANY,   "is_return(): 1 in a return probe's handler (and the functions it calls), else 0") \
 	X(PID2TASK,       INT, INT,  ANY,   "pid2task(pid): address of the task_struct of thread r[b] (current's pid namespace), 0 if none") \
-	X(MODNAME,        STR, INT,  ANY,   "the module holding kernel address r[b], \"kernel\" for the kernel image, \"\" when unknown")
+	X(MODNAME,        STR, INT,  ANY,   "the module holding kernel address r[b], \"kernel\" for the kernel image, \"\" when unknown") \
+	X(VALUE,          STR, NONE, VALUE, "$value of a procfs or input probe") \
+	X(VALUE_SET,      INT, STR,  PROCFS_READ, "$value = s[b] in a procfs read probe; the new length") \
+	X(VALUE_APPEND,   INT, STR,  PROCFS_READ, "$value .= s[b] in a procfs read probe; the new length")
 
 /* Helper ids: STP_HLP_PID == 0, in table order. */
 enum stp_helper {
@@ -164,6 +176,7 @@ enum stp_helper_res {
 enum stp_helper_arg {
 	STP_HARG_NONE,
 	STP_HARG_INT,
+	STP_HARG_STR,
 };
 
 /* Description of one helper, as data for verifiers and disassemblers. */

@@ -12,6 +12,19 @@ impl Gen<'_> {
         let ExprKind::Assign(op, lhs, rhs) = &e.kind else {
             return 0;
         };
+        // `$value = e` / `$value .= e` in a procfs read probe: the file's
+        // content (helpers.h VALUE_SET / VALUE_APPEND).
+        if matches!(lhs.kind, ExprKind::Target(_)) && self.res.value_exprs.contains(&lhs.id) {
+            let v = self.str(rhs);
+            let n = self.alloc_r();
+            let h = if matches!(op, AssignOp::Concat) {
+                STP_HLP_VALUE_APPEND
+            } else {
+                STP_HLP_VALUE_SET
+            };
+            self.emit(STP_OP_CALLI, n, v, 0, h as i32);
+            return v;
+        }
         let target = self.r#ref(lhs);
         let is_str = self.ty(lhs) == Ty::Str || matches!(op, AssignOp::Concat);
         if let ExprKind::Index { base, keys } = &lhs.kind {

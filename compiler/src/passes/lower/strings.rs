@@ -23,6 +23,10 @@ impl Gen<'_> {
                 let k = self.tabs.string(s);
                 self.emit(STP_OP_SLDK, dst, 0, 0, k);
             }
+            // A procfs or input probe's `$value` (resolve: value_exprs).
+            ExprKind::Target(_) if self.res.value_exprs.contains(&e.id) => {
+                self.emit(STP_OP_CALLS, dst, 0, 0, STP_HLP_VALUE as i32);
+            }
             ExprKind::Var(_) => match self.r#ref(e) {
                 Ref::Local(l) => {
                     let x = self.local(l);

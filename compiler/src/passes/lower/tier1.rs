@@ -24,6 +24,11 @@ pub fn probe_type_name(kind: u8, flags: u8) -> &'static str {
         abi::STP_PROBE_KRETPROBE => "kretprobe",
         abi::STP_PROBE_TRACEPOINT => "kernel_tracepoint",
         abi::STP_PROBE_PERF => "perf_event",
+        // stap's procfs probes; input.* is a procfs write there too.
+        abi::STP_PROBE_PROCFS_READ
+        | abi::STP_PROBE_PROCFS_WRITE
+        | abi::STP_PROBE_INPUT_CHAR
+        | abi::STP_PROBE_INPUT_LINE => "procfs",
         _ => "",
     }
 }

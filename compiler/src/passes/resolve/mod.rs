@@ -106,6 +106,84 @@ pub struct Point {
     pub oneshot: bool,
 }
 
+/// A context whose handlers have `$value` (abi.h: procfs and input
+/// probes).
+pub(super) fn is_value_ctx(ctx: u8) -> bool {
+    u32::from(ctx) == abi::STP_CTX_PROCFS_READ || u32::from(ctx) == abi::STP_CTX_PROCFS_WRITE
+}
+
+/// The procfs files of the script (abi.h: procfs files): a read and a
+/// write probe on one file share its mode (stap's 0444 for a reader, 0222
+/// for a writer, 0666 for both, each less its `.umask(M)`) and its size
+/// (the read probe's `.maxsize(N)`); a second read or write probe on a
+/// file is an error, and so are more than `STP_MAX_PROCFS_FILES` files.
+fn procfs_files(probes: &mut [RProbe], diags: &mut Diags) {
+    struct File {
+        mode: u32,
+        size: Option<u32>,
+        read: bool,
+        write: bool,
+    }
+    let mut files: Vec<(String, File)> = Vec::new();
+    for pt in probes.iter().flat_map(|p| &p.points) {
+        let ProbeTarget::File { name, mode } = &pt.target else {
+            continue;
+        };
+        let read = u32::from(pt.kind) == abi::STP_PROBE_PROCFS_READ;
+        let i = match files.iter().position(|(n, _)| n == name) {
+            Some(i) => i,
+            None => {
+                if files.len() == abi::STP_MAX_PROCFS_FILES as usize {
+                    diags.push(Diagnostic::semantic(
+                        format!(
+                            "more than {} procfs files (at \"{name}\")",
+                            abi::STP_MAX_PROCFS_FILES
+                        ),
+                        pt.span,
+                    ));
+                    return;
+                }
+                files.push((
+                    name.clone(),
+                    File {
+                        mode: 0,
+                        size: None,
+                        read: false,
+                        write: false,
+                    },
+                ));
+                files.len() - 1
+            }
+        };
+        let f = &mut files[i].1;
+        if (read && f.read) || (!read && f.write) {
+            let what = if read { "read" } else { "write" };
+            diags.push(Diagnostic::semantic(
+                format!("only one procfs {what} probe is allowed on file \"{name}\""),
+                pt.span,
+            ));
+            continue;
+        }
+        f.mode |= mode;
+        if read {
+            f.read = true;
+            f.size = Some(pt.maxactive);
+        } else {
+            f.write = true;
+            f.size.get_or_insert(pt.maxactive);
+        }
+    }
+    for pt in probes.iter_mut().flat_map(|p| &mut p.points) {
+        let ProbeTarget::File { name, mode } = &mut pt.target else {
+            continue;
+        };
+        if let Some((_, f)) = files.iter().find(|(n, _)| n == name) {
+            *mode = f.mode;
+            pt.maxactive = f.size.unwrap_or(pt.maxactive);
+        }
+    }
+}
+
 impl Point {
     /// Makes this point of kind `kind` (`abi::STP_PROBE_*`), with the
     /// handler context abi.h's `STP_PROBE_KINDS` gives that kind.
@@ -177,6 +255,10 @@ pub struct Resolved {
     /// (`@defined($x) ? $x : $y`: `$y` runs only where `$x` is absent);
     /// the loader does not resolve a use for a probe where one fails.
     pub target_conds: HashMap<ExprId, Vec<TargetCond>>,
+    /// `$value` of a procfs or input probe (helpers.h VALUE): the `Target`
+    /// expressions read, and those assigned (`$value = e`, `$value .= e`,
+    /// VALUE_SET / VALUE_APPEND) in a procfs read probe.
+    pub value_exprs: HashSet<ExprId>,
 }
 
 impl Resolved {
@@ -227,6 +309,8 @@ struct Resolver<'a> {
     defined_consts: HashMap<ExprId, bool>,
     /// See `Resolved::dead_targets`.
     dead_targets: HashSet<ExprId>,
+    /// See `Resolved::value_exprs`.
+    value_exprs: HashSet<ExprId>,
     /// See `Resolved::target_conds`.
     target_conds: HashMap<ExprId, Vec<TargetCond>>,
     /// The `@defined` conditions around the expression being walked.
@@ -335,6 +419,7 @@ pub fn run(script: &Script, unelided: bool, diags: &mut Diags) -> Resolved {
         target_vars: HashMap::new(),
         defined_consts: HashMap::new(),
         dead_targets: HashSet::new(),
+        value_exprs: HashSet::new(),
         target_conds: HashMap::new(),
         conds: Vec::new(),
         guards: Vec::new(),
@@ -490,7 +575,7 @@ pub fn run(script: &Script, unelided: bool, diags: &mut Diags) -> Resolved {
             pp.components
                 .first()
                 .is_some_and(|c| c.name == "procfs" || c.name == "json_data")
-        });
+        }) || points.iter().any(|pt| is_value_ctx(pt.ctx));
         r.loops = 0;
         r.stmt(&p.body);
         r.procfs = false;
@@ -518,6 +603,7 @@ pub fn run(script: &Script, unelided: bool, diags: &mut Diags) -> Resolved {
             locals: std::mem::take(&mut r.locals),
         });
     }
+    procfs_files(&mut probes, r.diags);
     // A use none of whose points resolved: the first point's own error.
     for (_, any, first) in uses {
         if let (false, Some(mut pp)) = (any, first) {
@@ -627,6 +713,7 @@ pub fn run(script: &Script, unelided: bool, diags: &mut Diags) -> Resolved {
         target_vars: r.target_vars,
         defined_consts: r.defined_consts,
         dead_targets: r.dead_targets,
+        value_exprs: r.value_exprs,
         target_conds: r.target_conds,
     }
 }

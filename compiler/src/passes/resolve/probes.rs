@@ -36,6 +36,31 @@ fn user_space_family(first: &str) -> Option<&'static str> {
     })
 }
 
+/// Why `name` cannot be a procfs file's (the module's rule, abi.h), or
+/// `None`.
+pub(crate) fn procfs_name_error(name: &str) -> Option<String> {
+    let max = abi::STP_MAX_PROCFS_NAME as usize;
+    if name.is_empty() {
+        return Some("empty".into());
+    }
+    if name.len() > max {
+        return Some(format!("longer than {max} bytes"));
+    }
+    if name == "." || name == ".." {
+        return Some("not a file".into());
+    }
+    if name.contains('/') {
+        return Some("'/' is not allowed (files live in one directory)".into());
+    }
+    if let Some(b) = name
+        .bytes()
+        .find(|b| !(b.is_ascii_alphanumeric() || b"_.+,:=@%-".contains(b)))
+    {
+        return Some(format!("byte 0x{b:02x} is not in [A-Za-z0-9_.+,:=@%-]"));
+    }
+    None
+}
+
 impl Resolver<'_> {
     /// `timer.jiffies(N)`: a timer every N jiffies of the target kernel,
     /// whose HZ the compiler cannot know; flagged `STP_PROBE_F_JIFFIES`
@@ -111,6 +136,91 @@ impl Resolver<'_> {
         p.set_kind(abi::STP_PROBE_TIMER);
         p.period_ns = period_ns;
         p.flags |= abi::STP_PROBE_F_PROFILE as u8;
+        Some(p)
+    }
+
+    /// `procfs[("name")][.umask(M)].read[.maxsize(N)]` and
+    /// `procfs[("name")][.umask(M)].write` (abi.h: procfs files): the
+    /// file "command" without a name; the mode is this probe's share
+    /// (0444 to read, 0222 to write, less the umask), which
+    /// `procfs_files` (mod.rs) joins with the other probe's on the same
+    /// file, and the size `N` (0: MAXSTRINGLEN, set by the image).
+    fn procfs_point(&mut self, mut p: Point, c: &[Component], span: Span) -> Option<Point> {
+        let first = &c[0];
+        let name = match &first.arg {
+            None => "command".to_string(),
+            Some(_) => match lit_str(first) {
+                Some(n) => n.to_string(),
+                None => {
+                    self.mismatch(c, first);
+                    return None;
+                }
+            },
+        };
+        let mut rest = &c[1..];
+        let mut umask = 0u32;
+        if let Some(u) = rest.first().filter(|x| x.name == "umask") {
+            match lit_num(u) {
+                Some(m) if (0..=0o777).contains(&m) => umask = m as u32,
+                _ => {
+                    self.err(
+                        Diagnostic::semantic("while resolving probe point", u.span)
+                            .with_note("invalid procfs umask (0 to 0777)", None),
+                    );
+                    return None;
+                }
+            }
+            rest = &rest[1..];
+        }
+        let (read, size) = match rest {
+            [rw] if rw.arg.is_none() && (rw.name == "read" || rw.name == "write") => {
+                (rw.name == "read", 0)
+            }
+            [rw, ms] if rw.name == "read" && rw.arg.is_none() && ms.name == "maxsize" => {
+                match lit_num(ms) {
+                    Some(n) if (1..=i64::from(abi::STP_MAX_PROCFS_SIZE)).contains(&n) => {
+                        (true, n as u32)
+                    }
+                    _ => {
+                        self.err(
+                            Diagnostic::semantic("while resolving probe point", ms.span).with_note(
+                                format!("maxsize out of range (1, {})", abi::STP_MAX_PROCFS_SIZE),
+                                None,
+                            ),
+                        );
+                        return None;
+                    }
+                }
+            }
+            [] => {
+                self.mismatch(c, c.last().unwrap_or(first));
+                return None;
+            }
+            [x, ..] => {
+                self.mismatch(c, x);
+                return None;
+            }
+        };
+        if let Some(why) = procfs_name_error(&name) {
+            self.err(Diagnostic::semantic(
+                format!("invalid procfs file name \"{name}\": {why}"),
+                first.span,
+            ));
+            return None;
+        }
+        let _ = span;
+        p.set_kind(if read {
+            abi::STP_PROBE_PROCFS_READ
+        } else {
+            abi::STP_PROBE_PROCFS_WRITE
+        });
+        let share = if read { 0o444 } else { 0o222 };
+        p.target = ProbeTarget::File {
+            name,
+            mode: share & !umask,
+        };
+        p.maxactive = size;
+        p.flags = 0;
         Some(p)
     }
 
@@ -447,7 +557,19 @@ impl Resolver<'_> {
                 self.unsupported("procfs probes (json_data is procfs(\"json\").read)", span);
                 None
             }
-            ["procfs" | "netfilter" | "java" | "python2" | "python3" | "input" | "syscall_any"
+            ["procfs", ..] => self.procfs_point(p, c, span),
+            // input.char / input.line are aliases (tapset/kernel/input.stp)
+            // of these, which the consumer's standard input fires.
+            ["__stapvm_input", which @ ("char" | "line")] if c.iter().all(|x| x.arg.is_none()) => {
+                p.set_kind(if *which == "char" {
+                    abi::STP_PROBE_INPUT_CHAR
+                } else {
+                    abi::STP_PROBE_INPUT_LINE
+                });
+                p.flags = 0;
+                Some(p)
+            }
+            ["netfilter" | "java" | "python2" | "python3" | "input" | "syscall_any"
             | "nd_syscall_any" | "tp_syscall" | "debuginfod" | "lsm" | "prometheus", ..] => {
                 self.unsupported(&format!("{} probes", names[0]), span);
                 None

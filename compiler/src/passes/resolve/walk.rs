@@ -7,6 +7,12 @@ use super::targets::defined_cond;
 use super::*;
 
 impl Resolver<'_> {
+    /// Every point of the probe being walked has `$value` (procfs and
+    /// input probes); false in a function.
+    fn value_ctx(&self) -> bool {
+        !self.cur_points.is_empty() && self.cur_points.iter().all(|p| super::is_value_ctx(p.ctx))
+    }
+
     /// An assignment or increment target: `what` is its operator token.
     fn lvalue(&mut self, e: &Expr, op_span: Span, value_used: bool, read: bool) {
         match &e.kind {
@@ -32,6 +38,22 @@ impl Resolver<'_> {
             ExprKind::Unsupported(_) => self.expr(e, true),
             // Writing kernel or user memory: stap needs -g (crate::guru).
             // Not walked: it is refused whatever it names.
+            // A procfs read probe sets its file's content (VALUE_SET,
+            // VALUE_APPEND); elsewhere `$value` is only read.
+            ExprKind::Target(name) if self.procfs && name == "$value" && self.value_ctx() => {
+                let all_read = self
+                    .cur_points
+                    .iter()
+                    .all(|p| u32::from(p.ctx) == abi::STP_CTX_PROCFS_READ);
+                if all_read {
+                    self.value_exprs.insert(e.id);
+                } else {
+                    self.err(Diagnostic::semantic(
+                        "$value can only be set in a procfs read probe (a write or input probe's is what was written)",
+                        e.span,
+                    ));
+                }
+            }
             ExprKind::Target(name) if self.procfs && name == "$value" => self.expr(e, true),
             // Elsewhere `$value` is the procfs buffer the JSON and
             // Prometheus macros (parse/tapset.stpm) write to.
@@ -73,6 +95,9 @@ impl Resolver<'_> {
                     self.read_globals.push(g);
                     self.scalar_uses.push((g, e.span));
                 }
+            }
+            ExprKind::Target(name) if name == "$value" && self.value_ctx() => {
+                self.value_exprs.insert(e.id);
             }
             ExprKind::Target(name) => {
                 if name == "$return" {
