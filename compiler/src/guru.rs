@@ -18,8 +18,6 @@
 //! - the tapset functions stap tags `/* guru */` or keeps in its guru
 //!   tapsets (`GURU_FUNCTIONS`: `raise`, `panic`, `mdelay`,
 //!   `set_kernel_*` ...), when the script does not define them itself;
-//! - absolute statement probes (`kernel.statement(ADDR).absolute`,
-//!   `kprobe.statement(ADDR).absolute`);
 //! - on the command line, `-g` itself and `--suppress-time-limits`
 //!   (userspace/src/cli.rs).
 use crate::ast::{Expr, ExprKind};

@@ -32,7 +32,15 @@ use vm_spec::program::ProbeTarget;
 pub struct KernelSymbols {
     kernel: HashSet<String>,
     modules: HashMap<String, HashSet<String>>,
+    /// The lowest and highest non-zero text address (`None` when kallsyms
+    /// hides addresses): what an absolute statement probe may be in.
+    text_span: Option<(u64, u64)>,
 }
+
+/// How far past the highest text symbol an address may be and still be
+/// in its function (kallsyms has no sizes; `absolute.rs` in the loader
+/// uses the same bound).
+const MAX_FUNCTION_BYTES: u64 = 1 << 20;
 
 impl KernelSymbols {
     /// Reads `/proc/kallsyms` text (`ADDR TYPE NAME [MODULE]` lines);
@@ -62,6 +70,10 @@ impl KernelSymbols {
             entries.push((addr, name, module));
         }
         let mut syms = KernelSymbols::default();
+        for &(addr, ..) in entries.iter().filter(|e| e.0 != 0) {
+            let (lo, hi) = syms.text_span.unwrap_or((addr, addr));
+            syms.text_span = Some((lo.min(addr), hi.max(addr)));
+        }
         for (addr, name, module) in entries {
             match module {
                 Some(m) => {
@@ -77,6 +89,14 @@ impl KernelSymbols {
             }
         }
         syms
+    }
+
+    /// Whether `address` may be in a function of the kernel or a module
+    /// (within the text symbols' span; true when kallsyms hid the
+    /// addresses, so nothing can be said).
+    pub fn may_hold(&self, address: u64) -> bool {
+        self.text_span
+            .is_none_or(|(lo, hi)| address >= lo && address.saturating_sub(hi) < MAX_FUNCTION_BYTES)
     }
 
     /// stap's ` (similar functions: a, b)` for a `pattern` that matches
@@ -171,6 +191,16 @@ pub fn check(res: &Resolved, syms: &KernelSymbols, diags: &mut Diags) {
             {
                 continue;
             }
+            if let ProbeTarget::Address(a) = pt.target {
+                if !syms.may_hold(a) {
+                    let d = Diagnostic::semantic("while resolving probe point", pt.span)
+                        .with_note(format!("no kernel function holds address {a:#x}"), None);
+                    if !diags.list.contains(&d) {
+                        diags.push(d);
+                    }
+                }
+                continue;
+            }
             // Tapset aliases (`syscall.*`: the first of several names)
             // are the loader's business.
             let ProbeTarget::Symbol { name, .. } = &pt.target else {
@@ -225,6 +255,10 @@ mod tests {
             .map(|l| format!("0000000000000000{}\n", &l[16..]))
             .collect::<String>();
         assert!(KernelSymbols::from_kallsyms(&zero).matches("init_setup"));
+        // Absolute addresses: within the text, or unknown without addresses.
+        assert!(s.may_hold(0xffffffff81001004) && s.may_hold(0xffffffffc0001010));
+        assert!(!s.may_hold(0) && !s.may_hold(0x1000) && !s.may_hold(0xffffffffd0000000));
+        assert!(KernelSymbols::from_kallsyms(&zero).may_hold(0));
     }
 
     #[test]

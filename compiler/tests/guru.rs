@@ -1,8 +1,9 @@
 //! Guru-only scripts: embedded C is refused once per script, at its first
 //! block, with the reason (stapvm runs only verified bytecode; no -g);
-//! writes to target values, guru tapset functions and absolute statement
-//! probes are refused with the same reason (`compiler::guru`), at the
-//! construct, not with an unrelated error.
+//! writes to target values and guru tapset functions are refused with the
+//! same reason (`compiler::guru`), at the construct, not with an unrelated
+//! error. Absolute statement probes, guru in stap, compile here (kprobes at
+//! an address the loader resolves).
 use compiler::{check, compile, Options, NO_GURU};
 
 fn refusal(src: &str) -> String {
@@ -139,10 +140,29 @@ fn guru_tapset_functions_say_why() {
 }
 
 #[test]
-fn absolute_statement_probes_are_guru_only() {
-    // buildok/twentyeight.stp
-    let e = guru_error("probe kernel.statement(0).absolute { log(\"absolute zero reached\") }");
-    assert!(e.contains("absolute statement probe: "), "{e}");
+fn absolute_statement_probes_are_kprobes_at_an_address() {
+    // buildok/twentyeight.stp, guru in stap: here the loader finds the
+    // symbol holding the address and the kernel's kprobe checks guard it.
+    for src in [
+        "probe kernel.statement(0).absolute { log(\"absolute zero reached\") }",
+        "probe kprobe.statement(0xffffffff81000010).absolute { }",
+    ] {
+        let c = compile("x.stp", src, &Options::default()).unwrap();
+        let p = &c.program.probes[0];
+        assert_eq!(u32::from(p.kind), vm_spec::abi::STP_PROBE_KPROBE, "{src}");
+        assert!(
+            matches!(p.target, vm_spec::program::ProbeTarget::Address(_)),
+            "{src}"
+        );
+    }
+    let e = compile(
+        "x.stp",
+        "probe kernel.statement(\"f\").absolute { }",
+        &Options::default(),
+    )
+    .unwrap_err()
+    .rendered;
+    assert!(e.contains("probe point mismatch"), "{e}");
 }
 
 /// Guru examples that fail before their guru construct is reached, with

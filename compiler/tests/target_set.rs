@@ -22,7 +22,7 @@ fn handler(p: &Program, kind: u32, sym: &str) -> u32 {
                 && match &pr.target {
                     ProbeTarget::Symbol { name, .. } => name == sym,
                     ProbeTarget::FirstOf(v) => v.iter().any(|n| n == sym),
-                    ProbeTarget::None | ProbeTarget::File { .. } => false,
+                    ProbeTarget::None | ProbeTarget::File { .. } | ProbeTarget::Address(_) => false,
                 }
         })
         .unwrap_or_else(|| panic!("no probe of kind {kind} on {sym}: {:#?}", p.probes))

@@ -96,6 +96,9 @@ pub fn errno_name(errno: i32) -> &'static str {
         (libc::EOVERFLOW, "EOVERFLOW"),
         (libc::EOPNOTSUPP, "EOPNOTSUPP"),
         (libc::ESRCH, "ESRCH"),
+        // kprobes: not an instruction boundary (absolute statements).
+        (libc::EILSEQ, "EILSEQ"),
+        (libc::ETXTBSY, "ETXTBSY"),
     ];
     NAMES
         .iter()

@@ -255,7 +255,8 @@ pub fn wanted_names<'a>(targets: impl IntoIterator<Item = &'a ProbeTarget>) -> H
     let mut out = HashSet::new();
     for t in targets {
         match t {
-            ProbeTarget::None | ProbeTarget::File { .. } => {}
+            // Addresses are symbols by now (crate::absolute).
+            ProbeTarget::None | ProbeTarget::File { .. } | ProbeTarget::Address(_) => {}
             ProbeTarget::Symbol { name, .. } if is_pattern(name) => {}
             ProbeTarget::Symbol { name, .. } => {
                 out.insert(name.clone());
@@ -287,7 +288,7 @@ pub fn preferred_names<'a>(targets: impl IntoIterator<Item = &'a ProbeTarget>) -
     targets
         .into_iter()
         .filter_map(|t| match t {
-            ProbeTarget::None | ProbeTarget::File { .. } => None,
+            ProbeTarget::None | ProbeTarget::File { .. } | ProbeTarget::Address(_) => None,
             ProbeTarget::Symbol { name, .. } => Some(name.clone()),
             ProbeTarget::FirstOf(list) => list.first().cloned(),
         })
@@ -513,7 +514,8 @@ impl Kallsyms {
             })
         };
         match target {
-            ProbeTarget::None => Ok(None),
+            // Addresses are symbols by now (crate::absolute).
+            ProbeTarget::None | ProbeTarget::Address(_) => Ok(None),
             ProbeTarget::File { name, mode } => Ok(Some((name.clone(), *mode))),
             ProbeTarget::Symbol { name, .. } if self.failed.contains_key(name) => {
                 Err(self.failed[name].clone())

@@ -13,6 +13,7 @@
 //! - `system`: the commands of system(), run with /bin/sh -c.
 //! - `session`: the load/run loop; `target`: `-x`/`-c` and `target()`.
 //! - `list`: `stapvm list [-L]`.
+pub mod absolute;
 pub mod btf;
 pub mod cli;
 pub mod debuginfo;

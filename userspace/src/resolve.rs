@@ -48,6 +48,9 @@ pub enum Error {
     /// A `kernel.data("SYMBOL")` watchpoint has no address.
     #[error("{0}")]
     Watch(#[from] crate::watch::Error),
+    /// An absolute statement probe's address has no symbol.
+    #[error("{0}")]
+    Absolute(#[from] crate::absolute::Error),
 }
 
 /// A program ready for `image::build`.
@@ -311,7 +314,10 @@ pub fn resolve(prog: &Program) -> Result<Resolved, Error> {
     // Watchpoints on symbols first: they become addresses.
     let mut watch_warnings = Vec::new();
     let watched = crate::watch::resolve_running(prog, &mut watch_warnings)?;
-    let mut r = resolve_kernel(watched.as_ref().unwrap_or(prog))?;
+    let prog = watched.as_ref().unwrap_or(prog);
+    // Absolute statement probes: addresses become symbol + offset.
+    let placed = crate::absolute::resolve_running(prog)?;
+    let mut r = resolve_kernel(placed.as_ref().unwrap_or(prog))?;
     r.warnings.splice(0..0, watch_warnings);
     Ok(r)
 }

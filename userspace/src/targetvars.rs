@@ -300,7 +300,8 @@ fn site_for<'a>(tv: &'a TargetVar, probe: &'a Probe, sym: &'a str) -> Site<'a> {
         },
         ProbeTarget::Symbol { .. } => Site::Function(sym),
         // No target to go by: what the compiler saw.
-        ProbeTarget::None | ProbeTarget::File { .. } => match &tv.site {
+        // (Addresses are symbols by now: crate::absolute.)
+        ProbeTarget::None | ProbeTarget::File { .. } | ProbeTarget::Address(_) => match &tv.site {
             TargetSite::Syscall(name) => Site::Syscall {
                 name,
                 wrapper: sym.starts_with("__x64_sys_"),

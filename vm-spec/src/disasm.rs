@@ -299,6 +299,7 @@ fn target_text(t: &ProbeTarget) -> String {
         ProbeTarget::Symbol { name, offset: 0 } => name.clone(),
         ProbeTarget::Symbol { name, offset } => format!("{name}+{offset:#x}"),
         ProbeTarget::FirstOf(list) => format!("first of {}", list.join(", ")),
+        ProbeTarget::Address(a) => format!("address {a:#x}"),
         ProbeTarget::File { name, mode } => format!("file {name} mode {mode:#o}"),
     }
 }

@@ -80,6 +80,7 @@ pub fn stand_in_symbols(prog: &Program, names: StandIns) -> Vec<Option<(String, 
             (_, StandIns::Uniform) => stand_in(),
             (ProbeTarget::Symbol { name, .. }, _) if is_pattern(name) => stand_in(),
             (ProbeTarget::Symbol { name, offset }, _) => Some((name.clone(), *offset)),
+            (ProbeTarget::Address(_), _) => stand_in(),
             (ProbeTarget::FirstOf(names), _) => names.first().map(|n| {
                 if is_pattern(n) {
                     (STAND_IN_SYMBOL.to_string(), 0)

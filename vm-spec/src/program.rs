@@ -109,6 +109,12 @@ pub enum ProbeTarget {
     /// The first of these symbols that the running kernel has (e.g. a
     /// syscall's entry point, which differs between kernel versions).
     FirstOf(Vec<String>),
+    /// An absolute kernel address (`kernel.statement(ADDR).absolute`,
+    /// `kprobe.statement(ADDR).absolute`): the loader turns it into the
+    /// text symbol that holds it plus the offset, on the running kernel
+    /// (the kernel's kprobe checks then refuse an address that is not an
+    /// instruction boundary or may not be probed).
+    Address(u64),
     /// A procfs file (`procfs("name").read` / `.write`, abi.h: procfs
     /// files): its name and permission bits, which the image carries as
     /// the probe's symbol and offset (its size is `Probe::maxactive`).

@@ -84,12 +84,7 @@ impl Resolver<'_> {
         c: &[Component],
         optional: bool,
     ) -> Option<Point> {
-        let mismatch = |r: &mut Self, at: &Component| {
-            if !optional {
-                r.mismatch(c, at);
-            }
-            None
-        };
+        let mismatch = |r: &mut Self, at: &Component| r.mismatch_unless_optional(c, at, optional);
         let name = |i: usize| c.get(i).map(|x| x.name.as_str());
         let no_arg = |i: usize| c.get(i).is_some_and(|x| x.arg.is_none());
         // The event, and the index of the first modifier component.

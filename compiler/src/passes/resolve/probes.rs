@@ -224,6 +224,21 @@ impl Resolver<'_> {
         Some(p)
     }
 
+    /// [`Self::mismatch`] unless the point is optional (stap's
+    /// derive_probes drops an optional point that does not fit); `None`
+    /// either way.
+    pub(super) fn mismatch_unless_optional(
+        &mut self,
+        c: &[Component],
+        at: &Component,
+        optional: bool,
+    ) -> Option<Point> {
+        if !optional {
+            self.mismatch(c, at);
+        }
+        None
+    }
+
     /// stap's "probe point mismatch" at component `at` of `c`, with the
     /// names that fit there as `(similar: …)` (unless `at` is one of them
     /// and only its argument or what follows is wrong).
@@ -315,12 +330,7 @@ impl Resolver<'_> {
         // derive_probes does (`ioscheduler.*.return ?` over aliases on
         // tracepoints, which have no `.return`).
         let optional = pp.optional || pp.tentative.is_some();
-        let mismatch = |r: &mut Self, at: &Component| {
-            if !optional {
-                r.mismatch(c, at);
-            }
-            None
-        };
+        let mismatch = |r: &mut Self, at: &Component| r.mismatch_unless_optional(c, at, optional);
         match names.as_slice() {
             ["begin"] | ["end"] => {
                 if first.arg.is_some() && lit_num(first).is_none() {
@@ -521,14 +531,25 @@ impl Resolver<'_> {
                 self.unsupported("tracepoints", span);
                 None
             }
-            ["kernel" | "kprobe", "statement", .., "absolute"] => {
-                // stap: "absolute statement probe in unprivileged script;
-                // need stap -g".
-                self.err(Diagnostic::semantic(
-                    crate::guru::refusal("absolute statement probe"),
-                    span,
-                ));
-                None
+            // stap's guru-only absolute statement probe: a kprobe at an
+            // address, which the loader turns into the text symbol holding
+            // it plus the offset on the running kernel; the kernel's kprobe
+            // checks (blacklist, instruction boundary) guard it, so stapvm
+            // needs no guru mode for it. No target variables: without
+            // DWARF nothing says where they are at that address.
+            ["kernel" | "kprobe", "statement", "absolute"] if c[2].arg.is_none() => {
+                match &c[1].arg {
+                    Some(Literal::Num(a, _)) => {
+                        p.set_kind(abi::STP_PROBE_KPROBE);
+                        p.target = ProbeTarget::Address(*a as u64);
+                        // An address reads as one: in hex, as stap's pp().
+                        let (dec, hex) = (format!("({a})"), format!("({:#x})", *a as u64));
+                        p.display = p.display.replacen(&dec, &hex, 1);
+                        p.script = p.script.replacen(&dec, &hex, 1);
+                        Some(p)
+                    }
+                    _ => mismatch(self, &c[1]),
+                }
             }
             ["kernel", "data", ..] => self.watch_point(p, c, optional),
             ["kernel", "statement", ..] | ["kprobe", "statement", ..] => {

@@ -18,12 +18,7 @@ impl Resolver<'_> {
         c: &[Component],
         optional: bool,
     ) -> Option<Point> {
-        let mismatch = |r: &mut Self, at: &Component| {
-            if !optional {
-                r.mismatch(c, at);
-            }
-            None
-        };
+        let mismatch = |r: &mut Self, at: &Component| r.mismatch_unless_optional(c, at, optional);
         let at = &c[1];
         let (address, symbol) = match &at.arg {
             Some(Literal::Num(n, _)) => (*n as u64, None),

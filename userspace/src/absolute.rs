@@ -1,0 +1,195 @@
+//! Load-time symbols of absolute statement probes
+//! (`kernel.statement(ADDR).absolute`, `kprobe.statement(ADDR).absolute`):
+//! the text symbol of the running kernel that holds the address (the
+//! nearest one at or below it in `/proc/kallsyms`, `m:f` for a module's)
+//! plus the offset, which is what a kprobe takes. The kernel's kprobe
+//! checks then refuse an address inside the kprobe blacklist or not on an
+//! instruction boundary (EINVAL / EILSEQ at load).
+use crate::kallsyms::KALLSYMS_PATH;
+use std::io::BufRead;
+use thiserror::Error;
+use vm_spec::program::{ProbeTarget, Program, TargetSite};
+
+/// Why an absolute address cannot be probed.
+#[derive(Debug, Error)]
+pub enum Error {
+    /// /proc/kallsyms could not be read.
+    #[error("cannot read {KALLSYMS_PATH}: {0}")]
+    Kallsyms(std::io::Error),
+    /// No text symbol holds the address.
+    #[error("probe point '{display}' cannot be resolved: no kernel function holds address {address:#x} (not in the text of {KALLSYMS_PATH}, or kernel.kptr_restrict hides the addresses: run as root)")]
+    NoSymbol {
+        /// The probe point as written.
+        display: String,
+        /// The address.
+        address: u64,
+    },
+    /// The handler reads target variables, which need DWARF here.
+    #[error("probe point '{display}': target variables are not available in an absolute statement probe (nothing says where they are at an address without the kernel's DWARF); use register() or the *_arg() functions")]
+    TargetVars {
+        /// The probe point as written.
+        display: String,
+    },
+}
+
+/// The text symbols of kallsyms text (`ADDR TYPE NAME [MODULE]`), sorted
+/// by address: (address, `name` or `module:name`). Zero addresses
+/// (hidden by kptr_restrict) are left out.
+pub fn text_symbols(text: impl BufRead) -> std::io::Result<Vec<(u64, String)>> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let line = line?;
+        let mut f = line.split_whitespace();
+        let (Some(addr), Some(ty), Some(name)) = (f.next(), f.next(), f.next()) else {
+            continue;
+        };
+        if !matches!(ty, "t" | "T") {
+            continue;
+        }
+        let Ok(a) = u64::from_str_radix(addr, 16) else {
+            continue;
+        };
+        if a == 0 {
+            continue;
+        }
+        let module = f
+            .next()
+            .and_then(|m| m.strip_prefix('['))
+            .and_then(|m| m.strip_suffix(']'));
+        out.push((
+            a,
+            match module {
+                Some(m) => format!("{m}:{name}"),
+                None => name.to_string(),
+            },
+        ));
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The farthest an address may be from the symbol below it: kallsyms has
+/// no sizes, and no kernel function is a MiB long, so an address farther
+/// away is in no function (a gap, data, another region).
+pub const MAX_OFFSET: u64 = 1 << 20;
+
+/// The symbol and offset holding `address` among `syms` (sorted): the
+/// last symbol at or below it, at most [`MAX_OFFSET`] bytes below.
+pub fn holder(syms: &[(u64, String)], address: u64) -> Option<(String, u32)> {
+    let i = syms
+        .partition_point(|(a, _)| *a <= address)
+        .checked_sub(1)?;
+    let (a, name) = &syms[i];
+    let off = address - a;
+    (off < MAX_OFFSET).then(|| (name.clone(), off as u32))
+}
+
+/// The program with every absolute statement probe's target made the
+/// symbol + offset holding its address, reading the symbols with `read`;
+/// `None` when the program has none.
+pub fn resolve_addresses(
+    prog: &Program,
+    read: impl FnOnce() -> std::io::Result<Vec<(u64, String)>>,
+) -> Result<Option<Program>, Error> {
+    if !prog
+        .probes
+        .iter()
+        .any(|p| matches!(p.target, ProbeTarget::Address(_)))
+    {
+        return Ok(None);
+    }
+    let syms = read().map_err(Error::Kallsyms)?;
+    let mut out = prog.clone();
+    for p in &mut out.probes {
+        let ProbeTarget::Address(address) = p.target else {
+            continue;
+        };
+        let reads_vars = prog.target_vars.iter().any(|tv| {
+            tv.handler == p.handler && !matches!(tv.site, TargetSite::Cast(_) | TargetSite::Var(_))
+        });
+        if reads_vars {
+            return Err(Error::TargetVars {
+                display: p.display.clone(),
+            });
+        }
+        let (name, offset) = holder(&syms, address).ok_or_else(|| Error::NoSymbol {
+            display: p.display.clone(),
+            address,
+        })?;
+        p.target = ProbeTarget::Symbol { name, offset };
+    }
+    Ok(Some(out))
+}
+
+/// [`resolve_addresses`] on the running kernel's `/proc/kallsyms`.
+pub fn resolve_running(prog: &Program) -> Result<Option<Program>, Error> {
+    resolve_addresses(prog, || {
+        let f = std::fs::File::open(KALLSYMS_PATH)?;
+        text_symbols(std::io::BufReader::new(f))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KALLSYMS: &str = "\
+ffffffff81000000 T _stext
+ffffffff81000100 t do_one
+ffffffff81000200 D some_data
+ffffffff81000300 T do_two
+ffffffffc0001000 t ext4_file_open\t[ext4]
+";
+
+    #[test]
+    fn addresses_become_the_holding_symbol_and_offset() {
+        let syms = text_symbols(KALLSYMS.as_bytes()).unwrap();
+        assert_eq!(
+            holder(&syms, 0xffffffff81000104),
+            Some(("do_one".into(), 4))
+        );
+        // Data symbols do not count: still do_one's text.
+        assert_eq!(
+            holder(&syms, 0xffffffff81000204),
+            Some(("do_one".into(), 0x104))
+        );
+        assert_eq!(
+            holder(&syms, 0xffffffff81000300),
+            Some(("do_two".into(), 0))
+        );
+        assert_eq!(
+            holder(&syms, 0xffffffffc0001010),
+            Some(("ext4:ext4_file_open".into(), 0x10))
+        );
+        assert_eq!(holder(&syms, 0x1000), None);
+        // A MiB or more past the last symbol: no holder.
+        assert_eq!(holder(&syms, 0xffffffffffff0000), None);
+    }
+
+    #[test]
+    fn programs_get_symbols_or_a_reason() {
+        let c = compiler::compile(
+            "x.stp",
+            "probe kernel.statement(0xffffffff81000104).absolute { }",
+            &compiler::Options::default(),
+        )
+        .unwrap();
+        let read = || text_symbols(KALLSYMS.as_bytes());
+        let p = resolve_addresses(&c.program, read).unwrap().unwrap();
+        assert_eq!(
+            p.probes[0].target,
+            ProbeTarget::Symbol {
+                name: "do_one".into(),
+                offset: 4
+            }
+        );
+        let c = compiler::compile(
+            "x.stp",
+            "probe kernel.statement(0x1000).absolute { }",
+            &compiler::Options::default(),
+        )
+        .unwrap();
+        let e = resolve_addresses(&c.program, read).unwrap_err().to_string();
+        assert!(e.contains("no kernel function holds address 0x1000"), "{e}");
+    }
+}
