@@ -83,7 +83,7 @@ workload_mix() {
 # example scripts that workload_mix does not reach: futexes, System V
 # semaphores, reads of DMI attributes (sys_dmi_field_show, one of the few
 # `sys_*` functions left now that system calls are `__x64_sys_*`:
-# fntimes.stp), hugetlb faults and copy-on-write, a THP collapse, a TCP
+# fntimes.stp), a read of vm_dirty_ratio (hw_watch_sym.stp), hugetlb faults and copy-on-write, a THP collapse, a TCP
 # retransmission, native AIO (kmix.c), and requests inserted into a block I/O scheduler
 # (a loop device on mq-deadline: brd is bio-based, so it has no requests).
 # What the kernel lacks is skipped.
@@ -95,6 +95,9 @@ workload_examples() {
 	kmix aio
 	kmix ipc
 	cat /sys/class/dmi/id/sys_vendor /sys/class/dmi/id/modalias >/dev/null 2>&1
+	# hw_watch_sym.stp's kernel.data("vm_dirty_ratio").rw: the sysctl
+	# handler reads the variable.
+	cat /proc/sys/vm/dirty_ratio >/dev/null
 	echo 4 >/proc/sys/vm/nr_hugepages 2>/dev/null
 	kmix huge
 	loop_dev

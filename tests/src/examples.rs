@@ -15,6 +15,9 @@ pub struct Example {
     pub args: Vec<String>,
     /// `-D NAME=VAL` of `test_check`.
     pub defines: Vec<(String, String)>,
+    /// What `test_installcheck` pipes into stap (`echo "X" | stap …`):
+    /// the script's standard input (input.char / input.line), or None.
+    pub stdin: Option<String>,
     /// `-T N` of `test_installcheck` (seconds; 1 when it gives none).
     pub seconds: u32,
     /// `test_installcheck` runs a target command (`-c CMD`).
@@ -128,6 +131,7 @@ pub fn example(script: &Path) -> Option<Example> {
         script: script.to_path_buf(),
         args: Vec::new(),
         defines: Vec::new(),
+        stdin: None,
         seconds: 1,
         has_target_command: false,
         excluded: None,
@@ -172,6 +176,31 @@ pub fn example(script: &Path) -> Option<Example> {
             }
         } else if after_script {
             ex.args.push(w.clone());
+        }
+    }
+    // `echo WORDS | stap …`: WORDS are the script's standard input.
+    let mut run = run;
+    if run.first().map(String::as_str) == Some("echo") {
+        if let Some(bar) = run.iter().position(|w| w == "|") {
+            ex.stdin = Some(run[1..bar].join(" ") + "\n");
+            run.drain(..=bar);
+        }
+    }
+    // Arguments only `test_installcheck` gives (eventcount's probe
+    // points): the run stap's test makes.
+    if ex.args.is_empty() {
+        let mut after = false;
+        let mut it = run.iter().skip(1);
+        while let Some(w) = it.next() {
+            if w.ends_with(".stp") && !after {
+                after = true;
+            } else if w.starts_with('-') && w.len() > 1 {
+                if matches!(w.as_str(), "-c" | "-x" | "-d" | "-I" | "-G" | "-o" | "-S" | "-T" | "-D") {
+                    it.next();
+                }
+            } else if after {
+                ex.args.push(w.clone());
+            }
         }
     }
     let mut rit = run.iter();

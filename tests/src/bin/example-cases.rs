@@ -47,6 +47,9 @@ fn write_case(ex: &Example, dir: &Path, me: &Path) -> std::io::Result<()> {
         sargs.push('\n');
     }
     fs::write(dir.join("script-args"), sargs)?;
+    if let Some(input) = &ex.stdin {
+        fs::write(dir.join("stdin"), input)?;
+    }
     let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
     let mut args = format!("-v -T {}", ex.seconds);
     if ex.has_target_command || ex.wants_target {
