@@ -435,9 +435,12 @@ pub fn apply_syms(
                 continue;
             }
             // No symbol (begin, timers): no parameters; the compiler only
-            // lets guarded uses reach here, and `@defined` stays 0.
-            let Some(Some((sym, _))) = symbols.get(pi) else {
-                continue;
+            // lets guarded uses reach here, and `@defined` stays 0. A
+            // netfilter hook has none and its arguments (Site::Netfilter).
+            let sym: &str = match symbols.get(pi) {
+                Some(Some((sym, _))) => sym,
+                _ if u32::from(p.kind) == vm_spec::abi::STP_PROBE_NETFILTER => "",
+                _ => continue,
             };
             let at = probe_text(p, sym);
             // The `@defined` questions first: a use is guarded when one
@@ -2356,5 +2359,37 @@ mod tests {
                 "-2|return=-2\n"
             ]
         );
+    }
+
+    #[test]
+    fn netfilter_arguments_resolve_on_this_kernel() {
+        // A netfilter probe has no symbol: its $skb (slot 1) and $hooknum
+        // (slot 0) still resolve, from the running kernel's BTF (skipped
+        // where there is none to read).
+        let Ok(Ok(btf)) = Btf::vmlinux() else {
+            return;
+        };
+        let src = r#"probe netfilter.hook("NF_INET_LOCAL_IN").pf("NFPROTO_IPV4") {
+                       println($skb->len, " ", $hooknum, " ", $in) }"#;
+        let c = compiler::compile("t.stp", src, &compiler::Options::default())
+            .unwrap_or_else(|f| panic!("{}", f.rendered));
+        let mut prog = c.program;
+        let symbols = vec![None; prog.probes.len()];
+        apply_with(&mut prog, &symbols, &btf).unwrap();
+        let slot = |name: &str| {
+            let tv = prog.target_vars.iter().find(|t| t.name == name).unwrap();
+            let k = |kind: RelocKind| {
+                tv.relocs
+                    .iter()
+                    .find(|r| r.kind == kind)
+                    .map(|r| prog.konsts[r.konst as usize])
+            };
+            (k(RelocKind::ArgIndex), k(RelocKind::Mask))
+        };
+        assert_eq!(slot("skb").0, Some(1));
+        assert_ne!(slot("skb").1, Some(0));
+        assert_eq!(slot("hooknum").0, Some(0));
+        assert_eq!(slot("in").0, Some(2));
+        assert_eq!(slot("in").1, Some(-1));
     }
 }
