@@ -18,6 +18,12 @@
  *   hrtimer_init() plus the function assignment in 6.13; hrtimer_init()
  *   was removed afterwards.
  * - pde_data() (procfs.c) replaced PDE_DATA() in 5.17.
+ * - Netfilter hooks (netfilter.c) need no wrapper: the hook function's
+ *   prototype (priv, skb, const struct nf_hook_state *) dates from 4.4,
+ *   nf_register_net_hook() / nf_unregister_net_hook() from 4.13, and the
+ *   members used (state->hook, in, out, okfn; ops->hook, priv, pf,
+ *   hooknum, priority) are read and set by name: nf_hook_state.hook is
+ *   an unsigned int on 5.10 and a u8 on 6.1, widened either way.
  */
 #ifndef STAPVM_COMPAT_H
 #define STAPVM_COMPAT_H

@@ -24,7 +24,8 @@
  * handler runs any more and STOP skips the end handlers.
  *
  * timer.profile and perf.*: perf events, one per online CPU or one bound
- * to a process; kernel.data: a wide hardware breakpoint (below).
+ * to a process; kernel.data: a wide hardware breakpoint (below);
+ * netfilter hooks: netfilter.c, whose hook runs stp_probe_run_nf.
  *
  * Left out: tracepoints of modules, CPU hotplug for timer.profile, @entry
  * data for kretprobes (no entry_handler), and kprobe batch registration
@@ -35,7 +36,8 @@
  * context (preemption disabled), hardirq (hrtimer, perf clocks), NMI
  * (hardware perf counters), the debug exception (watchpoints, IRQs
  * off), the task that raised a software perf event
- * (page fault, context switch: preemption disabled) and
+ * (page fault, context switch: preemption disabled), a netfilter hook's
+ * softirq or process context (preemption disabled by stp_probe_run_nf) and
  * whatever context a tracepoint fires in (preemption disabled); a kprobe
  * or tracepoint on code that NMI handlers run fires in NMI context. They
  * never sleep or allocate, and take no lock but a map's, by trylock (the
@@ -147,11 +149,13 @@ static void stp_overload_account(struct stp_session *s, struct stp_cpu *c,
  * the ring single-user.
  */
 static void stp_hit_value(struct stp_session *s, struct stp_probe *p,
-			  struct pt_regs *regs, struct stp_kvalue *value)
+			  struct pt_regs *regs, struct stp_kvalue *value,
+			  s64 *verdict)
 {
 	struct stp_cpu *c = this_cpu_ptr(s->cpu);
 	struct stp_kenv env = {
 		.regs = regs, .scratch = c->scratch, .value = value,
+		.verdict = verdict,
 	};
 	struct stp_run_ctx rc = {
 		.prog = &s->prog,
@@ -216,7 +220,7 @@ static void stp_hit_value(struct stp_session *s, struct stp_probe *p,
 static void stp_hit(struct stp_session *s, struct stp_probe *p,
 		    struct pt_regs *regs)
 {
-	stp_hit_value(s, p, regs, NULL);
+	stp_hit_value(s, p, regs, NULL, NULL);
 }
 
 /*
@@ -232,11 +236,26 @@ bool stp_probe_run_value(struct stp_session *s, u32 i, struct stp_kvalue *v)
 
 	preempt_disable();
 	if (READ_ONCE(s->active)) {
-		stp_hit_value(s, &s->probes[i], NULL, v);
+		stp_hit_value(s, &s->probes[i], NULL, v, NULL);
 		ran = true;
 	}
 	preempt_enable();
 	return ran;
+}
+
+/*
+ * Run netfilter probe p's handler (netfilter.c) with the hook's arguments
+ * in regs and its verdict in *verdict, from the hook's context (softirq or
+ * process) with preemption disabled around the hit, while the session is
+ * active.
+ */
+void stp_probe_run_nf(struct stp_probe *p, struct pt_regs *regs,
+		      s64 *verdict)
+{
+	preempt_disable();
+	if (READ_ONCE(p->sess->active))
+		stp_hit_value(p->sess, p, regs, NULL, verdict);
+	preempt_enable();
 }
 
 static int stp_kprobe_pre(struct kprobe *kp, struct pt_regs *regs)
@@ -633,6 +652,8 @@ static int stp_arm_one(struct stp_probe *p)
 		return stp_perf_arm(p);
 	case STP_PROBE_WATCH:
 		return stp_watch_arm(p);
+	case STP_PROBE_NETFILTER:
+		return stp_nf_arm(p);
 	case STP_PROBE_TIMER:
 		if (p->profile)
 			return stp_perf_arm(p);
@@ -672,6 +693,8 @@ void stp_probes_disarm(struct stp_session *s)
 			stp_perf_disarm(p);
 		else if (p->kind == STP_PROBE_WATCH)
 			stp_watch_disarm(p);
+		else if (p->kind == STP_PROBE_NETFILTER)
+			stp_nf_disarm(p);
 		else if (p->kind == STP_PROBE_TIMER)
 			hrtimer_cancel(&p->timer);
 		else if (p->kind == STP_PROBE_TRACEPOINT) {
@@ -715,7 +738,8 @@ int stp_probes_start(struct stp_session *s, u32 *failed_probe)
 		    p->kind != STP_PROBE_TIMER &&
 		    p->kind != STP_PROBE_TRACEPOINT &&
 		    p->kind != STP_PROBE_PERF &&
-		    p->kind != STP_PROBE_WATCH)
+		    p->kind != STP_PROBE_WATCH &&
+		    p->kind != STP_PROBE_NETFILTER)
 			continue;
 		err = stp_arm_one(p);
 		if (err) {
@@ -724,7 +748,9 @@ int stp_probes_start(struct stp_session *s, u32 *failed_probe)
 			pr_notice("probe %u (%s) failed to arm: %d\n", i,
 				  p->symbol[0] ? p->symbol :
 				  p->kind == STP_PROBE_PERF ? "perf" :
-				  p->kind == STP_PROBE_WATCH ? "watch" : "timer",
+				  p->kind == STP_PROBE_WATCH ? "watch" :
+				  p->kind == STP_PROBE_NETFILTER ? "netfilter" :
+				  "timer",
 				  err);
 			stp_probes_disarm(s);
 			*failed_probe = i;

@@ -3,15 +3,15 @@
  * The module-internal view of one stapvm session (one LOAD,
  * one anon-inode fd): the verified program, its per-CPU state (VM
  * registers, ring, nesting guard, counters), its probe instances and the
- * functions the glue files (main.c, session.c, probes.c, procfs.c, rings.c) call in
- * each other.
+ * functions the glue files (main.c, session.c, probes.c, procfs.c,
+ * netfilter.c, rings.c) call in each other.
  *
  * Left out: the VM itself (core/stp_core.h) and every user-visible layout
  * (vm-spec/include/stapvm/abi.h).
  *
- * Contexts: stp_hit() runs in probe context (kprobe, kretprobe, hrtimer)
- * and in process context with preemption disabled (begin, end); everything
- * else runs in process context.
+ * Contexts: stp_hit() runs in probe context (kprobe, kretprobe, hrtimer,
+ * netfilter hooks) and in process context with preemption disabled
+ * (begin, end); everything else runs in process context.
  */
 #ifndef STAPVM_SESSION_H
 #define STAPVM_SESSION_H
@@ -26,6 +26,7 @@
 #include <linux/percpu.h>
 #include <linux/fs.h>
 #include <linux/ioctl.h>
+#include <linux/netfilter.h>
 #include <asm/local64.h>
 
 #include "core/stp_core.h"
@@ -87,6 +88,7 @@ struct stp_probe {
 		struct hrtimer timer;	/* STP_PROBE_TIMER, not profile */
 		struct tracepoint *tp;	/* STP_PROBE_TRACEPOINT, when armed */
 		struct perf_event * __percpu *wide_bp;	/* STP_PROBE_WATCH */
+		struct nf_hook_ops nfo;	/* STP_PROBE_NETFILTER */
 	};
 	struct stp_session *sess;
 	u32 index;		/* into the image's PROBES */
@@ -173,6 +175,12 @@ u64 stp_probes_missed(struct stp_session *s);
 void stp_probe_stat(struct stp_session *s, u32 i, struct stp_probe_stat *st);
 
 bool stp_probe_run_value(struct stp_session *s, u32 i, struct stp_kvalue *v);
+void stp_probe_run_nf(struct stp_probe *p, struct pt_regs *regs,
+		      s64 *verdict);
+
+/* netfilter.c */
+int stp_nf_arm(struct stp_probe *p);
+void stp_nf_disarm(struct stp_probe *p);
 
 /* procfs.c */
 int stp_procfs_module_init(void);

@@ -81,6 +81,7 @@ struct stp_kenv {
 	struct pt_regs *regs;	/* else NULL */
 	void *scratch;		/* STP_KENV_SCRATCH bytes, or NULL */
 	struct stp_kvalue *value;	/* procfs and input probes, else NULL */
+	s64 *verdict;		/* netfilter probes (netfilter.c), else NULL */
 };
 
 /* Types, error numbers, mem* functions: the kernel's own. */
@@ -622,6 +623,26 @@ static inline s64 stp_env_value_set(void *env, const char *src, u32 len,
 	memcpy(v->buf + at, src, n);
 	v->len = at + n;
 	return v->len;
+}
+
+/*
+ * $verdict of a netfilter probe (helpers.h: VERDICT, VERDICT_SET; the
+ * verifier allows them only in NETFILTER handlers, whose env always has
+ * a verdict; vm.c passes only NF_DROP or NF_ACCEPT to the setter).
+ */
+static inline s64 stp_env_verdict(void *env)
+{
+	struct stp_kenv *ke = env;
+
+	return ke && ke->verdict ? *ke->verdict : 1;	/* NF_ACCEPT */
+}
+
+static inline void stp_env_verdict_set(void *env, s64 v)
+{
+	struct stp_kenv *ke = env;
+
+	if (ke && ke->verdict)
+		*ke->verdict = v;
 }
 
 #endif /* STAPVM_STP_ENV_H */

@@ -112,6 +112,10 @@ pub fn probe_functors(prefix: &[&str]) -> &'static [&'static str] {
         ["perf", "hw_cache", _, _] => crate::passes::resolve::perf::CACHE_RESULTS,
         ["perf", "type"] => &["config"],
         ["perf", ..] => &["counter", "process", "sample"],
+        ["netfilter"] => &["arp", "bridge", "hook", "ip", "ipv4", "ipv6", "pf"],
+        ["netfilter", "hook"] => &["pf"],
+        ["netfilter", "pf"] => &["hook"],
+        ["netfilter", _, _] => &["priority"],
         _ => &[],
     }
 }

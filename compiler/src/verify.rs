@@ -60,6 +60,7 @@ mod tests {
                 randomize: 0,
                 perf: None,
                 watch: None,
+                netfilter: None,
                 display: String::new(),
             }],
             ..Default::default()

@@ -2,7 +2,7 @@
 //! not accept the suffix is dropped; only a use none of whose expansions
 //! fits is an error), `syscall.NAME.return.maxactive(N)` with globs, the
 //! profile timer at a frequency, and the families refused whole
-//! (netfilter, user-space marks).
+//! (user-space marks).
 mod common;
 use common::{build, fail, first_semantic_error};
 use vm_spec::abi;
@@ -96,8 +96,6 @@ fn profile_timer_at_a_frequency() {
 
 #[test]
 fn families_refused_whole() {
-    let e = first_semantic_error("probe netfilter.*.* { }");
-    assert!(e.contains("not supported yet: netfilter probes"), "{e}");
     for pp in ["qemu.*.*.*?", "stap.pass0", "glib.mem_alloc"] {
         let e = first_semantic_error(&format!("probe {pp} {{ }}"));
         assert!(

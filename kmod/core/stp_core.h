@@ -79,8 +79,9 @@
  *      (only called from STP_CTX_KRETPROBE handlers). [any]
  *  [ ] s64 stp_env_arg(void *env, u32 n): the n-th (0-based) integer
  *      argument at function entry (only called from STP_CTX_KPROBE
- *      handlers). n is script-controlled and may be anything: return 0 for
- *      an argument the calling convention does not have. [any]
+ *      handlers, and from STP_CTX_NETFILTER ones: the hook's arguments).
+ *      n is script-controlled and may be anything: return 0 for an
+ *      argument the calling convention does not have. [any]
  *  [ ] int stp_env_read_kernel(void *env, void *dst, u64 addr, u32 n)
  *      int stp_env_read_user(void *env, void *dst, u64 addr, u32 n)
  *      copy n bytes (n <= STP_ENV_PAGE_SIZE) from a kernel or user address;
@@ -105,6 +106,10 @@
  *      bool append): replace (or append to) a PROCFS_READ probe's buffer
  *      with len bytes at src, cut at the buffer's size; return its new
  *      length (only called from PROCFS_READ handlers). [any]
+ *  [ ] s64 stp_env_verdict(void *env), void stp_env_verdict_set(void
+ *      *env, s64 v): a NETFILTER probe's verdict (helpers.h: VERDICT,
+ *      VERDICT_SET; only called from NETFILTER handlers; v is
+ *      STP_NF_DROP or STP_NF_ACCEPT, vm.c checks it). [any]
  *  [ ] void *stp_env_zalloc(u64 size), void stp_env_free(void *p):
  *      zeroed memory for the verifier's scratch (process context only;
  *      kernel: kvzalloc(GFP_KERNEL) / kvfree). stp_env_free(NULL) is a

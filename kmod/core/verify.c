@@ -993,6 +993,46 @@ static int check_watch(const struct stp_probe_desc *d, u32 i,
 	return 0;
 }
 
+/*
+ * A NETFILTER probe's hook (abi.h: netfilter hooks): one of stap's four
+ * protocol families, a hook that family has, no length, period, pid
+ * flag or symbol fields (the caller checks those); every s32 is a
+ * priority.
+ */
+static int check_netfilter(const struct stp_probe_desc *d, u32 i,
+			   struct stp_verify_result *res)
+{
+	u32 nhooks;
+
+	switch (d->ev_type) {
+	case STP_NFPROTO_IPV4:
+	case STP_NFPROTO_IPV6:
+	case STP_NFPROTO_BRIDGE:
+		nhooks = STP_NF_INET_NUMHOOKS;
+		break;
+	case STP_NFPROTO_ARP:
+		nhooks = STP_NF_ARP_NUMHOOKS;
+		break;
+	default:
+		return FAIL(res, BAD_PROBE, i,
+			    "probe %u: netfilter protocol family %u is not IPv4 (%u), IPv6 (%u), ARP (%u) or bridge (%u)",
+			    VI(i), VI(d->ev_type), VI(STP_NFPROTO_IPV4),
+			    VI(STP_NFPROTO_IPV6), VI(STP_NFPROTO_ARP),
+			    VI(STP_NFPROTO_BRIDGE));
+	}
+	if (d->ev_config >= nhooks)
+		return FAIL(res, BAD_PROBE, i,
+			    "probe %u: netfilter hook %u is out of range: protocol family %u has hooks 0 to %u",
+			    VI(i), VI(d->ev_config), VI(d->ev_type),
+			    VI(nhooks - 1));
+	if (d->ev_len || d->period_ns ||
+	    (d->flags & ~STP_PROBE_F_OPTIONAL))
+		return FAIL(res, BAD_PROBE, i,
+			    "probe %u: a length, period or flag other than optional on a netfilter probe",
+			    VI(i));
+	return 0;
+}
+
 /* A byte of a procfs file name (abi.h: procfs files). */
 static bool file_char_ok(u8 c)
 {
@@ -1125,7 +1165,8 @@ static int check_probes(const struct stp_prog *p,
 			return FAIL(res, BAD_PROBE, i,
 				    "probe %u: reserved fields must be 0",
 				    VI(i));
-		if (!(uses & (STP_PROBE_USES_PERF | STP_PROBE_USES_WATCH)) &&
+		if (!(uses & (STP_PROBE_USES_PERF | STP_PROBE_USES_WATCH |
+			      STP_PROBE_USES_NETFILTER)) &&
 		    (d->ev_type || d->ev_config || d->ev_pid || d->ev_len ||
 		     (d->flags & STP_PROBE_F_PERF_TASK)))
 			return FAIL(res, BAD_PROBE, i,
@@ -1146,6 +1187,11 @@ static int check_probes(const struct stp_prog *p,
 			int err = (uses & STP_PROBE_USES_PERF) ?
 				  check_perf(d, i, res) :
 				  check_watch(d, i, res);
+
+			if (err)
+				return err;
+		} else if (uses & STP_PROBE_USES_NETFILTER) {
+			int err = check_netfilter(d, i, res);
 
 			if (err)
 				return err;

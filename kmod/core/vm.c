@@ -641,6 +641,17 @@ op_CALLI:	/* verify.c: imm < STP_HLP__COUNT, INT result, context */
 		r[in.a] = stp_env_value_set(env, SREG(in.b), slen[in.b],
 					    in.imm == STP_HLP_VALUE_APPEND);
 		break;
+	case STP_HLP_VERDICT:	/* verify.c: netfilter probes */
+		r[in.a] = (u64)stp_env_verdict(env);
+		break;
+	case STP_HLP_VERDICT_SET:	/* helpers.h: DROP or ACCEPT only */
+		if (r[in.b] != STP_NF_DROP && r[in.b] != STP_NF_ACCEPT) {
+			stp_env_verdict_set(env, STP_NF_ACCEPT);
+			FAIL(STP_RTE_VERDICT, r[in.b]);
+		}
+		stp_env_verdict_set(env, (s64)r[in.b]);
+		r[in.a] = r[in.b];
+		break;
 	default:		/* a STR helper: verify.c refuses it */
 		goto op_BADOP;
 	}

@@ -42,6 +42,7 @@ fn probe(kind: stp_probe_kind, handler: u32, target: ProbeTarget, period_ns: u64
         randomize: 0,
         perf: None,
         watch: None,
+        netfilter: None,
         display: String::new(),
     }
 }
@@ -185,7 +186,37 @@ pub fn valid_images() -> Vec<(&'static str, Vec<u8>)> {
         ("valid-divzero", build(&divzero_prog())),
         ("valid-pretty", build(&pretty_prog(1))),
         ("valid-procfs", build(&procfs_prog())),
+        ("valid-netfilter", build(&netfilter_prog())),
     ]
+}
+
+/// `probe netfilter.hook("NF_INET_LOCAL_IN").pf("NFPROTO_IPV4")
+/// { $verdict = $hooknum - 1 }` by hand (the hook's number 1 makes it
+/// NF_DROP), plus the timer program's end probe: LOAD accepts it.
+pub fn netfilter_prog() -> Program {
+    let mut p = timer_prog();
+    p.handlers[0] = handler(
+        STP_CTX_NETFILTER,
+        2,
+        0,
+        vec![
+            i(STP_OP_LDI, 0, 0, 0, 0),
+            i(STP_OP_CALLI, 0, 0, 0, STP_HLP_ARG as i32),
+            i(STP_OP_LDI, 1, 0, 0, 1),
+            i(STP_OP_SUB, 0, 0, 1, 0),
+            i(STP_OP_CALLI, 1, 0, 0, STP_HLP_VERDICT_SET as i32),
+            i(STP_OP_RET, 0, 0, 0, 0),
+        ],
+    );
+    let q = &mut p.probes[0];
+    q.kind = STP_PROBE_NETFILTER as u8;
+    q.period_ns = 0;
+    q.netfilter = Some(NfHook {
+        pf: STP_NFPROTO_IPV4,
+        hook: 1,
+        priority: 0,
+    });
+    p
 }
 
 /// A kprobe on getppid printing `current`'s first bytes with PRETTY
@@ -743,6 +774,95 @@ pub fn hostile() -> Vec<Hostile> {
         STP_VERR_BAD_PROBE,
         "a period, pid or process flag on a watchpoint",
         watch(|q| q.flags = STP_PROBE_F_PERF_TASK as u8),
+    ));
+    // Netfilter hooks (abi.h: netfilter hooks).
+    let nf = |f: fn(&mut Program)| {
+        let mut p = netfilter_prog();
+        f(&mut p);
+        build(&p)
+    };
+    fn h(p: &mut Program) -> &mut NfHook {
+        p.probes[0].netfilter.as_mut().expect("a netfilter hook")
+    }
+    v.push((
+        "netfilter-hook-out-of-range",
+        STP_VERR_BAD_PROBE,
+        "netfilter hook 5 is out of range: protocol family 2 has hooks 0 to 4",
+        nf(|p| h(p).hook = 5),
+    ));
+    v.push((
+        "netfilter-arp-hook-out-of-range",
+        STP_VERR_BAD_PROBE,
+        "netfilter hook 3 is out of range: protocol family 3 has hooks 0 to 2",
+        nf(|p| {
+            h(p).pf = STP_NFPROTO_ARP;
+            h(p).hook = 3;
+        }),
+    ));
+    v.push((
+        "netfilter-hook-huge",
+        STP_VERR_BAD_PROBE,
+        "netfilter hook 4294967295 is out of range",
+        nf(|p| h(p).hook = u32::MAX),
+    ));
+    v.push((
+        "netfilter-bad-pf",
+        STP_VERR_BAD_PROBE,
+        "netfilter protocol family 1 is not IPv4 (2), IPv6 (10), ARP (3) or bridge (7)",
+        nf(|p| h(p).pf = 1),
+    ));
+    v.push((
+        "netfilter-pf-huge",
+        STP_VERR_BAD_PROBE,
+        "netfilter protocol family 4294967295 is not",
+        nf(|p| h(p).pf = u32::MAX),
+    ));
+    v.push((
+        "netfilter-with-period",
+        STP_VERR_BAD_PROBE,
+        "a length, period or flag other than optional on a netfilter probe",
+        nf(|p| p.probes[0].period_ns = 1_000_000),
+    ));
+    v.push((
+        "netfilter-with-process-flag",
+        STP_VERR_BAD_PROBE,
+        "a length, period or flag other than optional on a netfilter probe",
+        nf(|p| p.probes[0].flags = STP_PROBE_F_PERF_TASK as u8),
+    ));
+    v.push((
+        "netfilter-with-offset",
+        STP_VERR_BAD_PROBE,
+        "symbol, offset or maxactive set on a probe that is not a kprobe",
+        nf(|p| {
+            p.probes[0].target = ProbeTarget::File {
+                name: "ip_rcv".into(),
+                mode: 4,
+            }
+        }),
+    ));
+    v.push((
+        "netfilter-timer-context",
+        STP_VERR_BAD_PROBE,
+        "needs a handler of context",
+        nf(|p| p.handlers[0].ctx = STP_CTX_TIMER as u8),
+    ));
+    v.push((
+        "netfilter-fields-on-kprobe",
+        STP_VERR_BAD_PROBE,
+        "perf event fields set on a probe that is not a perf probe",
+        prog_kprobe(|p| {
+            p.probes[0].netfilter = Some(NfHook {
+                pf: STP_NFPROTO_IPV4,
+                hook: 1,
+                priority: 0,
+            })
+        }),
+    ));
+    v.push((
+        "verdict-in-kprobe",
+        STP_VERR_BAD_CONTEXT,
+        "helper VERDICT not allowed",
+        prog_kprobe(|p| p.handlers[0].code[1].imm = STP_HLP_VERDICT as i32),
     ));
     v.push((
         "randomize-on-kprobe",

@@ -109,7 +109,7 @@ enum Query {
     Perf,
     /// Points with a fixed set of suffixes and variables, no kernel to ask
     /// (`procfs("f").*`, `input.*`): each point and its variables.
-    Fixed(Vec<(String, &'static str)>),
+    Fixed(Vec<(String, String)>),
     /// Anything else: the compiler checks it.
     Other,
 }
@@ -152,10 +152,10 @@ fn perf_matches(point: &str) -> Vec<String> {
 /// The procfs and input points a pattern's glob over their last
 /// component matches, with their variables as `stap -L` lists them:
 /// `procfs[("name")].read|write` and `input.char|line`.
-fn fixed_points(c: &[Comp]) -> Option<Vec<(String, &'static str)>> {
+fn fixed_points(c: &[Comp]) -> Option<Vec<(String, String)>> {
     let glob = |pat: &str, name: &str| crate::kallsyms::glob(pat, name);
     let names: Vec<&str> = c.iter().map(|x| x.name.as_str()).collect();
-    let out: Vec<(String, &'static str)> = match names.as_slice() {
+    let out: Vec<(String, String)> = match names.as_slice() {
         ["procfs", last] if c[1].arg.is_none() => {
             let head = match &c[0].arg {
                 Some(a) => format!("procfs(\"{a}\")"),
@@ -164,14 +164,53 @@ fn fixed_points(c: &[Comp]) -> Option<Vec<(String, &'static str)>> {
             ["read", "write"]
                 .iter()
                 .filter(|s| glob(last, s))
-                .map(|s| (format!("{head}.{s}"), " $value:string"))
+                .map(|s| (format!("{head}.{s}"), " $value:string".to_string()))
                 .collect()
+        }
+        // The netfilter tapset's aliases: a pattern of their length, or
+        // a shorter one ending in `*` / `**` (every alias under it).
+        ["netfilter", ..] if c.iter().all(|x| x.arg.is_none()) => {
+            let last_all = matches!(names.last(), Some(&("*" | "**")));
+            compiler::passes::resolve::netfilter::alias_points()
+                .into_iter()
+                .filter(|(point, _)| {
+                    let pn: Vec<&str> = point.split('.').collect();
+                    let fits = |n: usize| names.iter().zip(&pn).take(n).all(|(p, q)| glob(p, q));
+                    (pn.len() == names.len() && fits(pn.len()))
+                        || (last_all && names.len() < pn.len() && fits(names.len() - 1))
+                })
+                .map(|(point, vars)| {
+                    let text: String = vars
+                        .iter()
+                        .map(|(v, s)| format!(" {v}:{}", if *s { "string" } else { "long" }))
+                        .collect();
+                    (point, text)
+                })
+                .collect()
+        }
+        // stap's raw hook point: its context variables.
+        ["netfilter", "hook" | "pf", "pf" | "hook", ..] if names.len() <= 4 => {
+            let text: String = c
+                .iter()
+                .map(|x| match &x.arg {
+                    Some(a) if a.parse::<i64>().is_ok() => format!("{}({a})", x.name),
+                    Some(a) => format!("{}(\"{a}\")", x.name),
+                    None => x.name.clone(),
+                })
+                .collect::<Vec<_>>()
+                .join(".");
+            vec![(
+                text,
+                " $hooknum:long $in:struct net_device* $okfn:long $out:struct net_device* \
+                 $skb:struct sk_buff* $verdict:long"
+                    .to_string(),
+            )]
         }
         ["input", last] if c[0].arg.is_none() && c[1].arg.is_none() => {
             [("char", " char:string"), ("line", " line:string")]
                 .iter()
                 .filter(|(s, _)| glob(last, s))
-                .map(|(s, v)| (format!("input.{s}"), *v))
+                .map(|(s, v)| (format!("input.{s}"), v.to_string()))
                 .collect()
         }
         _ => return None,

@@ -796,6 +796,7 @@ mod tests {
                 randomize: 0,
                 perf: None,
                 watch: None,
+                netfilter: None,
                 display: d.into(),
             });
         }

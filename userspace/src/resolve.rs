@@ -394,6 +394,7 @@ mod tests {
             randomize: 0,
             perf: None,
             watch: None,
+            netfilter: None,
             display: display.into(),
         }
     }

@@ -873,6 +873,7 @@ mod tests {
                 randomize: 0,
                 perf: None,
                 watch: None,
+                netfilter: None,
                 display: "kernel.function(\"nosuch\")".into(),
             }],
             ..Default::default()

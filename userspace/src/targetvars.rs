@@ -274,6 +274,8 @@ enum Site<'a> {
     /// An argument of this syscall; `wrapper`: the probe is on its
     /// `__x64_sys_` wrapper (the value is in the saved registers).
     Syscall { name: &'a str, wrapper: bool },
+    /// An argument of a netfilter hook (kmod/netfilter.c's ARG slots).
+    Netfilter,
     /// `@cast` to this type: no probe.
     Cast(&'a str),
     /// `@var` of this kernel variable: no probe.
@@ -289,6 +291,11 @@ fn site_for<'a>(tv: &'a TargetVar, probe: &'a Probe, sym: &'a str) -> Site<'a> {
     }
     if u32::from(probe.kind) == vm_spec::abi::STP_PROBE_TRACEPOINT {
         return Site::Tracepoint(sym);
+    }
+    if u32::from(probe.kind) == vm_spec::abi::STP_PROBE_NETFILTER
+        || matches!(tv.site, TargetSite::Netfilter)
+    {
+        return Site::Netfilter;
     }
     match &probe.target {
         ProbeTarget::FirstOf(v) => match v.first().and_then(|f| f.strip_prefix("__x64_sys_")) {
@@ -429,9 +436,12 @@ pub fn apply_syms(
                 continue;
             }
             // No symbol (begin, timers): no parameters; the compiler only
-            // lets guarded uses reach here, and `@defined` stays 0.
-            let Some(Some((sym, _))) = symbols.get(pi) else {
-                continue;
+            // lets guarded uses reach here, and `@defined` stays 0. A
+            // netfilter hook has none and its arguments (Site::Netfilter).
+            let sym: &str = match symbols.get(pi) {
+                Some(Some((sym, _))) => sym,
+                _ if u32::from(p.kind) == vm_spec::abi::STP_PROBE_NETFILTER => "",
+                _ => continue,
             };
             let at = probe_text(p, sym);
             // The `@defined` questions first: a use is guarded when one
@@ -678,8 +688,47 @@ fn param_names(btf: &Btf, site: Site) -> Result<Option<Vec<String>>, Error> {
                 .find(|(n, _)| *n == name)
                 .map(|(_, args)| args.iter().map(|a| a.0.to_string()).collect())
         }
+        Site::Netfilter => names(nf_params(btf)?),
         Site::Cast(_) | Site::Var(_) => None,
     })
+}
+
+/// The arguments of a netfilter hook as stap names them, in the ARG slots
+/// kmod/netfilter.c fills (`$hooknum`, `$skb`, `$in`, `$out`, `$okfn`),
+/// typed from the kernel's BTF: `struct nf_hook_state`'s `hook`, `in`,
+/// `out` and `okfn`, and `nf_hook_slow`'s `skb` (`None`: BTF has neither,
+/// a kernel without netfilter).
+fn nf_params(btf: &Btf) -> Result<Option<Vec<Param>>, Error> {
+    let Some(state) = find_struct(btf, "nf_hook_state") else {
+        return Ok(None);
+    };
+    let Some(skb) =
+        func_params(btf, "nf_hook_slow")?.and_then(|ps| ps.into_iter().find(|p| p.name == "skb"))
+    else {
+        return Ok(None);
+    };
+    let mut out = Vec::with_capacity(5);
+    for (name, member) in [
+        ("hooknum", "hook"),
+        ("skb", ""),
+        ("in", "in"),
+        ("out", "out"),
+        ("okfn", "okfn"),
+    ] {
+        let ty = if member.is_empty() {
+            skb.ty
+        } else {
+            match btf.member(state, member)? {
+                Some(m) => m.ty,
+                None => return Ok(None),
+            }
+        };
+        out.push(Param {
+            name: name.to_string(),
+            ty,
+        });
+    }
+    Ok(Some(out))
 }
 
 /// `fill_of` for `$__stp_parm<i>` (parameter `i`, whatever its name) and
@@ -1010,6 +1059,24 @@ fn resolve_var(btf: &Btf, tv: &TargetVar, site: Site, at: &str) -> Result<Fill, 
                 });
             };
             fill.arg = arg_slot(btf, &ps, idx, &what)?;
+            fill.steps.push((0, 0));
+            ParamType::Btf(ps[idx].ty)
+        }
+        Site::Netfilter => {
+            let ps = nf_params(btf)?.ok_or_else(|| {
+                what(
+                    "the kernel's BTF has no struct nf_hook_state or nf_hook_slow                      (a kernel without netfilter?)"
+                        .into(),
+                )
+            })?;
+            let Some(idx) = ps.iter().position(|p| p.name == tv.name) else {
+                return Err(what(format!(
+                    "a netfilter hook has no argument '{}' (its arguments are {})",
+                    tv.name,
+                    param_list(&ps)
+                )));
+            };
+            fill.arg = idx as i64;
             fill.steps.push((0, 0));
             ParamType::Btf(ps[idx].ty)
         }
@@ -1385,6 +1452,7 @@ mod tests {
             randomize: 0,
             perf: None,
             watch: None,
+            netfilter: None,
             display: "kernel.function(\"vfs_read\")".into(),
         }]
     }
@@ -1810,6 +1878,7 @@ mod tests {
             randomize: 0,
             perf: None,
             watch: None,
+            netfilter: None,
             display: "kernel.function(\"*\")".into(),
         }
     }
@@ -2291,5 +2360,37 @@ mod tests {
                 "-2|return=-2\n"
             ]
         );
+    }
+
+    #[test]
+    fn netfilter_arguments_resolve_on_this_kernel() {
+        // A netfilter probe has no symbol: its $skb (slot 1) and $hooknum
+        // (slot 0) still resolve, from the running kernel's BTF (skipped
+        // where there is none to read).
+        let Ok(Ok(btf)) = Btf::vmlinux() else {
+            return;
+        };
+        let src = r#"probe netfilter.hook("NF_INET_LOCAL_IN").pf("NFPROTO_IPV4") {
+                       println($skb->len, " ", $hooknum, " ", $in) }"#;
+        let c = compiler::compile("t.stp", src, &compiler::Options::default())
+            .unwrap_or_else(|f| panic!("{}", f.rendered));
+        let mut prog = c.program;
+        let symbols = vec![None; prog.probes.len()];
+        apply_with(&mut prog, &symbols, &btf).unwrap();
+        let slot = |name: &str| {
+            let tv = prog.target_vars.iter().find(|t| t.name == name).unwrap();
+            let k = |kind: RelocKind| {
+                tv.relocs
+                    .iter()
+                    .find(|r| r.kind == kind)
+                    .map(|r| prog.konsts[r.konst as usize])
+            };
+            (k(RelocKind::ArgIndex), k(RelocKind::Mask))
+        };
+        assert_eq!(slot("skb").0, Some(1));
+        assert_ne!(slot("skb").1, Some(0));
+        assert_eq!(slot("hooknum").0, Some(0));
+        assert_eq!(slot("in").0, Some(2));
+        assert_eq!(slot("in").1, Some(-1));
     }
 }

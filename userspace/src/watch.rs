@@ -175,6 +175,7 @@ ffffffffc0001000 d pid_max\t[somemod]
                 len,
                 rw: false,
             }),
+            netfilter: None,
             display: display.into(),
         }
     }

@@ -57,6 +57,7 @@ fn program(target: ProbeTarget, optional: bool) -> Program {
             randomize: 0,
             perf: None,
             watch: None,
+            netfilter: None,
             display: "kprobe.function(\"no_such_function_xyz\")".into(),
         }],
         ..Default::default()

@@ -114,6 +114,7 @@ struct stp_host_env {
 	char *value;		/* VALUE: $value, value_len of value_cap bytes */
 	u32 value_len;
 	u32 value_cap;		/* VALUE_SET / VALUE_APPEND grow it up to this */
+	s64 verdict;		/* VERDICT / VERDICT_SET: a netfilter verdict */
 };
 
 #define STP_HOST_ENV(env) ((struct stp_host_env *)(env))
@@ -400,6 +401,17 @@ static inline s64 stp_env_value_set(void *env, const char *src, u32 len,
 	memcpy(e->value + at, src, n);
 	e->value_len = at + n;
 	return e->value_len;
+}
+
+/* $verdict of a netfilter probe: the test environment's. */
+static inline s64 stp_env_verdict(void *env)
+{
+	return STP_HOST_ENV(env)->verdict;
+}
+
+static inline void stp_env_verdict_set(void *env, s64 v)
+{
+	STP_HOST_ENV(env)->verdict = v;
 }
 
 #endif /* STP_ENV_H */

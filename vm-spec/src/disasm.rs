@@ -96,6 +96,7 @@ pub fn ctx_name(ctx: u8) -> String {
         abi::STP_CTX_KRETPROBE => "kretprobe".into(),
         abi::STP_CTX_PROCFS_READ => "procfs_read".into(),
         abi::STP_CTX_PROCFS_WRITE => "procfs_write".into(),
+        abi::STP_CTX_NETFILTER => "netfilter".into(),
         abi::STP_CTX_FUNCTION => "function".into(),
         c => format!("ctx#{c}?"),
     }
@@ -372,6 +373,7 @@ fn target_vars(out: &mut String, prog: &Program) {
         let site = match &tv.site {
             TargetSite::Function(f) => format!("parameter of {f}"),
             TargetSite::Syscall(s) => format!("argument of syscall {s}"),
+            TargetSite::Netfilter => "argument of a netfilter hook".into(),
             TargetSite::Cast(t) => format!("@cast to {t}"),
             TargetSite::Var(v) => format!("kernel variable {v}"),
         };
@@ -521,6 +523,12 @@ pub fn disassemble(prog: &Program) -> String {
                 " watch {access} length={} address={:#x}",
                 w.len, w.address
             );
+        } else if let Some(h) = p.netfilter {
+            let _ = write!(
+                extra,
+                " netfilter pf={} hook={} priority={}",
+                h.pf, h.hook, h.priority
+            );
         } else if u32::from(p.flags) & abi::STP_PROBE_F_JIFFIES != 0 {
             // timer.jiffies(N): period_ns counts jiffies (abi.h)
             let _ = write!(extra, " period={}jiffies", p.period_ns);
@@ -620,6 +628,7 @@ mod tests {
                 randomize: 0,
                 perf: None,
                 watch: None,
+                netfilter: None,
                 display: "syscall.open".into(),
             }],
             ..Default::default()

@@ -203,10 +203,11 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
             _ => p.maxactive,
         };
         push_u32(ps, maxactive);
-        // ev_*: a perf probe's event, or a watchpoint's (abi.h).
-        let (ev_type, ev_config, ev_pid, ev_len) = match (p.perf, p.watch) {
-            (Some(e), _) => (e.event_type, e.config, e.pid, 0),
-            (None, Some(w)) => {
+        // ev_*: a perf probe's event, a watchpoint's, or a netfilter
+        // hook's family, number and priority (abi.h).
+        let (ev_type, ev_config, ev_pid, ev_len) = match (p.perf, p.watch, p.netfilter) {
+            (Some(e), _, _) => (e.event_type, e.config, e.pid, 0),
+            (None, Some(w), _) => {
                 let access = if w.rw {
                     abi::STP_WATCH_RW
                 } else {
@@ -214,7 +215,8 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
                 };
                 (access, w.address, 0, w.len)
             }
-            (None, None) => (0, 0, 0, 0),
+            (None, None, Some(h)) => (h.pf, u64::from(h.hook), h.priority, 0),
+            (None, None, None) => (0, 0, 0, 0),
         };
         push_u32(ps, ev_type);
         ps.extend_from_slice(&p.period_ns.to_le_bytes());
@@ -474,6 +476,7 @@ mod tests {
                 randomize: 0,
                 perf: None,
                 watch: None,
+                netfilter: None,
                 display: "kprobe.function(\"f\")".into(),
             }],
             ..Default::default()

@@ -161,6 +161,9 @@ pub struct Probe {
     /// `kernel.data(…)` probes (kind `STP_PROBE_WATCH`): the watchpoint;
     /// `None` for the other kinds.
     pub watch: Option<Watch>,
+    /// `netfilter.hook(…).pf(…)` probes (kind `STP_PROBE_NETFILTER`): the
+    /// hook; `None` for the other kinds.
+    pub netfilter: Option<NfHook>,
     /// The probe point as written, for messages.
     pub display: String,
 }
@@ -177,6 +180,18 @@ pub struct Watch {
     pub len: u32,
     /// `.rw`: reads fire too (else only writes).
     pub rw: bool,
+}
+
+/// A netfilter hook (`netfilter.hook(H).pf(P).priority(N)`; abi.h
+/// `stp_probe_desc.ev_*`: netfilter hooks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NfHook {
+    /// The protocol family (`abi::STP_NFPROTO_*`).
+    pub pf: u32,
+    /// The hook number, below the family's number of hooks.
+    pub hook: u32,
+    /// The priority: lower runs first (stap's default 0).
+    pub priority: i32,
 }
 
 /// The event of a `perf.*` probe (abi.h `stp_probe_desc.perf_*`).
@@ -592,6 +607,11 @@ pub enum TargetSite {
     /// is at that address, and the member chain starts there. Such a use
     /// has no `ArgIndex` relocation and needs no probe symbol.
     Cast(String),
+    /// An argument of a netfilter hook (`netfilter.hook(…).pf(…)`:
+    /// `$hooknum`, `$skb`, `$in`, `$out`, `$okfn`, in ARG slots 0..4,
+    /// kmod/netfilter.c), typed from the kernel's BTF (`struct
+    /// nf_hook_state`, `nf_hook_slow`'s `skb`).
+    Netfilter,
     /// `@var("NAME")` / `@var("NAME@FILE")`: the kernel global variable
     /// NAME (`TargetVar::name` too). The code starts from its address, a
     /// `SymAddr` constant the loader takes from /proc/kallsyms; its type

@@ -2524,6 +2524,7 @@ pub fn generate(seed: u64) -> Case {
             randomize: 0,
             perf: None,
             watch: None,
+            netfilter: None,
             display: format!("gen.probe{hi}"),
         });
     }

@@ -259,6 +259,9 @@ pub struct HostSession {
     bad_records: Vec<RecordError>,
     exit_requested: bool,
     fuel_left: u64,
+    /// A netfilter handler's verdict when the last run ended (VERDICT_SET;
+    /// every run starts with NF_ACCEPT, as the module's hook does).
+    verdict: i64,
 }
 
 fn formats_of(p: &ffi::stp_prog) -> Vec<Format> {
@@ -393,6 +396,7 @@ impl HostSession {
             bad_records: Vec::new(),
             exit_requested: false,
             fuel_left: 0,
+            verdict: i64::from(abi::STP_NF_ACCEPT),
             verified,
         })
     }
@@ -473,6 +477,8 @@ impl HostSession {
             value: std::ptr::null_mut(),
             value_len: 0,
             value_cap: 0,
+            // $verdict (netfilter probes): the hook's default.
+            verdict: i64::from(abi::STP_NF_ACCEPT),
         };
         let mut ring = self.ring.raw();
         // Each map's storage, set up by stp_map_init in `new`.
@@ -520,6 +526,7 @@ impl HostSession {
         }
         self.clock = cenv.time_ns;
         self.fuel_left = rc.fuel_left;
+        self.verdict = cenv.verdict;
         if rc.exit_requested != 0 {
             self.exit_requested = true;
         }
@@ -577,6 +584,12 @@ impl HostSession {
     /// since the last call, in ring order.
     pub fn take_raw_records(&mut self) -> Vec<Vec<u8>> {
         std::mem::take(&mut self.raw_records)
+    }
+
+    /// The verdict a netfilter handler left when the last run ended
+    /// (helpers.h VERDICT_SET; NF_ACCEPT when it set none).
+    pub fn verdict(&self) -> i64 {
+        self.verdict
     }
 
     /// MAXACTION units left when the last run ended (`rc->fuel_left`).

@@ -221,7 +221,7 @@ fn cases() -> Vec<Case> {
                 build(&p)
             },
             "BAD_HANDLER",
-            "unknown context 8",
+            "unknown context 9",
         ),
         case(
             "handler reserved byte",

@@ -1019,3 +1019,53 @@ fn sprintf_cuts_at_the_first_nul() {
     assert_eq!(case("a%cb", 0x41), "aAb|3\n");
     assert_eq!(case("%c", 256), "|0\n");
 }
+
+#[test]
+fn verdict_is_accept_until_set_to_drop_or_accept_only() {
+    // $verdict (helpers.h VERDICT, VERDICT_SET) in a netfilter handler:
+    // print it, set it to `v`, print what VERDICT_SET returned.
+    let prog = |v: i32| {
+        let mut p = helper_prog(
+            STP_CTX_NETFILTER,
+            vec![
+                i(STP_OP_CALLI, 0, 0, 0, STP_HLP_VERDICT as i32),
+                i(STP_OP_PRINTF, 0, 0, 0, 0),
+                i(STP_OP_LDI, 1, 0, 0, v),
+                i(STP_OP_CALLI, 0, 1, 0, STP_HLP_VERDICT_SET as i32),
+                i(STP_OP_PRINTF, 0, 0, 0, 0),
+                RET,
+            ],
+        );
+        let mut q = probe(STP_PROBE_NETFILTER, 0);
+        q.period_ns = 0;
+        q.netfilter = Some(NfHook {
+            pf: STP_NFPROTO_IPV4,
+            hook: 1,
+            priority: 0,
+        });
+        p.probes = vec![q];
+        p
+    };
+    let env = HostEnv::default();
+    for v in [STP_NF_DROP, STP_NF_ACCEPT] {
+        let (s, r) = run_env(&prog(v as i32), &env);
+        r.unwrap();
+        assert_eq!(s.output(), format!("1\n{v}\n").as_bytes());
+        assert_eq!(s.verdict(), i64::from(v));
+    }
+    // NF_STOLEN, NF_QUEUE, NF_REPEAT, an errno-carrying drop, -1: an error
+    // at VERDICT_SET, and the packet is accepted.
+    for v in [2, 3, 4, (1 << 16), -1] {
+        let (s, r) = run_env(&prog(v), &env);
+        let e = r.unwrap_err();
+        assert_eq!(e.code, STP_RTE_VERDICT, "{v}");
+        assert_eq!(e.addr, v as i64 as u64, "{v}");
+        assert!(
+            e.message.contains(&format!("netfilter verdict {v} is not")),
+            "{}",
+            e.message
+        );
+        assert_eq!(s.output(), b"1\n");
+        assert_eq!(s.verdict(), i64::from(STP_NF_ACCEPT));
+    }
+}

@@ -105,6 +105,10 @@ const FILES: &[File] = &[
         families: &["input"],
         text: include_str!("kernel/input.stp"),
     },
+    File {
+        families: &["netfilter"],
+        text: include_str!("kernel/netfilter.stp"),
+    },
 ];
 
 /// Every family the kernel tapset files define (for suggestions).

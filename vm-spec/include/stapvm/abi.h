@@ -160,7 +160,8 @@ enum stp_limit {
 					 * 6: REGEXSUBS, REGEXPROG, REGEXSETS;
 					 * 7: PRETTY;
 					 * 8: PERF and WATCH probes, stp_probe_desc.ev_*;
-					 *    procfs and input kinds, contexts
+					 *    procfs and input kinds, contexts;
+					 *    the NETFILTER kind and context
 					 */
 
 /*
@@ -232,6 +233,7 @@ enum stp_ctx {
 	STP_CTX_KRETPROBE,	/* function return (kretprobe) */
 	STP_CTX_PROCFS_READ,	/* procfs read, process context: $value set */
 	STP_CTX_PROCFS_WRITE,	/* procfs write, input: $value read */
+	STP_CTX_NETFILTER,	/* netfilter hook: arguments, $verdict */
 	STP_CTX__COUNT,		/* probe contexts */
 	STP_CTX_FUNCTION = STP_CTX__COUNT, /* a user function's body */
 	STP_CTX__ALL		/* contexts, STP_CTX_FUNCTION included */
@@ -245,9 +247,11 @@ enum stp_ctx {
 #define STP_CTXM_PROCFS_READ	(1 << STP_CTX_PROCFS_READ)
 #define STP_CTXM_PROCFS_WRITE	(1 << STP_CTX_PROCFS_WRITE)
 #define STP_CTXM_VALUE		(STP_CTXM_PROCFS_READ | STP_CTXM_PROCFS_WRITE)
+#define STP_CTXM_NETFILTER	(1 << STP_CTX_NETFILTER)
 #define STP_CTXM_FUNCTION	(1 << STP_CTX_FUNCTION)
 #define STP_CTXM_ANY		(((1 << STP_CTX__COUNT) - 1) | STP_CTXM_FUNCTION)
-#define STP_CTXM_ENTRY		STP_CTXM_KPROBE
+/* ARG: function entry, and a netfilter hook's arguments (NETFILTER) */
+#define STP_CTXM_ENTRY		(STP_CTXM_KPROBE | STP_CTXM_NETFILTER)
 #define STP_CTXM_RET		STP_CTXM_KRETPROBE
 
 /* Result kind of a function (struct stp_handler_desc.ret). */
@@ -293,6 +297,7 @@ enum stp_probe_uses {
 					 */
 	STP_PROBE_USES_WATCH = 32,	/* ev_type, ev_config, ev_len */
 	STP_PROBE_USES_FILE = 64,	/* symbol, offset, maxactive: a procfs file */
+	STP_PROBE_USES_NETFILTER = 128,	/* ev_type, ev_config, ev_pid: a hook */
 };
 
 /*
@@ -327,6 +332,11 @@ enum stp_probe_uses {
  *               /proc/stapvm/<session>/<symbol> (below: procfs files)
  *   INPUT_CHAR, INPUT_LINE  each byte, each line, of what the consumer
  *               feeds the session with STP_IOC_INPUT (its standard input)
+ *   NETFILTER   a netfilter hook (below: netfilter hooks): protocol family
+ *               ev_type, hook ev_config, priority ev_pid; the handler runs
+ *               in the hook's context (softirq or process) with the hook's
+ *               arguments in ARG 0..4 and its verdict in VERDICT /
+ *               VERDICT_SET (helpers.h)
  */
 #define STP_PROBE_KINDS(X)						\
 	X(BEGIN,      "begin",      BEGIN,     0)			\
@@ -343,7 +353,8 @@ enum stp_probe_uses {
 	X(PROCFS_READ,  "procfs_read",  PROCFS_READ,  STP_PROBE_USES_FILE) \
 	X(PROCFS_WRITE, "procfs_write", PROCFS_WRITE, STP_PROBE_USES_FILE) \
 	X(INPUT_CHAR,   "input_char",   PROCFS_WRITE, 0)		\
-	X(INPUT_LINE,   "input_line",   PROCFS_WRITE, 0)
+	X(INPUT_LINE,   "input_line",   PROCFS_WRITE, 0)		\
+	X(NETFILTER,    "netfilter",    NETFILTER, STP_PROBE_USES_NETFILTER)
 
 /* Probe kind numbers: STP_PROBE_BEGIN == 0, in table order. */
 enum stp_probe_kind {
@@ -399,7 +410,8 @@ struct stp_probe_desc {
 	__u32 offset;		/* byte offset into the symbol; kprobes only */
 	__u32 maxactive;	/* kretprobes; 0 = kernel default */
 	/* PERF: perf_event_attr.type (STP_PERF_TYPE_*); WATCH: the access
-	 * (STP_WATCH_*); others 0
+	 * (STP_WATCH_*); NETFILTER: the protocol family (STP_NFPROTO_*);
+	 * others 0
 	 */
 	__u32 ev_type;
 	/* timers: in [STP_MIN_TIMER_NS, STP_MAX_TIMER_NS], or 0 with
@@ -412,10 +424,13 @@ struct stp_probe_desc {
 	 * most period_ns (below); 0 = a fixed period; other kinds 0
 	 */
 	__u64 randomize;
-	/* PERF: perf_event_attr.config; WATCH: the address; others 0 */
+	/* PERF: perf_event_attr.config; WATCH: the address; NETFILTER: the
+	 * hook number; others 0
+	 */
 	__u64 ev_config;
 	/* PERF with STP_PROBE_F_PERF_TASK: the process (a pid > 0) whose
-	 * threads' events count; others 0
+	 * threads' events count; NETFILTER: the hook's priority (any s32);
+	 * others 0
 	 */
 	__s32 ev_pid;
 	__u32 ev_len;		/* WATCH: bytes watched, 1, 2, 4 or 8; others 0 */
@@ -433,6 +448,34 @@ struct stp_probe_desc {
  */
 #define STP_WATCH_W		2u	/* writes */
 #define STP_WATCH_RW		3u	/* reads and writes */
+
+/*
+ * NETFILTER probes (netfilter.hook(H).pf(P).priority(N), and the
+ * netfilter.ipv4.* ... aliases): ev_type is the protocol family (the
+ * kernel's NFPROTO_* numbers: stap's four), ev_config the hook number,
+ * below the family's number of hooks (NF_INET_PRE_ROUTING ..
+ * NF_INET_POST_ROUTING for IPv4, IPv6 and the bridge; NF_ARP_IN ..
+ * NF_ARP_FORWARD for ARP), ev_pid the priority: any s32 (stap's
+ * NF_IP_PRI_FIRST is INT_MIN, NF_IP_PRI_LAST INT_MAX), lower runs first.
+ * ev_len, the period, the symbol fields and every flag but
+ * STP_PROBE_F_OPTIONAL are 0. The module registers one nf_hook_ops per
+ * probe in the initial network namespace (other namespaces are not
+ * hooked) at START and unregisters it at STOP. The handler's context is
+ * STP_CTX_NETFILTER: ARG 0..4 are the hook number, the sk_buff, the input
+ * and output net_device (NULL when the hook has none) and okfn; VERDICT
+ * reads the verdict the hook will return (STP_NF_ACCEPT until set), and
+ * VERDICT_SET sets it to STP_NF_DROP or STP_NF_ACCEPT only: any other
+ * value (NF_STOLEN, NF_QUEUE, NF_REPEAT, NF_STOP, an errno-carrying drop)
+ * is the run-time error STP_RTE_VERDICT and leaves STP_NF_ACCEPT.
+ */
+#define STP_NFPROTO_IPV4	2u
+#define STP_NFPROTO_ARP		3u
+#define STP_NFPROTO_BRIDGE	7u
+#define STP_NFPROTO_IPV6	10u
+#define STP_NF_INET_NUMHOOKS	5u	/* IPv4, IPv6, bridge */
+#define STP_NF_ARP_NUMHOOKS	3u
+#define STP_NF_DROP		0
+#define STP_NF_ACCEPT		1
 
 /*
  * PERF probes (perf.sw.NAME, perf.hw.NAME, perf.hw_cache.*,
@@ -826,7 +869,8 @@ enum stp_verify_error {
 	X(OVERLOAD,    "probe overhead (%llu cycles) exceeded threshold (%llu cycles) in last %llu cycles") \
 	X(SUBEXP_FAILED, "Attempted to get subexpression %lld from failed match") \
 	X(SUBEXP_RANGE, "Attempted to get nonexistent subexpression %lld") \
-	X(SUBEXP_COUNT, "Attempted to get subexpression count from failed match")
+	X(SUBEXP_COUNT, "Attempted to get subexpression count from failed match") \
+	X(VERDICT,     "netfilter verdict %lld is not NF_DROP (0) or NF_ACCEPT (1); the packet is accepted")
 
 /* Run-time error codes: STP_RTE_NONE == 0. */
 enum stp_runtime_error {

@@ -105,6 +105,12 @@
  *    it with s[b] or append s[b] to it, cut at the file's size; they
  *    return the buffer's new length. VALUE is cut at MAXSTRINGLEN - 1
  *    bytes. (User space: the test environment's value.)
+ *  - VERDICT, VERDICT_SET: a netfilter probe's $verdict (abi.h: netfilter
+ *    hooks), the hook's return value. VERDICT_SET of STP_NF_DROP or
+ *    STP_NF_ACCEPT sets it and returns it; any other r[b] sets
+ *    STP_NF_ACCEPT and ends the run with STP_RTE_VERDICT (address r[b]),
+ *    which a try/catch may catch: the verdict stays STP_NF_ACCEPT. (User
+ *    space: the test environment's verdict.)
  *
  * Columns: name, result, argument, contexts, meaning.
  */
@@ -156,7 +162,9 @@
 	X(MODNAME,        STR, INT,  ANY,   "the module holding kernel address r[b], \"kernel\" for the kernel image, \"\" when unknown") \
 	X(VALUE,          STR, NONE, VALUE, "$value of a procfs or input probe") \
 	X(VALUE_SET,      INT, STR,  PROCFS_READ, "$value = s[b] in a procfs read probe; the new length") \
-	X(VALUE_APPEND,   INT, STR,  PROCFS_READ, "$value .= s[b] in a procfs read probe; the new length")
+	X(VALUE_APPEND,   INT, STR,  PROCFS_READ, "$value .= s[b] in a procfs read probe; the new length") \
+	X(VERDICT,        INT, NONE, NETFILTER, "$verdict of a netfilter probe: NF_ACCEPT (1) until set") \
+	X(VERDICT_SET,    INT, INT,  NETFILTER, "$verdict = r[b] in a netfilter probe: NF_DROP (0) or NF_ACCEPT (1), else an error and NF_ACCEPT; the verdict")
 
 /* Helper ids: STP_HLP_PID == 0, in table order. */
 enum stp_helper {

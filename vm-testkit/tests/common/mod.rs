@@ -59,6 +59,7 @@ pub fn probe(kind: stp_probe_kind, h: u32) -> Probe {
         randomize: 0,
         perf: None,
         watch: None,
+        netfilter: None,
         display: String::new(),
     }
 }

@@ -25,6 +25,15 @@ impl Gen<'_> {
             self.emit(STP_OP_CALLI, n, v, 0, h as i32);
             return v;
         }
+        // `$verdict = e` in a netfilter probe (helpers.h VERDICT_SET: NF_DROP
+        // or NF_ACCEPT, any other value a run-time error; resolve refused
+        // the other constants and operators).
+        if matches!(lhs.kind, ExprKind::Target(_)) && self.res.verdict_exprs.contains(&lhs.id) {
+            let v = self.int(rhs);
+            let n = self.alloc_r();
+            self.emit(STP_OP_CALLI, n, v, 0, STP_HLP_VERDICT_SET as i32);
+            return n;
+        }
         let target = self.r#ref(lhs);
         let is_str = self.ty(lhs) == Ty::Str || matches!(op, AssignOp::Concat);
         if let ExprKind::Index { base, keys } = &lhs.kind {

@@ -133,6 +133,7 @@ impl Gen<'_> {
     fn no_target_vars_here(&self, site: &TargetSite) -> bool {
         !matches!(site, TargetSite::Cast(_) | TargetSite::Var(_))
             && self.ctx != abi::STP_CTX_KPROBE as u8
+            && u32::from(self.ctx) != abi::STP_CTX_NETFILTER
     }
 
     /// Records one use of target variable `name` (`$x` or a `@cast` type)
@@ -242,6 +243,10 @@ impl Gen<'_> {
             },
             ExprKind::Target(n) if n == "$return" => {
                 self.emit(STP_OP_CALLI, dst, 0, 0, STP_HLP_RETVAL as i32);
+            }
+            // A netfilter probe's `$verdict` (resolve: verdict_exprs).
+            ExprKind::Target(_) if self.res.verdict_exprs.contains(&e.id) => {
+                self.emit(STP_OP_CALLI, dst, 0, 0, STP_HLP_VERDICT as i32);
             }
             ExprKind::Target(_) | ExprKind::Deref { .. } => self.target_var(e, dst, false),
             ExprKind::AtOp { op, .. } if op == "@var" => self.target_var(e, dst, false),

@@ -577,6 +577,7 @@ pub fn run(
                 randomize: 0,
                 perf: None,
                 watch: None,
+                netfilter: None,
                 display: "begin".into(),
             },
         ));
@@ -642,6 +643,7 @@ pub fn run(
                                 randomize: p.randomize,
                                 perf: p.perf,
                                 watch: p.watch,
+                                netfilter: p.netfilter,
                                 display: p.display.clone(),
                             },
                         ));
@@ -709,6 +711,7 @@ pub fn run(
                 randomize: 0,
                 perf: None,
                 watch: None,
+                netfilter: None,
                 display: "end".into(),
             },
         ));

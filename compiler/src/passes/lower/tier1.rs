@@ -29,6 +29,7 @@ pub fn probe_type_name(kind: u8, flags: u8) -> &'static str {
         | abi::STP_PROBE_PROCFS_WRITE
         | abi::STP_PROBE_INPUT_CHAR
         | abi::STP_PROBE_INPUT_LINE => "procfs",
+        abi::STP_PROBE_NETFILTER => "netfilter",
         _ => "",
     }
 }

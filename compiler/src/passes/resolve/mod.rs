@@ -27,6 +27,7 @@ use vm_spec::program::{ProbeTarget, TargetCond, TargetSite};
 
 mod arrays;
 mod builtins;
+pub mod netfilter;
 pub mod perf;
 mod probes;
 mod stats;
@@ -90,6 +91,8 @@ pub struct Point {
     pub perf: Option<vm_spec::program::PerfEvent>,
     /// `kernel.data(…)` points: the watchpoint.
     pub watch: Option<vm_spec::program::Watch>,
+    /// `netfilter.hook(…).pf(…)` points: the hook.
+    pub netfilter: Option<vm_spec::program::NfHook>,
     /// kretprobe maxactive.
     pub maxactive: u32,
     /// `abi::STP_PROBE_F_*`.
@@ -259,6 +262,9 @@ pub struct Resolved {
     /// expressions read, and those assigned (`$value = e`, `$value .= e`,
     /// VALUE_SET / VALUE_APPEND) in a procfs read probe.
     pub value_exprs: HashSet<ExprId>,
+    /// `$verdict` of a netfilter probe (helpers.h VERDICT): the `Target`
+    /// expressions read, and those assigned (`$verdict = e`, VERDICT_SET).
+    pub verdict_exprs: HashSet<ExprId>,
 }
 
 impl Resolved {
@@ -311,6 +317,8 @@ struct Resolver<'a> {
     dead_targets: HashSet<ExprId>,
     /// See `Resolved::value_exprs`.
     value_exprs: HashSet<ExprId>,
+    /// See `Resolved::verdict_exprs`.
+    verdict_exprs: HashSet<ExprId>,
     /// See `Resolved::target_conds`.
     target_conds: HashMap<ExprId, Vec<TargetCond>>,
     /// The `@defined` conditions around the expression being walked.
@@ -420,6 +428,7 @@ pub fn run(script: &Script, unelided: bool, diags: &mut Diags) -> Resolved {
         defined_consts: HashMap::new(),
         dead_targets: HashSet::new(),
         value_exprs: HashSet::new(),
+        verdict_exprs: HashSet::new(),
         target_conds: HashMap::new(),
         conds: Vec::new(),
         guards: Vec::new(),
@@ -714,6 +723,7 @@ pub fn run(script: &Script, unelided: bool, diags: &mut Diags) -> Resolved {
         defined_consts: r.defined_consts,
         dead_targets: r.dead_targets,
         value_exprs: r.value_exprs,
+        verdict_exprs: r.verdict_exprs,
         target_conds: r.target_conds,
     }
 }

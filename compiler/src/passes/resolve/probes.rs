@@ -282,12 +282,8 @@ impl Resolver<'_> {
             return None;
         }
         // Families stapvm refuses whole, before any wildcard in them is
-        // looked at: netfilter hooks (issue 11) and the user-space marks
-        // that stap's or the applications' tapsets define (issue 12).
-        if names[0] == "netfilter" {
-            self.unsupported("netfilter probes", span);
-            return None;
-        }
+        // looked at: the user-space marks that stap's or the
+        // applications' tapsets define (issue 12).
         if let Some(what) = user_space_family(names[0]) {
             self.unsupported(&format!("user-space probes ({what})"), span);
             return None;
@@ -316,6 +312,7 @@ impl Resolver<'_> {
             randomize: 0,
             perf: None,
             watch: None,
+            netfilter: None,
             maxactive: 0,
             flags,
             display: pp.display(),
@@ -573,6 +570,7 @@ impl Resolver<'_> {
                 None => mismatch(self, &c[3]),
             },
             ["perf", ..] => self.perf_point(p, c, optional),
+            ["netfilter", ..] => self.netfilter_point(p, c, optional),
             // json.stp's alias for procfs("json").read.
             ["json_data"] => {
                 self.unsupported("procfs probes (json_data is procfs(\"json\").read)", span);
@@ -590,8 +588,8 @@ impl Resolver<'_> {
                 p.flags = 0;
                 Some(p)
             }
-            ["netfilter" | "java" | "python2" | "python3" | "input" | "syscall_any"
-            | "nd_syscall_any" | "tp_syscall" | "debuginfod" | "lsm" | "prometheus", ..] => {
+            ["java" | "python2" | "python3" | "input" | "syscall_any" | "nd_syscall_any"
+            | "tp_syscall" | "debuginfod" | "lsm" | "prometheus", ..] => {
                 self.unsupported(&format!("{} probes", names[0]), span);
                 None
             }

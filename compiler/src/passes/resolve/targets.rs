@@ -266,6 +266,18 @@ impl Resolver<'_> {
             .any(|(n, f)| n == name && fields.starts_with(f));
         let mut site = None;
         for point in &self.cur_points {
+            // stap's netfilter context variables (tapset-netfilter.cxx).
+            if u32::from(point.ctx) == abi::STP_CTX_NETFILTER
+                && !super::netfilter::NF_ARGS.contains(&name.trim_start_matches('$'))
+            {
+                return self.err(Diagnostic::semantic(
+                    format!(
+                        "unsupported context variable {name}: a netfilter probe has $hooknum, \
+                         $skb, $in, $out, $okfn and $verdict"
+                    ),
+                    e.span,
+                ));
+            }
             if point.ctx == abi::STP_CTX_KRETPROBE as u8 {
                 return self.unsupported(
                     &format!("target variable {name} in a .return probe (@entry)"),
@@ -353,8 +365,11 @@ fn chain_of(comps: &[TargetComp]) -> Chain {
 /// none: a kernel function (a name, a wildcard or a `module:` pattern; the
 /// loader resolves each function it expands to), a tracepoint (its
 /// arguments), a syscall's wrapper (its arguments, from the saved
-/// registers).
+/// registers), a netfilter hook (its arguments).
 fn site_of(point: &Point) -> Option<TargetSite> {
+    if u32::from(point.ctx) == abi::STP_CTX_NETFILTER {
+        return Some(TargetSite::Netfilter);
+    }
     if point.ctx != abi::STP_CTX_KPROBE as u8 {
         return None;
     }

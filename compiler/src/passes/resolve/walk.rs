@@ -13,6 +13,55 @@ impl Resolver<'_> {
         !self.cur_points.is_empty() && self.cur_points.iter().all(|p| super::is_value_ctx(p.ctx))
     }
 
+    /// Some point of the probe being walked is a netfilter hook: its
+    /// `$verdict` is the verdict (helpers.h VERDICT), wherever the other
+    /// points are (`check_ctx` refuses a mix); false in a function.
+    fn nf_ctx(&self) -> bool {
+        self.cur_points
+            .iter()
+            .any(|p| u32::from(p.ctx) == abi::STP_CTX_NETFILTER)
+    }
+
+    /// `$verdict = rhs` in a netfilter probe (VERDICT_SET): only a plain
+    /// assignment, and a constant only NF_DROP (0) or NF_ACCEPT (1), the
+    /// verdicts that cannot lose or hold the packet (abi.h: netfilter
+    /// hooks; a computed value is checked at run time). stap accepts any
+    /// write only with -g.
+    fn verdict_write(&mut self, lhs: &Expr, op: Option<AssignOp>, rhs: Option<&Expr>) {
+        if op != Some(AssignOp::Set) {
+            return self.err(Diagnostic::semantic(
+                "the netfilter verdict can only be assigned ($verdict = NF_DROP or NF_ACCEPT)",
+                lhs.span,
+            ));
+        }
+        let constant = rhs.and_then(|r| match &r.kind {
+            ExprKind::Num(n) => Some(*n),
+            ExprKind::Unary(UnOp::Neg, x) => match x.kind {
+                ExprKind::Num(n) => Some(n.wrapping_neg()),
+                _ => None,
+            },
+            _ => None,
+        });
+        if let Some(v) = constant.filter(|v| !matches!(v, 0 | 1)) {
+            let name = match v {
+                2 => " (NF_STOLEN)",
+                3 => " (NF_QUEUE)",
+                4 => " (NF_REPEAT)",
+                5 => " (NF_STOP)",
+                _ => "",
+            };
+            return self.err(Diagnostic::semantic(
+                format!(
+                    "netfilter verdict {v}{name} is not allowed: $verdict can only be set to \
+                     NF_DROP (0) or NF_ACCEPT (1)"
+                ),
+                rhs.map_or(lhs.span, |r| r.span),
+            ));
+        }
+        self.check_ctx(abi::STP_HLP_VERDICT_SET, "$verdict", lhs.span);
+        self.verdict_exprs.insert(lhs.id);
+    }
+
     /// An assignment or increment target: `what` is its operator token.
     fn lvalue(&mut self, e: &Expr, op_span: Span, value_used: bool, read: bool) {
         match &e.kind {
@@ -99,6 +148,10 @@ impl Resolver<'_> {
             ExprKind::Target(name) if name == "$value" && self.value_ctx() => {
                 self.value_exprs.insert(e.id);
             }
+            ExprKind::Target(name) if name == "$verdict" && self.nf_ctx() => {
+                self.check_ctx(abi::STP_HLP_VERDICT, "$verdict", e.span);
+                self.verdict_exprs.insert(e.id);
+            }
             ExprKind::Target(name) => {
                 if name == "$return" {
                     self.check_ctx(abi::STP_HLP_RETVAL, "$return", e.span);
@@ -153,7 +206,16 @@ impl Resolver<'_> {
             }
             ExprKind::Assign(op, lhs, rhs) => {
                 self.expr(rhs, true);
-                self.lvalue(lhs, e.span, used, *op != AssignOp::Set);
+                if matches!(&lhs.kind, ExprKind::Target(n) if n == "$verdict") && self.nf_ctx() {
+                    self.verdict_write(lhs, Some(*op), Some(rhs));
+                } else {
+                    self.lvalue(lhs, e.span, used, *op != AssignOp::Set);
+                }
+            }
+            ExprKind::PreIncr(_, a) | ExprKind::PostIncr(_, a)
+                if matches!(&a.kind, ExprKind::Target(n) if n == "$verdict") && self.nf_ctx() =>
+            {
+                self.verdict_write(a, None, None);
             }
             ExprKind::PreIncr(_, a) | ExprKind::PostIncr(_, a) => {
                 self.lvalue(a, e.span, used, true);

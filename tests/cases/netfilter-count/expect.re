@@ -1,0 +1,1 @@
+^counted 7, raw 7, bad 0$
