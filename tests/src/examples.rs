@@ -195,7 +195,10 @@ pub fn example(script: &Path) -> Option<Example> {
             if w.ends_with(".stp") && !after {
                 after = true;
             } else if w.starts_with('-') && w.len() > 1 {
-                if matches!(w.as_str(), "-c" | "-x" | "-d" | "-I" | "-G" | "-o" | "-S" | "-T" | "-D") {
+                if matches!(
+                    w.as_str(),
+                    "-c" | "-x" | "-d" | "-I" | "-G" | "-o" | "-S" | "-T" | "-D"
+                ) {
                     it.next();
                 }
             } else if after {

@@ -5,7 +5,7 @@
 //! plus the offset, which is what a kprobe takes. The kernel's kprobe
 //! checks then refuse an address inside the kprobe blacklist or not on an
 //! instruction boundary (EINVAL / EILSEQ at load).
-use crate::kallsyms::KALLSYMS_PATH;
+use crate::kallsyms::{Line, KALLSYMS_PATH};
 use std::io::BufRead;
 use thiserror::Error;
 use vm_spec::program::{ProbeTarget, Program, TargetSite};
@@ -35,32 +35,38 @@ pub enum Error {
 /// The text symbols of kallsyms text (`ADDR TYPE NAME [MODULE]`), sorted
 /// by address: (address, `name` or `module:name`). Zero addresses
 /// (hidden by kptr_restrict) are left out.
-pub fn text_symbols(text: impl BufRead) -> std::io::Result<Vec<(u64, String)>> {
+pub fn text_symbols(mut text: impl BufRead) -> std::io::Result<Vec<(u64, String)>> {
     let mut out = Vec::new();
-    for line in text.lines() {
-        let line = line?;
-        let mut f = line.split_whitespace();
-        let (Some(addr), Some(ty), Some(name)) = (f.next(), f.next(), f.next()) else {
+    let mut line = Vec::with_capacity(256);
+    loop {
+        line.clear();
+        if text.read_until(b'\n', &mut line)? == 0 {
+            break;
+        }
+        let Some(l) = Line::parse(&line) else {
             continue;
         };
-        if !matches!(ty, "t" | "T") {
+        if !matches!(l.ty, b"t" | b"T") {
             continue;
         }
-        let Ok(a) = u64::from_str_radix(addr, 16) else {
+        let text_of = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        let Some(a) = std::str::from_utf8(l.addr)
+            .ok()
+            .and_then(|a| u64::from_str_radix(a, 16).ok())
+            .filter(|a| *a != 0)
+        else {
             continue;
         };
-        if a == 0 {
-            continue;
-        }
-        let module = f
-            .next()
-            .and_then(|m| m.strip_prefix('['))
-            .and_then(|m| m.strip_suffix(']'));
+        let name = text_of(l.name);
+        let module = l
+            .module
+            .and_then(|m| m.strip_prefix(b"["))
+            .and_then(|m| m.strip_suffix(b"]"));
         out.push((
             a,
             match module {
-                Some(m) => format!("{m}:{name}"),
-                None => name.to_string(),
+                Some(m) => format!("{}:{name}", text_of(m)),
+                None => name,
             },
         ));
     }

@@ -55,21 +55,21 @@ pub fn scan_data_symbols<R: BufRead>(mut r: R, names: &[&str]) -> io::Result<Has
 }
 
 /// One line of /proc/kallsyms: `ADDR TYPE NAME [\[MODULE\]]`, as bytes.
-struct Line<'a> {
+pub(crate) struct Line<'a> {
     /// The address, in hex.
-    addr: &'a [u8],
+    pub(crate) addr: &'a [u8],
     /// The symbol type letter (`t`, `T`, `d`, ...).
-    ty: &'a [u8],
+    pub(crate) ty: &'a [u8],
     /// The symbol name.
-    name: &'a [u8],
+    pub(crate) name: &'a [u8],
     /// The field after the name, `[module]` for a module's symbol.
-    module: Option<&'a [u8]>,
+    pub(crate) module: Option<&'a [u8]>,
 }
 
 impl<'a> Line<'a> {
     /// Splits `line` on blanks; `None` for a line of fewer than three
     /// fields.
-    fn parse(line: &'a [u8]) -> Option<Self> {
+    pub(crate) fn parse(line: &'a [u8]) -> Option<Self> {
         let mut fields = line
             .split(|b| b.is_ascii_whitespace())
             .filter(|f| !f.is_empty());

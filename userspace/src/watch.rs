@@ -46,26 +46,14 @@ pub enum Error {
     },
 }
 
-/// The addresses of the `wanted` names in kallsyms text (`ADDR TYPE NAME
-/// [MODULE]` lines), the first listing of each.
+/// The addresses of the `wanted` names in kallsyms text (vmlinux's
+/// symbols; `crate::kallsyms::scan_data_symbols`, which `@var` uses too).
 pub fn addresses(
     text: impl BufRead,
     wanted: &HashSet<&str>,
 ) -> std::io::Result<HashMap<String, u64>> {
-    let mut out = HashMap::new();
-    for line in text.lines() {
-        let line = line?;
-        let mut f = line.split_whitespace();
-        let (Some(addr), Some(_), Some(name)) = (f.next(), f.next(), f.next()) else {
-            continue;
-        };
-        if wanted.contains(name) && !out.contains_key(name) {
-            if let Ok(a) = u64::from_str_radix(addr, 16) {
-                out.insert(name.to_string(), a);
-            }
-        }
-    }
-    Ok(out)
+    let names: Vec<&str> = wanted.iter().copied().collect();
+    crate::kallsyms::scan_data_symbols(text, &names)
 }
 
 /// The program with every `kernel.data("SYMBOL")` probe's address set and
