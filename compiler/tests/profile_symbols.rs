@@ -311,3 +311,21 @@ fn watch_points_name_address_length_and_access() {
         assert!(got.contains(why), "{bad}: {got}");
     }
 }
+
+#[test]
+fn perf_name_tables_match_the_abi_bounds() {
+    // The names are the compiler's, the bounds abi.h's: they must agree,
+    // or a named event would be refused by the verifier (or a valid config
+    // have no name).
+    use compiler::passes::resolve::perf::*;
+    assert_eq!(SW_EVENTS.len() as u32, abi::STP_PERF_SW_MAX);
+    assert_eq!(HW_EVENTS.len() as u32, abi::STP_PERF_HW_MAX);
+    assert_eq!(CACHE_IDS.len() as u32, abi::STP_PERF_CACHE_ID_MAX);
+    assert_eq!(CACHE_OPS.len() as u32, abi::STP_PERF_CACHE_OP_MAX);
+    assert_eq!(CACHE_RESULTS.len() as u32, abi::STP_PERF_CACHE_RESULT_MAX);
+    assert_eq!(SW_EVENTS[abi::STP_PERF_SW_CPU_CLOCK as usize], "cpu_clock");
+    assert_eq!(
+        SW_EVENTS[abi::STP_PERF_SW_TASK_CLOCK as usize],
+        "task_clock"
+    );
+}
