@@ -605,21 +605,33 @@ impl Expr {
 impl Stmt {
     /// The direct sub-statements and expressions, in source order.
     pub fn children_mut(&mut self) -> (Vec<&mut Expr>, Vec<&mut Stmt>) {
+        let (mut es, mut ss) = (Vec::new(), Vec::new());
+        self.push_children_mut(&mut es, &mut ss);
+        (es, ss)
+    }
+
+    /// `children_mut` appended to `es` and `ss` (walks reuse their work
+    /// lists instead of allocating two per statement).
+    pub fn push_children_mut<'a>(
+        &'a mut self,
+        es: &mut Vec<&'a mut Expr>,
+        ss: &mut Vec<&'a mut Stmt>,
+    ) {
         match &mut self.kind {
             StmtKind::Null
             | StmtKind::Break
             | StmtKind::Continue
             | StmtKind::Next
-            | StmtKind::Unsupported(_) => (Vec::new(), Vec::new()),
-            StmtKind::Block(b) => (Vec::new(), b.iter_mut().collect()),
-            StmtKind::Expr(e) | StmtKind::Delete(e) => (vec![e], Vec::new()),
-            StmtKind::Return(e) => (e.iter_mut().collect(), Vec::new()),
+            | StmtKind::Unsupported(_) => {}
+            StmtKind::Block(b) => ss.extend(b.iter_mut()),
+            StmtKind::Expr(e) | StmtKind::Delete(e) => es.push(e),
+            StmtKind::Return(e) => es.extend(e.iter_mut()),
             StmtKind::If { cond, then, els } => {
-                let mut s = vec![&mut **then];
+                es.push(cond);
+                ss.push(&mut **then);
                 if let Some(x) = els {
-                    s.push(&mut **x);
+                    ss.push(&mut **x);
                 }
-                (vec![cond], s)
             }
             StmtKind::Loop {
                 init,
@@ -627,10 +639,10 @@ impl Stmt {
                 incr,
                 body,
             } => {
-                let mut e: Vec<&mut Expr> = init.iter_mut().collect();
-                e.push(cond);
-                e.extend(incr.iter_mut());
-                (e, vec![&mut **body])
+                es.extend(init.iter_mut());
+                es.push(cond);
+                es.extend(incr.iter_mut());
+                ss.push(&mut **body);
             }
             StmtKind::Foreach(f) => {
                 let Foreach {
@@ -640,14 +652,17 @@ impl Stmt {
                     body,
                     ..
                 } = &mut **f;
-                let mut e = vec![array];
+                es.push(array);
                 if let Some(s) = slice {
-                    e.extend(s.iter_mut().flatten());
+                    es.extend(s.iter_mut().flatten());
                 }
-                e.extend(limit.iter_mut());
-                (e, vec![&mut **body])
+                es.extend(limit.iter_mut());
+                ss.push(&mut **body);
             }
-            StmtKind::Try { body, handler, .. } => (Vec::new(), vec![&mut **body, &mut **handler]),
+            StmtKind::Try { body, handler, .. } => {
+                ss.push(&mut **body);
+                ss.push(&mut **handler);
+            }
         }
     }
 }

@@ -430,6 +430,9 @@ pub fn compile_for(
     with_stack(|| compile_here(source_name, source, opts, target))
 }
 
+// Never inlined: the one frame profiles and the instruction measure of
+// docs/performance.md attribute a compile to.
+#[inline(never)]
 fn compile_here(
     source_name: &str,
     source: &str,

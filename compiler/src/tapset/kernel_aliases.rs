@@ -18,15 +18,17 @@
 //! statement and no function (as a global) mentions is dropped, so a script reading
 //! `bytes_read` neither pays for nor depends on BTF having `dev` or `ino`.
 //! docs/tapset.md lists what each alias defines.
-use super::{names_in, Gen};
+use super::{index, names_in, Gen};
 use crate::ast::*;
 use std::collections::HashSet;
 
 /// One tapset file: the families (first probe-point components) whose
-/// aliases it defines, and its text.
+/// aliases it defines, its text, and the functions it defines (listed by
+/// compiler/build.rs).
 struct File {
     families: &'static [&'static str],
     text: &'static str,
+    functions: &'static [&'static str],
 }
 
 /// Every kernel tapset file. `families` must list exactly the first
@@ -35,42 +37,52 @@ const FILES: &[File] = &[
     File {
         families: &["vfs", "generic", "_vfs"],
         text: include_str!("kernel/vfs.stp"),
+        functions: index::KERNEL_FUNCTIONS_VFS,
     },
     File {
         families: &["netdev"],
         text: include_str!("kernel/netdev.stp"),
+        functions: index::KERNEL_FUNCTIONS_NETDEV,
     },
     File {
         families: &["signal", "__signal"],
         text: include_str!("kernel/signal.stp"),
+        functions: index::KERNEL_FUNCTIONS_SIGNAL,
     },
     File {
         families: &["kprocess"],
         text: include_str!("kernel/kprocess.stp"),
+        functions: index::KERNEL_FUNCTIONS_KPROCESS,
     },
     File {
         families: &["scheduler", "__scheduler"],
         text: include_str!("kernel/scheduler.stp"),
+        functions: index::KERNEL_FUNCTIONS_SCHEDULER,
     },
     File {
         families: &["vm", "__vm"],
         text: include_str!("kernel/memory.stp"),
+        functions: index::KERNEL_FUNCTIONS_MEMORY,
     },
     File {
         families: &["irq_handler", "softirq", "workqueue"],
         text: include_str!("kernel/irq.stp"),
+        functions: index::KERNEL_FUNCTIONS_IRQ,
     },
     File {
         families: &["nfsd"],
         text: include_str!("kernel/nfsd.stp"),
+        functions: index::KERNEL_FUNCTIONS_NFSD,
     },
     File {
         families: &["sunrpc"],
         text: include_str!("kernel/sunrpc.stp"),
+        functions: index::KERNEL_FUNCTIONS_SUNRPC,
     },
     File {
         families: &["nfs"],
         text: include_str!("kernel/nfs.stp"),
+        functions: index::KERNEL_FUNCTIONS_NFS,
     },
     File {
         families: &[
@@ -80,34 +92,42 @@ const FILES: &[File] = &[
             "ioscheduler_trace",
         ],
         text: include_str!("kernel/block.stp"),
+        functions: index::KERNEL_FUNCTIONS_BLOCK,
     },
     File {
         families: &["tty"],
         text: include_str!("kernel/tty.stp"),
+        functions: index::KERNEL_FUNCTIONS_TTY,
     },
     File {
         families: &["scsi"],
         text: include_str!("kernel/scsi.stp"),
+        functions: index::KERNEL_FUNCTIONS_SCSI,
     },
     File {
         families: &["tcp", "udp"],
         text: include_str!("kernel/tcp.stp"),
+        functions: index::KERNEL_FUNCTIONS_TCP,
     },
     File {
         families: &["ipmib", "tcpmib", "linuxmib"],
         text: include_str!("kernel/mib.stp"),
+        functions: index::KERNEL_FUNCTIONS_MIB,
     },
     File {
         families: &["socket"],
         text: include_str!("kernel/socket.stp"),
+        functions: index::KERNEL_FUNCTIONS_SOCKET,
     },
     File {
         families: &["input"],
         text: include_str!("kernel/input.stp"),
+        functions: index::KERNEL_FUNCTIONS_INPUT,
     },
     File {
         families: &["netfilter"],
         text: include_str!("kernel/netfilter.stp"),
+        functions: index::KERNEL_FUNCTIONS_NETFILTER,
     },
 ];
 
@@ -152,15 +172,6 @@ fn family_uses(s: &Script) -> (Vec<(&'static str, Span)>, Vec<String>) {
     }
     used.retain(|(f, _)| !own.iter().any(|o| o == f));
     (used, own)
-}
-
-/// The functions a tapset file defines (lines starting `function NAME`).
-fn defined_functions(text: &str) -> Vec<&str> {
-    text.lines()
-        .filter_map(|l| l.strip_prefix("function "))
-        .filter_map(|r| r.split([':', '(', ' ']).next())
-        .filter(|n| !n.is_empty())
-        .collect()
 }
 
 /// The functions called anywhere in `items` (probe, function and alias
@@ -240,10 +251,9 @@ pub(crate) fn add(s: &mut Script, target: &crate::Target, diags: &mut crate::dia
             if done[i] {
                 return None;
             }
-            let fs = defined_functions(f.text);
             calls
                 .iter()
-                .find(|(c, _)| fs.contains(&c.as_str()) && !defs.contains(c))
+                .find(|(c, _)| f.functions.contains(&c.as_str()) && !defs.contains(c))
                 .map(|(_, sp)| (i, *sp))
         });
         let Some((i, span)) = want else { break };

@@ -12,20 +12,15 @@ use super::errno_table::ERRNOS;
 use super::{bodies_mut, declared_globals, names_in, tree, walk_exprs_mut, Gen};
 use crate::ast::*;
 use crate::diag::{Diagnostic, Diags};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
-/// The hand-written part: library.stp, then library_ctx.stp (the
-/// context, proc_mem, namespace, unwind and signal functions), then
-/// aux_syscalls1.stp and aux_syscalls2.stp (the two halves of stap's
-/// syscall decoders), then aux_syscalls_extra.stp (decoders only the
-/// syscall alias variables use).
-const LIBRARY: &str = concat!(
-    include_str!("library.stp"),
-    include_str!("library_ctx.stp"),
-    include_str!("aux_syscalls1.stp"),
-    include_str!("aux_syscalls2.stp"),
-    include_str!("aux_syscalls_extra.stp")
-);
+/// The hand-written part (library.stp, then library_ctx.stp: the context,
+/// proc_mem, namespace, unwind and signal functions; aux_syscalls1.stp and
+/// aux_syscalls2.stp: the two halves of stap's syscall decoders;
+/// aux_syscalls_extra.stp: decoders only the syscall alias variables use),
+/// cut at its declarations by compiler/build.rs: `LIBRARY`,
+/// `LIBRARY_CHUNKS`, `LIBRARY_NAMES`.
+use super::index::{self, LIBRARY_CHUNKS, LIBRARY_NAMES};
 
 /// `errno_str(e)`: the name of errno `e` (or `-e`), "" when unknown; the
 /// binary search on `e` is built as AST (`tree`) into the `{ }`.
@@ -48,53 +43,27 @@ fn errno_function(g: &mut Gen, span: Span) -> Vec<Item> {
 }
 
 /// The functions and globals a script can take from the library, parsed
-/// as they are first wanted (the whole library is 900 lines; a script
+/// as they are first wanted (the whole library is 5,000 lines; a script
 /// wants a few functions).
 struct Lib {
     funcs: Vec<FunctionDecl>,
     globals: Vec<GlobalDecl>,
-    /// `LIBRARY` cut at its top-level declarations: the names each
-    /// declares and its text, and whether it has been parsed.
-    chunks: Vec<(Vec<&'static str>, &'static str, bool)>,
-    /// The chunks declaring each name, in library order.
-    by_name: HashMap<&'static str, Vec<usize>>,
+    /// Whether each of `LIBRARY_CHUNKS` has been parsed.
+    parsed: Vec<bool>,
 }
 
-/// `LIBRARY` cut before each line that starts a top-level `function` or
-/// `global` (column 0 in library.stp), with the names each declares.
-fn chunks() -> Vec<(Vec<&'static str>, &'static str, bool)> {
-    let mut starts: Vec<usize> = Vec::new();
-    let mut at = 0;
-    for line in LIBRARY.split_inclusive('\n') {
-        if line.starts_with("function ") || line.starts_with("global ") {
-            starts.push(at);
-        }
-        at += line.len();
-    }
-    let mut out = Vec::with_capacity(starts.len());
-    for (i, &a) in starts.iter().enumerate() {
-        let text = &LIBRARY[a..starts.get(i + 1).copied().unwrap_or(LIBRARY.len())];
-        let head = text.lines().next().unwrap_or("");
-        let names: Vec<&str> = if let Some(rest) = head.strip_prefix("function ") {
-            vec![rest.split([':', '(']).next().unwrap_or("").trim()]
-        } else {
-            let rest = head.strip_prefix("global ").unwrap_or("");
-            rest.split(',')
-                .map(|n| n.split(['=', '[']).next().unwrap_or("").trim())
-                .collect()
-        };
-        out.push((names, text, false));
-    }
-    out
+/// The text of `LIBRARY_CHUNKS[i]`.
+fn chunk_text(i: usize) -> &'static str {
+    let (_, a, b) = LIBRARY_CHUNKS[i];
+    index::LIBRARY.get(a..b).unwrap_or("")
 }
 
 /// The public functions the library defines (for `(similar: …)`
 /// suggestions; internal names start with `_`).
 pub(crate) fn function_names() -> Vec<&'static str> {
-    let mut v: Vec<&'static str> = chunks()
-        .into_iter()
-        .filter(|(_, text, _)| text.starts_with("function "))
-        .flat_map(|(names, _, _)| names)
+    let mut v: Vec<&'static str> = (0..LIBRARY_CHUNKS.len())
+        .filter(|&i| chunk_text(i).starts_with("function "))
+        .flat_map(|i| LIBRARY_CHUNKS[i].0.iter().copied())
         .filter(|n| !n.starts_with('_'))
         .collect();
     v.extend(["errno_str", "syscall_name"]);
@@ -104,40 +73,25 @@ pub(crate) fn function_names() -> Vec<&'static str> {
 impl Lib {
     /// The library, nothing parsed yet.
     fn new() -> Lib {
-        let chunks = chunks();
-        let mut by_name: HashMap<&'static str, Vec<usize>> = HashMap::new();
-        for (i, (names, _, _)) in chunks.iter().enumerate() {
-            for n in names {
-                let v = by_name.entry(*n).or_default();
-                if v.last() != Some(&i) {
-                    v.push(i);
-                }
-            }
-        }
         Lib {
             funcs: Vec::new(),
             globals: Vec::new(),
-            chunks,
-            by_name,
+            parsed: vec![false; LIBRARY_CHUNKS.len()],
         }
     }
 
     /// Parses the declaration of `name` if there is one not parsed yet.
     fn load(&mut self, name: &str, g: &mut Gen, span: Span) {
-        let Some(at) = self.by_name.get(name) else {
+        let Ok(at) = LIBRARY_NAMES.binary_search_by(|(n, _)| (*n).cmp(name)) else {
             return;
         };
-        let mut texts = Vec::new();
-        for &i in at {
-            let (_, text, parsed) = &mut self.chunks[i];
-            if !*parsed {
-                *parsed = true;
-                texts.push(*text);
+        for &i in LIBRARY_NAMES[at].1 {
+            let i = usize::from(i);
+            if !self.parsed[i] {
+                self.parsed[i] = true;
+                let items = g.items(chunk_text(i), span);
+                self.add(items);
             }
-        }
-        for text in texts {
-            let items = g.items(text, span);
-            self.add(items);
         }
     }
 
@@ -328,12 +282,20 @@ mod tests {
             names
         };
         let mut all: Vec<String> = Vec::new();
-        for (names, text, _) in chunks() {
+        for (i, (names, _, _)) in LIBRARY_CHUNKS.iter().enumerate() {
+            let text = chunk_text(i);
             let got = parse(text);
-            assert_eq!(got, names, "{text}");
+            assert_eq!(got, *names, "{text}");
             all.extend(got);
         }
-        let mut whole = parse(LIBRARY);
+        // Every name is filed under exactly the chunks declaring it.
+        for (name, chunks) in LIBRARY_NAMES {
+            for &i in *chunks {
+                assert!(LIBRARY_CHUNKS[usize::from(i)].0.contains(name));
+            }
+        }
+        assert!(LIBRARY_NAMES.windows(2).all(|w| w[0].0 < w[1].0));
+        let mut whole = parse(index::LIBRARY);
         whole.sort();
         all.sort();
         assert_eq!(all, whole);

@@ -39,6 +39,12 @@ pub mod syscalls;
 mod target_set;
 mod tree;
 
+/// Indexes of the tapset text made by compiler/build.rs: the library cut
+/// at its declarations, the functions of each kernel tapset file.
+mod index {
+    include!(concat!(env!("OUT_DIR"), "/tapset_index.rs"));
+}
+
 use crate::ast::*;
 use crate::diag::{Diagnostic, Diags};
 use std::collections::HashMap;
@@ -240,18 +246,28 @@ impl Gen {
 
     /// Gives `e` and its sub-expressions fresh ids and the span `span`.
     pub fn relabel_expr(&mut self, e: &mut Expr, span: Span) {
-        let mut work: Vec<&mut Expr> = vec![e];
+        let mut work: Vec<&mut Expr> = Vec::with_capacity(16);
+        work.push(e);
+        self.relabel_exprs(&mut work, span);
+    }
+
+    /// `relabel_expr` on the trees in `work` (taken last first), leaving
+    /// `work` empty.
+    fn relabel_exprs(&mut self, work: &mut Vec<&mut Expr>, span: Span) {
         while let Some(x) = work.pop() {
             x.id = self.next;
             self.next += 1;
             x.span = span;
-            x.push_children_mut(&mut work);
+            x.push_children_mut(work);
         }
     }
 
     /// Gives every expression of `s` a fresh id, and everything `span`.
     pub fn stmt(&mut self, s: &mut Stmt, span: Span) {
-        let mut work: Vec<&mut Stmt> = vec![s];
+        let mut work: Vec<&mut Stmt> = Vec::with_capacity(16);
+        let mut es: Vec<&mut Expr> = Vec::with_capacity(8);
+        let mut w: Vec<&mut Expr> = Vec::with_capacity(16);
+        work.push(s);
         while let Some(x) = work.pop() {
             x.span = span;
             if let StmtKind::Foreach(f) = &mut x.kind {
@@ -262,30 +278,22 @@ impl Gen {
                     v.1 = span;
                 }
             }
-            let (es, ss) = x.children_mut();
-            for e in es {
-                self.relabel_expr(e, span);
+            x.push_children_mut(&mut es, &mut work);
+            for e in es.drain(..) {
+                w.push(e);
+                self.relabel_exprs(&mut w, span);
             }
-            work.extend(ss);
         }
     }
 
     /// A copy of `s` with fresh expression ids (spans kept).
     pub fn fresh_copy(&mut self, s: &Stmt) -> Stmt {
         let mut s = s.clone();
-        let mut work: Vec<&mut Stmt> = vec![&mut s];
-        while let Some(x) = work.pop() {
-            let (es, ss) = x.children_mut();
-            for e in es {
-                let mut w: Vec<&mut Expr> = vec![e];
-                while let Some(y) = w.pop() {
-                    y.id = self.next;
-                    self.next += 1;
-                    y.push_children_mut(&mut w);
-                }
-            }
-            work.extend(ss);
-        }
+        let next = &mut self.next;
+        walk_exprs_mut(&mut s, &mut |y| {
+            y.id = *next;
+            *next += 1;
+        });
         s
     }
 }
@@ -335,17 +343,19 @@ pub(crate) fn bodies_mut(s: &mut Script) -> Vec<&mut Stmt> {
 
 /// Calls `f` on every expression of `s`, parents before children.
 pub(crate) fn walk_exprs_mut(s: &mut Stmt, f: &mut dyn FnMut(&mut Expr)) {
-    let mut work: Vec<&mut Stmt> = vec![s];
+    let mut work: Vec<&mut Stmt> = Vec::with_capacity(16);
+    let mut es: Vec<&mut Expr> = Vec::with_capacity(8);
+    let mut w: Vec<&mut Expr> = Vec::with_capacity(16);
+    work.push(s);
     while let Some(x) = work.pop() {
-        let (es, ss) = x.children_mut();
-        for e in es {
-            let mut w: Vec<&mut Expr> = vec![e];
+        x.push_children_mut(&mut es, &mut work);
+        for e in es.drain(..) {
+            w.push(e);
             while let Some(y) = w.pop() {
                 f(y);
                 y.push_children_mut(&mut w);
             }
         }
-        work.extend(ss);
     }
 }
 

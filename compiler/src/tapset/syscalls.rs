@@ -972,7 +972,10 @@ pub(crate) fn rewrite(s: &mut Script, _args: &[String], g: &mut Gen, _diags: &mu
             out.push(Item::Probe(p));
             continue;
         }
-        let (vars, calls) = names_in(&mut p.body);
+        let (mut vars, calls) = names_in(&mut p.body);
+        // Membership only below: each name once.
+        vars.sort_unstable();
+        vars.dedup();
         let alias_vars = ["name", "argstr", "retval", "retstr", "syscall_nr"];
         let mut needed = vars.iter().any(|v| alias_vars.contains(&v.as_str()))
             || calls
@@ -1044,7 +1047,9 @@ pub(crate) fn rewrite(s: &mut Script, _args: &[String], g: &mut Gen, _diags: &mu
                 g,
                 &mut needs,
             );
-            let (used, _) = names_in(&mut body);
+            let (mut used, _) = names_in(&mut body);
+            used.sort_unstable();
+            used.dedup();
             let span = pp.span();
             let parts = prologue_parts(sp, &used, &needs);
             let mut stmts = g.stmts_of(&parts, span);
