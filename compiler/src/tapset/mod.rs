@@ -47,7 +47,7 @@ mod index {
 
 use crate::ast::*;
 use crate::diag::{Diagnostic, Diags};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// Runs the tapset rewrites on an alias-expanded script. `args` are the
 /// script arguments (for `argv_N`).
@@ -77,7 +77,10 @@ pub(crate) struct Gen {
     /// Statement lists already parsed (`stmts_of`), by text, as the
     /// parser made them (not relabelled): the syscall prologues repeat
     /// the same assignments across hundreds of probes.
-    parsed: HashMap<String, Vec<Stmt>>,
+    parsed: FxHashMap<String, Vec<Stmt>>,
+    /// `Target::default()`, made once: what generated text is parsed for
+    /// unless a caller names a target.
+    default_target: crate::Target,
 }
 
 impl Gen {
@@ -86,7 +89,8 @@ impl Gen {
         Gen {
             next,
             errors: Vec::new(),
-            parsed: HashMap::new(),
+            parsed: FxHashMap::default(),
+            default_target: crate::Target::default(),
         }
     }
 
@@ -105,25 +109,26 @@ impl Gen {
         span: Span,
         patch: &mut dyn FnMut(&mut Vec<Item>) -> bool,
     ) -> Vec<Item> {
-        self.items_patched_for(text, span, &crate::Target::default(), patch)
+        self.items_patched_for(text, span, None, patch)
     }
 
     /// `items`, with the text's `%( %? %: %)` conditionals decided for
     /// `target` (the script's: `systemtap_v` of `--compatible`, ...).
     pub fn items_for(&mut self, text: &str, span: Span, target: &crate::Target) -> Vec<Item> {
-        self.items_patched_for(text, span, target, &mut |_| true)
+        self.items_patched_for(text, span, Some(target), &mut |_| true)
     }
 
-    /// `items_patched` for `target`.
+    /// `items_patched` for `target` (`None`: the default target).
     fn items_patched_for(
         &mut self,
         text: &str,
         span: Span,
-        target: &crate::Target,
+        target: Option<&crate::Target>,
         patch: &mut dyn FnMut(&mut Vec<Item>) -> bool,
     ) -> Vec<Item> {
         let tokens = crate::parse::lexer::lex(text, &[]);
         let mut d = Diags::default();
+        let target = target.unwrap_or(&self.default_target);
         let script = crate::parse::parse_for(&tokens, target, &mut d);
         if d.has_errors() {
             let first = d
@@ -185,7 +190,7 @@ impl Gen {
                 all.extend(done.iter().cloned());
                 continue;
             }
-            match parse_stmts(part) {
+            match parse_stmts(part, &self.default_target) {
                 Some(done) => {
                     all.extend(done.iter().cloned());
                     self.parsed.insert(part.to_string(), done);
@@ -299,12 +304,13 @@ impl Gen {
 }
 
 /// The statements of the statement list `text` as the parser makes them
-/// (ids from 0, spans in `text`), `None` when it does not parse.
-fn parse_stmts(text: &str) -> Option<Vec<Stmt>> {
+/// for `target` (ids from 0, spans in `text`), `None` when it does not
+/// parse.
+fn parse_stmts(text: &str, target: &crate::Target) -> Option<Vec<Stmt>> {
     let text = format!("probe begin {{\n{text}\n}}");
     let tokens = crate::parse::lexer::lex(&text, &[]);
     let mut d = Diags::default();
-    let script = crate::parse::parse_for(&tokens, &crate::Target::default(), &mut d);
+    let script = crate::parse::parse_for(&tokens, target, &mut d);
     if d.has_errors() {
         return None;
     }

@@ -338,11 +338,23 @@ const STAP_NAMES: &[(&str, &str, &str)] = &[
 
 /// The system call named `name` (by the table or by stap).
 pub fn lookup(name: &str) -> Option<&'static Syscall> {
+    /// `SYSCALLS` by name, made on the first lookup (a compile looks up
+    /// every system call of a detailed script several times).
+    static BY_NAME: std::sync::OnceLock<rustc_hash::FxHashMap<&'static str, &'static Syscall>> =
+        std::sync::OnceLock::new();
     let name = STAP_NAMES
         .iter()
         .find(|(s, _, _)| *s == name)
         .map_or(name, |(_, t, _)| t);
-    SYSCALLS.iter().find(|s| s.name == name)
+    let by_name = BY_NAME.get_or_init(|| {
+        let mut m = rustc_hash::FxHashMap::default();
+        // The first row of a name wins, as a linear search would find it.
+        for sc in SYSCALLS.iter().rev() {
+            m.insert(sc.name, sc);
+        }
+        m
+    });
+    by_name.get(name).copied()
 }
 
 /// stap's variable name for argument `a` of `sc`. A parameter called
