@@ -1,12 +1,12 @@
 //! The JSON and Prometheus macros of stap's tapset (compiler/src/parse/
 //! tapset.stpm): the text they produce, written through their `_to` forms
 //! into a string variable and run in user space on the C core, and the
-//! refusal of the JSON endpoint (`probe json_data`, a procfs probe); the
+//! JSON endpoint's files and metadata (tapset/kernel/json.stp); the
 //! listings of a probe's values: execve's `args` / `env_str`, and the
 //! `$$parms` family.
 mod common;
 
-use common::{first_semantic_error, RunOptions};
+use common::RunOptions;
 
 /// The output of a begin-only script run in user space.
 fn run(src: &str) -> String {
@@ -55,20 +55,78 @@ fn json_object_with_scalars_and_arrays() {
 }
 
 #[test]
-fn json_endpoint_is_a_procfs_refusal() {
-    let e =
-        first_semantic_error("probe json_data { @json_output_data_start @json_output_data_end }\n");
-    assert!(
-        e.starts_with("semantic error: not supported yet: procfs probes (json_data"),
-        "{e}"
+fn json_endpoint_is_two_procfs_files() {
+    // `probe json_data` is data.json; metadata.json comes with it.
+    let c = common::build("probe json_data { @json_output_data_start @json_output_data_end }\n");
+    let mut files: Vec<(u8, String, u32)> = c
+        .program
+        .probes
+        .iter()
+        .filter_map(|p| match &p.target {
+            vm_spec::program::ProbeTarget::File { name, .. } => {
+                Some((p.kind, name.clone(), p.maxactive))
+            }
+            _ => None,
+        })
+        .collect();
+    files.sort();
+    let r = vm_spec::abi::STP_PROBE_PROCFS_READ as u8;
+    assert_eq!(
+        files,
+        [
+            (r, "data.json".to_string(), 8192),
+            (r, "metadata.json".to_string(), 8192)
+        ]
     );
-    let e = first_semantic_error("probe begin { json_set_prefix(\"p\") }\n");
-    assert!(
-        e.contains(
-            "not supported yet: function json_set_prefix() (the JSON endpoint is a procfs probe)"
-        ),
-        "{e}"
-    );
+    common::check(&c.program);
+}
+
+#[test]
+fn json_metadata_of_metrics_and_arrays() {
+    let out = run(r#"probe begin {
+  json_add_numeric_metric("reads", "reads of \"data\"", "count")
+  json_add_string_metric("name", "")
+  json_add_array("net", "")
+  json_add_array_numeric_metric("net", "packets", "", "count")
+  print(__json_metric_meta(0, "reads", "") . "\n")
+  print(__json_metric_meta(0, "name", "") . "\n")
+  print(__json_array_head("net") . "\n")
+  print(__json_metric_meta(1, "net", "packets") . "\n")
+  print(__json_metric_meta(1, "net", "__id") . "\n")
+  try { json_add_string_metric("name", "again") } catch (e) { println(e) }
+}"#);
+    let want = r#"    {
+      "name": "reads",
+      "pointer": "/reads",
+      "type": "integer",
+      "description": "reads of \"data\"",
+      "units": "count"
+    }
+    {
+      "name": "name",
+      "pointer": "/name",
+      "type": "string"
+    }
+    {
+      "name": "net",
+      "pointer": "/net",
+      "type": "array",
+      "index": "/__id",
+      "metrics": [
+        {
+          "name": "packets",
+          "pointer": "/packets",
+          "type": "integer",
+          "units": "count"
+        }
+        {
+          "name": "__id",
+          "pointer": "/__id",
+          "type": "string"
+        }
+Metric 'name' already exists
+"#;
+    assert_eq!(out, want);
 }
 
 #[test]

@@ -125,6 +125,11 @@ const FILES: &[File] = &[
         functions: index::KERNEL_FUNCTIONS_INPUT,
     },
     File {
+        families: &["json_data"],
+        text: include_str!("kernel/json.stp"),
+        functions: index::KERNEL_FUNCTIONS_JSON,
+    },
+    File {
         families: &["netfilter"],
         text: include_str!("kernel/netfilter.stp"),
         functions: index::KERNEL_FUNCTIONS_NETFILTER,
@@ -332,10 +337,11 @@ fn drop_unused_globals(s: &mut Script, tapset_globals: &[String]) {
 /// only to walk it without a copy).
 fn prune_unreached(script: &mut [Item], added: &mut Vec<Item>) {
     // The calls of the script's items, then those of the added aliases
-    // (each name once, at its first call).
+    // and probes (json.stp's metadata file; each name once, at its first
+    // call).
     let (mut want, _) = calls_and_defs(script);
     for it in added.iter_mut() {
-        if matches!(it, Item::Alias(_)) {
+        if matches!(it, Item::Alias(_) | Item::Probe(_)) {
             for (name, span) in calls_and_defs(std::slice::from_mut(it)).0 {
                 if !want.iter().any(|(w, _)| *w == name) {
                     want.push((name, span));
