@@ -279,21 +279,44 @@ const TABLE_ARG_FUNCS: [(&str, ArgKind); 7] = [
 ];
 
 /// A `SYSCALL_VARS` expression with its `*_arg(N)` calls read through
-/// `regs`.
+/// `regs`: one scan, each call matched by the first of `TABLE_ARG_FUNCS`
+/// that fits where it starts (so `ulong_arg(1)` is not `u` and a
+/// `long_arg(1)`).
 fn table_expr(e: &str, regs: &str) -> String {
-    let mut out = e.to_string();
-    for (f, k) in TABLE_ARG_FUNCS {
-        if !out.contains(f) {
-            continue;
-        }
-        for (i, _) in ARG_OFFSETS.iter().enumerate() {
-            let call = format!("{f}({})", i + 1);
-            if out.contains(&call) {
-                out = out.replace(&call, &format!("({})", value(regs, i, k)));
+    let b = e.as_bytes();
+    let mut out = String::with_capacity(e.len() + 64);
+    let (mut i, mut copied) = (0, 0);
+    while i < b.len() {
+        match arg_call_at(&b[i..]) {
+            Some((len, arg, kind)) => {
+                // `i` and `copied` are at ASCII bytes: char boundaries.
+                out.push_str(e.get(copied..i).unwrap_or(""));
+                out.push('(');
+                out.push_str(&value(regs, arg, kind));
+                out.push(')');
+                i += len;
+                copied = i;
             }
+            None => i += 1,
         }
     }
+    out.push_str(e.get(copied..).unwrap_or(""));
     out
+}
+
+/// The `*_arg(N)` call (N in 1..=6) at the start of `b`: its length, the
+/// 0-based argument and the kind it reads.
+fn arg_call_at(b: &[u8]) -> Option<(usize, usize, ArgKind)> {
+    for (f, kind) in TABLE_ARG_FUNCS {
+        let f = f.as_bytes();
+        if !b.starts_with(f) {
+            continue;
+        }
+        if let [b'(', d @ b'1'..=b'6', b')', ..] = b[f.len()..] {
+            return Some((f.len() + 3, usize::from(d - b'1'), kind));
+        }
+    }
+    None
 }
 
 /// Socket address variables (stap's `@_af_inet_info_u` in syscalls.stpm,
