@@ -45,6 +45,85 @@ fn matches(name: &ProbePoint, use_: &ProbePoint) -> bool {
             .all(|(a, u)| glob(&u.name, &a.name) && lit_eq(&a.arg, &u.arg))
 }
 
+/// `pat` matches the dotted name `s`, where `**` matches any text, dots
+/// included, and `*` / `?` any text / character but a dot (stapprobes:
+/// "`**` to match multiple sequential components at once", `sys**open`).
+/// Dynamic programming over (pattern, name) positions: no backtracking
+/// blow-up on many stars.
+fn dotted_glob(pat: &[u8], s: &[u8]) -> bool {
+    // ok[j]: pat[i..] matches s[j..], for the current i (from the end).
+    let mut ok = vec![false; s.len() + 1];
+    ok[s.len()] = true;
+    let mut i = pat.len();
+    while i > 0 {
+        i -= 1;
+        let star2 = pat[i] == b'*' && i > 0 && pat[i - 1] == b'*';
+        let mut next = vec![false; s.len() + 1];
+        for j in (0..=s.len()).rev() {
+            next[j] = match pat[i] {
+                b'*' if star2 => ok[j] || (j < s.len() && next[j + 1]),
+                b'*' => ok[j] || (j < s.len() && s[j] != b'.' && next[j + 1]),
+                b'?' => j < s.len() && s[j] != b'.' && ok[j + 1],
+                c => j < s.len() && s[j] == c && ok[j + 1],
+            };
+        }
+        if star2 {
+            // `**` is one token: its first `*` adds nothing.
+            i -= 1;
+        }
+        ok = next;
+    }
+    ok[0]
+}
+
+/// The uses a point with `**` in a component stands for: one per alias
+/// name (without arguments) whose dotted text it matches, with the use's
+/// span and modifiers; `None` when it has no `**` or matches no alias
+/// (then it is looked up as it is, and a wildcard matching nothing is
+/// stap's "no match").
+fn double_star_uses(aliases: &[&AliasDecl], u: &ProbePoint) -> Option<Vec<ProbePoint>> {
+    if !u.components.iter().any(|c| c.name.contains("**"))
+        || u.components.iter().any(|c| c.arg.is_some())
+    {
+        return None;
+    }
+    let pat: Vec<&str> = u.components.iter().map(|c| c.name.as_str()).collect();
+    let pat = pat.join(".");
+    let span = u.span();
+    let mut out: Vec<ProbePoint> = Vec::new();
+    for n in aliases.iter().flat_map(|a| a.names.iter()) {
+        if n.components.iter().any(|c| c.arg.is_some()) {
+            continue;
+        }
+        let name: Vec<&str> = n.components.iter().map(|c| c.name.as_str()).collect();
+        if !dotted_glob(pat.as_bytes(), name.join(".").as_bytes()) {
+            continue;
+        }
+        let same = |q: &ProbePoint| {
+            q.components.len() == n.components.len()
+                && q.components
+                    .iter()
+                    .zip(&n.components)
+                    .all(|(a, b)| a.name == b.name)
+        };
+        if out.iter().any(same) {
+            continue;
+        }
+        let mut q = u.clone();
+        q.components = n
+            .components
+            .iter()
+            .map(|c| Component {
+                name: c.name.clone(),
+                arg: None,
+                span,
+            })
+            .collect();
+        out.push(q);
+    }
+    (!out.is_empty()).then_some(out)
+}
+
 /// `long` is `short` with more components (same names and arguments).
 fn extends(long: &ProbePoint, short: &ProbePoint) -> bool {
     long.components.len() > short.components.len()
@@ -132,7 +211,14 @@ impl Expander<'_> {
     fn probe(&mut self, aliases: &[&AliasDecl], p: &ProbeDecl, out: &mut Vec<ProbeDecl>) {
         // (points, body, depth): a worklist, each entry's points not yet
         // looked up.
-        let mut work = vec![(p.points.clone(), p.body.clone(), 0u32, true)];
+        let mut points = Vec::with_capacity(p.points.len());
+        for u in &p.points {
+            match double_star_uses(aliases, u) {
+                Some(uses) => points.extend(uses),
+                None => points.push(u.clone()),
+            }
+        }
+        let mut work = vec![(points, p.body.clone(), 0u32, true)];
         let mut produced = 0usize;
         while let Some((points, body, depth, original)) = work.pop() {
             let mut plain = Vec::new();
@@ -426,7 +512,7 @@ pub fn run(script: Script, diags: &mut Diags) -> Script {
 
 #[cfg(test)]
 mod tests {
-    use super::glob;
+    use super::{dotted_glob, glob};
 
     #[test]
     fn globs() {
@@ -438,5 +524,16 @@ mod tests {
         assert!(glob("abc", "abc"));
         assert!(!glob("ab", "abc"));
         assert!(glob("**", ""));
+        // `**` spans dots, `*` and `?` do not.
+        assert!(dotted_glob(b"netfilter.**", b"netfilter.ipv4.local_in"));
+        assert!(dotted_glob(b"sys**open", b"syscall.open"));
+        assert!(dotted_glob(b"sys**open", b"syscall.x.open"));
+        assert!(!dotted_glob(b"sys*open", b"syscall.open"));
+        assert!(!dotted_glob(b"netfilter.*", b"netfilter.ipv4.local_in"));
+        assert!(dotted_glob(b"netfilter.*", b"netfilter.hook"));
+        assert!(!dotted_glob(b"n?tfilter.**", b"net.filter.x"));
+        assert!(dotted_glob(b"**", b"a.b.c"));
+        assert!(!dotted_glob(b"a.**.d", b"a.d"));
+        assert!(dotted_glob(b"a.**d", b"a.d"));
     }
 }
