@@ -33,7 +33,7 @@ fn component(i: In) -> PResult<Vec<ProbePoint>> {
         return Err(fail_at(i, "expected identifier or '*' or '{'"));
     }
     // Glue adjacent pieces of a wildcard name (`sys_*_at`).
-    let mut name = t.text.clone();
+    let mut name = t.text.as_str().to_owned();
     let mut r = &i[1..];
     while let Some(u) = r.first() {
         if u.ws_before || !(u.kind == TokKind::Ident || u.kind == TokKind::Keyword || u.is_op("*"))
@@ -264,7 +264,7 @@ fn global<'a>(i: In<'a>, seen: &mut Vec<String>, private: Option<Span>) -> PResu
 fn function(i: In, private: Option<Span>) -> PResult<Item> {
     let (i, _) = kw("function")(i)?;
     let (mut i, (name, span)) = match i.first() {
-        Some(t) if t.kind == TokKind::Ident => (&i[1..], (t.text.clone(), t.span)),
+        Some(t) if t.kind == TokKind::Ident => (&i[1..], (t.text.as_str().to_owned(), t.span)),
         _ => return Err(fail_next(i, "expected identifier")),
     };
     let type_ann = |i: In<'_>| -> Result<(usize, Option<TypeAnn>), nom::Err<PErr>> {
@@ -345,11 +345,11 @@ pub(super) fn item<'a>(i: In<'a>, globals: &mut Vec<String>) -> PResult<'a, Vec<
     let Some(t) = i.first() else {
         return Ok((i, Vec::new()));
     };
-    match (&t.kind, t.text.as_str()) {
-        (TokKind::Keyword, "probe") => probe(i).map(|(r, p)| (r, vec![p])),
-        (TokKind::Keyword, "global") => global(i, globals, None),
-        (TokKind::Keyword, "function") => function(i, None).map(|(r, f)| (r, vec![f])),
-        (TokKind::Keyword, "private") => {
+    match (&t.kind, t.text.as_bytes()) {
+        (TokKind::Keyword, b"probe") => probe(i).map(|(r, p)| (r, vec![p])),
+        (TokKind::Keyword, b"global") => global(i, globals, None),
+        (TokKind::Keyword, b"function") => function(i, None).map(|(r, f)| (r, vec![f])),
+        (TokKind::Keyword, b"private") => {
             let rest = &i[1..];
             if peek_kw(rest, "function") {
                 function(rest, Some(t.span)).map(|(r, f)| (r, vec![f]))

@@ -172,7 +172,7 @@ fn kw<'a>(s: &'static str) -> impl Fn(In<'a>) -> PResult<'a, Span> {
 /// An identifier.
 fn ident(i: In) -> PResult<(String, Span)> {
     match i.first() {
-        Some(t) if t.kind == TokKind::Ident => Ok((&i[1..], (t.text.clone(), t.span))),
+        Some(t) if t.kind == TokKind::Ident => Ok((&i[1..], (t.text.as_str().to_owned(), t.span))),
         _ => Err(fail_next(i, "expected identifier")),
     }
 }
@@ -236,7 +236,7 @@ pub fn decode_string(raw: &str) -> Vec<u8> {
 fn string_lit(i: In) -> PResult<(Vec<u8>, Span)> {
     match i.first() {
         Some(t) if t.kind == TokKind::Str => {
-            let mut raw = t.text.clone();
+            let mut raw = t.text.as_str().to_owned();
             let mut rest = &i[1..];
             while let Some(n) = rest.first().filter(|n| n.kind == TokKind::Str) {
                 raw.push_str(&n.text);

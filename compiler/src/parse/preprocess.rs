@@ -251,7 +251,8 @@ impl<'a> Pp<'a> {
                 self.define(&t)?;
                 continue;
             }
-            if t.kind == TokKind::Op && t.text.len() > 1 && t.text.starts_with('@') {
+            if t.kind == TokKind::Op && t.text.as_bytes().len() > 1 && t.text.as_bytes()[0] == b'@'
+            {
                 let name = &t.text[1..];
                 let mut from_lib = false;
                 let mut decl = self
@@ -317,7 +318,7 @@ impl<'a> Pp<'a> {
             let t = self.input.get(self.pos.saturating_sub(1)).unwrap_or(at);
             return err("expected identifier", Some(t));
         };
-        let name = name_t.text.clone();
+        let name = name_t.text.as_str().to_owned();
         if self.defs.contains_key(&name) {
             return err(
                 format!("attempt to redefine macro '@{name}' in the same file"),
@@ -339,7 +340,7 @@ impl<'a> Pp<'a> {
         if saw_params {
             loop {
                 match self.raw() {
-                    Some(p) if p.kind == TokKind::Ident => formals.push(p.text),
+                    Some(p) if p.kind == TokKind::Ident => formals.push(p.text.as_str().to_owned()),
                     other => return err("expected identifier", other.as_ref().or(Some(at))),
                 }
                 match self.raw() {
@@ -592,7 +593,10 @@ pub fn is_plain(tokens: &[Token]) -> bool {
     tokens.len() + 2 < MAX_TOKENS
         && !tokens.iter().any(|t| {
             t.kind == TokKind::Op
-                && (t.text.starts_with('@') || ["%(", "%?", "%:", "%)"].contains(&t.text.as_str()))
+                && matches!(
+                    t.text.as_bytes(),
+                    [b'@', ..] | b"%(" | b"%?" | b"%:" | b"%)"
+                )
         })
 }
 
@@ -693,7 +697,7 @@ fn eval(t: &Target, l: &Token, op: &Token, r: &Token) -> Result<bool, PpErr> {
         if r.kind != TokKind::Str {
             return err("expected string literal", Some(r));
         }
-        return eq_ne(op, t.privilege == r.text);
+        return eq_ne(op, t.privilege == r.text.as_str());
     }
     if ident && lt == "guru_mode" {
         if r.kind != TokKind::Number {

@@ -540,3 +540,12 @@ fn expression_ids_are_dense_and_in_source_order() {
     let (s, _, _) = parse_src("probe begin { x = 1 + 2; y = x }");
     assert_eq!(s.nexprs, 8);
 }
+#[test]
+fn print_family_match_is_the_list() {
+    for p in expr::PRINT_FAMILY {
+        assert!(expr::is_print_family(p.as_bytes()), "{p}");
+    }
+    for p in ["printx", "prin", "sprintfx", "Print", "@print"] {
+        assert!(!expr::is_print_family(p.as_bytes()), "{p}");
+    }
+}
