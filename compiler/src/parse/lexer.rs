@@ -69,6 +69,22 @@ impl Text {
         }
     }
 
+    /// `source[lo..hi]` (on char boundaries); a short text is copied as a
+    /// fixed-size block when the source has that many bytes left (the
+    /// bytes past its length are never read).
+    #[inline]
+    fn from_source(source: &str, lo: usize, hi: usize) -> Text {
+        let b = source.as_bytes();
+        match b.get(lo..lo + INLINE) {
+            Some(block) if hi - lo <= INLINE => {
+                let mut buf = [0u8; INLINE];
+                buf.copy_from_slice(block);
+                Text(Repr::Inline((hi - lo) as u8, buf))
+            }
+            _ => Text::new(&source[lo..hi]),
+        }
+    }
+
     /// The bytes of the text (no UTF-8 check: for comparisons).
     #[inline]
     pub fn as_bytes(&self) -> &[u8] {
@@ -184,7 +200,7 @@ pub enum Junk {
     /// `%{` without `%}`.
     UnclosedEmbedded,
     /// `$N` / `@N` with N out of range; holds the number of arguments.
-    InvalidArg(usize),
+    InvalidArg(u32),
     /// `$N` inside a pasted argument.
     NestedArg,
 }
@@ -300,9 +316,7 @@ fn line_end(b: &[u8], p: usize) -> Option<usize> {
 fn skip_trivia(b: &[u8], start: usize) -> (usize, bool) {
     let mut p = start;
     loop {
-        while p < b.len() && b[p].is_ascii_whitespace() {
-            p += 1;
-        }
+        p = run(b, p, WS);
         let next = match (b.get(p), b.get(p + 1)) {
             (Some(b'#'), _) => line_end(b, p + 1),
             (Some(b'/'), Some(b'/')) => line_end(b, p + 2),
@@ -326,12 +340,53 @@ fn skip_trivia(b: &[u8], start: usize) -> (usize, bool) {
     }
 }
 
-fn is_ident_start(c: u8) -> bool {
-    c.is_ascii_alphabetic() || c == b'_' || c == b'$' || c == b'@'
+/// `CLASS` bit: ASCII whitespace.
+const WS: u8 = 1;
+/// `CLASS` bit: a word's first character, `[A-Za-z_$@]`.
+const WORD_START: u8 = 2;
+/// `CLASS` bit: a word's other characters, `[A-Za-z0-9_$]`.
+const WORD: u8 = 4;
+/// `CLASS` bit: a number's characters after the first, `[A-Za-z0-9]`.
+const ALNUM: u8 = 8;
+
+/// The character classes of each byte (non-ASCII bytes: none).
+static CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut c = 0;
+    while c < 128 {
+        let b = c as u8;
+        let mut k = 0;
+        if b.is_ascii_whitespace() {
+            k |= WS;
+        }
+        if b.is_ascii_alphabetic() || b == b'_' || b == b'$' || b == b'@' {
+            k |= WORD_START;
+        }
+        if b.is_ascii_alphanumeric() || b == b'_' || b == b'$' {
+            k |= WORD;
+        }
+        if b.is_ascii_alphanumeric() {
+            k |= ALNUM;
+        }
+        t[c] = k;
+        c += 1;
+    }
+    t
+};
+
+/// Whether byte `c` is in class `k`.
+#[inline]
+fn is(c: u8, k: u8) -> bool {
+    CLASS[usize::from(c)] & k != 0
 }
 
-fn is_ident_char(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || c == b'_' || c == b'$'
+/// The end of the run of class-`k` bytes from `p`.
+#[inline]
+fn run(b: &[u8], mut p: usize, k: u8) -> usize {
+    while p < b.len() && is(b[p], k) {
+        p += 1;
+    }
+    p
 }
 
 /// The operator at `b[p..]`: the longest of `LONG_OPS`, else one ASCII
@@ -419,7 +474,7 @@ fn string(source: &str, p: usize) -> (TokKind, Text, usize) {
             .position(|&c| special(c))
             .unwrap_or(b.len() - start);
     if b.get(q) == Some(&b'"') {
-        return (TokKind::Str, Text::new(&source[start..q]), q + 1);
+        return (TokKind::Str, Text::from_source(source, start, q), q + 1);
     }
     let mut content = String::new();
     let mut seg = start;
@@ -489,8 +544,9 @@ fn quote_arg(s: &str) -> String {
 /// Splits `source` into tokens; `args` are the script arguments for `$N`
 /// and `@N`.
 pub fn lex(source: &str, args: &[String]) -> Vec<Token> {
-    // About one token per five bytes of script.
-    let mut out = Vec::with_capacity(source.len() / 5 + 8);
+    // Scripts have about one token per five bytes, the generated tapset
+    // text one per three or four: rarely a reallocation.
+    let mut out = Vec::with_capacity(source.len() / 3 + 8);
     lex_into(source, args, None, &mut out);
     out
 }
@@ -532,7 +588,9 @@ fn lex_into(source: &str, args: &[String], pasted: Option<Span>, out: &mut Vec<T
                 };
                 match value {
                     None => out.push(Token {
-                        kind: TokKind::Junk(Junk::InvalidArg(args.len())),
+                        kind: TokKind::Junk(Junk::InvalidArg(
+                            u32::try_from(args.len()).unwrap_or(u32::MAX),
+                        )),
                         text,
                         span,
                         ws_before: ws,
@@ -555,26 +613,20 @@ fn lex_into(source: &str, args: &[String], pasted: Option<Span>, out: &mut Vec<T
             }
         }
         // The first byte decides the rule.
-        let (kind, text, end) = if is_ident_start(c) {
+        let (kind, text, end) = if is(c, WORD_START) {
             // A word: identifier, keyword, `$var` or `@word`.
-            let n = b[p + 1..].iter().take_while(|&&c| is_ident_char(c)).count();
-            let end = p + 1 + n;
-            let w = &source[p..end];
+            let end = run(b, p + 1, WORD);
             if c == b'@' {
-                (TokKind::Op, Text::new(w), end)
-            } else if let Some(k) = keyword(w) {
+                (TokKind::Op, Text::from_source(source, p, end), end)
+            } else if let Some(k) = keyword(&source[p..end]) {
                 (TokKind::Keyword, Text::from_static(k), end)
             } else {
-                (TokKind::Ident, Text::new(w), end)
+                (TokKind::Ident, Text::from_source(source, p, end), end)
             }
         } else if c.is_ascii_digit() {
             // A number: a digit, then letters and digits.
-            let n = b[p + 1..]
-                .iter()
-                .take_while(|c| c.is_ascii_alphanumeric())
-                .count();
-            let end = p + 1 + n;
-            (TokKind::Number, Text::new(&source[p..end]), end)
+            let end = run(b, p + 1, ALNUM);
+            (TokKind::Number, Text::from_source(source, p, end), end)
         } else if c == b'"' {
             string(source, p)
         } else if c == b'%' && b.get(p + 1) == Some(&b'{') {

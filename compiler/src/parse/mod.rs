@@ -355,21 +355,122 @@ fn to_diagnostic(tokens: &[Token], e: PErr) -> Diagnostic {
 }
 
 /// Gives every expression its `ExprId`, in source order; returns the count.
+///
+/// The walk visits what `Expr::children_mut` and `Stmt::children_mut`
+/// list, in their order (a test checks it), without building their
+/// vectors.
 pub(crate) fn number_exprs(script: &mut Script) -> u32 {
     fn e(x: &mut Expr, n: &mut u32) {
+        use ExprKind::*;
         x.id = *n;
         *n = n.saturating_add(1);
-        for c in x.children_mut() {
-            e(c, n);
+        match &mut x.kind {
+            Num(_) | Str(_) | Var(_) | Target(_) | Unsupported(_) => {}
+            Call { args, .. }
+            | Print { args, .. }
+            | Format { args, .. }
+            | Stat { args, .. }
+            | AtOp { args, .. } => {
+                for a in args {
+                    e(a, n);
+                }
+            }
+            Unary(_, a) | PreIncr(_, a) | PostIncr(_, a) | AddrOf(a) => e(a, n),
+            Regex { lhs, .. } => e(lhs, n),
+            Binary(_, a, b)
+            | Cmp(_, a, b)
+            | And(a, b)
+            | Or(a, b)
+            | Concat(a, b)
+            | Assign(_, a, b)
+            | Append(a, b)
+            | Ushr(a, b) => {
+                e(a, n);
+                e(b, n);
+            }
+            Ternary(a, b, c) => {
+                e(a, n);
+                e(b, n);
+                e(c, n);
+            }
+            Index { base, keys } => {
+                e(base, n);
+                for k in keys.iter_mut().flatten() {
+                    e(k, n);
+                }
+            }
+            In { keys, array } => {
+                for k in keys.iter_mut().flatten() {
+                    e(k, n);
+                }
+                e(array, n);
+            }
+            Deref { base, comps } => {
+                e(base, n);
+                for c in comps {
+                    if let TargetComp::Index(x) = c {
+                        e(x, n);
+                    }
+                }
+            }
         }
     }
     fn s(x: &mut Stmt, n: &mut u32) {
-        let (exprs, stmts) = x.children_mut();
-        for x in exprs {
-            e(x, n);
-        }
-        for x in stmts {
-            s(x, n);
+        match &mut x.kind {
+            StmtKind::Null
+            | StmtKind::Break
+            | StmtKind::Continue
+            | StmtKind::Next
+            | StmtKind::Unsupported(_) => {}
+            StmtKind::Block(b) => {
+                for y in b {
+                    s(y, n);
+                }
+            }
+            StmtKind::Expr(x) | StmtKind::Delete(x) => e(x, n),
+            StmtKind::Return(x) => {
+                if let Some(x) = x {
+                    e(x, n);
+                }
+            }
+            StmtKind::If { cond, then, els } => {
+                e(cond, n);
+                s(then, n);
+                if let Some(x) = els {
+                    s(x, n);
+                }
+            }
+            StmtKind::Loop {
+                init,
+                cond,
+                incr,
+                body,
+            } => {
+                if let Some(x) = init {
+                    e(x, n);
+                }
+                e(cond, n);
+                if let Some(x) = incr {
+                    e(x, n);
+                }
+                s(body, n);
+            }
+            StmtKind::Foreach(f) => {
+                e(&mut f.array, n);
+                if let Some(keys) = &mut f.slice {
+                    for k in keys.iter_mut().flatten() {
+                        e(k, n);
+                    }
+                }
+                if let Some(x) = &mut f.limit {
+                    e(x, n);
+                }
+                s(&mut f.body, n);
+            }
+            StmtKind::Try { body, handler, .. } => {
+                s(body, n);
+                s(handler, n);
+            }
         }
     }
     fn points(pps: &mut [ProbePoint], n: &mut u32) {

@@ -211,6 +211,26 @@ impl<'a> Pp<'a> {
         }
     }
 
+    /// The next input token when it passes through both stages unchanged
+    /// (what `scan_pp` would return, without the copies through its
+    /// stages): no macro body being read, not in an untaken branch, and
+    /// not an operator starting with `@` or `%`.
+    fn plain_next(&mut self) -> Option<&'a Token> {
+        if !self.acts.is_empty() || self.work >= MAX_TOKENS {
+            return None;
+        }
+        if let Some((_, PpState::SkipThen | PpState::SkipElse)) = self.state.last() {
+            return None;
+        }
+        let t = self.input.get(self.pos)?;
+        if t.kind == TokKind::Op && matches!(t.text.as_bytes().first(), Some(b'@' | b'%')) {
+            return None;
+        }
+        self.pos += 1;
+        self.work += 1;
+        Some(t)
+    }
+
     fn raw(&mut self) -> Option<Token> {
         let t = self.input.get(self.pos).cloned();
         if t.is_some() {
@@ -607,8 +627,12 @@ pub fn preprocess(
     target: &Target,
 ) -> (Vec<Token>, Vec<Diagnostic>, Option<Diagnostic>) {
     let mut pp = Pp::new(tokens, target, None);
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(tokens.len());
     loop {
+        if let Some(t) = pp.plain_next() {
+            out.push(t.clone());
+            continue;
+        }
         match pp.scan_pp() {
             Ok(Some(t)) => out.push(t),
             Ok(None) => return (out, pp.warnings, None),

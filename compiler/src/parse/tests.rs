@@ -549,3 +549,89 @@ fn print_family_match_is_the_list() {
         assert!(!expr::is_print_family(p.as_bytes()), "{p}");
     }
 }
+
+/// `number_exprs` visits the expressions in the order of
+/// `Expr::children_mut` / `Stmt::children_mut` (the walk it replaced), on
+/// every corpus script.
+#[test]
+fn number_exprs_follows_children_mut() {
+    fn e(x: &mut Expr, n: &mut u32) {
+        x.id = *n;
+        *n = n.saturating_add(1);
+        for c in x.children_mut() {
+            e(c, n);
+        }
+    }
+    fn s(x: &mut Stmt, n: &mut u32) {
+        let (exprs, stmts) = x.children_mut();
+        for x in exprs {
+            e(x, n);
+        }
+        for x in stmts {
+            s(x, n);
+        }
+    }
+    fn reference(script: &mut Script) -> u32 {
+        let mut n = 0;
+        for it in &mut script.items {
+            if let Item::Probe(p) = it {
+                s(&mut p.body, &mut n);
+            }
+        }
+        for it in &mut script.items {
+            let points = |pps: &mut [ProbePoint], n: &mut u32| {
+                for p in pps {
+                    if let Some(c) = &mut p.cond {
+                        e(c, n);
+                    }
+                }
+            };
+            match it {
+                Item::Probe(p) => points(&mut p.points, &mut n),
+                Item::Function(f) => {
+                    if let Some(b) = &mut f.body {
+                        s(b, &mut n);
+                    }
+                }
+                Item::Alias(a) => {
+                    points(&mut a.points, &mut n);
+                    s(&mut a.body, &mut n);
+                    if let Some(b) = &mut a.epilogue {
+                        s(b, &mut n);
+                    }
+                }
+                _ => {}
+            }
+        }
+        n
+    }
+    let mut dirs = vec![vm_testkit::paths::corpus_dir()];
+    let mut files = 0;
+    while let Some(d) = dirs.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for p in rd.flatten().map(|e| e.path()) {
+            if p.is_dir() {
+                dirs.push(p);
+                continue;
+            }
+            let Ok(src) = std::fs::read_to_string(&p) else {
+                continue;
+            };
+            let mut d = Diags::default();
+            let script = parse(&lexer::lex(&src, &[]), &mut d);
+            let mut again = script.clone();
+            let n = reference(&mut again);
+            assert_eq!(n, script.nexprs, "{}", p.display());
+            assert_eq!(
+                format!("{again:?}"),
+                format!("{script:?}"),
+                "{}",
+                p.display()
+            );
+            files += 1;
+        }
+    }
+    assert!(files > 500, "{files} corpus files");
+}
