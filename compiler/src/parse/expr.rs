@@ -8,7 +8,69 @@ use super::*;
 /// An expression (stap's `parse_expression`).
 pub fn expr(i: In) -> PResult<Expr> {
     let _g = DepthGuard::enter(i)?;
+    // A lone operand (`f(x, 1)`): what the levels below would make of
+    // it, without going through them. They would enter one more level
+    // (`array_in`), so only while that is allowed.
+    if let Some(n) = leaf_len(i) {
+        let ends = match i.get(n) {
+            None => true,
+            Some(t) if t.kind == TokKind::Op => {
+                matches!(t.text.as_bytes(), b"," | b")" | b";" | b"]" | b"}" | b":")
+            }
+            Some(t) => t.kind == TokKind::Keyword && !t.is_kw("in"),
+        };
+        if ends && DEPTH.with(|d| d.get()) < MAX_DEPTH {
+            return leaf(i);
+        }
+    }
     assignment(i)
+}
+
+/// The number of tokens of a plain operand at `i` that nothing after it
+/// extends (no call, index, `->`, `$` or `++`/`--` suffix): a name that is
+/// not a print function, a `$target`, a number or glued strings.
+fn leaf_len(i: In) -> Option<usize> {
+    let t = i.first()?;
+    let n = match t.kind {
+        TokKind::Ident if !is_print_family(t.text.as_bytes()) => 1,
+        TokKind::Number => 1,
+        TokKind::Str => i.iter().take_while(|t| t.kind == TokKind::Str).count(),
+        _ => return None,
+    };
+    match i.get(n) {
+        Some(u) if u.kind == TokKind::Op => {
+            !matches!(u.text.as_bytes(), b"(" | b"[" | b"->" | b"++" | b"--")
+        }
+        Some(u) => !is_pretty(u),
+        None => true,
+    }
+    .then_some(n)
+}
+
+/// The operand `leaf_len` found, as `dwarf_value` makes it.
+fn leaf(i: In) -> PResult<Expr> {
+    let Some(t) = i.first() else {
+        return Err(fail_at(i, "expected value"));
+    };
+    match t.kind {
+        TokKind::Ident => {
+            let name = t.text.as_str().to_owned();
+            let kind = if name.starts_with('$') {
+                ExprKind::Target(name)
+            } else {
+                ExprKind::Var(name)
+            };
+            Ok((&i[1..], mk(kind, t.span)))
+        }
+        TokKind::Str => {
+            let (i, (s, span)) = string_lit(i)?;
+            Ok((i, mk(ExprKind::Str(s), span)))
+        }
+        _ => {
+            let (i, (v, span)) = number_tok(i, false)?;
+            Ok((i, mk(ExprKind::Num(v), span)))
+        }
+    }
 }
 
 fn assign_op(t: &Token) -> Option<Option<AssignOp>> {
@@ -35,7 +97,13 @@ fn assign_op(t: &Token) -> Option<Option<AssignOp>> {
 
 /// Assignments (right-associative), `<<<` among them.
 fn assignment(i: In) -> PResult<Expr> {
-    let (i, lhs) = ternary(i)?;
+    // `ternary`, its common case (no `?`) without the extra call.
+    let (i, c) = binary(i, 1)?;
+    let (i, lhs) = if peek_op(i, "?") {
+        ternary_rest(i, c)?
+    } else {
+        (i, c)
+    };
     let Some(t) = i.first() else {
         return Ok((i, lhs));
     };
@@ -57,6 +125,11 @@ fn assignment(i: In) -> PResult<Expr> {
 /// `c ? a : b`; the false arm is a ternary (stap >= 4.0).
 fn ternary(i: In) -> PResult<Expr> {
     let (i, c) = binary(i, 1)?;
+    ternary_rest(i, c)
+}
+
+/// `ternary` after its condition `c`.
+fn ternary_rest(i: In, c: Expr) -> PResult<Expr> {
     match i.first() {
         Some(t) if t.is_op("?") => {
             let span = t.span;
@@ -101,10 +174,35 @@ fn binary_level(t: &Token) -> Option<u8> {
 /// Operators at levels >= `min`, left-associative (precedence climbing);
 /// levels up to 6 start from `array_in`.
 fn binary(i: In, min: u8) -> PResult<Expr> {
-    let (mut i, mut lhs) = if min <= 6 { array_in(i)? } else { unary(i)? };
+    if min <= 6 {
+        let (i, lhs) = array_in(i)?;
+        climb(i, lhs, min, 5)
+    } else {
+        let (i, lhs) = unary(i)?;
+        climb(i, lhs, min, u8::MAX)
+    }
+}
+
+/// Whether `i` starts with an operator of a level in `min..=max`.
+fn operator_at(i: In, min: u8, max: u8) -> bool {
+    i.first()
+        .and_then(binary_level)
+        .is_some_and(|l| l >= min && l <= max)
+}
+
+/// The operator loop of `binary` after the first operand `lhs`, for the
+/// levels `min..=max`.
+fn climb(i: In, lhs: Expr, min: u8, max: u8) -> PResult<Expr> {
+    if !operator_at(i, min, max) {
+        return Ok((i, lhs));
+    }
+    climb_loop(i, lhs, min, max)
+}
+
+/// `climb` when an operator follows.
+fn climb_loop(mut i: In, mut lhs: Expr, min: u8, mut max: u8) -> PResult<Expr> {
     // After a regex match (whose right side is a literal) only further
     // comparisons may follow, as in stap's comparison loop.
-    let mut max = if min <= 6 { 5 } else { u8::MAX };
     while let Some(t) = i.first() {
         let Some(level) = binary_level(t).filter(|l| *l >= min && *l <= max) else {
             break;
@@ -182,8 +280,13 @@ pub(super) fn key_list(mut i: In, full: bool) -> PResult<Vec<Option<Expr>>> {
 fn array_in(i: In) -> PResult<Expr> {
     let _g = DepthGuard::enter(i)?;
     let Some(t) = i.first().filter(|t| t.is_op("[")) else {
-        // `e in A`, or just `e`.
-        let (r, e) = binary(i, 7)?;
+        // `e in A`, or just `e` (`binary(i, 7)`).
+        let (r, e) = unary(i)?;
+        let (r, e) = if operator_at(r, 7, u8::MAX) {
+            climb_loop(r, e, 7, u8::MAX)?
+        } else {
+            (r, e)
+        };
         return match r.first() {
             Some(t) if t.is_kw("in") => {
                 let span = t.span;
@@ -234,6 +337,9 @@ fn unary(mut i: In) -> PResult<Expr> {
 }
 
 fn crement(i: In) -> PResult<Expr> {
+    if leaf_len(i).is_some() {
+        return leaf(i);
+    }
     if let Some(t) = i.first().filter(|t| t.is_op("++") || t.is_op("--")) {
         let inc = t.text == "++";
         let (i, e) = dwarf_value(&i[1..])?;

@@ -72,7 +72,7 @@ impl Text {
     /// `source[lo..hi]` (on char boundaries); a short text is copied as a
     /// fixed-size block when the source has that many bytes left (the
     /// bytes past its length are never read).
-    #[inline]
+    #[inline(always)]
     fn from_source(source: &str, lo: usize, hi: usize) -> Text {
         let b = source.as_bytes();
         match b.get(lo..lo + INLINE) {
@@ -375,13 +375,13 @@ static CLASS: [u8; 256] = {
 };
 
 /// Whether byte `c` is in class `k`.
-#[inline]
+#[inline(always)]
 fn is(c: u8, k: u8) -> bool {
     CLASS[usize::from(c)] & k != 0
 }
 
 /// The end of the run of class-`k` bytes from `p`.
-#[inline]
+#[inline(always)]
 fn run(b: &[u8], mut p: usize, k: u8) -> usize {
     while p < b.len() && is(b[p], k) {
         p += 1;
