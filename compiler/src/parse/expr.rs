@@ -29,22 +29,24 @@ pub fn expr(i: In) -> PResult<Expr> {
 /// The number of tokens of a plain operand at `i` that nothing after it
 /// extends (no call, index, `->`, `$` or `++`/`--` suffix): a name that is
 /// not a print function, a `$target`, a number or glued strings.
+#[inline(always)]
 fn leaf_len(i: In) -> Option<usize> {
     let t = i.first()?;
     let n = match t.kind {
-        TokKind::Ident if !is_print_family(t.text.as_bytes()) => 1,
-        TokKind::Number => 1,
-        TokKind::Str => i.iter().take_while(|t| t.kind == TokKind::Str).count(),
+        TokKind::Ident | TokKind::Number => 1,
+        TokKind::Str => 1 + i[1..].iter().take_while(|t| t.kind == TokKind::Str).count(),
         _ => return None,
     };
-    match i.get(n) {
+    let extended = match i.get(n) {
         Some(u) if u.kind == TokKind::Op => {
-            !matches!(u.text.as_bytes(), b"(" | b"[" | b"->" | b"++" | b"--")
+            matches!(u.text.as_bytes(), b"(" | b"[" | b"->" | b"++" | b"--")
         }
-        Some(u) => !is_pretty(u),
-        None => true,
-    }
-    .then_some(n)
+        Some(u) => is_pretty(u),
+        None => false,
+    };
+    // A print function not called is an error `symbol` reports.
+    let print = t.kind == TokKind::Ident && is_print_family(t.text.as_bytes());
+    (!extended && !print).then_some(n)
 }
 
 /// The operand `leaf_len` found, as `dwarf_value` makes it.
@@ -54,7 +56,7 @@ fn leaf(i: In) -> PResult<Expr> {
     };
     match t.kind {
         TokKind::Ident => {
-            let name = t.text.as_str().to_owned();
+            let name = t.text.owned();
             let kind = if name.starts_with('$') {
                 ExprKind::Target(name)
             } else {
@@ -152,6 +154,7 @@ fn ternary_rest(i: In, c: Expr) -> PResult<Expr> {
 /// Binary operator levels, loosest first (systemtap.md §1.4): 1 `||`,
 /// 2 `&&`, 3 `|`, 4 `^`, 5 `&`, (6 `in`, see `array_in`), 7 comparisons
 /// and regex matches, 8 shifts, 9 `.`, 10 `+ -`, 11 `* / %`.
+#[inline(always)]
 fn binary_level(t: &Token) -> Option<u8> {
     if t.kind != TokKind::Op {
         return None;
@@ -184,6 +187,7 @@ fn binary(i: In, min: u8) -> PResult<Expr> {
 }
 
 /// Whether `i` starts with an operator of a level in `min..=max`.
+#[inline(always)]
 fn operator_at(i: In, min: u8, max: u8) -> bool {
     i.first()
         .and_then(binary_level)
@@ -192,6 +196,7 @@ fn operator_at(i: In, min: u8, max: u8) -> bool {
 
 /// The operator loop of `binary` after the first operand `lhs`, for the
 /// levels `min..=max`.
+#[inline(always)]
 fn climb(i: In, lhs: Expr, min: u8, max: u8) -> PResult<Expr> {
     if !operator_at(i, min, max) {
         return Ok((i, lhs));
@@ -369,7 +374,7 @@ fn target_components(mut i: In) -> PResult<Vec<TargetComp>> {
         if peek_op(i, "->") {
             match i.get(1) {
                 Some(t) if t.kind == TokKind::Ident || t.kind == TokKind::Keyword => {
-                    comps.push(TargetComp::Field(t.text.as_str().to_owned(), t.span));
+                    comps.push(TargetComp::Field(t.text.owned(), t.span));
                     i = &i[2..];
                 }
                 _ => return Err(fail_next(&i[1..], "expected identifier or keyword")),
@@ -438,18 +443,14 @@ fn dwarf_value(i: In) -> PResult<Expr> {
         return Err(fail_at(i, "expected value"));
     };
     let (i, e, tsym) = if t.kind == TokKind::Ident && t.text.as_bytes().first() == Some(&b'$') {
-        (
-            &i[1..],
-            mk(ExprKind::Target(t.text.as_str().to_owned()), t.span),
-            true,
-        )
+        (&i[1..], mk(ExprKind::Target(t.text.owned()), t.span), true)
     } else if t.is_op("@cast") || t.is_op("@var") {
         let (r, args) = if t.is_op("@cast") {
             cast_args(&i[1..])?
         } else {
             string_args(&i[1..], 1, 2)?
         };
-        let op = t.text.as_str().to_owned();
+        let op = t.text.owned();
         (r, mk(ExprKind::AtOp { op, args }, t.span), true)
     } else {
         let (r, e) = value(i)?;
@@ -497,7 +498,7 @@ fn value(i: In) -> PResult<Expr> {
         // library function), not the type keyword.
         TokKind::Keyword if t.text == "string" && peek_op(&i[1..], "(") => {
             let (r, args) = call_args(&i[2..])?;
-            let name = t.text.as_str().to_owned();
+            let name = t.text.owned();
             Ok((r, mk(ExprKind::Call { name, args }, t.span)))
         }
         TokKind::Op if t.text.as_bytes().len() > 1 && t.text.as_bytes()[0] == b'@' => symbol(i),
@@ -517,10 +518,9 @@ fn value(i: In) -> PResult<Expr> {
 pub(super) fn indexable(i: In) -> PResult<Expr> {
     match i.first() {
         Some(t) if t.is_op("@hist_linear") || t.is_op("@hist_log") => hist_op(i),
-        Some(t) if t.kind == TokKind::Ident => Ok((
-            &i[1..],
-            mk(ExprKind::Var(t.text.as_str().to_owned()), t.span),
-        )),
+        Some(t) if t.kind == TokKind::Ident => {
+            Ok((&i[1..], mk(ExprKind::Var(t.text.owned()), t.span)))
+        }
         _ => Err(fail_next(i, "expected identifier or statistical operation")),
     }
 }
@@ -557,7 +557,7 @@ fn hist_op(i: In) -> PResult<Expr> {
         r,
         mk(
             ExprKind::Stat {
-                op: t.text.as_str().to_owned(),
+                op: t.text.owned(),
                 args,
             },
             t.span,
@@ -615,7 +615,7 @@ fn at_op1(i: In) -> PResult<Expr> {
         r,
         mk(
             ExprKind::AtOp {
-                op: t.text.as_str().to_owned(),
+                op: t.text.owned(),
                 args: vec![e],
             },
             t.span,
@@ -691,11 +691,11 @@ fn symbol(i: In) -> PResult<Expr> {
         if is_print_family(t.text.as_bytes()) {
             print_call(rest, t.text.as_str(), span)?
         } else if peek_op(rest, "(") {
-            let name = t.text.as_str().to_owned();
+            let name = t.text.owned();
             let (r, args) = call_args(&rest[1..])?;
             (r, mk(ExprKind::Call { name, args }, span))
         } else {
-            (rest, mk(ExprKind::Var(t.text.as_str().to_owned()), span))
+            (rest, mk(ExprKind::Var(t.text.owned()), span))
         }
     } else {
         at_symbol(i)?
@@ -739,7 +739,7 @@ fn at_symbol(i: In) -> PResult<Expr> {
     let Some(t) = i.first() else {
         return Err(fail_at(i, "expected identifier"));
     };
-    let name = t.text.as_str().to_owned();
+    let name = t.text.owned();
     let span = t.span;
     let rest = &i[1..];
     let guru = GURU.with(|g| g.get());

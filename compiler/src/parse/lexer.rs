@@ -95,6 +95,12 @@ impl Text {
         }
     }
 
+    /// The text as a new `String`.
+    #[inline]
+    pub fn owned(&self) -> String {
+        self.as_str().to_owned()
+    }
+
     /// The text.
     #[inline]
     pub fn as_str(&self) -> &str {

@@ -338,7 +338,7 @@ impl<'a> Pp<'a> {
             let t = self.input.get(self.pos.saturating_sub(1)).unwrap_or(at);
             return err("expected identifier", Some(t));
         };
-        let name = name_t.text.as_str().to_owned();
+        let name = name_t.text.owned();
         if self.defs.contains_key(&name) {
             return err(
                 format!("attempt to redefine macro '@{name}' in the same file"),
@@ -360,7 +360,7 @@ impl<'a> Pp<'a> {
         if saw_params {
             loop {
                 match self.raw() {
-                    Some(p) if p.kind == TokKind::Ident => formals.push(p.text.as_str().to_owned()),
+                    Some(p) if p.kind == TokKind::Ident => formals.push(p.text.owned()),
                     other => return err("expected identifier", other.as_ref().or(Some(at))),
                 }
                 match self.raw() {
@@ -610,14 +610,31 @@ fn library_may_define() -> Option<HashSet<&'static str>> {
 /// `MAX_TOKENS` limit. The parser then reads `tokens` as they are (no copy,
 /// no macro library): most scripts and all the generated tapset text.
 pub fn is_plain(tokens: &[Token]) -> bool {
-    tokens.len() + 2 < MAX_TOKENS
-        && !tokens.iter().any(|t| {
-            t.kind == TokKind::Op
-                && matches!(
+    plain(tokens).is_some()
+}
+
+/// `is_plain`, and then the index of the first embedded-C token (in the
+/// same pass over the tokens).
+pub fn plain(tokens: &[Token]) -> Option<Option<usize>> {
+    if tokens.len() + 2 >= MAX_TOKENS {
+        return None;
+    }
+    let mut embedded = None;
+    for (k, t) in tokens.iter().enumerate() {
+        match t.kind {
+            TokKind::Op
+                if matches!(
                     t.text.as_bytes(),
                     [b'@', ..] | b"%(" | b"%?" | b"%:" | b"%)"
-                )
-        })
+                ) =>
+            {
+                return None
+            }
+            TokKind::Embedded if embedded.is_none() => embedded = Some(k),
+            _ => {}
+        }
+    }
+    Some(embedded)
 }
 
 /// Runs the preprocessor over `tokens`: the tokens for the parser and the

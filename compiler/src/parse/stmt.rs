@@ -70,7 +70,7 @@ fn foreach(i: In, span: Span) -> PResult<Stmt> {
         let (r, asc) = sort_marker(&i[1..]);
         if peek_op(r, "=") {
             set_sort(&i[1..], SortBy::Value, asc)?;
-            value = Some((t.text.as_str().to_owned(), t.span));
+            value = Some((t.text.owned(), t.span));
             i = &r[1..];
         }
     }
@@ -115,7 +115,7 @@ fn foreach(i: In, span: Span) -> PResult<Stmt> {
         .first()
         .filter(|t| STAT_EXTRACTORS.contains(&t.text.as_str()))
     {
-        stat = Some((t.text.as_str().to_owned(), t.span));
+        stat = Some((t.text.owned(), t.span));
         r = &r[1..];
         if !(peek_op(r, "+") || peek_op(r, "-")) {
             return Err(fail_next(r, "expected sort directive"));

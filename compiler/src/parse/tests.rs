@@ -635,3 +635,56 @@ fn number_exprs_follows_children_mut() {
     }
     assert!(files > 500, "{files} corpus files");
 }
+
+/// `parse_number` reads bytes as `from_str_radix` read the text.
+#[test]
+fn parse_number_as_from_str_radix() {
+    fn old(s: &str, neg: bool) -> Option<i64> {
+        let v: u64 = if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+            u64::from_str_radix(h, 16).ok()?
+        } else if s.len() > 1 && s.starts_with('0') {
+            u64::from_str_radix(&s[1..], 8).ok()?
+        } else {
+            s.parse::<u64>().ok()?
+        };
+        if neg {
+            if v > 1u64 << 63 {
+                return None;
+            }
+            Some((v as i64).wrapping_neg())
+        } else {
+            Some(v as i64)
+        }
+    }
+    let cases = [
+        "",
+        "0",
+        "1",
+        "+",
+        "+5",
+        "-5",
+        "0x",
+        "0X1f",
+        "0x+f",
+        "0xg",
+        "07",
+        "08",
+        "0+7",
+        "00",
+        "18446744073709551615",
+        "18446744073709551616",
+        "9223372036854775808",
+        "0xffffffffffffffff",
+        "0x10000000000000000",
+        "01777777777777777777777",
+        "02000000000000000000000",
+        "12abc",
+        "1_000",
+        "١",
+    ];
+    for c in cases {
+        for neg in [false, true] {
+            assert_eq!(parse_number(c, neg), old(c, neg), "{c:?} {neg}");
+        }
+    }
+}
