@@ -211,24 +211,29 @@ impl<'a> Pp<'a> {
         }
     }
 
-    /// The next input token when it passes through both stages unchanged
-    /// (what `scan_pp` would return, without the copies through its
-    /// stages): no macro body being read, not in an untaken branch, and
-    /// not an operator starting with `@` or `%`.
-    fn plain_next(&mut self) -> Option<&'a Token> {
-        if !self.acts.is_empty() || self.work >= MAX_TOKENS {
-            return None;
+    /// How many of the next input tokens pass through both stages
+    /// unchanged (what `scan_pp` would return one by one, without the
+    /// copies through its stages): none while a macro body is being read
+    /// or in an untaken branch, and the run stops at an operator starting
+    /// with `@` or `%` and at the `MAX_TOKENS` limit. Takes them.
+    fn plain_run(&mut self) -> usize {
+        if !self.acts.is_empty() {
+            return 0;
         }
         if let Some((_, PpState::SkipThen | PpState::SkipElse)) = self.state.last() {
-            return None;
+            return 0;
         }
-        let t = self.input.get(self.pos)?;
-        if t.kind == TokKind::Op && matches!(t.text.as_bytes().first(), Some(b'@' | b'%')) {
-            return None;
-        }
-        self.pos += 1;
-        self.work += 1;
-        Some(t)
+        let rest = self.input.get(self.pos..).unwrap_or_default();
+        let n = rest
+            .iter()
+            .take(MAX_TOKENS.saturating_sub(self.work))
+            .take_while(|t| {
+                !(t.kind == TokKind::Op && matches!(t.text.as_bytes().first(), Some(b'@' | b'%')))
+            })
+            .count();
+        self.pos += n;
+        self.work += n;
+        n
     }
 
     fn raw(&mut self) -> Option<Token> {
@@ -609,12 +614,8 @@ fn library_may_define() -> Option<HashSet<&'static str>> {
 /// (a built-in `@count` also counts), and too few tokens for the
 /// `MAX_TOKENS` limit. The parser then reads `tokens` as they are (no copy,
 /// no macro library): most scripts and all the generated tapset text.
-pub fn is_plain(tokens: &[Token]) -> bool {
-    plain(tokens).is_some()
-}
-
-/// `is_plain`, and then the index of the first embedded-C token (in the
-/// same pass over the tokens).
+/// `Some` when so, with the index of the first embedded-C token (found in
+/// the same pass).
 pub fn plain(tokens: &[Token]) -> Option<Option<usize>> {
     if tokens.len() + 2 >= MAX_TOKENS {
         return None;
@@ -646,8 +647,9 @@ pub fn preprocess(
     let mut pp = Pp::new(tokens, target, None);
     let mut out = Vec::with_capacity(tokens.len());
     loop {
-        if let Some(t) = pp.plain_next() {
-            out.push(t.clone());
+        let n = pp.plain_run();
+        if n > 0 {
+            out.extend_from_slice(&tokens[pp.pos - n..pp.pos]);
             continue;
         }
         match pp.scan_pp() {
