@@ -33,7 +33,7 @@ fn component(i: In) -> PResult<Vec<ProbePoint>> {
         return Err(fail_at(i, "expected identifier or '*' or '{'"));
     }
     // Glue adjacent pieces of a wildcard name (`sys_*_at`).
-    let mut name = t.text.clone();
+    let mut name = t.text.owned();
     let mut r = &i[1..];
     while let Some(u) = r.first() {
         if u.ws_before || !(u.kind == TokKind::Ident || u.kind == TokKind::Keyword || u.is_op("*"))
@@ -75,6 +75,25 @@ fn components(mut i: In) -> PResult<Vec<ProbePoint>> {
                     "'?', '!' or condition must only be specified in suffix",
                 ));
             }
+            if pps.len() == 1 && suffix.len() == 1 {
+                // One point and one suffix (no brace group): the product
+                // without copying the components.
+                for (p, s) in pps.iter_mut().zip(suffix) {
+                    p.components.extend(s.components);
+                    p.optional = s.optional;
+                    p.sufficient = s.sufficient;
+                    p.condition = s.condition;
+                    p.cond = s.cond;
+                    p.tentative = None;
+                    p.script = None;
+                }
+                i = r;
+                if peek_op(i, ".") {
+                    i = &i[1..];
+                    continue;
+                }
+                return component_suffix(i, pps);
+            }
             let mut product = Vec::new();
             for p in &pps {
                 for s in &suffix {
@@ -101,37 +120,42 @@ fn components(mut i: In) -> PResult<Vec<ProbePoint>> {
             i = &i[1..];
             continue;
         }
-        if let Some(t) = i.first().filter(|t| t.is_op("?") || t.is_op("!")) {
-            for p in &mut pps {
-                if p.optional || p.sufficient {
-                    return Err(fail_at(i, "'?' or '!' respecified"));
-                }
-                p.optional = true;
-                p.sufficient = t.text == "!";
-            }
-            i = &i[1..];
-        }
-        if let Some(t) = i.first().filter(|t| t.is_kw("if")) {
-            let span = t.span;
-            if !peek_op(&i[1..], "(") {
-                return Err(fail_next(&i[1..], "expected '('"));
-            }
-            let (r, e) = expr(&i[2..])?;
-            let (r, _) = match r.first() {
-                Some(t) if t.is_op(")") => (&r[1..], ()),
-                _ => return Err(fail_next(r, "expected ')'")),
-            };
-            for p in &mut pps {
-                if p.condition.is_some() {
-                    return Err(fail_at(r, "condition respecified"));
-                }
-                p.condition = Some(span);
-                p.cond = Some(Box::new(e.clone()));
-            }
-            i = r;
-        }
-        return Ok((i, pps));
+        return component_suffix(i, pps);
     }
+}
+
+/// The optional `?`/`!`/`if (...)` after the last component of `pps`.
+fn component_suffix(mut i: In, mut pps: Vec<ProbePoint>) -> PResult<Vec<ProbePoint>> {
+    if let Some(t) = i.first().filter(|t| t.is_op("?") || t.is_op("!")) {
+        for p in &mut pps {
+            if p.optional || p.sufficient {
+                return Err(fail_at(i, "'?' or '!' respecified"));
+            }
+            p.optional = true;
+            p.sufficient = t.text == "!";
+        }
+        i = &i[1..];
+    }
+    if let Some(t) = i.first().filter(|t| t.is_kw("if")) {
+        let span = t.span;
+        if !peek_op(&i[1..], "(") {
+            return Err(fail_next(&i[1..], "expected '('"));
+        }
+        let (r, e) = expr(&i[2..])?;
+        let (r, _) = match r.first() {
+            Some(t) if t.is_op(")") => (&r[1..], ()),
+            _ => return Err(fail_next(r, "expected ')'")),
+        };
+        for p in &mut pps {
+            if p.condition.is_some() {
+                return Err(fail_at(r, "condition respecified"));
+            }
+            p.condition = Some(span);
+            p.cond = Some(Box::new(e.clone()));
+        }
+        i = r;
+    }
+    Ok((i, pps))
 }
 
 /// A comma list of probe points (stap's `parse_probe_points`).
@@ -264,7 +288,7 @@ fn global<'a>(i: In<'a>, seen: &mut Vec<String>, private: Option<Span>) -> PResu
 fn function(i: In, private: Option<Span>) -> PResult<Item> {
     let (i, _) = kw("function")(i)?;
     let (mut i, (name, span)) = match i.first() {
-        Some(t) if t.kind == TokKind::Ident => (&i[1..], (t.text.clone(), t.span)),
+        Some(t) if t.kind == TokKind::Ident => (&i[1..], (t.text.owned(), t.span)),
         _ => return Err(fail_next(i, "expected identifier")),
     };
     let type_ann = |i: In<'_>| -> Result<(usize, Option<TypeAnn>), nom::Err<PErr>> {
@@ -345,11 +369,11 @@ pub(super) fn item<'a>(i: In<'a>, globals: &mut Vec<String>) -> PResult<'a, Vec<
     let Some(t) = i.first() else {
         return Ok((i, Vec::new()));
     };
-    match (&t.kind, t.text.as_str()) {
-        (TokKind::Keyword, "probe") => probe(i).map(|(r, p)| (r, vec![p])),
-        (TokKind::Keyword, "global") => global(i, globals, None),
-        (TokKind::Keyword, "function") => function(i, None).map(|(r, f)| (r, vec![f])),
-        (TokKind::Keyword, "private") => {
+    match (&t.kind, t.text.as_bytes()) {
+        (TokKind::Keyword, b"probe") => probe(i).map(|(r, p)| (r, vec![p])),
+        (TokKind::Keyword, b"global") => global(i, globals, None),
+        (TokKind::Keyword, b"function") => function(i, None).map(|(r, f)| (r, vec![f])),
+        (TokKind::Keyword, b"private") => {
             let rest = &i[1..];
             if peek_kw(rest, "function") {
                 function(rest, Some(t.span)).map(|(r, f)| (r, vec![f]))

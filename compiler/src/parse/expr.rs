@@ -8,34 +8,104 @@ use super::*;
 /// An expression (stap's `parse_expression`).
 pub fn expr(i: In) -> PResult<Expr> {
     let _g = DepthGuard::enter(i)?;
+    // A lone operand (`f(x, 1)`): what the levels below would make of
+    // it, without going through them. They would enter one more level
+    // (`array_in`), so only while that is allowed.
+    if let Some(n) = leaf_len(i) {
+        let ends = match i.get(n) {
+            None => true,
+            Some(t) if t.kind == TokKind::Op => {
+                matches!(t.text.as_bytes(), b"," | b")" | b";" | b"]" | b"}" | b":")
+            }
+            Some(t) => t.kind == TokKind::Keyword && !t.is_kw("in"),
+        };
+        if ends && DEPTH.with(|d| d.get()) < MAX_DEPTH {
+            return leaf(i);
+        }
+    }
     assignment(i)
+}
+
+/// The number of tokens of a plain operand at `i` that nothing after it
+/// extends (no call, index, `->`, `$` or `++`/`--` suffix): a name that is
+/// not a print function, a `$target`, a number or glued strings.
+#[inline(always)]
+fn leaf_len(i: In) -> Option<usize> {
+    let t = i.first()?;
+    let n = match t.kind {
+        TokKind::Ident | TokKind::Number => 1,
+        TokKind::Str => 1 + i[1..].iter().take_while(|t| t.kind == TokKind::Str).count(),
+        _ => return None,
+    };
+    let extended = match i.get(n) {
+        Some(u) if u.kind == TokKind::Op => {
+            matches!(u.text.as_bytes(), b"(" | b"[" | b"->" | b"++" | b"--")
+        }
+        Some(u) => is_pretty(u),
+        None => false,
+    };
+    // A print function not called is an error `symbol` reports.
+    let print = t.kind == TokKind::Ident && is_print_family(t.text.as_bytes());
+    (!extended && !print).then_some(n)
+}
+
+/// The operand `leaf_len` found, as `dwarf_value` makes it.
+fn leaf(i: In) -> PResult<Expr> {
+    let Some(t) = i.first() else {
+        return Err(fail_at(i, "expected value"));
+    };
+    match t.kind {
+        TokKind::Ident => {
+            let name = t.text.owned();
+            let kind = if name.starts_with('$') {
+                ExprKind::Target(name)
+            } else {
+                ExprKind::Var(name)
+            };
+            Ok((&i[1..], mk(kind, t.span)))
+        }
+        TokKind::Str => {
+            let (i, (s, span)) = string_lit(i)?;
+            Ok((i, mk(ExprKind::Str(s), span)))
+        }
+        _ => {
+            let (i, (v, span)) = number_tok(i, false)?;
+            Ok((i, mk(ExprKind::Num(v), span)))
+        }
+    }
 }
 
 fn assign_op(t: &Token) -> Option<Option<AssignOp>> {
     if t.kind != TokKind::Op {
         return None;
     }
-    Some(Some(match t.text.as_str() {
-        "=" => AssignOp::Set,
-        "+=" => AssignOp::Bin(BinOp::Add),
-        "-=" => AssignOp::Bin(BinOp::Sub),
-        "*=" => AssignOp::Bin(BinOp::Mul),
-        "/=" => AssignOp::Bin(BinOp::Div),
-        "%=" => AssignOp::Bin(BinOp::Mod),
-        "<<=" => AssignOp::Bin(BinOp::Shl),
-        ">>=" => AssignOp::Bin(BinOp::Shr),
-        "&=" => AssignOp::Bin(BinOp::And),
-        "|=" => AssignOp::Bin(BinOp::Or),
-        "^=" => AssignOp::Bin(BinOp::Xor),
-        ".=" => AssignOp::Concat,
-        "<<<" => return Some(None),
+    Some(Some(match t.text.as_bytes() {
+        b"=" => AssignOp::Set,
+        b"+=" => AssignOp::Bin(BinOp::Add),
+        b"-=" => AssignOp::Bin(BinOp::Sub),
+        b"*=" => AssignOp::Bin(BinOp::Mul),
+        b"/=" => AssignOp::Bin(BinOp::Div),
+        b"%=" => AssignOp::Bin(BinOp::Mod),
+        b"<<=" => AssignOp::Bin(BinOp::Shl),
+        b">>=" => AssignOp::Bin(BinOp::Shr),
+        b"&=" => AssignOp::Bin(BinOp::And),
+        b"|=" => AssignOp::Bin(BinOp::Or),
+        b"^=" => AssignOp::Bin(BinOp::Xor),
+        b".=" => AssignOp::Concat,
+        b"<<<" => return Some(None),
         _ => return None,
     }))
 }
 
 /// Assignments (right-associative), `<<<` among them.
 fn assignment(i: In) -> PResult<Expr> {
-    let (i, lhs) = ternary(i)?;
+    // `ternary`, its common case (no `?`) without the extra call.
+    let (i, c) = binary(i, 1)?;
+    let (i, lhs) = if peek_op(i, "?") {
+        ternary_rest(i, c)?
+    } else {
+        (i, c)
+    };
     let Some(t) = i.first() else {
         return Ok((i, lhs));
     };
@@ -57,6 +127,11 @@ fn assignment(i: In) -> PResult<Expr> {
 /// `c ? a : b`; the false arm is a ternary (stap >= 4.0).
 fn ternary(i: In) -> PResult<Expr> {
     let (i, c) = binary(i, 1)?;
+    ternary_rest(i, c)
+}
+
+/// `ternary` after its condition `c`.
+fn ternary_rest(i: In, c: Expr) -> PResult<Expr> {
     match i.first() {
         Some(t) if t.is_op("?") => {
             let span = t.span;
@@ -79,21 +154,22 @@ fn ternary(i: In) -> PResult<Expr> {
 /// Binary operator levels, loosest first (systemtap.md §1.4): 1 `||`,
 /// 2 `&&`, 3 `|`, 4 `^`, 5 `&`, (6 `in`, see `array_in`), 7 comparisons
 /// and regex matches, 8 shifts, 9 `.`, 10 `+ -`, 11 `* / %`.
+#[inline(always)]
 fn binary_level(t: &Token) -> Option<u8> {
     if t.kind != TokKind::Op {
         return None;
     }
-    Some(match t.text.as_str() {
-        "||" => 1,
-        "&&" => 2,
-        "|" => 3,
-        "^" => 4,
-        "&" => 5,
-        "<" | ">" | "<=" | ">=" | "==" | "!=" | "=~" | "!~" => 7,
-        "<<" | ">>" | ">>>" => 8,
-        "." => 9,
-        "+" | "-" => 10,
-        "*" | "/" | "%" => 11,
+    Some(match t.text.as_bytes() {
+        b"||" => 1,
+        b"&&" => 2,
+        b"|" => 3,
+        b"^" => 4,
+        b"&" => 5,
+        b"<" | b">" | b"<=" | b">=" | b"==" | b"!=" | b"=~" | b"!~" => 7,
+        b"<<" | b">>" | b">>>" => 8,
+        b"." => 9,
+        b"+" | b"-" => 10,
+        b"*" | b"/" | b"%" => 11,
         _ => return None,
     })
 }
@@ -101,24 +177,51 @@ fn binary_level(t: &Token) -> Option<u8> {
 /// Operators at levels >= `min`, left-associative (precedence climbing);
 /// levels up to 6 start from `array_in`.
 fn binary(i: In, min: u8) -> PResult<Expr> {
-    let (mut i, mut lhs) = if min <= 6 { array_in(i)? } else { unary(i)? };
+    if min <= 6 {
+        let (i, lhs) = array_in(i)?;
+        climb(i, lhs, min, 5)
+    } else {
+        let (i, lhs) = unary(i)?;
+        climb(i, lhs, min, u8::MAX)
+    }
+}
+
+/// Whether `i` starts with an operator of a level in `min..=max`.
+#[inline(always)]
+fn operator_at(i: In, min: u8, max: u8) -> bool {
+    i.first()
+        .and_then(binary_level)
+        .is_some_and(|l| l >= min && l <= max)
+}
+
+/// The operator loop of `binary` after the first operand `lhs`, for the
+/// levels `min..=max`.
+#[inline(always)]
+fn climb(i: In, lhs: Expr, min: u8, max: u8) -> PResult<Expr> {
+    if !operator_at(i, min, max) {
+        return Ok((i, lhs));
+    }
+    climb_loop(i, lhs, min, max)
+}
+
+/// `climb` when an operator follows.
+fn climb_loop(mut i: In, mut lhs: Expr, min: u8, mut max: u8) -> PResult<Expr> {
     // After a regex match (whose right side is a literal) only further
     // comparisons may follow, as in stap's comparison loop.
-    let mut max = if min <= 6 { 5 } else { u8::MAX };
     while let Some(t) = i.first() {
         let Some(level) = binary_level(t).filter(|l| *l >= min && *l <= max) else {
             break;
         };
         let span = t.span;
-        let text = t.text.clone();
+        let text = t.text.as_bytes();
         let rest = &i[1..];
-        if text == "=~" || text == "!~" {
+        if text == b"=~" || text == b"!~" {
             let (r, (re, _)) = string_lit(rest)?;
             i = r;
             max = 7;
             lhs = mk(
                 ExprKind::Regex {
-                    negate: text == "!~",
+                    negate: text == b"!~",
                     lhs: Box::new(lhs),
                     re,
                 },
@@ -130,26 +233,26 @@ fn binary(i: In, min: u8) -> PResult<Expr> {
         let (r, rhs) = binary(rest, level + 1)?;
         i = r;
         let (l, r) = (Box::new(lhs), Box::new(rhs));
-        let kind = match text.as_str() {
-            "||" => ExprKind::Or(l, r),
-            "&&" => ExprKind::And(l, r),
-            "|" => ExprKind::Binary(BinOp::Or, l, r),
-            "^" => ExprKind::Binary(BinOp::Xor, l, r),
-            "&" => ExprKind::Binary(BinOp::And, l, r),
-            "<" => ExprKind::Cmp(CmpOp::Lt, l, r),
-            ">" => ExprKind::Cmp(CmpOp::Gt, l, r),
-            "<=" => ExprKind::Cmp(CmpOp::Le, l, r),
-            ">=" => ExprKind::Cmp(CmpOp::Ge, l, r),
-            "==" => ExprKind::Cmp(CmpOp::Eq, l, r),
-            "!=" => ExprKind::Cmp(CmpOp::Ne, l, r),
-            "<<" => ExprKind::Binary(BinOp::Shl, l, r),
-            ">>" => ExprKind::Binary(BinOp::Shr, l, r),
-            ">>>" => ExprKind::Ushr(l, r),
-            "." => ExprKind::Concat(l, r),
-            "+" => ExprKind::Binary(BinOp::Add, l, r),
-            "-" => ExprKind::Binary(BinOp::Sub, l, r),
-            "*" => ExprKind::Binary(BinOp::Mul, l, r),
-            "/" => ExprKind::Binary(BinOp::Div, l, r),
+        let kind = match text {
+            b"||" => ExprKind::Or(l, r),
+            b"&&" => ExprKind::And(l, r),
+            b"|" => ExprKind::Binary(BinOp::Or, l, r),
+            b"^" => ExprKind::Binary(BinOp::Xor, l, r),
+            b"&" => ExprKind::Binary(BinOp::And, l, r),
+            b"<" => ExprKind::Cmp(CmpOp::Lt, l, r),
+            b">" => ExprKind::Cmp(CmpOp::Gt, l, r),
+            b"<=" => ExprKind::Cmp(CmpOp::Le, l, r),
+            b">=" => ExprKind::Cmp(CmpOp::Ge, l, r),
+            b"==" => ExprKind::Cmp(CmpOp::Eq, l, r),
+            b"!=" => ExprKind::Cmp(CmpOp::Ne, l, r),
+            b"<<" => ExprKind::Binary(BinOp::Shl, l, r),
+            b">>" => ExprKind::Binary(BinOp::Shr, l, r),
+            b">>>" => ExprKind::Ushr(l, r),
+            b"." => ExprKind::Concat(l, r),
+            b"+" => ExprKind::Binary(BinOp::Add, l, r),
+            b"-" => ExprKind::Binary(BinOp::Sub, l, r),
+            b"*" => ExprKind::Binary(BinOp::Mul, l, r),
+            b"/" => ExprKind::Binary(BinOp::Div, l, r),
             _ => ExprKind::Binary(BinOp::Mod, l, r),
         };
         lhs = mk(kind, span);
@@ -181,36 +284,33 @@ pub(super) fn key_list(mut i: In, full: bool) -> PResult<Vec<Option<Expr>>> {
 /// stap's `parse_array_in`: `e in A`, `[e1, *] in A`, or just `e`.
 fn array_in(i: In) -> PResult<Expr> {
     let _g = DepthGuard::enter(i)?;
-    let (r, keys, bracket) = match i.first() {
-        Some(t) if t.is_op("[") => {
-            let (r, keys) = key_list(&i[1..], false)?;
-            (r, keys, Some(t.span))
-        }
-        _ => {
-            let (r, e) = binary(i, 7)?;
-            (r, vec![Some(e)], None)
-        }
+    let Some(t) = i.first().filter(|t| t.is_op("[")) else {
+        // `e in A`, or just `e` (`binary(i, 7)`).
+        let (r, e) = unary(i)?;
+        let (r, e) = if operator_at(r, 7, u8::MAX) {
+            climb_loop(r, e, 7, u8::MAX)?
+        } else {
+            (r, e)
+        };
+        return match r.first() {
+            Some(t) if t.is_kw("in") => {
+                let span = t.span;
+                let (r, array) = indexable(&r[1..])?;
+                let keys = vec![Some(e)];
+                let array = Box::new(array);
+                Ok((r, mk(ExprKind::In { keys, array }, span)))
+            }
+            _ => Ok((r, e)),
+        };
     };
+    let (r, keys) = key_list(&i[1..], false)?;
     match r.first() {
-        Some(t) if t.is_kw("in") => {
-            let span = bracket.unwrap_or(t.span);
+        Some(u) if u.is_kw("in") => {
             let (r, array) = indexable(&r[1..])?;
-            Ok((
-                r,
-                mk(
-                    ExprKind::In {
-                        keys,
-                        array: Box::new(array),
-                    },
-                    span,
-                ),
-            ))
+            let array = Box::new(array);
+            Ok((r, mk(ExprKind::In { keys, array }, t.span)))
         }
-        _ if bracket.is_some() => Err(fail_next(r, "expected 'in'")),
-        _ => match keys.into_iter().next().flatten() {
-            Some(e) => Ok((r, e)),
-            None => Err(fail_at(i, "expected value")),
-        },
+        _ => Err(fail_next(r, "expected 'in'")),
     }
 }
 
@@ -218,16 +318,16 @@ fn array_in(i: In) -> PResult<Expr> {
 fn unary(mut i: In) -> PResult<Expr> {
     let mut ops = Vec::new();
     while let Some(t) = i.first() {
-        let op = match t.text.as_str() {
-            "+" => UnOp::Plus,
-            "-" => UnOp::Neg,
-            "!" => UnOp::Not,
-            "~" => UnOp::BitNot,
-            _ => break,
-        };
         if t.kind != TokKind::Op {
             break;
         }
+        let op = match t.text.as_bytes() {
+            b"+" => UnOp::Plus,
+            b"-" => UnOp::Neg,
+            b"!" => UnOp::Not,
+            b"~" => UnOp::BitNot,
+            _ => break,
+        };
         if ops.len() as u32 >= MAX_DEPTH {
             return Err(fail_at(i, "statement or expression nested too deeply"));
         }
@@ -242,6 +342,9 @@ fn unary(mut i: In) -> PResult<Expr> {
 }
 
 fn crement(i: In) -> PResult<Expr> {
+    if leaf_len(i).is_some() {
+        return leaf(i);
+    }
     if let Some(t) = i.first().filter(|t| t.is_op("++") || t.is_op("--")) {
         let inc = t.text == "++";
         let (i, e) = dwarf_value(&i[1..])?;
@@ -259,7 +362,9 @@ fn crement(i: In) -> PResult<Expr> {
 
 /// True when the token is a `$`/`$$` pretty-print suffix.
 fn is_pretty(t: &Token) -> bool {
-    t.kind == TokKind::Ident && !t.text.is_empty() && t.text.bytes().all(|c| c == b'$')
+    t.kind == TokKind::Ident
+        && !t.text.as_bytes().is_empty()
+        && t.text.as_bytes().iter().all(|&c| c == b'$')
 }
 
 /// Target-symbol suffixes `->name`, `[expr]`, then `$`/`$$`.
@@ -269,7 +374,7 @@ fn target_components(mut i: In) -> PResult<Vec<TargetComp>> {
         if peek_op(i, "->") {
             match i.get(1) {
                 Some(t) if t.kind == TokKind::Ident || t.kind == TokKind::Keyword => {
-                    comps.push(TargetComp::Field(t.text.clone(), t.span));
+                    comps.push(TargetComp::Field(t.text.owned(), t.span));
                     i = &i[2..];
                 }
                 _ => return Err(fail_next(&i[1..], "expected identifier or keyword")),
@@ -284,10 +389,10 @@ fn target_components(mut i: In) -> PResult<Vec<TargetComp>> {
         }
     }
     if let Some(t) = i.first().filter(|t| is_pretty(t)) {
-        if t.text.len() > 2 {
+        if t.text.as_bytes().len() > 2 {
             return Err(fail_at(i, "expected '$' or '$$'"));
         }
-        comps.push(TargetComp::Pretty(t.text.len() == 2, t.span));
+        comps.push(TargetComp::Pretty(t.text.as_bytes().len() == 2, t.span));
         i = &i[1..];
     }
     Ok((i, comps))
@@ -337,15 +442,15 @@ fn dwarf_value(i: In) -> PResult<Expr> {
     let Some(t) = i.first() else {
         return Err(fail_at(i, "expected value"));
     };
-    let (i, e, tsym) = if t.kind == TokKind::Ident && t.text.starts_with('$') {
-        (&i[1..], mk(ExprKind::Target(t.text.clone()), t.span), true)
+    let (i, e, tsym) = if t.kind == TokKind::Ident && t.text.as_bytes().first() == Some(&b'$') {
+        (&i[1..], mk(ExprKind::Target(t.text.owned()), t.span), true)
     } else if t.is_op("@cast") || t.is_op("@var") {
         let (r, args) = if t.is_op("@cast") {
             cast_args(&i[1..])?
         } else {
             string_args(&i[1..], 1, 2)?
         };
-        let op = t.text.clone();
+        let op = t.text.owned();
         (r, mk(ExprKind::AtOp { op, args }, t.span), true)
     } else {
         let (r, e) = value(i)?;
@@ -393,10 +498,10 @@ fn value(i: In) -> PResult<Expr> {
         // library function), not the type keyword.
         TokKind::Keyword if t.text == "string" && peek_op(&i[1..], "(") => {
             let (r, args) = call_args(&i[2..])?;
-            let name = t.text.clone();
+            let name = t.text.owned();
             Ok((r, mk(ExprKind::Call { name, args }, t.span)))
         }
-        TokKind::Op if t.text.starts_with('@') && t.text.len() > 1 => symbol(i),
+        TokKind::Op if t.text.as_bytes().len() > 1 && t.text.as_bytes()[0] == b'@' => symbol(i),
         TokKind::Str => {
             let (i, (s, span)) = string_lit(i)?;
             Ok((i, mk(ExprKind::Str(s), span)))
@@ -414,7 +519,7 @@ pub(super) fn indexable(i: In) -> PResult<Expr> {
     match i.first() {
         Some(t) if t.is_op("@hist_linear") || t.is_op("@hist_log") => hist_op(i),
         Some(t) if t.kind == TokKind::Ident => {
-            Ok((&i[1..], mk(ExprKind::Var(t.text.clone()), t.span)))
+            Ok((&i[1..], mk(ExprKind::Var(t.text.owned()), t.span)))
         }
         _ => Err(fail_next(i, "expected identifier or statistical operation")),
     }
@@ -452,7 +557,7 @@ fn hist_op(i: In) -> PResult<Expr> {
         r,
         mk(
             ExprKind::Stat {
-                op: t.text.clone(),
+                op: t.text.owned(),
                 args,
             },
             t.span,
@@ -477,7 +582,8 @@ fn call_args(mut i: In) -> PResult<Vec<Expr>> {
     }
 }
 
-/// The print functions, parsed as `ExprKind::Print` / `Format`.
+/// The print functions, parsed as `ExprKind::Print` / `Format`
+/// (`is_print_family`).
 pub(crate) const PRINT_FAMILY: &[&str] = &[
     "print",
     "println",
@@ -509,7 +615,7 @@ fn at_op1(i: In) -> PResult<Expr> {
         r,
         mk(
             ExprKind::AtOp {
-                op: t.text.clone(),
+                op: t.text.owned(),
                 args: vec![e],
             },
             t.span,
@@ -578,11 +684,66 @@ fn symbol(i: In) -> PResult<Expr> {
     let Some(t) = i.first() else {
         return Err(fail_at(i, "expected identifier"));
     };
-    let name = t.text.clone();
+    let span = t.span;
+    let rest = &i[1..];
+    let (i, e) = if t.text.as_bytes().first() != Some(&b'@') {
+        // A name: no string made before it is known to be needed.
+        if is_print_family(t.text.as_bytes()) {
+            print_call(rest, t.text.as_str(), span)?
+        } else if peek_op(rest, "(") {
+            let name = t.text.owned();
+            let (r, args) = call_args(&rest[1..])?;
+            (r, mk(ExprKind::Call { name, args }, span))
+        } else {
+            (rest, mk(ExprKind::Var(t.text.owned()), span))
+        }
+    } else {
+        at_symbol(i)?
+    };
+    let indexable = matches!(&e.kind, ExprKind::Var(_))
+        || matches!(&e.kind, ExprKind::Stat { op, .. } if op.starts_with("@hist"));
+    if indexable && peek_op(i, "[") {
+        let (r, keys) = key_list(&i[1..], true)?;
+        let span = e.span;
+        let e = mk(
+            ExprKind::Index {
+                base: Box::new(e),
+                keys,
+            },
+            span,
+        );
+        return Ok((r, e));
+    }
+    Ok((i, e))
+}
+
+/// Whether `name` is one of `PRINT_FAMILY` (a `match`).
+pub(super) fn is_print_family(name: &[u8]) -> bool {
+    matches!(
+        name,
+        b"print"
+            | b"println"
+            | b"printf"
+            | b"printd"
+            | b"printdln"
+            | b"sprint"
+            | b"sprintln"
+            | b"sprintf"
+            | b"sprintd"
+            | b"sprintdln"
+    )
+}
+
+/// `symbol` for an `@` operator (`i` starts with its token).
+fn at_symbol(i: In) -> PResult<Expr> {
+    let Some(t) = i.first() else {
+        return Err(fail_at(i, "expected identifier"));
+    };
+    let name = t.text.owned();
     let span = t.span;
     let rest = &i[1..];
     let guru = GURU.with(|g| g.get());
-    let (i, e) = if name == "@hist_linear" || name == "@hist_log" {
+    Ok(if name == "@hist_linear" || name == "@hist_log" {
         hist_op(i)?
     } else if STAT_EXTRACTORS.contains(&name.as_str()) {
         let (r, _) = op("(")(rest)?;
@@ -678,27 +839,7 @@ fn symbol(i: In) -> PResult<Expr> {
             }
             _ => return Err(fail_tok(i, format!("unknown operator {name}"))),
         }
-    } else if PRINT_FAMILY.contains(&name.as_str()) {
-        print_call(rest, &name, span)?
-    } else if peek_op(rest, "(") {
-        let (r, args) = call_args(&rest[1..])?;
-        (r, mk(ExprKind::Call { name, args }, span))
     } else {
-        (rest, mk(ExprKind::Var(name), span))
-    };
-    let indexable = matches!(&e.kind, ExprKind::Var(_))
-        || matches!(&e.kind, ExprKind::Stat { op, .. } if op.starts_with("@hist"));
-    if indexable && peek_op(i, "[") {
-        let (r, keys) = key_list(&i[1..], true)?;
-        let span = e.span;
-        let e = mk(
-            ExprKind::Index {
-                base: Box::new(e),
-                keys,
-            },
-            span,
-        );
-        return Ok((r, e));
-    }
-    Ok((i, e))
+        return Err(fail_tok(i, format!("unknown operator {name}")));
+    })
 }

@@ -172,7 +172,7 @@ fn kw<'a>(s: &'static str) -> impl Fn(In<'a>) -> PResult<'a, Span> {
 /// An identifier.
 fn ident(i: In) -> PResult<(String, Span)> {
     match i.first() {
-        Some(t) if t.kind == TokKind::Ident => Ok((&i[1..], (t.text.clone(), t.span))),
+        Some(t) if t.kind == TokKind::Ident => Ok((&i[1..], (t.text.owned(), t.span))),
         _ => Err(fail_next(i, "expected identifier")),
     }
 }
@@ -181,7 +181,14 @@ fn ident(i: In) -> PResult<(String, Span)> {
 /// `\\`, octal `\ooo`, hex `\xHH` ...) to raw bytes, as the C compiler
 /// would: `"\377"` is the one byte 0xff.
 pub fn decode_string(raw: &str) -> Vec<u8> {
-    let b = raw.as_bytes();
+    decode_bytes(raw.as_bytes())
+}
+
+/// `decode_string` of the bytes of a string token's text.
+fn decode_bytes(b: &[u8]) -> Vec<u8> {
+    if !b.contains(&b'\\') {
+        return b.to_vec();
+    }
     let mut out: Vec<u8> = Vec::with_capacity(b.len());
     let mut k = 0;
     while k < b.len() {
@@ -236,13 +243,17 @@ pub fn decode_string(raw: &str) -> Vec<u8> {
 fn string_lit(i: In) -> PResult<(Vec<u8>, Span)> {
     match i.first() {
         Some(t) if t.kind == TokKind::Str => {
-            let mut raw = t.text.clone();
-            let mut rest = &i[1..];
+            let rest = &i[1..];
+            if !rest.first().is_some_and(|n| n.kind == TokKind::Str) {
+                return Ok((rest, (decode_bytes(t.text.as_bytes()), t.span)));
+            }
+            let mut raw = t.text.as_bytes().to_vec();
+            let mut rest = rest;
             while let Some(n) = rest.first().filter(|n| n.kind == TokKind::Str) {
-                raw.push_str(&n.text);
+                raw.extend_from_slice(n.text.as_bytes());
                 rest = &rest[1..];
             }
-            Ok((rest, (decode_string(&raw), t.span)))
+            Ok((rest, (decode_bytes(&raw), t.span)))
         }
         _ => Err(fail_next(i, "expected literal string")),
     }
@@ -251,12 +262,39 @@ fn string_lit(i: In) -> PResult<(Vec<u8>, Span)> {
 /// Parses number text as stap does (`strtoull(s, 0)`): decimal, `0x` hex,
 /// leading-0 octal, at most 2^64-1, wrapping to negative above 2^63-1.
 pub fn parse_number(s: &str, neg: bool) -> Option<i64> {
-    let v: u64 = if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        u64::from_str_radix(h, 16).ok()?
-    } else if s.len() > 1 && s.starts_with('0') {
-        u64::from_str_radix(&s[1..], 8).ok()?
+    parse_number_bytes(s.as_bytes(), neg)
+}
+
+/// `parse_number` of a number token's bytes (`from_str_radix`'s rules:
+/// an optional `+`, then at least one digit of the radix).
+fn parse_number_bytes(s: &[u8], neg: bool) -> Option<i64> {
+    fn radix(d: &[u8], r: u32) -> Option<u64> {
+        let d = d.strip_prefix(b"+").unwrap_or(d);
+        if d.is_empty() {
+            return None;
+        }
+        let mut v: u64 = 0;
+        for &c in d {
+            // `char::to_digit`.
+            let x = match c {
+                b'0'..=b'9' => u32::from(c - b'0'),
+                b'a'..=b'z' => u32::from(c - b'a') + 10,
+                b'A'..=b'Z' => u32::from(c - b'A') + 10,
+                _ => return None,
+            };
+            if x >= r {
+                return None;
+            }
+            v = v.checked_mul(u64::from(r))?.checked_add(u64::from(x))?;
+        }
+        Some(v)
+    }
+    let v: u64 = if let Some(h) = s.strip_prefix(b"0x").or_else(|| s.strip_prefix(b"0X")) {
+        radix(h, 16)?
+    } else if s.len() > 1 && s[0] == b'0' {
+        radix(&s[1..], 8)?
     } else {
-        s.parse::<u64>().ok()?
+        radix(s, 10)?
     };
     if neg {
         if v > 1u64 << 63 {
@@ -271,7 +309,7 @@ pub fn parse_number(s: &str, neg: bool) -> Option<i64> {
 /// A number token, or stap's error.
 fn number_tok(i: In, neg: bool) -> PResult<(i64, Span)> {
     match i.first() {
-        Some(t) if t.kind == TokKind::Number => match parse_number(&t.text, neg) {
+        Some(t) if t.kind == TokKind::Number => match parse_number_bytes(t.text.as_bytes(), neg) {
             Some(v) => Ok((&i[1..], (v, t.span))),
             None => Err(fail_at(i, "number invalid or out of range")),
         },
@@ -355,21 +393,122 @@ fn to_diagnostic(tokens: &[Token], e: PErr) -> Diagnostic {
 }
 
 /// Gives every expression its `ExprId`, in source order; returns the count.
+///
+/// The walk visits what `Expr::children_mut` and `Stmt::children_mut`
+/// list, in their order (a test checks it), without building their
+/// vectors.
 pub(crate) fn number_exprs(script: &mut Script) -> u32 {
     fn e(x: &mut Expr, n: &mut u32) {
+        use ExprKind::*;
         x.id = *n;
         *n = n.saturating_add(1);
-        for c in x.children_mut() {
-            e(c, n);
+        match &mut x.kind {
+            Num(_) | Str(_) | Var(_) | Target(_) | Unsupported(_) => {}
+            Call { args, .. }
+            | Print { args, .. }
+            | Format { args, .. }
+            | Stat { args, .. }
+            | AtOp { args, .. } => {
+                for a in args {
+                    e(a, n);
+                }
+            }
+            Unary(_, a) | PreIncr(_, a) | PostIncr(_, a) | AddrOf(a) => e(a, n),
+            Regex { lhs, .. } => e(lhs, n),
+            Binary(_, a, b)
+            | Cmp(_, a, b)
+            | And(a, b)
+            | Or(a, b)
+            | Concat(a, b)
+            | Assign(_, a, b)
+            | Append(a, b)
+            | Ushr(a, b) => {
+                e(a, n);
+                e(b, n);
+            }
+            Ternary(a, b, c) => {
+                e(a, n);
+                e(b, n);
+                e(c, n);
+            }
+            Index { base, keys } => {
+                e(base, n);
+                for k in keys.iter_mut().flatten() {
+                    e(k, n);
+                }
+            }
+            In { keys, array } => {
+                for k in keys.iter_mut().flatten() {
+                    e(k, n);
+                }
+                e(array, n);
+            }
+            Deref { base, comps } => {
+                e(base, n);
+                for c in comps {
+                    if let TargetComp::Index(x) = c {
+                        e(x, n);
+                    }
+                }
+            }
         }
     }
     fn s(x: &mut Stmt, n: &mut u32) {
-        let (exprs, stmts) = x.children_mut();
-        for x in exprs {
-            e(x, n);
-        }
-        for x in stmts {
-            s(x, n);
+        match &mut x.kind {
+            StmtKind::Null
+            | StmtKind::Break
+            | StmtKind::Continue
+            | StmtKind::Next
+            | StmtKind::Unsupported(_) => {}
+            StmtKind::Block(b) => {
+                for y in b {
+                    s(y, n);
+                }
+            }
+            StmtKind::Expr(x) | StmtKind::Delete(x) => e(x, n),
+            StmtKind::Return(x) => {
+                if let Some(x) = x {
+                    e(x, n);
+                }
+            }
+            StmtKind::If { cond, then, els } => {
+                e(cond, n);
+                s(then, n);
+                if let Some(x) = els {
+                    s(x, n);
+                }
+            }
+            StmtKind::Loop {
+                init,
+                cond,
+                incr,
+                body,
+            } => {
+                if let Some(x) = init {
+                    e(x, n);
+                }
+                e(cond, n);
+                if let Some(x) = incr {
+                    e(x, n);
+                }
+                s(body, n);
+            }
+            StmtKind::Foreach(f) => {
+                e(&mut f.array, n);
+                if let Some(keys) = &mut f.slice {
+                    for k in keys.iter_mut().flatten() {
+                        e(k, n);
+                    }
+                }
+                if let Some(x) = &mut f.limit {
+                    e(x, n);
+                }
+                s(&mut f.body, n);
+            }
+            StmtKind::Try { body, handler, .. } => {
+                s(body, n);
+                s(handler, n);
+            }
         }
     }
     fn points(pps: &mut [ProbePoint], n: &mut u32) {
@@ -418,8 +557,8 @@ pub fn parse(tokens: &[Token], diags: &mut Diags) -> Script {
 /// parses them into a script, reporting errors into `diags`. An empty
 /// result after preprocessing is not an error here (see `lib.rs`).
 pub fn parse_for(tokens: &[Token], target: &preprocess::Target, diags: &mut Diags) -> Script {
-    if preprocess::is_plain(tokens) {
-        return parse_tokens(tokens, target.guru, diags);
+    if let Some(embedded) = preprocess::plain(tokens) {
+        return parse_tokens(tokens, embedded, target.guru, diags);
     }
     let (tokens, warnings, error) = preprocess::preprocess(tokens, target);
     for w in warnings {
@@ -429,16 +568,23 @@ pub fn parse_for(tokens: &[Token], target: &preprocess::Target, diags: &mut Diag
         diags.push(e);
         return Script::default();
     }
-    parse_tokens(&tokens, target.guru, diags)
+    let embedded = tokens.iter().position(|t| t.kind == TokKind::Embedded);
+    parse_tokens(&tokens, embedded, target.guru, diags)
 }
 
-/// The parser proper, over preprocessed tokens.
-fn parse_tokens(tokens: &[Token], guru: bool, diags: &mut Diags) -> Script {
+/// The parser proper, over preprocessed tokens; `embedded` is the index
+/// of the first embedded-C token.
+fn parse_tokens(
+    tokens: &[Token],
+    embedded: Option<usize>,
+    guru: bool,
+    diags: &mut Diags,
+) -> Script {
     DEPTH.with(|d| d.set(0));
     IN_FUNCTION.with(|f| f.set(false));
     GURU.with(|g| g.set(guru));
     if !guru {
-        if let Some(t) = tokens.iter().find(|t| t.kind == TokKind::Embedded) {
+        if let Some(t) = embedded.and_then(|k| tokens.get(k)) {
             diags.push(Diagnostic {
                 at: true,
                 ..Diagnostic::parse(NO_GURU_EMBEDDED, Some(t.span))

@@ -211,6 +211,31 @@ impl<'a> Pp<'a> {
         }
     }
 
+    /// How many of the next input tokens pass through both stages
+    /// unchanged (what `scan_pp` would return one by one, without the
+    /// copies through its stages): none while a macro body is being read
+    /// or in an untaken branch, and the run stops at an operator starting
+    /// with `@` or `%` and at the `MAX_TOKENS` limit. Takes them.
+    fn plain_run(&mut self) -> usize {
+        if !self.acts.is_empty() {
+            return 0;
+        }
+        if let Some((_, PpState::SkipThen | PpState::SkipElse)) = self.state.last() {
+            return 0;
+        }
+        let rest = self.input.get(self.pos..).unwrap_or_default();
+        let n = rest
+            .iter()
+            .take(MAX_TOKENS.saturating_sub(self.work))
+            .take_while(|t| {
+                !(t.kind == TokKind::Op && matches!(t.text.as_bytes().first(), Some(b'@' | b'%')))
+            })
+            .count();
+        self.pos += n;
+        self.work += n;
+        n
+    }
+
     fn raw(&mut self) -> Option<Token> {
         let t = self.input.get(self.pos).cloned();
         if t.is_some() {
@@ -251,7 +276,8 @@ impl<'a> Pp<'a> {
                 self.define(&t)?;
                 continue;
             }
-            if t.kind == TokKind::Op && t.text.len() > 1 && t.text.starts_with('@') {
+            if t.kind == TokKind::Op && t.text.as_bytes().len() > 1 && t.text.as_bytes()[0] == b'@'
+            {
                 let name = &t.text[1..];
                 let mut from_lib = false;
                 let mut decl = self
@@ -317,7 +343,7 @@ impl<'a> Pp<'a> {
             let t = self.input.get(self.pos.saturating_sub(1)).unwrap_or(at);
             return err("expected identifier", Some(t));
         };
-        let name = name_t.text.clone();
+        let name = name_t.text.owned();
         if self.defs.contains_key(&name) {
             return err(
                 format!("attempt to redefine macro '@{name}' in the same file"),
@@ -339,7 +365,7 @@ impl<'a> Pp<'a> {
         if saw_params {
             loop {
                 match self.raw() {
-                    Some(p) if p.kind == TokKind::Ident => formals.push(p.text),
+                    Some(p) if p.kind == TokKind::Ident => formals.push(p.text.owned()),
                     other => return err("expected identifier", other.as_ref().or(Some(at))),
                 }
                 match self.raw() {
@@ -588,12 +614,28 @@ fn library_may_define() -> Option<HashSet<&'static str>> {
 /// (a built-in `@count` also counts), and too few tokens for the
 /// `MAX_TOKENS` limit. The parser then reads `tokens` as they are (no copy,
 /// no macro library): most scripts and all the generated tapset text.
-pub fn is_plain(tokens: &[Token]) -> bool {
-    tokens.len() + 2 < MAX_TOKENS
-        && !tokens.iter().any(|t| {
-            t.kind == TokKind::Op
-                && (t.text.starts_with('@') || ["%(", "%?", "%:", "%)"].contains(&t.text.as_str()))
-        })
+/// `Some` when so, with the index of the first embedded-C token (found in
+/// the same pass).
+pub fn plain(tokens: &[Token]) -> Option<Option<usize>> {
+    if tokens.len() + 2 >= MAX_TOKENS {
+        return None;
+    }
+    let mut embedded = None;
+    for (k, t) in tokens.iter().enumerate() {
+        match t.kind {
+            TokKind::Op
+                if matches!(
+                    t.text.as_bytes(),
+                    [b'@', ..] | b"%(" | b"%?" | b"%:" | b"%)"
+                ) =>
+            {
+                return None
+            }
+            TokKind::Embedded if embedded.is_none() => embedded = Some(k),
+            _ => {}
+        }
+    }
+    Some(embedded)
 }
 
 /// Runs the preprocessor over `tokens`: the tokens for the parser and the
@@ -603,8 +645,13 @@ pub fn preprocess(
     target: &Target,
 ) -> (Vec<Token>, Vec<Diagnostic>, Option<Diagnostic>) {
     let mut pp = Pp::new(tokens, target, None);
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(tokens.len());
     loop {
+        let n = pp.plain_run();
+        if n > 0 {
+            out.extend_from_slice(&tokens[pp.pos - n..pp.pos]);
+            continue;
+        }
         match pp.scan_pp() {
             Ok(Some(t)) => out.push(t),
             Ok(None) => return (out, pp.warnings, None),
@@ -693,7 +740,7 @@ fn eval(t: &Target, l: &Token, op: &Token, r: &Token) -> Result<bool, PpErr> {
         if r.kind != TokKind::Str {
             return err("expected string literal", Some(r));
         }
-        return eq_ne(op, t.privilege == r.text);
+        return eq_ne(op, t.privilege == r.text.as_str());
     }
     if ident && lt == "guru_mode" {
         if r.kind != TokKind::Number {

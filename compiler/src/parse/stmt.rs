@@ -70,7 +70,7 @@ fn foreach(i: In, span: Span) -> PResult<Stmt> {
         let (r, asc) = sort_marker(&i[1..]);
         if peek_op(r, "=") {
             set_sort(&i[1..], SortBy::Value, asc)?;
-            value = Some((t.text.clone(), t.span));
+            value = Some((t.text.owned(), t.span));
             i = &r[1..];
         }
     }
@@ -115,7 +115,7 @@ fn foreach(i: In, span: Span) -> PResult<Stmt> {
         .first()
         .filter(|t| STAT_EXTRACTORS.contains(&t.text.as_str()))
     {
-        stat = Some((t.text.clone(), t.span));
+        stat = Some((t.text.owned(), t.span));
         r = &r[1..];
         if !(peek_op(r, "+") || peek_op(r, "-")) {
             return Err(fail_next(r, "expected sort directive"));
@@ -154,10 +154,10 @@ pub fn statement(i: In) -> PResult<Stmt> {
     };
     let span = t.span;
     let rest = &i[1..];
-    let (i, s) = match (&t.kind, t.text.as_str()) {
-        (TokKind::Op, ";") => return Ok((rest, stmt(StmtKind::Null, span))),
-        (TokKind::Op, "{") => return block(i),
-        (TokKind::Keyword, "try") => {
+    let (i, s) = match (&t.kind, t.text.as_bytes()) {
+        (TokKind::Op, b";") => return Ok((rest, stmt(StmtKind::Null, span))),
+        (TokKind::Op, b"{") => return block(i),
+        (TokKind::Keyword, b"try") => {
             let (r, body) = block(rest)?;
             let (mut r, _) = kw("catch")(r)?;
             let mut var = None;
@@ -175,7 +175,7 @@ pub fn statement(i: In) -> PResult<Stmt> {
             };
             return Ok((r, stmt(kind, span)));
         }
-        (TokKind::Keyword, "if") => {
+        (TokKind::Keyword, b"if") => {
             let (r, cond) = paren_cond(rest)?;
             let (r, then) = statement(r)?;
             let (r, els) = if peek_kw(r, "else") {
@@ -191,7 +191,7 @@ pub fn statement(i: In) -> PResult<Stmt> {
             };
             return Ok((r, stmt(kind, span)));
         }
-        (TokKind::Keyword, "while") => {
+        (TokKind::Keyword, b"while") => {
             let (r, cond) = paren_cond(rest)?;
             let (r, body) = statement(r)?;
             let kind = StmtKind::Loop {
@@ -202,7 +202,7 @@ pub fn statement(i: In) -> PResult<Stmt> {
             };
             return Ok((r, stmt(kind, span)));
         }
-        (TokKind::Keyword, "for") => {
+        (TokKind::Keyword, b"for") => {
             let (r, _) = op("(")(rest)?;
             let (r, init) = opt_expr_then(r, ";")?;
             let (r, cond) = match r.first() {
@@ -223,8 +223,8 @@ pub fn statement(i: In) -> PResult<Stmt> {
             };
             return Ok((r, stmt(kind, span)));
         }
-        (TokKind::Keyword, "foreach") => return foreach(rest, span),
-        (TokKind::Keyword, "return") => {
+        (TokKind::Keyword, b"foreach") => return foreach(rest, span),
+        (TokKind::Keyword, b"return") => {
             if !IN_FUNCTION.with(|f| f.get()) {
                 return Err(fail_at(i, "found 'return' not in function context"));
             }
@@ -243,13 +243,13 @@ pub fn statement(i: In) -> PResult<Stmt> {
             };
             (r, stmt(StmtKind::Return(e), span))
         }
-        (TokKind::Keyword, "delete") => {
+        (TokKind::Keyword, b"delete") => {
             let (r, e) = expr(rest)?;
             (r, stmt(StmtKind::Delete(e), span))
         }
-        (TokKind::Keyword, "break") => (rest, stmt(StmtKind::Break, span)),
-        (TokKind::Keyword, "continue") => (rest, stmt(StmtKind::Continue, span)),
-        (TokKind::Keyword, "next") => (rest, stmt(StmtKind::Next, span)),
+        (TokKind::Keyword, b"break") => (rest, stmt(StmtKind::Break, span)),
+        (TokKind::Keyword, b"continue") => (rest, stmt(StmtKind::Continue, span)),
+        (TokKind::Keyword, b"next") => (rest, stmt(StmtKind::Next, span)),
         (TokKind::Op | TokKind::Ident | TokKind::Number | TokKind::Str | TokKind::Embedded, _) => {
             let (r, e) = expr(i)?;
             (r, stmt(StmtKind::Expr(e), span))

@@ -540,3 +540,151 @@ fn expression_ids_are_dense_and_in_source_order() {
     let (s, _, _) = parse_src("probe begin { x = 1 + 2; y = x }");
     assert_eq!(s.nexprs, 8);
 }
+#[test]
+fn print_family_match_is_the_list() {
+    for p in expr::PRINT_FAMILY {
+        assert!(expr::is_print_family(p.as_bytes()), "{p}");
+    }
+    for p in ["printx", "prin", "sprintfx", "Print", "@print"] {
+        assert!(!expr::is_print_family(p.as_bytes()), "{p}");
+    }
+}
+
+/// `number_exprs` visits the expressions in the order of
+/// `Expr::children_mut` / `Stmt::children_mut` (the walk it replaced), on
+/// every corpus script.
+#[test]
+fn number_exprs_follows_children_mut() {
+    fn e(x: &mut Expr, n: &mut u32) {
+        x.id = *n;
+        *n = n.saturating_add(1);
+        for c in x.children_mut() {
+            e(c, n);
+        }
+    }
+    fn s(x: &mut Stmt, n: &mut u32) {
+        let (exprs, stmts) = x.children_mut();
+        for x in exprs {
+            e(x, n);
+        }
+        for x in stmts {
+            s(x, n);
+        }
+    }
+    fn reference(script: &mut Script) -> u32 {
+        let mut n = 0;
+        for it in &mut script.items {
+            if let Item::Probe(p) = it {
+                s(&mut p.body, &mut n);
+            }
+        }
+        for it in &mut script.items {
+            let points = |pps: &mut [ProbePoint], n: &mut u32| {
+                for p in pps {
+                    if let Some(c) = &mut p.cond {
+                        e(c, n);
+                    }
+                }
+            };
+            match it {
+                Item::Probe(p) => points(&mut p.points, &mut n),
+                Item::Function(f) => {
+                    if let Some(b) = &mut f.body {
+                        s(b, &mut n);
+                    }
+                }
+                Item::Alias(a) => {
+                    points(&mut a.points, &mut n);
+                    s(&mut a.body, &mut n);
+                    if let Some(b) = &mut a.epilogue {
+                        s(b, &mut n);
+                    }
+                }
+                _ => {}
+            }
+        }
+        n
+    }
+    let mut dirs = vec![vm_testkit::paths::corpus_dir()];
+    let mut files = 0;
+    while let Some(d) = dirs.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for p in rd.flatten().map(|e| e.path()) {
+            if p.is_dir() {
+                dirs.push(p);
+                continue;
+            }
+            let Ok(src) = std::fs::read_to_string(&p) else {
+                continue;
+            };
+            let mut d = Diags::default();
+            let script = parse(&lexer::lex(&src, &[]), &mut d);
+            let mut again = script.clone();
+            let n = reference(&mut again);
+            assert_eq!(n, script.nexprs, "{}", p.display());
+            assert_eq!(
+                format!("{again:?}"),
+                format!("{script:?}"),
+                "{}",
+                p.display()
+            );
+            files += 1;
+        }
+    }
+    assert!(files > 500, "{files} corpus files");
+}
+
+/// `parse_number` reads bytes as `from_str_radix` read the text.
+#[test]
+fn parse_number_as_from_str_radix() {
+    fn old(s: &str, neg: bool) -> Option<i64> {
+        let v: u64 = if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+            u64::from_str_radix(h, 16).ok()?
+        } else if s.len() > 1 && s.starts_with('0') {
+            u64::from_str_radix(&s[1..], 8).ok()?
+        } else {
+            s.parse::<u64>().ok()?
+        };
+        if neg {
+            if v > 1u64 << 63 {
+                return None;
+            }
+            Some((v as i64).wrapping_neg())
+        } else {
+            Some(v as i64)
+        }
+    }
+    let cases = [
+        "",
+        "0",
+        "1",
+        "+",
+        "+5",
+        "-5",
+        "0x",
+        "0X1f",
+        "0x+f",
+        "0xg",
+        "07",
+        "08",
+        "0+7",
+        "00",
+        "18446744073709551615",
+        "18446744073709551616",
+        "9223372036854775808",
+        "0xffffffffffffffff",
+        "0x10000000000000000",
+        "01777777777777777777777",
+        "02000000000000000000000",
+        "12abc",
+        "1_000",
+        "١",
+    ];
+    for c in cases {
+        for neg in [false, true] {
+            assert_eq!(parse_number(c, neg), old(c, neg), "{c:?} {neg}");
+        }
+    }
+}
