@@ -33,7 +33,7 @@ use super::resolve::{Builtin, Point, Ref, Resolved};
 use super::types::{Ty, Types};
 use crate::ast::*;
 use crate::diag::{Diagnostic, LineIndex};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use vm_spec::abi;
 use vm_spec::program::*;
 
@@ -90,7 +90,7 @@ struct Gen<'a> {
     temps_s: u8,
     /// Temporaries an expression needs above its destination (by
     /// expression id), for the order of a pure operator's operands.
-    need: HashMap<u32, u32>,
+    need: FxHashMap<u32, u32>,
     loops: Vec<LoopJumps>,
     error: Option<Diagnostic>,
     span: Span,
@@ -296,7 +296,7 @@ fn handler(
         max_s: 0,
         temps_r: 0,
         temps_s: 0,
-        need: HashMap::new(),
+        need: FxHashMap::default(),
         loops: Vec::new(),
         error: None,
         span,
@@ -398,9 +398,9 @@ pub fn run(
         .saturating_sub(1) as usize;
     let mut tabs = Tables {
         konsts: Vec::new(),
-        kidx: HashMap::new(),
+        kidx: FxHashMap::default(),
         strings: Vec::new(),
-        sidx: HashMap::new(),
+        sidx: FxHashMap::default(),
         formats: Vec::new(),
         maxstr,
         target_vars: Vec::new(),

@@ -7,9 +7,9 @@ use super::*;
 /// The program's tables, shared by all handlers.
 pub(super) struct Tables {
     pub(super) konsts: Vec<i64>,
-    pub(super) kidx: HashMap<i64, i32>,
+    pub(super) kidx: FxHashMap<i64, i32>,
     pub(super) strings: Vec<Vec<u8>>,
-    pub(super) sidx: HashMap<Vec<u8>, i32>,
+    pub(super) sidx: FxHashMap<Vec<u8>, i32>,
     pub(super) formats: Vec<Format>,
     pub(super) maxstr: usize,
     /// Target variables, their `handler` set once the handler is placed.
@@ -56,14 +56,14 @@ impl Tables {
     /// A constant string, cut at a NUL (C semantics) and at MAXSTRINGLEN - 1
     /// bytes (the NUL counts, as in stap).
     pub(super) fn string(&mut self, s: &[u8]) -> i32 {
-        let mut b: Vec<u8> = s.iter().copied().take_while(|&c| c != 0).collect();
-        b.truncate(self.maxstr);
-        if let Some(&i) = self.sidx.get(&b) {
+        let end = s.iter().position(|&c| c == 0).unwrap_or(s.len());
+        let b = &s[..end.min(self.maxstr)];
+        if let Some(&i) = self.sidx.get(b) {
             return i;
         }
         let i = self.strings.len() as i32;
-        self.strings.push(b.clone());
-        self.sidx.insert(b, i);
+        self.strings.push(b.to_vec());
+        self.sidx.insert(b.to_vec(), i);
         i
     }
 
