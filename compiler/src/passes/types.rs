@@ -17,6 +17,8 @@
 use super::resolve::{Builtin, Ref, Resolved};
 use crate::ast::*;
 use crate::diag::{Diagnostic, Diags};
+use rustc_hash::FxHashMap;
+use std::rc::Rc;
 use vm_spec::program::ArgKind;
 use vm_spec::tables::{HelperRes, HELPERS};
 
@@ -114,6 +116,9 @@ struct Typer<'a> {
     func: Option<usize>,
     changed: bool,
     errors: Vec<Diagnostic>,
+    /// The argument kinds of each format text met so far (the fixed point
+    /// walks every body at least twice).
+    formats: FxHashMap<Vec<u8>, Rc<[ArgKind]>>,
 }
 
 impl Typer<'_> {
@@ -307,17 +312,26 @@ impl Typer<'_> {
     /// literal format: the count must match, each argument gets the kind
     /// its conversion wants, and extra arguments are still typed.
     fn format_args(&mut self, format: Option<&[u8]>, args: &[Expr], span: Span) {
-        let kinds = format
-            .map(|f| crate::printf::parse(&String::from_utf8_lossy(f)))
-            .and_then(Result::ok)
-            .unwrap_or_default();
+        let kinds = match format {
+            Some(f) => match self.formats.get(f) {
+                Some(k) => Rc::clone(k),
+                None => {
+                    let k: Rc<[ArgKind]> = crate::printf::parse(&String::from_utf8_lossy(f))
+                        .unwrap_or_default()
+                        .into();
+                    self.formats.insert(f.to_vec(), Rc::clone(&k));
+                    k
+                }
+            },
+            None => Rc::from([]),
+        };
         if kinds.len() != args.len() {
             self.error(Diagnostic::semantic(
                 "Wrong number of args to formatted print operator",
                 span,
             ));
         }
-        for (a, k) in args.iter().zip(&kinds) {
+        for (a, k) in args.iter().zip(kinds.iter()) {
             let want = match k {
                 ArgKind::Int => Ty::Long,
                 ArgKind::Str => Ty::Str,
@@ -808,6 +822,7 @@ pub fn run(script: &Script, res: &Resolved, diags: &mut Diags) -> Types {
         func: None,
         changed: false,
         errors: Vec::new(),
+        formats: FxHashMap::default(),
     };
     // Initialisers fix the type of their global.
     for (g, info) in res.globals.iter().enumerate() {

@@ -402,6 +402,7 @@ pub fn run(
         strings: Vec::new(),
         sidx: FxHashMap::default(),
         formats: Vec::new(),
+        fidx: FxHashMap::default(),
         maxstr,
         target_vars: Vec::new(),
         regexes: Vec::new(),

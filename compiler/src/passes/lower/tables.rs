@@ -11,6 +11,9 @@ pub(super) struct Tables {
     pub(super) strings: Vec<Vec<u8>>,
     pub(super) sidx: FxHashMap<Vec<u8>, i32>,
     pub(super) formats: Vec<Format>,
+    /// The index of each format `format` made (the first of equal ones;
+    /// never the special formats of `own_format`).
+    pub(super) fidx: FxHashMap<Format, i32>,
     pub(super) maxstr: usize,
     /// Target variables, their `handler` set once the handler is placed.
     pub(super) target_vars: Vec<TargetVar>,
@@ -88,15 +91,13 @@ impl Tables {
             text: text.to_string(),
             args,
         };
-        let special = self.switch_fmt.map(|i| i as usize);
-        let warn = self.warn_fmt.map(|i| i as usize);
-        if let Some(i) = (0..self.formats.len())
-            .find(|&i| self.formats[i] == f && Some(i) != special && Some(i) != warn)
-        {
-            return i as i32;
+        if let Some(&i) = self.fidx.get(&f) {
+            return i;
         }
+        let i = self.formats.len() as i32;
+        self.fidx.insert(f.clone(), i);
         self.formats.push(f);
-        (self.formats.len() - 1) as i32
+        i
     }
 
     /// The constant `target()` reads (the loader patches it).

@@ -21,6 +21,7 @@
 use crate::ast::*;
 use crate::diag::{Diagnostic, Diags};
 use crate::parse::STAT_EXTRACTORS;
+use rustc_hash::FxHashMap;
 use std::collections::{HashMap, HashSet};
 use vm_spec::abi;
 use vm_spec::program::{ProbeTarget, TargetCond, TargetSite};
@@ -335,6 +336,10 @@ struct Resolver<'a> {
     read_globals: Vec<usize>,
     /// User functions by name: (name, item index, parameter names).
     func_names: Vec<(String, usize)>,
+    /// The index in `func_names` of each name.
+    func_idx: FxHashMap<String, usize>,
+    /// The index in `globals` of each name (its first declaration).
+    global_idx: FxHashMap<String, usize>,
     /// Functions the body being walked calls.
     calls: Vec<usize>,
     /// Walking a function body.
@@ -398,7 +403,7 @@ impl Resolver<'_> {
         if let Some(l) = self.locals[..nparams].iter().position(|(n, _)| n == name) {
             return Ref::Local(l);
         }
-        if let Some(g) = self.globals.iter().position(|g| g.name == name) {
+        if let Some(&g) = self.global_idx.get(name) {
             return Ref::Global(g);
         }
         if let Some(l) = self.locals.iter().position(|(n, _)| n == name) {
@@ -436,6 +441,8 @@ pub fn run(script: &Script, unelided: bool, diags: &mut Diags) -> Resolved {
         loops: 0,
         read_globals: Vec::new(),
         func_names: Vec::new(),
+        func_idx: FxHashMap::default(),
+        global_idx: FxHashMap::default(),
         calls: Vec::new(),
         in_func: false,
         nparams: 0,
@@ -455,6 +462,9 @@ pub fn run(script: &Script, unelided: bool, diags: &mut Diags) -> Resolved {
                 if let Some(p) = g.private {
                     r.unsupported("private", p);
                 }
+                r.global_idx
+                    .entry(g.name.clone())
+                    .or_insert(r.globals.len());
                 r.globals.push(GlobalInfo {
                     name: g.name.clone(),
                     span: g.span,
@@ -470,10 +480,11 @@ pub fn run(script: &Script, unelided: bool, diags: &mut Diags) -> Resolved {
             Item::Function(f) => {
                 if f.body.is_none() {
                     r.unsupported("embedded C functions", f.span);
-                } else if r.func_names.iter().any(|(n, _)| *n == f.name) {
+                } else if r.func_idx.contains_key(&f.name) {
                     r.unsupported("function overloading", f.span);
                 } else {
                     // `private` is file scope: one file here, so no effect.
+                    r.func_idx.insert(f.name.clone(), r.func_names.len());
                     r.func_names.push((f.name.clone(), f.params.len()));
                 }
             }
@@ -492,9 +503,7 @@ pub fn run(script: &Script, unelided: bool, diags: &mut Diags) -> Resolved {
     for (idx, it) in script.items.iter().enumerate() {
         let Item::Function(f) = it else { continue };
         let Some(body) = &f.body else { continue };
-        if !r.func_names.iter().any(|(n, _)| *n == f.name)
-            || funcs.iter().any(|x: &RFunc| x.name == f.name)
-        {
+        if !r.func_idx.contains_key(&f.name) || funcs.iter().any(|x: &RFunc| x.name == f.name) {
             continue;
         }
         r.locals = f.params.iter().map(|p| (p.name.clone(), p.span)).collect();
