@@ -199,7 +199,13 @@ impl<'a> LineIndex<'a> {
         }
         let (mut line, mut start, next) = self.last.get();
         if line == 0 || off < start || off >= next {
-            line = self.starts.partition_point(|&s| s <= off).max(1);
+            // The next line, else a search.
+            let after = self.starts.get(line + 1).copied().unwrap_or(usize::MAX);
+            line = if line != 0 && off >= next && off < after {
+                line + 1
+            } else {
+                self.starts.partition_point(|&s| s <= off).max(1)
+            };
             start = self.starts[line - 1];
             let next = self.starts.get(line).copied().unwrap_or(usize::MAX);
             self.last.set((line, start, next));

@@ -21,8 +21,7 @@
 use crate::ast::*;
 use crate::diag::{Diagnostic, Diags};
 use crate::parse::STAT_EXTRACTORS;
-use rustc_hash::FxHashMap;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 use vm_spec::abi;
 use vm_spec::program::{ProbeTarget, TargetCond, TargetSite};
 
@@ -244,28 +243,28 @@ pub struct Resolved {
     /// Target variables (`$x`, `$x->a->b`; not `$return`): the `Target` or
     /// `Deref` expression, where its parameter comes from and the member
     /// chain.
-    pub target_vars: HashMap<ExprId, (TargetSite, Vec<String>)>,
+    pub target_vars: FxHashMap<ExprId, (TargetSite, Vec<String>)>,
     /// `@defined(x)` decided at compile time (the probe has no target
     /// variables, or `x` is `$return`): the `AtOp` expression and the
     /// answer. Any other `@defined(x)` has `x` in `target_vars` and is
     /// answered at load time (`RelocKind::Exists`).
-    pub defined_consts: HashMap<ExprId, bool>,
+    pub defined_consts: FxHashMap<ExprId, bool>,
     /// Target variables guarded by a `@defined` that is 0 at every point of
     /// their probe (`@choose_defined($x, 0)` in a `begin` probe), and
     /// `@entry(x)` after a `@defined(@entry(x))` outside `.return` probes:
     /// never read, lowered as 0.
-    pub dead_targets: HashSet<ExprId>,
+    pub dead_targets: FxHashSet<ExprId>,
     /// The `@defined` conditions a use of a target variable runs under
     /// (`@defined($x) ? $x : $y`: `$y` runs only where `$x` is absent);
     /// the loader does not resolve a use for a probe where one fails.
-    pub target_conds: HashMap<ExprId, Vec<TargetCond>>,
+    pub target_conds: FxHashMap<ExprId, Vec<TargetCond>>,
     /// `$value` of a procfs or input probe (helpers.h VALUE): the `Target`
     /// expressions read, and those assigned (`$value = e`, `$value .= e`,
     /// VALUE_SET / VALUE_APPEND) in a procfs read probe.
-    pub value_exprs: HashSet<ExprId>,
+    pub value_exprs: FxHashSet<ExprId>,
     /// `$verdict` of a netfilter probe (helpers.h VERDICT): the `Target`
     /// expressions read, and those assigned (`$verdict = e`, VERDICT_SET).
-    pub verdict_exprs: HashSet<ExprId>,
+    pub verdict_exprs: FxHashSet<ExprId>,
 }
 
 impl Resolved {
@@ -311,17 +310,17 @@ struct Resolver<'a> {
     /// any script write (the text a read returns): not a guru write.
     procfs: bool,
     /// See `Resolved::target_vars`.
-    target_vars: HashMap<ExprId, (TargetSite, Vec<String>)>,
+    target_vars: FxHashMap<ExprId, (TargetSite, Vec<String>)>,
     /// See `Resolved::defined_consts`.
-    defined_consts: HashMap<ExprId, bool>,
+    defined_consts: FxHashMap<ExprId, bool>,
     /// See `Resolved::dead_targets`.
-    dead_targets: HashSet<ExprId>,
+    dead_targets: FxHashSet<ExprId>,
     /// See `Resolved::value_exprs`.
-    value_exprs: HashSet<ExprId>,
+    value_exprs: FxHashSet<ExprId>,
     /// See `Resolved::verdict_exprs`.
-    verdict_exprs: HashSet<ExprId>,
+    verdict_exprs: FxHashSet<ExprId>,
     /// See `Resolved::target_conds`.
-    target_conds: HashMap<ExprId, Vec<TargetCond>>,
+    target_conds: FxHashMap<ExprId, Vec<TargetCond>>,
     /// The `@defined` conditions around the expression being walked.
     conds: Vec<TargetCond>,
     /// The variables (name, chain) some `@defined` of the probe being
@@ -429,12 +428,12 @@ pub fn run(script: &Script, unelided: bool, diags: &mut Diags) -> Resolved {
         ctxs: Vec::new(),
         cur_points: Vec::new(),
         procfs: false,
-        target_vars: HashMap::new(),
-        defined_consts: HashMap::new(),
-        dead_targets: HashSet::new(),
-        value_exprs: HashSet::new(),
-        verdict_exprs: HashSet::new(),
-        target_conds: HashMap::new(),
+        target_vars: FxHashMap::default(),
+        defined_consts: FxHashMap::default(),
+        dead_targets: FxHashSet::default(),
+        value_exprs: FxHashSet::default(),
+        verdict_exprs: FxHashSet::default(),
+        target_conds: FxHashMap::default(),
         conds: Vec::new(),
         guards: Vec::new(),
         entry_guarded: false,
