@@ -3,7 +3,9 @@
 //!
 //! Types flow both ways (an operator demands types of its operands, an
 //! assignment gives its target the type of its value); the pass repeats
-//! until nothing new is learnt, then reports conflicts with stap's three
+//! until nothing new is learnt (a repeat walks only the bodies that read
+//! something learnt since, `Typer::dirty`), then reports conflicts with
+//! stap's three
 //! messages (`type mismatch: expected long but found string`, `type
 //! mismatch (string)` chained to `type was first inferred here (long)`, and
 //! `type mismatch: left and right sides don't agree (long vs string)`),
@@ -161,8 +163,10 @@ impl Typer<'_> {
                 *slot = ty;
                 *first = Some(at);
                 self.changed = true;
-                if let Some(bodies) = self.readers.remove(&v) {
-                    self.make_dirty(&bodies);
+                if !self.readers.is_empty() {
+                    if let Some(bodies) = self.readers.remove(&v) {
+                        self.make_dirty(&bodies);
+                    }
                 }
             }
         }
@@ -500,21 +504,14 @@ impl Typer<'_> {
     /// its body dirty when `rhs` gives `v` a type (another walk would take
     /// the `tl` path and type `rhs` expecting that type), unless typing
     /// `rhs` met unknowns.
-    fn agree_into(
-        &mut self,
-        v: Var,
-        own_from: usize,
-        lhs: &Expr,
-        rhs: &Expr,
-        hint: Ty,
-        op: Span,
-    ) -> Ty {
-        let mut ta = self.expr(lhs, hint);
-        if let Some(r) = self.readers.get_mut(&v) {
-            r.truncate(own_from);
-        }
+    fn agree_into(&mut self, v: Var, lhs: &Expr, rhs: &Expr, hint: Ty, op: Span) -> Ty {
+        // `expr(lhs, hint)`, `v` untyped and `hint` no type: unknown,
+        // nothing given a type (its reading is noted below if `v` stays
+        // untyped).
+        self.unknowns += 1;
+        let mut ta = Ty::Unknown;
         let before = self.unknowns;
-        let mut tb = self.expr(rhs, if ta == Ty::Unknown { hint } else { ta });
+        let mut tb = self.expr(rhs, hint);
         if self.unknowns != before {
             self.dirty_here();
         }
@@ -729,8 +726,16 @@ impl Typer<'_> {
                     let lv = self
                         .var_of(lhs.id)
                         .filter(|_| matches!(lhs.kind, ExprKind::Var(_)));
-                    let own_from = lv.map_or(0, |v| self.readers.get(&v).map_or(0, Vec::len));
-                    let tl = self.expr(lhs, Ty::Unknown);
+                    let tl = match lv {
+                        // `expr(lhs, Unknown)` of an untyped variable:
+                        // unknown, nothing recorded; its reading is noted
+                        // below.
+                        Some(v) if self.var_ty(v) == Ty::Unknown => {
+                            self.unknowns += 1;
+                            Ty::Unknown
+                        }
+                        _ => self.expr(lhs, Ty::Unknown),
+                    };
                     if let (Some(v), true) = (lv, tl != Ty::Unknown) {
                         let tr = self.expr(rhs, tl);
                         if tr != Ty::Unknown && tr != tl {
@@ -750,9 +755,13 @@ impl Typer<'_> {
                     }
                     let t = match lv {
                         Some(v) if !matches!(hint, Ty::Long | Ty::Str) => {
-                            self.agree_into(v, own_from, lhs, rhs, hint, e.span)
+                            self.agree_into(v, lhs, rhs, hint, e.span)
                         }
-                        _ => self.agree(lhs, rhs, hint, e.span),
+                        Some(v) => {
+                            self.note_unknown(v);
+                            self.agree(lhs, rhs, hint, e.span)
+                        }
+                        None => self.agree(lhs, rhs, hint, e.span),
                     };
                     if t == Ty::Void {
                         self.error(Diagnostic::semantic(

@@ -433,6 +433,7 @@ pub fn run(
         sidx: FxHashMap::default(),
         formats: Vec::new(),
         fidx: FxHashMap::default(),
+        printf_kinds: FxHashMap::default(),
         maxstr,
         target_vars: Vec::new(),
         regexes: Vec::new(),

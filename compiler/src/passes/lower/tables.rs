@@ -14,6 +14,8 @@ pub(super) struct Tables {
     /// The index of each format `format` made (the first of equal ones;
     /// never the special formats of `own_format`).
     pub(super) fidx: FxHashMap<Format, i32>,
+    /// The argument kinds of each printf format text met so far.
+    pub(super) printf_kinds: FxHashMap<String, Vec<ArgKind>>,
     pub(super) maxstr: usize,
     /// Target variables, their `handler` set once the handler is placed.
     pub(super) target_vars: Vec<TargetVar>,

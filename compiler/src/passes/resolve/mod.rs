@@ -585,17 +585,19 @@ pub fn run(script: &Script, unelided: bool, diags: &mut Diags) -> Resolved {
         r.locals = Vec::new();
         r.assigned = Vec::new();
         r.ctxs = points.iter().map(|p| p.ctx).collect();
-        r.cur_points = points.clone();
+        // The walk reads the points; they go back to the probe after it.
+        r.cur_points = points;
         r.guards = Vec::new();
         r.entry_guarded = false;
         r.procfs = p.points.iter().any(|pp| {
             pp.components
                 .first()
                 .is_some_and(|c| c.name == "procfs" || c.name == "json_data")
-        }) || points.iter().any(|pt| is_value_ctx(pt.ctx));
+        }) || r.cur_points.iter().any(|pt| is_value_ctx(pt.ctx));
         r.loops = 0;
         r.stmt(&p.body);
         r.procfs = false;
+        let points = std::mem::take(&mut r.cur_points);
         // Functions reachable from this probe (bounded: each is marked once).
         let mut work = std::mem::take(&mut r.calls);
         while let Some(f) = work.pop() {
