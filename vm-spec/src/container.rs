@@ -56,12 +56,14 @@ impl postcard::ser_flavors::Flavor for Bytes {
 
     #[inline(always)]
     fn try_extend(&mut self, data: &[u8]) -> postcard::Result<()> {
-        if data.len() <= 16 {
-            for &b in data {
-                self.0.push(b);
+        match data {
+            [b] => self.0.push(*b),
+            _ if data.len() <= 16 => {
+                for &b in data {
+                    self.0.push(b);
+                }
             }
-        } else {
-            self.0.extend_from_slice(data);
+            _ => self.0.extend_from_slice(data),
         }
         Ok(())
     }

@@ -1111,3 +1111,33 @@ pub fn run(script: &Script, res: &Resolved, diags: &mut Diags) -> Types {
     }
     ty.t
 }
+
+#[cfg(test)]
+mod tests {
+    /// Compiles `src`: `Ok` or the rendered errors.
+    fn compile(src: &str) -> Result<(), String> {
+        crate::compile("x.stp", src, &crate::Options::default())
+            .map(|_| ())
+            .map_err(|f| f.rendered)
+    }
+
+    #[test]
+    fn types_learnt_late_reach_the_bodies_that_read_them_early() {
+        // A local read before its type is known, in the same body.
+        assert_eq!(compile("probe begin { y = x; x = 1; print(y) }"), Ok(()));
+        // A function's result known only from a function walked later.
+        let src = "function f() { return g() }\nfunction g() { return \"s\" }\n\
+                   probe begin { print(f() . \"\") }";
+        assert_eq!(compile(src), Ok(()));
+        // A global typed by a later probe.
+        let src = "global a\nprobe begin { b = a; print(b . \"\") }\nprobe end { a = \"x\" }";
+        assert_eq!(compile(src), Ok(()));
+    }
+
+    #[test]
+    fn conflicts_found_once_a_later_body_types_a_variable() {
+        let src = "global a\nprobe begin { x = a; x = \"s\" }\nprobe end { a = 1 }";
+        let e = compile(src).unwrap_err();
+        assert!(e.contains("type mismatch"), "{e}");
+    }
+}
