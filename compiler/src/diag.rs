@@ -28,6 +28,7 @@
 //! every pass; `lib.rs` adds stap's pass summary lines.
 use crate::ast::Span;
 use crate::parse::lexer::Token;
+use std::cell::Cell;
 
 /// How bad a diagnostic is, and so how it is laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -160,10 +161,19 @@ pub fn line_col(source: &str, offset: u32) -> (u32, u32) {
 }
 
 /// Line starts of a source, for many offset-to-line/column lookups.
+///
+/// Lowering asks for the place of nearly every instruction, mostly on the
+/// line of the previous question: that line is kept (`last`), and in an
+/// ASCII source a column is the distance from the line's start.
 #[derive(Debug, Clone)]
 pub struct LineIndex<'a> {
     source: &'a str,
     starts: Vec<usize>,
+    /// The source is ASCII: columns count bytes.
+    ascii: bool,
+    /// The line of the last question: its 1-based number, its start and
+    /// the start of the next (line 0: none yet).
+    last: Cell<(usize, usize, usize)>,
 }
 
 impl<'a> LineIndex<'a> {
@@ -171,22 +181,42 @@ impl<'a> LineIndex<'a> {
     pub fn new(source: &'a str) -> Self {
         let mut starts = vec![0];
         starts.extend(source.match_indices('\n').map(|(i, _)| i + 1));
-        LineIndex { source, starts }
+        LineIndex {
+            source,
+            starts,
+            ascii: source.is_ascii(),
+            last: Cell::new((0, 0, 0)),
+        }
     }
 
     /// Same as `line_col`, in O(log lines + line length), except that an
     /// offset past the end of the source (code of a `-I` tapset file,
     /// `ExtraFile`) has no place in it: (0, 0), as for library code.
     pub fn line_col(&self, offset: u32) -> (u32, u32) {
-        if offset as usize > self.source.len() {
+        let off = offset as usize;
+        if off > self.source.len() {
             return (0, 0);
         }
-        let off = offset as usize;
-        let line = self.starts.partition_point(|&s| s <= off).max(1);
-        let start = self.starts[line - 1];
-        let col = match self.source.get(start..off) {
-            Some(s) => s.chars().count() + 1,
-            None => line_col(self.source, offset).1 as usize,
+        let (mut line, mut start, next) = self.last.get();
+        if line == 0 || off < start || off >= next {
+            // The next line, else a search.
+            let after = self.starts.get(line + 1).copied().unwrap_or(usize::MAX);
+            line = if line != 0 && off >= next && off < after {
+                line + 1
+            } else {
+                self.starts.partition_point(|&s| s <= off).max(1)
+            };
+            start = self.starts[line - 1];
+            let next = self.starts.get(line).copied().unwrap_or(usize::MAX);
+            self.last.set((line, start, next));
+        }
+        let col = if self.ascii {
+            off - start + 1
+        } else {
+            match self.source.get(start..off) {
+                Some(s) => s.chars().count() + 1,
+                None => line_col(self.source, offset).1 as usize,
+            }
         };
         (
             u32::try_from(line).unwrap_or(u32::MAX),

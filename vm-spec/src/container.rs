@@ -31,13 +31,52 @@ pub enum ContainerError {
 
 /// Serialises a program into `.stpb` bytes.
 pub fn write(prog: &Program) -> Vec<u8> {
-    let mut out = Vec::with_capacity(4096);
+    let insns: usize = prog.handlers.iter().map(|h| h.code.len()).sum();
+    // An instruction is 5 to 9 bytes, its place 2 to 6: room for most
+    // programs without growing.
+    let mut out = Vec::with_capacity(4096 + prog.source.len() + 12 * insns);
     out.extend_from_slice(&STPB_MAGIC);
     out.extend_from_slice(&STPB_VERSION.to_le_bytes());
-    // Serialising into a Vec cannot fail for this data model.
-    let body = postcard::to_allocvec(prog).unwrap_or_default();
-    out.extend_from_slice(&body);
-    out
+    // Serialising into a Vec cannot fail for this data model (if it did:
+    // the magic and version alone, as before).
+    postcard::serialize_with_flavor(prog, Bytes(out)).unwrap_or_else(|_| {
+        let mut head = STPB_MAGIC.to_vec();
+        head.extend_from_slice(&STPB_VERSION.to_le_bytes());
+        head
+    })
+}
+
+/// postcard's output into a `Vec`, as its `AllocVec`, except that the
+/// few bytes of a varint are pushed one by one rather than copied (a
+/// `memcpy` call for each field was most of the writer's time).
+struct Bytes(Vec<u8>);
+
+impl postcard::ser_flavors::Flavor for Bytes {
+    type Output = Vec<u8>;
+
+    #[inline(always)]
+    fn try_extend(&mut self, data: &[u8]) -> postcard::Result<()> {
+        match data {
+            [b] => self.0.push(*b),
+            _ if data.len() <= 16 => {
+                for &b in data {
+                    self.0.push(b);
+                }
+            }
+            _ => self.0.extend_from_slice(data),
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn try_push(&mut self, data: u8) -> postcard::Result<()> {
+        self.0.push(data);
+        Ok(())
+    }
+
+    fn finalize(self) -> postcard::Result<Vec<u8>> {
+        Ok(self.0)
+    }
 }
 
 /// Reads a program from `.stpb` bytes.

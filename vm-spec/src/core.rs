@@ -132,17 +132,21 @@ impl VerifiedImage {
 
     /// The sizes and limits the verifier accepted.
     pub fn info(&self) -> VerifiedInfo {
-        let p = &self.prog;
-        VerifiedInfo {
-            ninsns: p.ninsns,
-            nhandlers: p.nhandlers,
-            nprobes: p.nprobes,
-            nkonsts: p.nkonsts,
-            nstrs: p.nstrs,
-            nformats: p.nformats,
-            nglobals: p.nglobals,
-            limits: p.limits.to_vec(),
-        }
+        info_of(&self.prog)
+    }
+}
+
+/// The sizes and limits of a verified program (its scalar fields only).
+fn info_of(p: &ffi::stp_prog) -> VerifiedInfo {
+    VerifiedInfo {
+        ninsns: p.ninsns,
+        nhandlers: p.nhandlers,
+        nprobes: p.nprobes,
+        nkonsts: p.nkonsts,
+        nstrs: p.nstrs,
+        nformats: p.nformats,
+        nglobals: p.nglobals,
+        limits: p.limits.to_vec(),
     }
 }
 
@@ -158,28 +162,41 @@ fn verify_error(code: u32, at: u32, message: String) -> VerifyError {
     }
 }
 
-fn verify_owned(image: &[u8]) -> Result<VerifiedImage, VerifyError> {
-    let Ok(size) = u32::try_from(image.len()) else {
-        return Err(verify_error(
+fn image_size(image: &[u8]) -> Result<u32, VerifyError> {
+    u32::try_from(image.len()).map_err(|_| {
+        verify_error(
             crate::abi::STP_VERR_TOO_BIG,
             0,
             format!("image of {} bytes is larger than 4 GiB", image.len()),
-        ));
-    };
+        )
+    })
+}
+
+fn verify_owned(image: &[u8]) -> Result<VerifiedImage, VerifyError> {
+    let size = image_size(image)?;
     let mut buf = vec![0u64; image.len().div_ceil(8)];
     // SAFETY: buf has at least image.len() bytes; u8 has no alignment.
     unsafe {
         std::ptr::copy_nonoverlapping(image.as_ptr(), buf.as_mut_ptr().cast::<u8>(), image.len());
     }
+    let prog = verify_at(buf.as_ptr().cast(), size)?;
+    Ok(VerifiedImage { _buf: buf, prog })
+}
+
+/// Runs the verifier on the `size` bytes at `image`, which must be
+/// 8-aligned, a multiple of 8 bytes long and live while the returned
+/// program's tables are used.
+fn verify_at(image: *const u8, size: u32) -> Result<ffi::stp_prog, VerifyError> {
     let mut prog = ffi::stp_prog::default();
     let mut res = ffi::stp_verify_result {
         code: 0,
         where_: 0,
         msg: [0; crate::abi::STP_LOG_MAX as usize],
     };
-    // SAFETY: buf is 8-aligned and holds size bytes; prog and res are
-    // valid for writes; stp_verify keeps no pointer to res.
-    let rc = unsafe { ffi::stp_verify(buf.as_ptr().cast(), size, &mut prog, &mut res) };
+    // SAFETY: the caller's image is 8-aligned and holds size bytes; prog
+    // and res are valid for writes; stp_verify keeps no pointer to res
+    // and only reads the image.
+    let rc = unsafe { ffi::stp_verify(image.cast(), size, &mut prog, &mut res) };
     if rc != 0 {
         let msg: Vec<u8> = res
             .msg
@@ -193,12 +210,19 @@ fn verify_owned(image: &[u8]) -> Result<VerifiedImage, VerifyError> {
             String::from_utf8_lossy(&msg).into_owned(),
         ));
     }
-    Ok(VerifiedImage { _buf: buf, prog })
+    Ok(prog)
 }
 
 /// Verifies an image with the C core's verifier (the same code stapvm.ko
-/// runs on LOAD). The bytes are copied into an 8-aligned buffer first.
+/// runs on LOAD). An image not 8-aligned (or not a multiple of 8 bytes
+/// long) is copied into an 8-aligned buffer first.
 pub fn verify_image(image: &[u8]) -> Result<VerifiedInfo, VerifyError> {
+    if image.as_ptr().align_offset(8) == 0 && image.len().is_multiple_of(8) {
+        let size = image_size(image)?;
+        // The program's tables point into `image`, which outlives this
+        // call; only its scalar fields are read.
+        return verify_at(image.as_ptr(), size).map(|p| info_of(&p));
+    }
     verify_owned(image).map(|v| v.info())
 }
 

@@ -4,6 +4,7 @@
 //! of it; this module only lays it out.
 use crate::abi;
 use crate::program::{ArgKind, ProbeTarget, Program};
+use std::borrow::Cow;
 use std::mem::size_of;
 use thiserror::Error;
 
@@ -123,7 +124,7 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
         |n: usize, what: &'static str| u32::try_from(n).map_err(|_| ImageError::TooLarge(what));
 
     // Strings: the program's constants, then the probe symbols.
-    let mut strings: Vec<Vec<u8>> = prog.strings.clone();
+    let mut strings: Vec<Cow<[u8]>> = prog.strings.iter().map(|s| Cow::from(&s[..])).collect();
     let mut probe_syms = Vec::with_capacity(prog.probes.len());
     for (i, p) in prog.probes.iter().enumerate() {
         match (&p.target, symbols.get(i).and_then(|s| s.as_ref())) {
@@ -132,7 +133,7 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
             (ProbeTarget::None, _) => probe_syms.push((0u32, 0u32)),
             (_, Some((name, off))) => {
                 probe_syms.push((to_u32(strings.len(), "string table")?, *off));
-                strings.push(name.as_bytes().to_vec());
+                strings.push(Cow::from(name.as_bytes()));
             }
             (_, None) => return Err(ImageError::Unresolved(i)),
         }
@@ -163,12 +164,24 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
                 let mut t: Vec<u8> = f.text.bytes().take_while(|&c| c != 0).collect();
                 t.truncate(maxstr);
                 *slot = to_u32(strings.len(), "string table")?;
-                strings.push(t);
+                strings.push(Cow::from(t));
             }
         }
     }
 
     let mut sections: Vec<Vec<u8>> = vec![Vec::new(); abi::STP_SEC__COUNT as usize];
+    let ninsns: usize = prog.handlers.iter().map(|h| h.code.len()).sum();
+    sections[abi::STP_SEC_CODE as usize].reserve(8 * ninsns);
+    sections[abi::STP_SEC_HANDLERS as usize].reserve(16 * prog.handlers.len());
+    sections[abi::STP_SEC_STRS as usize].reserve(8 * strings.len());
+    sections[abi::STP_SEC_STRDATA as usize].reserve(strings.iter().map(|s| s.len()).sum());
+    // The function of each handler (`Program::func_of`: the first).
+    let mut func_of: Vec<Option<&crate::program::FuncSig>> = vec![None; prog.handlers.len()];
+    for f in &prog.funcs {
+        if let Some(slot @ None) = func_of.get_mut(f.handler as usize) {
+            *slot = Some(f);
+        }
+    }
     // CODE and HANDLERS.
     let mut insn_off = 0u32;
     for (hi, h) in prog.handlers.iter().enumerate() {
@@ -179,9 +192,8 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
         let hs = &mut sections[abi::STP_SEC_HANDLERS as usize];
         push_u32(hs, insn_off);
         push_u32(hs, to_u32(h.code.len(), "handler")?);
-        let (np, ns, ret) = prog
-            .func_of(to_u32(hi, "handlers")?)
-            .map_or((0, 0, 0), |f| (f.nparams, f.nsparams, f.ret));
+        to_u32(hi, "handlers")?;
+        let (np, ns, ret) = func_of[hi].map_or((0, 0, 0), |f| (f.nparams, f.nsparams, f.ret));
         let hs = &mut sections[abi::STP_SEC_HANDLERS as usize];
         hs.extend_from_slice(&[h.nregs, h.nsregs, h.ctx, np, ns, ret, 0, 0]);
         insn_off = insn_off
@@ -410,7 +422,9 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
 
     // Lay out: header, then each section 8-aligned.
     let hdr_size = size_of::<abi::stp_image_hdr>();
-    let mut out = vec![0u8; hdr_size];
+    let mut out =
+        Vec::with_capacity(hdr_size + sections.iter().map(|s| s.len() + 8).sum::<usize>());
+    out.resize(hdr_size, 0);
     let mut descs = Vec::with_capacity(sections.len());
     for s in &sections {
         align8(&mut out);

@@ -208,7 +208,7 @@ pub struct PerfEvent {
 }
 
 /// The kind of one printf argument.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ArgKind {
     /// A 64-bit integer.
     Int,
@@ -217,7 +217,7 @@ pub enum ArgKind {
 }
 
 /// One printf format: its text (formatted in user space) and argument kinds.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Format {
     /// The format text, with stap's conversions.
     pub text: String,

@@ -3,7 +3,9 @@
 //!
 //! Types flow both ways (an operator demands types of its operands, an
 //! assignment gives its target the type of its value); the pass repeats
-//! until nothing new is learnt, then reports conflicts with stap's three
+//! until nothing new is learnt (a repeat walks only the bodies that read
+//! something learnt since, `Typer::dirty`), then reports conflicts with
+//! stap's three
 //! messages (`type mismatch: expected long but found string`, `type
 //! mismatch (string)` chained to `type was first inferred here (long)`, and
 //! `type mismatch: left and right sides don't agree (long vs string)`),
@@ -17,6 +19,8 @@
 use super::resolve::{Builtin, Ref, Resolved};
 use crate::ast::*;
 use crate::diag::{Diagnostic, Diags};
+use rustc_hash::FxHashMap;
+use std::rc::Rc;
 use vm_spec::program::ArgKind;
 use vm_spec::tables::{HelperRes, HELPERS};
 
@@ -62,7 +66,7 @@ pub struct Types {
 }
 
 /// A variable: global or (probe, local).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Var {
     Global(usize),
     Local(usize, usize),
@@ -113,7 +117,25 @@ struct Typer<'a> {
     /// Function being walked.
     func: Option<usize>,
     changed: bool,
-    errors: Vec<Diagnostic>,
+    /// The argument kinds of each format text met so far.
+    formats: FxHashMap<Vec<u8>, Rc<[ArgKind]>>,
+    /// Times the walk met something that can make a later walk differ:
+    /// an unknown type read or made, or an operand whose type follows the
+    /// expected one (`exit()`, `error()`, ...).
+    unknowns: u64,
+    /// The bodies (`probe` numbering) that read each variable, or each
+    /// function's result, while it had no type (and left it so there):
+    /// giving it a type makes them `dirty`.
+    readers: FxHashMap<Var, Vec<usize>>,
+    func_readers: FxHashMap<usize, Vec<usize>>,
+    /// Bodies whose next walk may differ from their last: a type they
+    /// read as unknown was given since, or they gave one from a walk that
+    /// met unknowns (another walk would expect it). A clean body's walk
+    /// would read exactly what its last one read, change nothing and find
+    /// the same errors, so a round walks the dirty bodies only.
+    dirty: Vec<bool>,
+    /// The errors of each body's last walk (`Typer::error`).
+    body_errors: Vec<Vec<Diagnostic>>,
 }
 
 impl Typer<'_> {
@@ -141,6 +163,69 @@ impl Typer<'_> {
                 *slot = ty;
                 *first = Some(at);
                 self.changed = true;
+                if !self.readers.is_empty() {
+                    if let Some(bodies) = self.readers.remove(&v) {
+                        self.make_dirty(&bodies);
+                    }
+                }
+            }
+        }
+    }
+
+    /// `v` was read as unknown and stays so here.
+    fn note_unknown(&mut self, v: Var) {
+        self.unknowns += 1;
+        self.readers.entry(v).or_default().push(self.probe);
+    }
+
+    /// Function `f`'s result was read as unknown and stays so here.
+    fn note_unknown_func(&mut self, f: usize) {
+        self.unknowns += 1;
+        self.func_readers.entry(f).or_default().push(self.probe);
+    }
+
+    /// Starts walking body `b` if it is dirty (its last walk's errors
+    /// dropped); false if its walk would repeat the last.
+    fn begin_walk(&mut self, b: usize) -> bool {
+        match self.dirty.get_mut(b) {
+            Some(d) if *d => {
+                *d = false;
+                self.probe = b;
+                if let Some(e) = self.body_errors.get_mut(b) {
+                    e.clear();
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn make_dirty(&mut self, bodies: &[usize]) {
+        for &b in bodies {
+            if let Some(d) = self.dirty.get_mut(b) {
+                *d = true;
+            }
+        }
+    }
+
+    /// The body being walked gave a type from a walk that met unknowns.
+    fn dirty_here(&mut self) {
+        if let Some(d) = self.dirty.get_mut(self.probe) {
+            *d = true;
+        }
+    }
+
+    /// Gives function `f` its result type `ty` (it had none); `sensitive`:
+    /// the type came from a walk that met unknowns.
+    fn set_func(&mut self, f: usize, ty: Ty, sensitive: bool) {
+        if let Some(slot) = self.t.funcs.get_mut(f) {
+            *slot = ty;
+            self.changed = true;
+            if sensitive {
+                self.dirty_here();
+            }
+            if let Some(bodies) = self.func_readers.remove(&f) {
+                self.make_dirty(&bodies);
             }
         }
     }
@@ -151,9 +236,16 @@ impl Typer<'_> {
     fn flow(&mut self, v: Var, e: &Expr) {
         let vt = self.var_ty(v);
         if vt == Ty::Unknown {
+            let before = self.unknowns;
             let t = self.expr(e, Ty::Unknown);
             if matches!(t, Ty::Long | Ty::Str) {
+                // Another round would type `e` expecting `t`.
+                if self.unknowns != before {
+                    self.dirty_here();
+                }
                 self.set_var(v, t, e.span);
+            } else {
+                self.note_unknown(v);
             }
         } else {
             self.want(e, vt);
@@ -216,7 +308,10 @@ impl Typer<'_> {
     /// Ties variable `a` and `b` (a foreach variable and its key or value).
     fn tie(&mut self, a: Var, b: Var, at: Span) {
         let (ta, tb) = (self.var_ty(a), self.var_ty(b));
-        if ta == Ty::Unknown && tb != Ty::Unknown {
+        if ta == Ty::Unknown && tb == Ty::Unknown {
+            self.note_unknown(a);
+            self.note_unknown(b);
+        } else if ta == Ty::Unknown && tb != Ty::Unknown {
             self.set_var(a, tb, at);
         } else if tb == Ty::Unknown && ta != Ty::Unknown {
             self.set_var(b, ta, at);
@@ -288,12 +383,18 @@ impl Typer<'_> {
     }
 
     fn error(&mut self, d: Diagnostic) {
-        if !self.errors.contains(&d) {
-            self.errors.push(d);
+        let Some(errors) = self.body_errors.get_mut(self.probe) else {
+            return;
+        };
+        if !errors.contains(&d) {
+            errors.push(d);
         }
     }
 
     fn record(&mut self, e: &Expr, ty: Ty) -> Ty {
+        if ty == Ty::Unknown {
+            self.unknowns += 1;
+        }
         if let Some(slot) = self.t.exprs.get_mut(e.id as usize) {
             if *slot == Ty::Unknown && ty != Ty::Unknown {
                 *slot = ty;
@@ -307,17 +408,26 @@ impl Typer<'_> {
     /// literal format: the count must match, each argument gets the kind
     /// its conversion wants, and extra arguments are still typed.
     fn format_args(&mut self, format: Option<&[u8]>, args: &[Expr], span: Span) {
-        let kinds = format
-            .map(|f| crate::printf::parse(&String::from_utf8_lossy(f)))
-            .and_then(Result::ok)
-            .unwrap_or_default();
+        let kinds = match format {
+            Some(f) => match self.formats.get(f) {
+                Some(k) => Rc::clone(k),
+                None => {
+                    let k: Rc<[ArgKind]> = crate::printf::parse(&String::from_utf8_lossy(f))
+                        .unwrap_or_default()
+                        .into();
+                    self.formats.insert(f.to_vec(), Rc::clone(&k));
+                    k
+                }
+            },
+            None => Rc::from([]),
+        };
         if kinds.len() != args.len() {
             self.error(Diagnostic::semantic(
                 "Wrong number of args to formatted print operator",
                 span,
             ));
         }
-        for (a, k) in args.iter().zip(&kinds) {
+        for (a, k) in args.iter().zip(kinds.iter()) {
             let want = match k {
                 ArgKind::Int => Ty::Long,
                 ArgKind::Str => Ty::Str,
@@ -388,6 +498,49 @@ impl Typer<'_> {
         }
     }
 
+    /// `agree(lhs, rhs, hint, op)` for `lhs = rhs` where `lhs` is variable
+    /// `v` (untyped: `tl`, its reading by the assignment, is unknown), and
+    /// `hint` no type: this assignment's own readings of `v` do not make
+    /// its body dirty when `rhs` gives `v` a type (another walk would take
+    /// the `tl` path and type `rhs` expecting that type), unless typing
+    /// `rhs` met unknowns.
+    fn agree_into(&mut self, v: Var, lhs: &Expr, rhs: &Expr, hint: Ty, op: Span) -> Ty {
+        // `expr(lhs, hint)`, `v` untyped and `hint` no type: unknown,
+        // nothing given a type (its reading is noted below if `v` stays
+        // untyped).
+        self.unknowns += 1;
+        let mut ta = Ty::Unknown;
+        let before = self.unknowns;
+        let mut tb = self.expr(rhs, hint);
+        if self.unknowns != before {
+            self.dirty_here();
+        }
+        if ta == Ty::Unknown && tb != Ty::Unknown {
+            ta = self.expr(lhs, tb);
+        }
+        if tb == Ty::Unknown && ta != Ty::Unknown {
+            tb = self.expr(rhs, ta);
+        }
+        if self.var_ty(v) == Ty::Unknown {
+            self.note_unknown(v);
+        }
+        if ta != Ty::Unknown && tb != Ty::Unknown && ta != tb {
+            self.error(Diagnostic::semantic(
+                format!(
+                    "type mismatch: left and right sides don't agree ({} vs {})",
+                    ta.name(),
+                    tb.name()
+                ),
+                op,
+            ));
+        }
+        if ta == Ty::Unknown {
+            tb
+        } else {
+            ta
+        }
+    }
+
     /// Types `e`; `hint` is the type its context expects (or Unknown).
     fn expr(&mut self, e: &Expr, hint: Ty) -> Ty {
         let ty = match &e.kind {
@@ -402,6 +555,9 @@ impl Typer<'_> {
                         self.set_var(v, hint, e.span);
                         hint
                     } else {
+                        if t == Ty::Unknown {
+                            self.note_unknown(v);
+                        }
                         t
                     }
                 }
@@ -430,9 +586,18 @@ impl Typer<'_> {
                     // stap's exit() has no declared type: like a user
                     // function's, it takes the type its context wants
                     // (`c && exit()` is long, value 0).
-                    Builtin::Exit | Builtin::Abort if hint == Ty::Long => Ty::Long,
-                    Builtin::Exit | Builtin::Abort => Ty::Void,
+                    Builtin::Exit | Builtin::Abort => {
+                        self.unknowns += 1;
+                        if hint == Ty::Long {
+                            Ty::Long
+                        } else {
+                            Ty::Void
+                        }
+                    }
                     b => {
+                        if matches!(b, Builtin::Error | Builtin::Warn) {
+                            self.unknowns += 1;
+                        }
                         let kinds = b.string_args().unwrap_or_default();
                         for (a, is_str) in args.iter().zip(kinds) {
                             self.want(a, if *is_str { Ty::Str } else { Ty::Long });
@@ -468,12 +633,12 @@ impl Typer<'_> {
                     }
                     let rt = self.t.funcs.get(f).copied().unwrap_or_default();
                     if rt == Ty::Unknown && matches!(hint, Ty::Long | Ty::Str) {
-                        if let Some(slot) = self.t.funcs.get_mut(f) {
-                            *slot = hint;
-                            self.changed = true;
-                        }
+                        self.set_func(f, hint, false);
                         hint
                     } else {
+                        if rt == Ty::Unknown {
+                            self.note_unknown_func(f);
+                        }
                         rt
                     }
                 }
@@ -558,12 +723,20 @@ impl Typer<'_> {
                 AssignOp::Set => {
                     // A variable keeps its first type: a value of another
                     // type is a mismatch at the variable (stap's chained form).
-                    let tl = self.expr(lhs, Ty::Unknown);
-                    if let (Some(v), true) = (
-                        self.var_of(lhs.id)
-                            .filter(|_| matches!(lhs.kind, ExprKind::Var(_))),
-                        tl != Ty::Unknown,
-                    ) {
+                    let lv = self
+                        .var_of(lhs.id)
+                        .filter(|_| matches!(lhs.kind, ExprKind::Var(_)));
+                    let tl = match lv {
+                        // `expr(lhs, Unknown)` of an untyped variable:
+                        // unknown, nothing recorded; its reading is noted
+                        // below.
+                        Some(v) if self.var_ty(v) == Ty::Unknown => {
+                            self.unknowns += 1;
+                            Ty::Unknown
+                        }
+                        _ => self.expr(lhs, Ty::Unknown),
+                    };
+                    if let (Some(v), true) = (lv, tl != Ty::Unknown) {
                         let tr = self.expr(rhs, tl);
                         if tr != Ty::Unknown && tr != tl {
                             let mut d = Diagnostic::semantic(
@@ -580,7 +753,16 @@ impl Typer<'_> {
                         }
                         return self.record(e, tl);
                     }
-                    let t = self.agree(lhs, rhs, hint, e.span);
+                    let t = match lv {
+                        Some(v) if !matches!(hint, Ty::Long | Ty::Str) => {
+                            self.agree_into(v, lhs, rhs, hint, e.span)
+                        }
+                        Some(v) => {
+                            self.note_unknown(v);
+                            self.agree(lhs, rhs, hint, e.span)
+                        }
+                        None => self.agree(lhs, rhs, hint, e.span),
+                    };
                     if t == Ty::Void {
                         self.error(Diagnostic::semantic(
                             "type mismatch: expected long but found void",
@@ -613,6 +795,9 @@ impl Typer<'_> {
                             self.set_var(Var::Global(g), hint, e.span);
                             hint
                         } else {
+                            if t == Ty::Unknown {
+                                self.note_unknown(Var::Global(g));
+                            }
                             t
                         }
                     }
@@ -756,16 +941,18 @@ impl Typer<'_> {
             StmtKind::Return(e) => {
                 let Some(f) = self.func else { return };
                 let rt = self.t.funcs.get(f).copied().unwrap_or_default();
+                let before = self.unknowns;
                 let got = match e {
                     None => Ty::Void,
                     Some(e) if rt == Ty::Unknown => self.expr(e, Ty::Unknown),
                     Some(e) => self.want(e, rt),
                 };
                 if rt == Ty::Unknown && got != Ty::Unknown {
-                    if let Some(slot) = self.t.funcs.get_mut(f) {
-                        *slot = got;
-                        self.changed = true;
-                    }
+                    // Another round would type `e` expecting `got`.
+                    let sensitive = self.unknowns != before;
+                    self.set_func(f, got, sensitive);
+                } else if rt == Ty::Unknown {
+                    self.note_unknown_func(f);
                 } else if rt != Ty::Unknown && got != Ty::Unknown && got != rt && e.is_none() {
                     self.error(Diagnostic::semantic(
                         format!("type mismatch: expected {} but found void", rt.name()),
@@ -807,7 +994,12 @@ pub fn run(script: &Script, res: &Resolved, diags: &mut Diags) -> Types {
         probe: 0,
         func: None,
         changed: false,
-        errors: Vec::new(),
+        formats: FxHashMap::default(),
+        unknowns: 0,
+        readers: FxHashMap::default(),
+        func_readers: FxHashMap::default(),
+        dirty: vec![true; res.probes.len() + res.funcs.len()],
+        body_errors: vec![Vec::new(); res.probes.len() + res.funcs.len()],
     };
     // Initialisers fix the type of their global.
     for (g, info) in res.globals.iter().enumerate() {
@@ -837,22 +1029,23 @@ pub fn run(script: &Script, res: &Resolved, diags: &mut Diags) -> Types {
         }
     }
     // Iterate to a fixed point, then once more to collect the errors of the
-    // final state only.
+    // final state only. A round walks only the bodies whose walk could
+    // differ from their last (`Typer::dirty`): the others would repeat it.
     for _ in 0..64 {
         ty.changed = false;
-        ty.errors.clear();
         for (p, rp) in res.probes.iter().enumerate() {
-            ty.probe = p;
+            if !ty.begin_walk(p) {
+                continue;
+            }
             ty.func = None;
             if let Some(Item::Probe(decl)) = script.items.get(rp.item) {
                 ty.stmt(&decl.body);
             }
         }
         for (f, rf) in res.funcs.iter().enumerate() {
-            if !rf.used {
+            if !rf.used || !ty.begin_walk(np + f) {
                 continue;
             }
-            ty.probe = np + f;
             ty.func = Some(f);
             if let Some(Item::Function(decl)) = script.items.get(rf.item) {
                 if let Some(body) = &decl.body {
@@ -877,7 +1070,15 @@ pub fn run(script: &Script, res: &Resolved, diags: &mut Diags) -> Types {
             }
         }
     }
-    for d in std::mem::take(&mut ty.errors) {
+    // The errors of the last round: each body's last walk, in walk order,
+    // each once.
+    let mut errors: Vec<Diagnostic> = Vec::new();
+    for d in std::mem::take(&mut ty.body_errors).into_iter().flatten() {
+        if !errors.contains(&d) {
+            errors.push(d);
+        }
+    }
+    for d in errors {
         diags.push(d);
     }
     for (p, rp) in res.probes.iter().enumerate() {
@@ -909,4 +1110,34 @@ pub fn run(script: &Script, res: &Resolved, diags: &mut Diags) -> Types {
         }
     }
     ty.t
+}
+
+#[cfg(test)]
+mod tests {
+    /// Compiles `src`: `Ok` or the rendered errors.
+    fn compile(src: &str) -> Result<(), String> {
+        crate::compile("x.stp", src, &crate::Options::default())
+            .map(|_| ())
+            .map_err(|f| f.rendered)
+    }
+
+    #[test]
+    fn types_learnt_late_reach_the_bodies_that_read_them_early() {
+        // A local read before its type is known, in the same body.
+        assert_eq!(compile("probe begin { y = x; x = 1; print(y) }"), Ok(()));
+        // A function's result known only from a function walked later.
+        let src = "function f() { return g() }\nfunction g() { return \"s\" }\n\
+                   probe begin { print(f() . \"\") }";
+        assert_eq!(compile(src), Ok(()));
+        // A global typed by a later probe.
+        let src = "global a\nprobe begin { b = a; print(b . \"\") }\nprobe end { a = \"x\" }";
+        assert_eq!(compile(src), Ok(()));
+    }
+
+    #[test]
+    fn conflicts_found_once_a_later_body_types_a_variable() {
+        let src = "global a\nprobe begin { x = a; x = \"s\" }\nprobe end { a = 1 }";
+        let e = compile(src).unwrap_err();
+        assert!(e.contains("type mismatch"), "{e}");
+    }
 }

@@ -33,7 +33,7 @@ use super::resolve::{Builtin, Point, Ref, Resolved};
 use super::types::{Ty, Types};
 use crate::ast::*;
 use crate::diag::{Diagnostic, LineIndex};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use vm_spec::abi;
 use vm_spec::program::*;
 
@@ -89,8 +89,9 @@ struct Gen<'a> {
     temps_r: u8,
     temps_s: u8,
     /// Temporaries an expression needs above its destination (by
-    /// expression id), for the order of a pure operator's operands.
-    need: HashMap<u32, u32>,
+    /// expression id), for the order of a pure operator's operands: what
+    /// this handler computed (`NeedCache`, its entries of this `stamp`).
+    need: &'a mut NeedCache,
     loops: Vec<LoopJumps>,
     error: Option<Diagnostic>,
     span: Span,
@@ -102,6 +103,33 @@ struct Gen<'a> {
     iter_depth: u8,
     /// try statements open around the code being lowered, innermost last.
     tries: Vec<trycatch::TryCtx>,
+}
+
+/// The `need` of each expression, by id, for one handler at a time: an
+/// entry counts only if it has the stamp of the handler being lowered, so
+/// no handler sees another's and none has to clear it.
+struct NeedCache {
+    /// (stamp, temporaries) by expression id.
+    slots: Vec<(u32, u32)>,
+    /// The stamp of the handler being lowered (never 0).
+    stamp: u32,
+}
+
+impl NeedCache {
+    fn get(&self, id: u32) -> Option<u32> {
+        match self.slots.get(id as usize) {
+            Some(&(stamp, n)) if stamp == self.stamp => Some(n),
+            _ => None,
+        }
+    }
+
+    fn insert(&mut self, id: u32, n: u32) {
+        let i = id as usize;
+        if i >= self.slots.len() {
+            self.slots.resize(i + 1, (0, 0));
+        }
+        self.slots[i] = (self.stamp, n);
+    }
 }
 
 const NREGS: u8 = abi::STP_MAX_REGS as u8;
@@ -245,11 +273,13 @@ struct Ctx<'a> {
 fn handler(
     cx: &Ctx,
     tabs: &mut Tables,
+    need: &mut NeedCache,
     body: Body,
     probe_point: String,
     oneshot: bool,
 ) -> Result<Handler, Diagnostic> {
     let (script, res, types, lines) = (cx.script, cx.res, cx.types, cx.lines);
+    need.stamp += 1;
     let lost = || Diagnostic::semantic("internal error: lost probe", Span::default());
     let (probe, ctx, locals, stmt, span, nparams, ret) = match body {
         Body::Probe(p, ctx) => {
@@ -286,8 +316,8 @@ fn handler(
         tabs,
         probe,
         ctx,
-        code: Vec::new(),
-        locs: Vec::new(),
+        code: Vec::with_capacity(64),
+        locs: Vec::with_capacity(64),
         cur: SrcLoc::default(),
         local_reg: Vec::new(),
         next_r: 0,
@@ -296,7 +326,7 @@ fn handler(
         max_s: 0,
         temps_r: 0,
         temps_s: 0,
-        need: HashMap::new(),
+        need,
         loops: Vec::new(),
         error: None,
         span,
@@ -398,10 +428,12 @@ pub fn run(
         .saturating_sub(1) as usize;
     let mut tabs = Tables {
         konsts: Vec::new(),
-        kidx: HashMap::new(),
+        kidx: FxHashMap::default(),
         strings: Vec::new(),
-        sidx: HashMap::new(),
+        sidx: FxHashMap::default(),
         formats: Vec::new(),
+        fidx: FxHashMap::default(),
+        printf_kinds: FxHashMap::default(),
         maxstr,
         target_vars: Vec::new(),
         regexes: Vec::new(),
@@ -600,6 +632,10 @@ pub fn run(
             next += 1;
         }
     }
+    let mut need = NeedCache {
+        slots: vec![(0, 0); script.nexprs as usize],
+        stamp: 0,
+    };
     let cx = Ctx {
         script,
         res,
@@ -615,7 +651,14 @@ pub fn run(
                 .unwrap_or_default();
             let oneshot = points.iter().any(|p| p.oneshot);
             let ntv = tabs.target_vars.len();
-            match handler(&cx, &mut tabs, Body::Probe(pi, ctx), display, oneshot) {
+            match handler(
+                &cx,
+                &mut tabs,
+                &mut need,
+                Body::Probe(pi, ctx),
+                display,
+                oneshot,
+            ) {
                 Ok(h) => {
                     let hidx = prog.handlers.len() as u32;
                     for tv in &mut tabs.target_vars[ntv..] {
@@ -664,6 +707,7 @@ pub fn run(
         match handler(
             &cx,
             &mut tabs,
+            &mut need,
             Body::Func(f),
             format!("function {}", rf.name),
             false,

@@ -166,7 +166,7 @@ impl Gen<'_> {
     /// expressions, an estimate for the others (it only orders pure
     /// operands, whose subexpressions are all pure).
     fn need_of(&mut self, e: &Expr, strs: bool) -> u32 {
-        if let Some(&n) = self.need.get(&e.id) {
+        if let Some(n) = self.need.get(e.id) {
             return n;
         }
         let n = match &e.kind {

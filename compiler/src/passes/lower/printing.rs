@@ -8,7 +8,7 @@ impl Gen<'_> {
     /// The format text and argument kinds of a print-family expression:
     /// `printf`/`sprintf` take theirs; `print(a, b)` is `%s%d`, `println`
     /// adds a newline, `printd(d, a, b)` puts the delimiter between.
-    fn format_of(&self, e: &Expr) -> Option<(String, Vec<ArgKind>, bool)> {
+    fn format_of(&mut self, e: &Expr) -> Option<(String, Vec<ArgKind>, bool)> {
         let (name, format, args) = match &e.kind {
             ExprKind::Print { kind, format, args } => (
                 match kind {
@@ -26,7 +26,14 @@ impl Gen<'_> {
         let base = name.trim_start_matches('s');
         if base == "printf" || name == "sprintf" {
             let text = String::from_utf8_lossy(format.as_deref().unwrap_or_default()).into_owned();
-            let kinds = crate::printf::parse(&text).unwrap_or_default();
+            let kinds = match self.tabs.printf_kinds.get(&text) {
+                Some(k) => k.clone(),
+                None => {
+                    let k = crate::printf::parse(&text).unwrap_or_default();
+                    self.tabs.printf_kinds.insert(text.clone(), k.clone());
+                    k
+                }
+            };
             return Some((text, kinds, to_string));
         }
         let delim = if base.starts_with("printd") {

@@ -7,10 +7,15 @@ use super::*;
 /// The program's tables, shared by all handlers.
 pub(super) struct Tables {
     pub(super) konsts: Vec<i64>,
-    pub(super) kidx: HashMap<i64, i32>,
+    pub(super) kidx: FxHashMap<i64, i32>,
     pub(super) strings: Vec<Vec<u8>>,
-    pub(super) sidx: HashMap<Vec<u8>, i32>,
+    pub(super) sidx: FxHashMap<Vec<u8>, i32>,
     pub(super) formats: Vec<Format>,
+    /// The index of each format `format` made (the first of equal ones;
+    /// never the special formats of `own_format`).
+    pub(super) fidx: FxHashMap<Format, i32>,
+    /// The argument kinds of each printf format text met so far.
+    pub(super) printf_kinds: FxHashMap<String, Vec<ArgKind>>,
     pub(super) maxstr: usize,
     /// Target variables, their `handler` set once the handler is placed.
     pub(super) target_vars: Vec<TargetVar>,
@@ -56,14 +61,14 @@ impl Tables {
     /// A constant string, cut at a NUL (C semantics) and at MAXSTRINGLEN - 1
     /// bytes (the NUL counts, as in stap).
     pub(super) fn string(&mut self, s: &[u8]) -> i32 {
-        let mut b: Vec<u8> = s.iter().copied().take_while(|&c| c != 0).collect();
-        b.truncate(self.maxstr);
-        if let Some(&i) = self.sidx.get(&b) {
+        let end = s.iter().position(|&c| c == 0).unwrap_or(s.len());
+        let b = &s[..end.min(self.maxstr)];
+        if let Some(&i) = self.sidx.get(b) {
             return i;
         }
         let i = self.strings.len() as i32;
-        self.strings.push(b.clone());
-        self.sidx.insert(b, i);
+        self.strings.push(b.to_vec());
+        self.sidx.insert(b.to_vec(), i);
         i
     }
 
@@ -88,15 +93,13 @@ impl Tables {
             text: text.to_string(),
             args,
         };
-        let special = self.switch_fmt.map(|i| i as usize);
-        let warn = self.warn_fmt.map(|i| i as usize);
-        if let Some(i) = (0..self.formats.len())
-            .find(|&i| self.formats[i] == f && Some(i) != special && Some(i) != warn)
-        {
-            return i as i32;
+        if let Some(&i) = self.fidx.get(&f) {
+            return i;
         }
+        let i = self.formats.len() as i32;
+        self.fidx.insert(f.clone(), i);
         self.formats.push(f);
-        (self.formats.len() - 1) as i32
+        i
     }
 
     /// The constant `target()` reads (the loader patches it).

@@ -31,7 +31,7 @@ impl Resolver<'_> {
             ));
             return None;
         }
-        match self.globals.iter().position(|g| g.name == *name) {
+        match self.global_idx.get(name.as_str()).copied() {
             Some(g) => {
                 self.set_ref(base.id, Ref::Global(g));
                 self.globals[g].array = true;

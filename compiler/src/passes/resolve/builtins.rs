@@ -329,15 +329,21 @@ impl Resolver<'_> {
     /// Checks that `ctx`-restricted helper `id` is allowed in every context
     /// of this probe; `what` names it in the message.
     pub(super) fn check_ctx(&mut self, id: u32, what: &str, span: Span) {
-        let mask = helper_ctx_mask(id);
-        if self.ctxs.iter().any(|c| mask & (1u32 << c) == 0) {
-            let msg = if id == abi::STP_HLP_RETVAL {
-                format!("{what} is only available in .return probes")
-            } else {
-                format!("{what} is not available in this probe")
-            };
-            self.err(Diagnostic::semantic(msg, span));
+        if self.ctx_allows(id) {
+            return;
         }
+        let msg = if id == abi::STP_HLP_RETVAL {
+            format!("{what} is only available in .return probes")
+        } else {
+            format!("{what} is not available in this probe")
+        };
+        self.err(Diagnostic::semantic(msg, span));
+    }
+
+    /// Every context of the probe being walked may call helper `id`.
+    fn ctx_allows(&self, id: u32) -> bool {
+        let mask = helper_ctx_mask(id);
+        self.ctxs.iter().all(|c| mask & (1u32 << c) != 0)
     }
 
     /// A call: a user function (`Ref::Func`, its arity checked; calls inside
@@ -347,7 +353,7 @@ impl Resolver<'_> {
         for a in args {
             self.expr(a, true);
         }
-        if let Some(f) = self.func_names.iter().position(|(n, _)| n == name) {
+        if let Some(&f) = self.func_idx.get(name) {
             let nparams = self.func_names[f].1;
             if nparams == args.len() {
                 self.set_ref(e.id, Ref::Func(f));
@@ -372,7 +378,9 @@ impl Resolver<'_> {
                 if arity == args.len() || (b == Builtin::Tokenize && args.len() == 1) =>
             {
                 if let Builtin::Helper { id, .. } = b {
-                    self.check_ctx(id, &format!("{name}()"), e.span);
+                    if !self.ctx_allows(id) {
+                        self.check_ctx(id, &format!("{name}()"), e.span);
+                    }
                 }
                 self.set_ref(e.id, Ref::Builtin(b));
             }

@@ -21,7 +21,7 @@
 use crate::ast::*;
 use crate::diag::{Diagnostic, Diags};
 use crate::parse::STAT_EXTRACTORS;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 use vm_spec::abi;
 use vm_spec::program::{ProbeTarget, TargetCond, TargetSite};
 
@@ -243,28 +243,28 @@ pub struct Resolved {
     /// Target variables (`$x`, `$x->a->b`; not `$return`): the `Target` or
     /// `Deref` expression, where its parameter comes from and the member
     /// chain.
-    pub target_vars: HashMap<ExprId, (TargetSite, Vec<String>)>,
+    pub target_vars: FxHashMap<ExprId, (TargetSite, Vec<String>)>,
     /// `@defined(x)` decided at compile time (the probe has no target
     /// variables, or `x` is `$return`): the `AtOp` expression and the
     /// answer. Any other `@defined(x)` has `x` in `target_vars` and is
     /// answered at load time (`RelocKind::Exists`).
-    pub defined_consts: HashMap<ExprId, bool>,
+    pub defined_consts: FxHashMap<ExprId, bool>,
     /// Target variables guarded by a `@defined` that is 0 at every point of
     /// their probe (`@choose_defined($x, 0)` in a `begin` probe), and
     /// `@entry(x)` after a `@defined(@entry(x))` outside `.return` probes:
     /// never read, lowered as 0.
-    pub dead_targets: HashSet<ExprId>,
+    pub dead_targets: FxHashSet<ExprId>,
     /// The `@defined` conditions a use of a target variable runs under
     /// (`@defined($x) ? $x : $y`: `$y` runs only where `$x` is absent);
     /// the loader does not resolve a use for a probe where one fails.
-    pub target_conds: HashMap<ExprId, Vec<TargetCond>>,
+    pub target_conds: FxHashMap<ExprId, Vec<TargetCond>>,
     /// `$value` of a procfs or input probe (helpers.h VALUE): the `Target`
     /// expressions read, and those assigned (`$value = e`, `$value .= e`,
     /// VALUE_SET / VALUE_APPEND) in a procfs read probe.
-    pub value_exprs: HashSet<ExprId>,
+    pub value_exprs: FxHashSet<ExprId>,
     /// `$verdict` of a netfilter probe (helpers.h VERDICT): the `Target`
     /// expressions read, and those assigned (`$verdict = e`, VERDICT_SET).
-    pub verdict_exprs: HashSet<ExprId>,
+    pub verdict_exprs: FxHashSet<ExprId>,
 }
 
 impl Resolved {
@@ -310,17 +310,17 @@ struct Resolver<'a> {
     /// any script write (the text a read returns): not a guru write.
     procfs: bool,
     /// See `Resolved::target_vars`.
-    target_vars: HashMap<ExprId, (TargetSite, Vec<String>)>,
+    target_vars: FxHashMap<ExprId, (TargetSite, Vec<String>)>,
     /// See `Resolved::defined_consts`.
-    defined_consts: HashMap<ExprId, bool>,
+    defined_consts: FxHashMap<ExprId, bool>,
     /// See `Resolved::dead_targets`.
-    dead_targets: HashSet<ExprId>,
+    dead_targets: FxHashSet<ExprId>,
     /// See `Resolved::value_exprs`.
-    value_exprs: HashSet<ExprId>,
+    value_exprs: FxHashSet<ExprId>,
     /// See `Resolved::verdict_exprs`.
-    verdict_exprs: HashSet<ExprId>,
+    verdict_exprs: FxHashSet<ExprId>,
     /// See `Resolved::target_conds`.
-    target_conds: HashMap<ExprId, Vec<TargetCond>>,
+    target_conds: FxHashMap<ExprId, Vec<TargetCond>>,
     /// The `@defined` conditions around the expression being walked.
     conds: Vec<TargetCond>,
     /// The variables (name, chain) some `@defined` of the probe being
@@ -335,6 +335,10 @@ struct Resolver<'a> {
     read_globals: Vec<usize>,
     /// User functions by name: (name, item index, parameter names).
     func_names: Vec<(String, usize)>,
+    /// The index in `func_names` of each name.
+    func_idx: FxHashMap<String, usize>,
+    /// The index in `globals` of each name (its first declaration).
+    global_idx: FxHashMap<String, usize>,
     /// Functions the body being walked calls.
     calls: Vec<usize>,
     /// Walking a function body.
@@ -398,7 +402,7 @@ impl Resolver<'_> {
         if let Some(l) = self.locals[..nparams].iter().position(|(n, _)| n == name) {
             return Ref::Local(l);
         }
-        if let Some(g) = self.globals.iter().position(|g| g.name == name) {
+        if let Some(&g) = self.global_idx.get(name) {
             return Ref::Global(g);
         }
         if let Some(l) = self.locals.iter().position(|(n, _)| n == name) {
@@ -424,18 +428,20 @@ pub fn run(script: &Script, unelided: bool, diags: &mut Diags) -> Resolved {
         ctxs: Vec::new(),
         cur_points: Vec::new(),
         procfs: false,
-        target_vars: HashMap::new(),
-        defined_consts: HashMap::new(),
-        dead_targets: HashSet::new(),
-        value_exprs: HashSet::new(),
-        verdict_exprs: HashSet::new(),
-        target_conds: HashMap::new(),
+        target_vars: FxHashMap::default(),
+        defined_consts: FxHashMap::default(),
+        dead_targets: FxHashSet::default(),
+        value_exprs: FxHashSet::default(),
+        verdict_exprs: FxHashSet::default(),
+        target_conds: FxHashMap::default(),
         conds: Vec::new(),
         guards: Vec::new(),
         entry_guarded: false,
         loops: 0,
         read_globals: Vec::new(),
         func_names: Vec::new(),
+        func_idx: FxHashMap::default(),
+        global_idx: FxHashMap::default(),
         calls: Vec::new(),
         in_func: false,
         nparams: 0,
@@ -455,6 +461,9 @@ pub fn run(script: &Script, unelided: bool, diags: &mut Diags) -> Resolved {
                 if let Some(p) = g.private {
                     r.unsupported("private", p);
                 }
+                r.global_idx
+                    .entry(g.name.clone())
+                    .or_insert(r.globals.len());
                 r.globals.push(GlobalInfo {
                     name: g.name.clone(),
                     span: g.span,
@@ -470,10 +479,11 @@ pub fn run(script: &Script, unelided: bool, diags: &mut Diags) -> Resolved {
             Item::Function(f) => {
                 if f.body.is_none() {
                     r.unsupported("embedded C functions", f.span);
-                } else if r.func_names.iter().any(|(n, _)| *n == f.name) {
+                } else if r.func_idx.contains_key(&f.name) {
                     r.unsupported("function overloading", f.span);
                 } else {
                     // `private` is file scope: one file here, so no effect.
+                    r.func_idx.insert(f.name.clone(), r.func_names.len());
                     r.func_names.push((f.name.clone(), f.params.len()));
                 }
             }
@@ -492,9 +502,7 @@ pub fn run(script: &Script, unelided: bool, diags: &mut Diags) -> Resolved {
     for (idx, it) in script.items.iter().enumerate() {
         let Item::Function(f) = it else { continue };
         let Some(body) = &f.body else { continue };
-        if !r.func_names.iter().any(|(n, _)| *n == f.name)
-            || funcs.iter().any(|x: &RFunc| x.name == f.name)
-        {
+        if !r.func_idx.contains_key(&f.name) || funcs.iter().any(|x: &RFunc| x.name == f.name) {
             continue;
         }
         r.locals = f.params.iter().map(|p| (p.name.clone(), p.span)).collect();
@@ -577,17 +585,19 @@ pub fn run(script: &Script, unelided: bool, diags: &mut Diags) -> Resolved {
         r.locals = Vec::new();
         r.assigned = Vec::new();
         r.ctxs = points.iter().map(|p| p.ctx).collect();
-        r.cur_points = points.clone();
+        // The walk reads the points; they go back to the probe after it.
+        r.cur_points = points;
         r.guards = Vec::new();
         r.entry_guarded = false;
         r.procfs = p.points.iter().any(|pp| {
             pp.components
                 .first()
                 .is_some_and(|c| c.name == "procfs" || c.name == "json_data")
-        }) || points.iter().any(|pt| is_value_ctx(pt.ctx));
+        }) || r.cur_points.iter().any(|pt| is_value_ctx(pt.ctx));
         r.loops = 0;
         r.stmt(&p.body);
         r.procfs = false;
+        let points = std::mem::take(&mut r.cur_points);
         // Functions reachable from this probe (bounded: each is marked once).
         let mut work = std::mem::take(&mut r.calls);
         while let Some(f) = work.pop() {

@@ -304,6 +304,7 @@ impl Resolver<'_> {
         } else {
             0
         };
+        let display = pp.display();
         let mut p = Point {
             kind: 0,
             ctx: 0,
@@ -315,8 +316,8 @@ impl Resolver<'_> {
             netfilter: None,
             maxactive: 0,
             flags,
-            display: pp.display(),
-            script: pp.script.clone().unwrap_or_else(|| pp.display()),
+            script: pp.script.clone().unwrap_or_else(|| display.clone()),
+            display,
             span,
             sequence: 0,
             oneshot: false,
@@ -456,10 +457,13 @@ impl Resolver<'_> {
                     }
                     _ => return mismatch(self, &c[4]),
                 };
+                // (Concatenated: `format!` was most of this pass's time
+                // on the syscall test scripts.)
+                let prefixed = |pre: &str| [pre, *name].concat();
                 p.target = ProbeTarget::FirstOf(vec![
-                    format!("__x64_sys_{name}"),
-                    format!("__se_sys_{name}"),
-                    format!("sys_{name}"),
+                    prefixed("__x64_sys_"),
+                    prefixed("__se_sys_"),
+                    prefixed("sys_"),
                 ]);
                 self.set_kprobe(&mut p, ret);
                 Some(p)
