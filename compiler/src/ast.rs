@@ -267,17 +267,9 @@ pub enum StmtKind {
         /// Else branch.
         els: Option<Box<Stmt>>,
     },
-    /// `while (cond) body` and `for (init; cond; incr) body`.
-    Loop {
-        /// Runs once before the loop.
-        init: Option<Expr>,
-        /// Tested before each iteration (`for(;;)` has a literal 1).
-        cond: Expr,
-        /// Runs after each iteration and on `continue`.
-        incr: Option<Expr>,
-        /// The body.
-        body: Box<Stmt>,
-    },
+    /// `while (cond) body` and `for (init; cond; incr) body` (boxed: its
+    /// three expressions inline would make every statement 280 bytes).
+    Loop(Box<LoopStmt>),
     /// `break`
     Break,
     /// `continue`
@@ -310,6 +302,19 @@ pub enum SortBy {
     Value,
     /// The key at this index.
     Key(usize),
+}
+
+/// The parts of a `while` / `for` loop.
+#[derive(Debug, Clone)]
+pub struct LoopStmt {
+    /// Runs once before the loop.
+    pub init: Option<Expr>,
+    /// Tested before each iteration (`for(;;)` has a literal 1).
+    pub cond: Expr,
+    /// Runs after each iteration and on `continue`.
+    pub incr: Option<Expr>,
+    /// The body.
+    pub body: Stmt,
 }
 
 /// `foreach ([v =] keys in array[slice] [@stat] [+|-] [limit N]) body`.
@@ -633,16 +638,17 @@ impl Stmt {
                     ss.push(&mut **x);
                 }
             }
-            StmtKind::Loop {
-                init,
-                cond,
-                incr,
-                body,
-            } => {
+            StmtKind::Loop(l) => {
+                let LoopStmt {
+                    init,
+                    cond,
+                    incr,
+                    body,
+                } = &mut **l;
                 es.extend(init.iter_mut());
                 es.push(cond);
                 es.extend(incr.iter_mut());
-                ss.push(&mut **body);
+                ss.push(body);
             }
             StmtKind::Foreach(f) => {
                 let Foreach {

@@ -478,12 +478,13 @@ pub(crate) fn number_exprs(script: &mut Script) -> u32 {
                     s(x, n);
                 }
             }
-            StmtKind::Loop {
-                init,
-                cond,
-                incr,
-                body,
-            } => {
+            StmtKind::Loop(l) => {
+                let LoopStmt {
+                    init,
+                    cond,
+                    incr,
+                    body,
+                } = &mut **l;
                 if let Some(x) = init {
                     e(x, n);
                 }

@@ -194,12 +194,12 @@ pub fn statement(i: In) -> PResult<Stmt> {
         (TokKind::Keyword, b"while") => {
             let (r, cond) = paren_cond(rest)?;
             let (r, body) = statement(r)?;
-            let kind = StmtKind::Loop {
+            let kind = StmtKind::Loop(Box::new(LoopStmt {
                 init: None,
                 cond,
                 incr: None,
-                body: Box::new(body),
-            };
+                body,
+            }));
             return Ok((r, stmt(kind, span)));
         }
         (TokKind::Keyword, b"for") => {
@@ -215,12 +215,12 @@ pub fn statement(i: In) -> PResult<Stmt> {
             };
             let (r, incr) = opt_expr_then(r, ")")?;
             let (r, body) = statement(r)?;
-            let kind = StmtKind::Loop {
+            let kind = StmtKind::Loop(Box::new(LoopStmt {
                 init,
                 cond,
                 incr,
-                body: Box::new(body),
-            };
+                body,
+            }));
             return Ok((r, stmt(kind, span)));
         }
         (TokKind::Keyword, b"foreach") => return foreach(rest, span),

@@ -86,18 +86,21 @@ fn st(s: &Stmt) -> String {
             Some(e) => format!("(if {} {} {})", sx(cond), st(then), st(e)),
             None => format!("(if {} {})", sx(cond), st(then)),
         },
-        StmtKind::Loop {
-            init,
-            cond,
-            incr,
-            body,
-        } => format!(
-            "(loop {} {} {} {})",
-            init.as_ref().map(sx).unwrap_or("-".into()),
-            sx(cond),
-            incr.as_ref().map(sx).unwrap_or("-".into()),
-            st(body)
-        ),
+        StmtKind::Loop(l) => {
+            let LoopStmt {
+                init,
+                cond,
+                incr,
+                body,
+            } = &**l;
+            format!(
+                "(loop {} {} {} {})",
+                init.as_ref().map(sx).unwrap_or("-".into()),
+                sx(cond),
+                incr.as_ref().map(sx).unwrap_or("-".into()),
+                st(body)
+            )
+        }
         StmtKind::Break => "break".into(),
         StmtKind::Continue => "continue".into(),
         StmtKind::Next => "next".into(),

@@ -904,12 +904,13 @@ impl Typer<'_> {
                     self.stmt(e);
                 }
             }
-            StmtKind::Loop {
-                init,
-                cond,
-                incr,
-                body,
-            } => {
+            StmtKind::Loop(l) => {
+                let LoopStmt {
+                    init,
+                    cond,
+                    incr,
+                    body,
+                } = &**l;
                 if let Some(e) = init {
                     self.expr(e, Ty::Unknown);
                 }

@@ -386,7 +386,7 @@ pub(crate) fn names_in(s: &mut Stmt) -> (Vec<String>, Vec<String>) {
                     st.push(e);
                 }
             }
-            StmtKind::Loop { body, .. } => st.push(body),
+            StmtKind::Loop(l) => st.push(&l.body),
             StmtKind::Foreach(f) => {
                 vars.extend(f.keys.iter().map(|k| k.0.clone()));
                 vars.extend(f.value.iter().map(|k| k.0.clone()));

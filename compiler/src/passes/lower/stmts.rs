@@ -84,12 +84,13 @@ impl Gen<'_> {
                     None => self.patch_here(&f),
                 }
             }
-            StmtKind::Loop {
-                init,
-                cond,
-                incr,
-                body,
-            } => {
+            StmtKind::Loop(l) => {
+                let LoopStmt {
+                    init,
+                    cond,
+                    incr,
+                    body,
+                } = &**l;
                 if let Some(e) = init {
                     self.effect(e);
                 }

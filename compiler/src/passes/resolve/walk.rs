@@ -373,12 +373,13 @@ impl Resolver<'_> {
                     self.under(&c, false, |r| r.stmt(e));
                 }
             }
-            StmtKind::Loop {
-                init,
-                cond,
-                incr,
-                body,
-            } => {
+            StmtKind::Loop(l) => {
+                let LoopStmt {
+                    init,
+                    cond,
+                    incr,
+                    body,
+                } = &**l;
                 if let Some(e) = init {
                     self.expr(e, false);
                 }
