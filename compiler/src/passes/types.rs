@@ -481,21 +481,7 @@ impl Typer<'_> {
         if tb == Ty::Unknown && ta != Ty::Unknown {
             tb = self.expr(b, ta);
         }
-        if ta != Ty::Unknown && tb != Ty::Unknown && ta != tb {
-            self.error(Diagnostic::semantic(
-                format!(
-                    "type mismatch: left and right sides don't agree ({} vs {})",
-                    ta.name(),
-                    tb.name()
-                ),
-                op,
-            ));
-        }
-        if ta == Ty::Unknown {
-            tb
-        } else {
-            ta
-        }
+        self.sides_agree(ta, tb, op)
     }
 
     /// `agree(lhs, rhs, hint, op)` for `lhs = rhs` where `lhs` is variable
@@ -524,21 +510,7 @@ impl Typer<'_> {
         if self.var_ty(v) == Ty::Unknown {
             self.note_unknown(v);
         }
-        if ta != Ty::Unknown && tb != Ty::Unknown && ta != tb {
-            self.error(Diagnostic::semantic(
-                format!(
-                    "type mismatch: left and right sides don't agree ({} vs {})",
-                    ta.name(),
-                    tb.name()
-                ),
-                op,
-            ));
-        }
-        if ta == Ty::Unknown {
-            tb
-        } else {
-            ta
-        }
+        self.sides_agree(ta, tb, op)
     }
 
     /// Types `e`; `hint` is the type its context expects (or Unknown).
@@ -1111,6 +1083,29 @@ pub fn run(script: &Script, res: &Resolved, diags: &mut Diags) -> Types {
         }
     }
     ty.t
+}
+
+impl Typer<'_> {
+    /// The type of a two-sided operation whose sides have types `ta` and
+    /// `tb` (either may still be unknown): stap's "left and right sides
+    /// don't agree" at `op` when both are known and differ.
+    fn sides_agree(&mut self, ta: Ty, tb: Ty, op: Span) -> Ty {
+        if ta != Ty::Unknown && tb != Ty::Unknown && ta != tb {
+            self.error(Diagnostic::semantic(
+                format!(
+                    "type mismatch: left and right sides don't agree ({} vs {})",
+                    ta.name(),
+                    tb.name()
+                ),
+                op,
+            ));
+        }
+        if ta == Ty::Unknown {
+            tb
+        } else {
+            ta
+        }
+    }
 }
 
 #[cfg(test)]

@@ -185,18 +185,6 @@ const USER_STACK_FUNCTIONS: &[&str] = &[
     "sprint_usyms",
 ];
 
-/// The metadata functions of stap's JSON tapset (json.stp): they describe
-/// the metrics of the `probe json_data` endpoint, a procfs file, which
-/// stapvm does not have (procfs probes, issue 11); calling one says so.
-const JSON_FUNCTIONS: &[&str] = &[
-    "json_set_prefix",
-    "json_add_numeric_metric",
-    "json_add_string_metric",
-    "json_add_array",
-    "json_add_array_numeric_metric",
-    "json_add_array_string_metric",
-];
-
 /// Tapset functions stapvm refuses for a reason of its own, with that
 /// reason: `not supported yet: function NAME() (REASON)`.
 const REFUSED_WITH_REASON: &[(&str, &str)] = &[(
@@ -399,10 +387,6 @@ impl Resolver<'_> {
                 &format!(
                     "function {name}() (user-space stacks and symbols, with user-space probes)"
                 ),
-                e.span,
-            ),
-            None if JSON_FUNCTIONS.contains(&name) => self.unsupported(
-                &format!("function {name}() (the JSON endpoint is a procfs probe)"),
                 e.span,
             ),
             None if crate::tapset::globals::livepatch_refusal(name).is_some() => {

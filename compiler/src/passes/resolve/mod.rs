@@ -592,7 +592,7 @@ pub fn run(script: &Script, unelided: bool, diags: &mut Diags) -> Resolved {
         r.procfs = p.points.iter().any(|pp| {
             pp.components
                 .first()
-                .is_some_and(|c| c.name == "procfs" || c.name == "json_data")
+                .is_some_and(|c| c.name == "procfs")
         }) || r.cur_points.iter().any(|pt| is_value_ctx(pt.ctx));
         r.loops = 0;
         r.stmt(&p.body);

@@ -575,11 +575,6 @@ impl Resolver<'_> {
             },
             ["perf", ..] => self.perf_point(p, c, optional),
             ["netfilter", ..] => self.netfilter_point(p, c, optional),
-            // json.stp's alias for procfs("json").read.
-            ["json_data"] => {
-                self.unsupported("procfs probes (json_data is procfs(\"json\").read)", span);
-                None
-            }
             ["procfs", ..] => self.procfs_point(p, c, span),
             // input.char / input.line are aliases (tapset/kernel/input.stp)
             // of these, which the consumer's standard input fires.
