@@ -589,11 +589,11 @@ pub fn run(script: &Script, unelided: bool, diags: &mut Diags) -> Resolved {
         r.cur_points = points;
         r.guards = Vec::new();
         r.entry_guarded = false;
-        r.procfs = p.points.iter().any(|pp| {
-            pp.components
-                .first()
-                .is_some_and(|c| c.name == "procfs")
-        }) || r.cur_points.iter().any(|pt| is_value_ctx(pt.ctx));
+        r.procfs = p
+            .points
+            .iter()
+            .any(|pp| pp.components.first().is_some_and(|c| c.name == "procfs"))
+            || r.cur_points.iter().any(|pt| is_value_ctx(pt.ctx));
         r.loops = 0;
         r.stmt(&p.body);
         r.procfs = false;
