@@ -639,12 +639,7 @@ impl Stmt {
                 }
             }
             StmtKind::Loop(l) => {
-                let LoopStmt {
-                    init,
-                    cond,
-                    incr,
-                    body,
-                } = &mut **l;
+                let (init, cond, incr, body) = (&mut l.init, &mut l.cond, &mut l.incr, &mut l.body);
                 es.extend(init.iter_mut());
                 es.push(cond);
                 es.extend(incr.iter_mut());

@@ -479,12 +479,7 @@ pub(crate) fn number_exprs(script: &mut Script) -> u32 {
                 }
             }
             StmtKind::Loop(l) => {
-                let LoopStmt {
-                    init,
-                    cond,
-                    incr,
-                    body,
-                } = &mut **l;
+                let (init, cond, incr, body) = (&mut l.init, &mut l.cond, &mut l.incr, &mut l.body);
                 if let Some(x) = init {
                     e(x, n);
                 }
@@ -512,40 +507,52 @@ pub(crate) fn number_exprs(script: &mut Script) -> u32 {
             }
         }
     }
-    fn points(pps: &mut [ProbePoint], n: &mut u32) {
+    let mut n = 0;
+    number_roots(script, &mut n, s, e);
+    n
+}
+
+/// The order `number_exprs` numbers a script's parts in, with `s` the walk
+/// of a statement and `e` of an expression: the probe handlers first (so
+/// their ids do not depend on the other declarations), then per item its
+/// probe-point conditions, a function's body, an alias's points, body and
+/// epilogue.
+pub(crate) fn number_roots(
+    script: &mut Script,
+    n: &mut u32,
+    s: fn(&mut Stmt, &mut u32),
+    e: fn(&mut Expr, &mut u32),
+) {
+    let points = |pps: &mut [ProbePoint], n: &mut u32| {
         for p in pps {
             if let Some(c) = &mut p.cond {
                 e(c, n);
             }
         }
-    }
-    let mut n = 0;
-    // Probe handlers first, so their ids do not depend on the other
-    // declarations.
+    };
     for it in &mut script.items {
         if let Item::Probe(p) = it {
-            s(&mut p.body, &mut n);
+            s(&mut p.body, n);
         }
     }
     for it in &mut script.items {
         match it {
-            Item::Probe(p) => points(&mut p.points, &mut n),
+            Item::Probe(p) => points(&mut p.points, n),
             Item::Function(f) => {
                 if let Some(b) = &mut f.body {
-                    s(b, &mut n);
+                    s(b, n);
                 }
             }
             Item::Alias(a) => {
-                points(&mut a.points, &mut n);
-                s(&mut a.body, &mut n);
+                points(&mut a.points, n);
+                s(&mut a.body, n);
                 if let Some(b) = &mut a.epilogue {
-                    s(b, &mut n);
+                    s(b, n);
                 }
             }
             Item::Global(_) | Item::Embedded(_) | Item::Unsupported(_) => {}
         }
     }
-    n
 }
 
 /// Parses `tokens` into a script, reporting parse errors into `diags`,

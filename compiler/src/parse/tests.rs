@@ -87,12 +87,7 @@ fn st(s: &Stmt) -> String {
             None => format!("(if {} {})", sx(cond), st(then)),
         },
         StmtKind::Loop(l) => {
-            let LoopStmt {
-                init,
-                cond,
-                incr,
-                body,
-            } = &**l;
+            let (init, cond, incr, body) = (&l.init, &l.cond, &l.incr, &l.body);
             format!(
                 "(loop {} {} {} {})",
                 init.as_ref().map(sx).unwrap_or("-".into()),
@@ -574,38 +569,11 @@ fn number_exprs_follows_children_mut() {
             s(x, n);
         }
     }
+    // The same roots in the same order (`number_roots`); the node walks
+    // are the old `children_mut` ones.
     fn reference(script: &mut Script) -> u32 {
         let mut n = 0;
-        for it in &mut script.items {
-            if let Item::Probe(p) = it {
-                s(&mut p.body, &mut n);
-            }
-        }
-        for it in &mut script.items {
-            let points = |pps: &mut [ProbePoint], n: &mut u32| {
-                for p in pps {
-                    if let Some(c) = &mut p.cond {
-                        e(c, n);
-                    }
-                }
-            };
-            match it {
-                Item::Probe(p) => points(&mut p.points, &mut n),
-                Item::Function(f) => {
-                    if let Some(b) = &mut f.body {
-                        s(b, &mut n);
-                    }
-                }
-                Item::Alias(a) => {
-                    points(&mut a.points, &mut n);
-                    s(&mut a.body, &mut n);
-                    if let Some(b) = &mut a.epilogue {
-                        s(b, &mut n);
-                    }
-                }
-                _ => {}
-            }
-        }
+        super::number_roots(script, &mut n, s, e);
         n
     }
     let mut dirs = vec![vm_testkit::paths::corpus_dir()];

@@ -877,12 +877,7 @@ impl Typer<'_> {
                 }
             }
             StmtKind::Loop(l) => {
-                let LoopStmt {
-                    init,
-                    cond,
-                    incr,
-                    body,
-                } = &**l;
+                let (init, cond, incr, body) = (&l.init, &l.cond, &l.incr, &l.body);
                 if let Some(e) = init {
                     self.expr(e, Ty::Unknown);
                 }

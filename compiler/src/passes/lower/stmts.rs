@@ -85,12 +85,7 @@ impl Gen<'_> {
                 }
             }
             StmtKind::Loop(l) => {
-                let LoopStmt {
-                    init,
-                    cond,
-                    incr,
-                    body,
-                } = &**l;
+                let (init, cond, incr, body) = (&l.init, &l.cond, &l.incr, &l.body);
                 if let Some(e) = init {
                     self.effect(e);
                 }

@@ -374,12 +374,7 @@ impl Resolver<'_> {
                 }
             }
             StmtKind::Loop(l) => {
-                let LoopStmt {
-                    init,
-                    cond,
-                    incr,
-                    body,
-                } = &**l;
+                let (init, cond, incr, body) = (&l.init, &l.cond, &l.incr, &l.body);
                 if let Some(e) = init {
                     self.expr(e, false);
                 }
