@@ -13,6 +13,3 @@ wait $R
 sh -c 'exit 3' &
 echo "E_PID=$!" >>"$VARS"
 wait
-# The task structs are freed after an RCU grace period (sched_process_free
-# runs from an RCU callback): time for it on a slow TCG guest.
-sleep 2

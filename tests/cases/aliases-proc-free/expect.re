@@ -1,0 +1,1 @@
+^free @R_PID@ prio=120 exit_prio=120$
