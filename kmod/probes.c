@@ -160,6 +160,7 @@ static void stp_hit_value(struct stp_session *s, struct stp_probe *p,
 	struct stp_run_ctx rc = {
 		.prog = &s->prog,
 		.handler = p->handler,
+		.probe = p->index,
 		.env = &env,
 		.globals = s->globals,
 		.ring = &c->ring,

@@ -127,8 +127,10 @@ fn wildcard_and_module_functions_stay_symbolic() {
     assert!(e.contains("invalid kernel module name"), "{e}");
     let e = fail("probe module.function(\"f\") { }");
     assert!(e.contains("probe point mismatch"), "{e}");
-    let e = fail("probe module(\"m\").statement(\"f\") { }");
+    let e = fail("probe module(\"m\").statement(1) { }");
     assert!(e.contains("probe point mismatch"), "{e}");
+    let e = fail("probe module(\"a b\").statement(\"f\") { }");
+    assert!(e.contains("invalid module name \"a b\""), "{e}");
 }
 
 #[test]

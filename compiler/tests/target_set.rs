@@ -22,7 +22,10 @@ fn handler(p: &Program, kind: u32, sym: &str) -> u32 {
                 && match &pr.target {
                     ProbeTarget::Symbol { name, .. } => name == sym,
                     ProbeTarget::FirstOf(v) => v.iter().any(|n| n == sym),
-                    ProbeTarget::None | ProbeTarget::File { .. } | ProbeTarget::Address(_) => false,
+                    ProbeTarget::None
+                    | ProbeTarget::File { .. }
+                    | ProbeTarget::Address(_)
+                    | ProbeTarget::Statement { .. } => false,
                 }
         })
         .unwrap_or_else(|| panic!("no probe of kind {kind} on {sym}: {:#?}", p.probes))

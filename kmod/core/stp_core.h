@@ -521,7 +521,7 @@ struct stp_run_ctx {
 	/* in */
 	const struct stp_prog *prog;	/* verified by stp_verify */
 	u32 handler;			/* index into prog->handlers */
-	u32 reserved;
+	u32 probe;			/* the probe that fired (PP), or U32_MAX */
 	void *env;			/* passed to every stp_env_* call */
 	s64 *globals;			/* prog->nglobals slots, 8-aligned */
 	struct stp_ring *ring;		/* this CPU's ring */

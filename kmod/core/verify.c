@@ -1161,10 +1161,15 @@ static int check_probes(const struct stp_prog *p,
 			return FAIL(res, BAD_PROBE, i,
 				    "probe %u: randomize %u is above the timer period %u",
 				    VI(i), VI(d->randomize), VI(d->period_ns));
-		if (d->reserved)
+		if (d->reserved || d->reserved2)
 			return FAIL(res, BAD_PROBE, i,
 				    "probe %u: reserved fields must be 0",
 				    VI(i));
+		/* helpers.h PP copies it; STRS are inside STRDATA */
+		if (d->pp >= p->nstrs)
+			return FAIL(res, BAD_PROBE, i,
+				    "probe %u names string %u of %u as its pp",
+				    VI(i), VI(d->pp), VI(p->nstrs));
 		if (!(uses & (STP_PROBE_USES_PERF | STP_PROBE_USES_WATCH |
 			      STP_PROBE_USES_NETFILTER)) &&
 		    (d->ev_type || d->ev_config || d->ev_pid || d->ev_len ||

@@ -695,6 +695,17 @@ op_CALLS:	/* verify.c: imm < STP_HLP__COUNT, STR result, context */
 	case STP_HLP_VALUE:	/* verify.c: procfs and input probes */
 		slen[in.a] = min_u32(stp_env_value(env, SREG(in.a), cap), cap);
 		break;
+	case STP_HLP_PP:	/* verify.c: every probe's pp < nstrs */
+		slen[in.a] = 0;
+		if (rc->probe < p->nprobes) {
+			const struct stp_str_desc *d =
+				&p->strs[p->probes[rc->probe].pp];
+			u32 n = min_u32(d->len, cap);
+
+			memcpy(SREG(in.a), p->strdata + d->off, n);
+			slen[in.a] = n;
+		}
+		break;
 	default:		/* an INT helper: verify.c refuses it */
 		goto op_BADOP;
 	}

@@ -85,6 +85,23 @@ build_helpers() {
 	done
 }
 
+# build_testmods ROOT: the test modules of tests/guest/testmod/ (their
+# Kbuild), built against $KDIR in target/guest-testmod/ (the source tree
+# stays clean), into ROOT/stapvm/testmod/ with their sources (for the
+# cases' checks), and as debuginfo below ROOT/stapvm/debug (a module
+# built with the kernel's flags keeps its DWARF), for statement probes.
+build_testmods() {
+	local root=$1 dir=$STAPVM_ROOT/target/guest-testmod
+	rm -rf "$dir"
+	mkdir -p "$dir" "$root/stapvm/testmod" "$root/stapvm/debug/lib/modules/$KVER/extra"
+	cp "$GUEST_DIR"/testmod/Kbuild "$GUEST_DIR"/testmod/*.c "$dir/"
+	local extra=()
+	command -v pahole >/dev/null 2>&1 || extra+=(CONFIG_DEBUG_INFO_BTF_MODULES=)
+	make -s -C "$KDIR" M="$dir" "${extra[@]}" modules >&2 || die "test module build failed"
+	cp "$dir"/*.ko "$GUEST_DIR"/testmod/*.c "$root/stapvm/testmod/"
+	cp "$dir"/*.ko "$root/stapvm/debug/lib/modules/$KVER/extra/"
+}
+
 # copy_with_libs BIN ROOT DESTDIR: BIN (stripped) plus the shared
 # libraries ldd lists, at their own paths under ROOT.
 copy_with_libs() {

@@ -1167,6 +1167,34 @@ fn procfs_attacks(v: &mut Vec<Attack>) {
         "procfs file name has byte 0x20",
         prog_procfs(|p| p.probes[0].target = name("a b")),
     ));
+    // stp_probe_desc.pp (word 14) past the strings; reserved2 (word 15)
+    // set.
+    v.push((
+        "probe-pp-past-strings",
+        STP_VERR_BAD_PROBE,
+        "probe 0 names string 4096 of",
+        entry_patched(
+            build(&timer_prog()),
+            STP_SEC_PROBES,
+            std::mem::size_of::<stp_probe_desc>(),
+            0,
+            14,
+            4096,
+        ),
+    ));
+    v.push((
+        "probe-reserved2",
+        STP_VERR_BAD_PROBE,
+        "probe 0: reserved fields must be 0",
+        entry_patched(
+            build(&timer_prog()),
+            STP_SEC_PROBES,
+            std::mem::size_of::<stp_probe_desc>(),
+            0,
+            15,
+            1,
+        ),
+    ));
     // The image builder writes MAXSTRINGLEN for a size of 0: patched.
     v.push((
         "procfs-size-zero",
@@ -1636,8 +1664,8 @@ fn more_attacks(v: &mut Vec<Attack>) {
     v.push((
         "pretty-name-out-of-range",
         STP_VERR_BAD_PRETTY,
-        "pretty node 1: name 4 of 4 strings",
-        prog_pretty(|p| p.pretty[1].name = 4),
+        "pretty node 1: name 100 of 5 strings",
+        prog_pretty(|p| p.pretty[1].name = 100),
     ));
     v.push((
         "pretty-scalar-size",

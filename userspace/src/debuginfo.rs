@@ -179,9 +179,12 @@ const NEEDED: &[SectionId] = &[
     SectionId::DebugStr,
     SectionId::DebugStrOffsets,
     SectionId::DebugAddr,
+    SectionId::DebugRanges,
+    SectionId::DebugRngLists,
 ];
 
-type Reader<'a> = EndianSlice<'a, RunTimeEndian>;
+/// The reader of every DWARF section (a slice of the mapped file).
+pub(crate) type Reader<'a> = EndianSlice<'a, RunTimeEndian>;
 
 /// For each pattern of `patterns` (FILEPAT, as written after `@`), the
 /// names of the out-of-line functions of the DWARF file at `path` that
@@ -190,6 +193,16 @@ pub fn functions_in_files(
     path: &Path,
     patterns: &[&str],
 ) -> Result<Vec<BTreeSet<String>>, DebuginfoError> {
+    with_dwarf(path, |dwarf, _| walk(dwarf, patterns))
+}
+
+/// Maps the DWARF file at `path` (relocating a module's debug sections)
+/// and runs `f` on its DWARF and its ELF file; a gimli error of `f`
+/// becomes `DebuginfoError::Dwarf`.
+pub(crate) fn with_dwarf<T>(
+    path: &Path,
+    f: impl FnOnce(&gimli::Dwarf<Reader<'_>>, &object::File<'_>) -> gimli::Result<T>,
+) -> Result<T, DebuginfoError> {
     let io = |source| DebuginfoError::Io {
         path: path.to_path_buf(),
         source,
@@ -229,7 +242,7 @@ pub fn functions_in_files(
     })
     .map_err(elf)?;
     let dwarf = sections.borrow(|s| EndianSlice::new(s, endian));
-    walk(&dwarf, patterns).map_err(|source| DebuginfoError::Dwarf {
+    f(&dwarf, &obj).map_err(|source| DebuginfoError::Dwarf {
         path: path.to_path_buf(),
         source,
     })
@@ -264,8 +277,7 @@ fn relocate<'d>(
         } else {
             0
         };
-        let value = sym
-            .address()
+        let value = symbol_address(obj, &sym)
             .wrapping_add(r.addend() as u64)
             .wrapping_add(implicit);
         let le = obj.is_little_endian();
@@ -285,6 +297,20 @@ fn relocate<'d>(
         }
     }
     Ok(())
+}
+
+/// A symbol's address as the relocated DWARF sees it. Each section of a
+/// relocatable file starts at 0: a base of its own (its index << 32)
+/// keeps the code of different sections (.text, .init.text) apart in
+/// the line table, the ranges and the symbols (crate::statements).
+/// (An executable's symbols are at their addresses.)
+pub(crate) fn symbol_address(obj: &object::File<'_>, sym: &object::Symbol<'_, '_>) -> u64 {
+    let relocatable = obj.kind() == object::ObjectKind::Relocatable;
+    let base = match sym.section_index() {
+        Some(object::SectionIndex(i)) if relocatable => (i as u64) << 32,
+        _ => 0,
+    };
+    sym.address().wrapping_add(base)
 }
 
 fn read_u32(b: &[u8], le: bool) -> u32 {
@@ -388,7 +414,7 @@ fn walk(
 
 /// `dwarf_filesrc`'s name of a line table file: absolute as written, else
 /// its directory (as written) `/` the name.
-fn file_path(
+pub(crate) fn file_path(
     dwarf: &gimli::Dwarf<Reader<'_>>,
     unit: &gimli::Unit<Reader<'_>>,
     lh: &gimli::LineProgramHeader<Reader<'_>>,
@@ -411,7 +437,7 @@ fn file_path(
 /// The name of a subprogram DIE that is an out-of-line function (has code,
 /// is no declaration), following `DW_AT_abstract_origin` /
 /// `DW_AT_specification` for the name.
-fn out_of_line(
+pub(crate) fn out_of_line(
     dwarf: &gimli::Dwarf<Reader<'_>>,
     unit: &gimli::Unit<Reader<'_>>,
     e: &gimli::DebuggingInformationEntry<Reader<'_>>,
@@ -431,7 +457,7 @@ fn out_of_line(
 /// `dwarf_attr_integrate`: `at` of `e`, or of the DIE its
 /// `DW_AT_abstract_origin` / `DW_AT_specification` names (same CU), a few
 /// levels deep.
-fn integrated<'a>(
+pub(crate) fn integrated<'a>(
     unit: &gimli::Unit<Reader<'a>>,
     e: &gimli::DebuggingInformationEntry<Reader<'a>>,
     at: gimli::DwAt,

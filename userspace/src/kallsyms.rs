@@ -255,8 +255,12 @@ pub fn wanted_names<'a>(targets: impl IntoIterator<Item = &'a ProbeTarget>) -> H
     let mut out = HashSet::new();
     for t in targets {
         match t {
-            // Addresses are symbols by now (crate::absolute).
-            ProbeTarget::None | ProbeTarget::File { .. } | ProbeTarget::Address(_) => {}
+            // Addresses and statements are symbols by now
+            // (crate::absolute, crate::statements).
+            ProbeTarget::None
+            | ProbeTarget::File { .. }
+            | ProbeTarget::Address(_)
+            | ProbeTarget::Statement { .. } => {}
             ProbeTarget::Symbol { name, .. } if is_pattern(name) => {}
             ProbeTarget::Symbol { name, .. } => {
                 out.insert(name.clone());
@@ -288,7 +292,10 @@ pub fn preferred_names<'a>(targets: impl IntoIterator<Item = &'a ProbeTarget>) -
     targets
         .into_iter()
         .filter_map(|t| match t {
-            ProbeTarget::None | ProbeTarget::File { .. } | ProbeTarget::Address(_) => None,
+            ProbeTarget::None
+            | ProbeTarget::File { .. }
+            | ProbeTarget::Address(_)
+            | ProbeTarget::Statement { .. } => None,
             ProbeTarget::Symbol { name, .. } => Some(name.clone()),
             ProbeTarget::FirstOf(list) => list.first().cloned(),
         })
@@ -514,8 +521,9 @@ impl Kallsyms {
             })
         };
         match target {
-            // Addresses are symbols by now (crate::absolute).
-            ProbeTarget::None | ProbeTarget::Address(_) => Ok(None),
+            // Addresses and statements are symbols by now
+            // (crate::absolute, crate::statements).
+            ProbeTarget::None | ProbeTarget::Address(_) | ProbeTarget::Statement { .. } => Ok(None),
             ProbeTarget::File { name, mode } => Ok(Some((name.clone(), *mode))),
             ProbeTarget::Symbol { name, .. } if self.failed.contains_key(name) => {
                 Err(self.failed[name].clone())

@@ -27,6 +27,7 @@ pub mod resolve;
 pub mod ring;
 pub mod script;
 pub mod session;
+pub mod statements;
 pub mod system;
 pub mod target;
 pub mod targetvars;

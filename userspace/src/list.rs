@@ -31,6 +31,9 @@ pub enum Error {
     /// A source-file pattern without usable debuginfo.
     #[error("cannot list '{0}': {1}")]
     Unresolved(String, crate::kallsyms::ResolveError),
+    /// A statement pattern that selects no line (why, with the point).
+    #[error("cannot list '{0}': {1}")]
+    NoLines(String, String),
 }
 
 /// One `name` or `name(arg)` component of a probe point.
@@ -110,6 +113,10 @@ enum Query {
     /// Points with a fixed set of suffixes and variables, no kernel to ask
     /// (`procfs("f").*`, `input.*`): each point and its variables.
     Fixed(Vec<(String, String)>),
+    /// `kernel.statement("PAT")` / `module("m").statement("PAT")`, maybe
+    /// `.nearest`: `[module:]PAT` and the flag; each line it selects in
+    /// the debuginfo.
+    Statement(String, bool),
     /// Anything else: the compiler checks it.
     Other,
 }
@@ -244,6 +251,24 @@ fn query(point: &str) -> Query {
     let names: Vec<&str> = c.iter().map(|x| x.name.as_str()).collect();
     if names.first() == Some(&"perf") && point.contains('*') {
         return Query::Perf;
+    }
+    let nearest = |rest: &[Comp]| match rest {
+        [] => Some(false),
+        [n] if n.name == "nearest" && n.arg.is_none() => Some(true),
+        _ => None,
+    };
+    match names.as_slice() {
+        ["kernel", "statement", ..] if c[0].arg.is_none() => {
+            if let (Some(pat), Some(near)) = (&c[1].arg, nearest(&c[2..])) {
+                return Query::Statement(pat.clone(), near);
+            }
+        }
+        ["module", "statement", ..] => {
+            if let (Some(m), Some(pat), Some(near)) = (&c[0].arg, &c[1].arg, nearest(&c[2..])) {
+                return Query::Statement(format!("{}:{pat}", m.replace('-', "_")), near);
+            }
+        }
+        _ => {}
     }
     let (fi, module) = match names.as_slice() {
         ["kernel" | "kprobe", "function", ..] if c[0].arg.is_none() => (1, None),
@@ -409,7 +434,7 @@ pub fn list_with(
                 globs.push(format!("__x64_sys_{glob}"));
                 globs.push(format!("sys_{glob}"));
             }
-            Query::Perf | Query::Fixed(_) | Query::Other => {}
+            Query::Perf | Query::Fixed(_) | Query::Statement(..) | Query::Other => {}
         }
     }
     let mut syms = if globs.is_empty() {
@@ -483,6 +508,16 @@ pub fn list_with(
                     return Err(Error::Failed(format!("cannot list '{pat}': no match")));
                 }
                 out.extend(found);
+            }
+            Query::Statement(spec, nearest) => {
+                let lines = crate::statements::list(
+                    spec,
+                    *nearest,
+                    &crate::debuginfo::debug_root(),
+                    &crate::debuginfo::kernel_release(),
+                )
+                .map_err(|why| Error::NoLines(pat.trim().to_string(), why))?;
+                out.extend(lines);
             }
             Query::Fixed(points) => {
                 for (point, vars) in points {

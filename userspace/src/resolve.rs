@@ -51,6 +51,9 @@ pub enum Error {
     /// An absolute statement probe's address has no symbol.
     #[error("{0}")]
     Absolute(#[from] crate::absolute::Error),
+    /// A statement probe by source line cannot be placed.
+    #[error(transparent)]
+    Statement(#[from] crate::statements::Error),
 }
 
 /// A program ready for `image::build`.
@@ -219,13 +222,14 @@ fn resolve_one(
                     name: t.clone(),
                     offset: 0,
                 },
+                display: expanded_display(&p.display, &t),
                 ..p.clone()
             });
             symbols.push(Some((t, 0)));
         }
         return Ok(());
     }
-    if let ProbeTarget::Symbol { name, .. } = &p.target {
+    if let ProbeTarget::Symbol { name, offset } = &p.target {
         let list = if is_pattern(name) {
             syms.pattern_matches(name)
         } else {
@@ -240,15 +244,22 @@ fn resolve_one(
                 });
             }
             expanded.push((p.display.clone(), list.len()));
+            // (A module's statement keeps its offset: `m:f` is a
+            // pattern, crate::statements.)
             for f in list {
                 program.probes.push(vm_spec::program::Probe {
                     target: ProbeTarget::Symbol {
                         name: f.clone(),
-                        offset: 0,
+                        offset: *offset,
+                    },
+                    display: if *offset == 0 {
+                        expanded_display(&p.display, &f)
+                    } else {
+                        p.display.clone()
                     },
                     ..p.clone()
                 });
-                symbols.push(Some((f, 0)));
+                symbols.push(Some((f, *offset)));
             }
             return Ok(());
         }
@@ -278,6 +289,27 @@ fn resolve_one(
         }
     }
     Ok(())
+}
+
+/// The probe point one match of a wildcard stands for, as stap's pp()
+/// names it: the quoted pattern of `function("…")` or `trace("…")` in
+/// `display` replaced by the match (`kernel.function("vfs_*").return` and
+/// `vfs_read` give `kernel.function("vfs_read").return`; a module's
+/// `ext4:ext4_sync_fs` gives `module("ext4").function("ext4_sync_fs")`).
+/// A display without such a part is kept.
+pub fn expanded_display(display: &str, name: &str) -> String {
+    let name = name.rsplit_once(':').map_or(name, |(_, f)| f);
+    for head in ["function(\"", "trace(\""] {
+        let Some(at) = display.find(head) else {
+            continue;
+        };
+        let start = at + head.len();
+        let Some(len) = display[start..].find("\")") else {
+            continue;
+        };
+        return format!("{}{name}{}", &display[..start], &display[start + len..]);
+    }
+    display.to_string()
 }
 
 /// ftrace's list of the functions it can trace (kprobes on others are
@@ -317,8 +349,17 @@ pub fn resolve(prog: &Program) -> Result<Resolved, Error> {
     let prog = watched.as_ref().unwrap_or(prog);
     // Absolute statement probes: addresses become symbol + offset.
     let placed = crate::absolute::resolve_running(prog)?;
-    let mut r = resolve_kernel(placed.as_ref().unwrap_or(prog))?;
-    r.warnings.splice(0..0, watch_warnings);
+    let prog = placed.as_ref().unwrap_or(prog);
+    // Statements by source line: the debuginfo's line table gives each
+    // line's function + offset.
+    let lines = crate::statements::resolve_running(prog)?;
+    let (prog, line_warnings) = match &lines {
+        Some((p, w)) => (p, w.clone()),
+        None => (prog, Vec::new()),
+    };
+    let mut r = resolve_kernel(prog)?;
+    r.warnings
+        .splice(0..0, watch_warnings.into_iter().chain(line_warnings));
     Ok(r)
 }
 
@@ -397,6 +438,26 @@ mod tests {
             netfilter: None,
             display: display.into(),
         }
+    }
+
+    #[test]
+    fn an_expanded_probe_is_named_by_its_match() {
+        assert_eq!(
+            expanded_display("kernel.function(\"vfs_*\").return", "vfs_read"),
+            "kernel.function(\"vfs_read\").return"
+        );
+        assert_eq!(
+            expanded_display(
+                "module(\"ext4\").function(\"ext4_*@fs/*.c\")",
+                "ext4:ext4_sync_fs"
+            ),
+            "module(\"ext4\").function(\"ext4_sync_fs\")"
+        );
+        assert_eq!(
+            expanded_display("kernel.trace(\"sched:sched_*\")", "sched_switch"),
+            "kernel.trace(\"sched_switch\")"
+        );
+        assert_eq!(expanded_display("timer.s(1)", "x"), "timer.s(1)");
     }
 
     fn sym(n: &str) -> ProbeTarget {

@@ -307,8 +307,12 @@ fn site_for<'a>(tv: &'a TargetVar, probe: &'a Probe, sym: &'a str) -> Site<'a> {
         },
         ProbeTarget::Symbol { .. } => Site::Function(sym),
         // No target to go by: what the compiler saw.
-        // (Addresses are symbols by now: crate::absolute.)
-        ProbeTarget::None | ProbeTarget::File { .. } | ProbeTarget::Address(_) => match &tv.site {
+        // (Addresses and statements are symbols by now: crate::absolute,
+        // crate::statements.)
+        ProbeTarget::None
+        | ProbeTarget::File { .. }
+        | ProbeTarget::Address(_)
+        | ProbeTarget::Statement { .. } => match &tv.site {
             TargetSite::Syscall(name) => Site::Syscall {
                 name,
                 wrapper: sym.starts_with("__x64_sys_"),

@@ -301,6 +301,9 @@ fn target_text(t: &ProbeTarget) -> String {
         ProbeTarget::Symbol { name, offset } => format!("{name}+{offset:#x}"),
         ProbeTarget::FirstOf(list) => format!("first of {}", list.join(", ")),
         ProbeTarget::Address(a) => format!("address {a:#x}"),
+        ProbeTarget::Statement { spec, nearest } => {
+            format!("statement {spec}{}", if *nearest { " nearest" } else { "" })
+        }
         ProbeTarget::File { name, mode } => format!("file {name} mode {mode:#o}"),
     }
 }

@@ -81,7 +81,7 @@ pub fn stand_in_symbols(prog: &Program, names: StandIns) -> Vec<Option<(String, 
             (_, StandIns::Uniform) => stand_in(),
             (ProbeTarget::Symbol { name, .. }, _) if is_pattern(name) => stand_in(),
             (ProbeTarget::Symbol { name, offset }, _) => Some((name.clone(), *offset)),
-            (ProbeTarget::Address(_), _) => stand_in(),
+            (ProbeTarget::Address(_) | ProbeTarget::Statement { .. }, _) => stand_in(),
             (ProbeTarget::FirstOf(names), _) => names.first().map(|n| {
                 if is_pattern(n) {
                     (STAND_IN_SYMBOL.to_string(), 0)
@@ -118,6 +118,27 @@ pub fn build_stand_in(prog: &Program, names: StandIns) -> Result<Vec<u8>, ImageE
     build(&stood_in, &stand_in_symbols(&stood_in, names))
 }
 
+/// MAXSTRINGLEN - 1 of the program: the longest string a register holds.
+fn maxstr_of(prog: &Program) -> usize {
+    prog.limits
+        .get(abi::STP_LIM_MAXSTRINGLEN as usize)
+        .copied()
+        .unwrap_or(crate::limits::LIMITS[abi::STP_LIM_MAXSTRINGLEN as usize].default)
+        .saturating_sub(1) as usize
+}
+
+/// `s` cut to at most `max` bytes, at a character boundary.
+fn cut_at_char(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
 /// Builds the flat image. `symbols[i]` is the resolution of `prog.probes[i]`.
 pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, ImageError> {
     let to_u32 =
@@ -139,14 +160,30 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
         }
     }
 
+    // Each probe's pp string (abi.h stp_probe_desc.pp): its display, cut
+    // at MAXSTRINGLEN - 1 bytes (on a character boundary); equal ones
+    // share a string.
+    let mut pp_ids: Vec<u32> = Vec::with_capacity(prog.probes.len());
+    {
+        let mut seen: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
+        for p in &prog.probes {
+            let shown = cut_at_char(&p.display, maxstr_of(prog));
+            let id = match seen.get(shown) {
+                Some(&id) => id,
+                None => {
+                    let id = to_u32(strings.len(), "string table")?;
+                    strings.push(Cow::from(shown.as_bytes()));
+                    seen.insert(shown, id);
+                    id
+                }
+            };
+            pp_ids.push(id);
+        }
+    }
+
     // Format texts: only those SPRINTF formats in the kernel, cut at a NUL
     // (stap's C strings) and at MAXSTRINGLEN - 1 bytes (the NUL counts).
-    let maxstr = prog
-        .limits
-        .get(abi::STP_LIM_MAXSTRINGLEN as usize)
-        .copied()
-        .unwrap_or(crate::limits::LIMITS[abi::STP_LIM_MAXSTRINGLEN as usize].default)
-        .saturating_sub(1) as usize;
+    let maxstr = maxstr_of(prog);
     let mut fmt_text = vec![abi::STP_FMT_NO_TEXT; prog.formats.len()];
     for h in &prog.handlers {
         for insn in &h.code {
@@ -201,7 +238,7 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
             .ok_or(ImageError::TooLarge("code"))?;
     }
     // PROBES.
-    for (p, (sym, off)) in prog.probes.iter().zip(&probe_syms) {
+    for ((p, (sym, off)), pp) in prog.probes.iter().zip(&probe_syms).zip(&pp_ids) {
         let ps = &mut sections[abi::STP_SEC_PROBES as usize];
         // The loader's flags ('!') stay in the .stpb.
         let flags = p.flags & !(abi::STP_PROBE_F__LOADER as u8);
@@ -236,6 +273,8 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
         ps.extend_from_slice(&ev_config.to_le_bytes());
         ps.extend_from_slice(&ev_pid.to_le_bytes());
         push_u32(ps, ev_len);
+        push_u32(ps, *pp);
+        push_u32(ps, 0);
     }
     // KONSTS.
     for k in &prog.konsts {
@@ -500,7 +539,8 @@ mod tests {
         assert_eq!(img.len() % 8, 0);
         let total = u32::from_le_bytes(img[8..12].try_into().unwrap()) as usize;
         assert_eq!(total, img.len());
-        // The probe's symbol is the second string, after "hello".
+        // The probe's symbol is the second string, after "hello", then
+        // its pp string.
         let hdr_size = size_of::<abi::stp_image_hdr>();
         let sec = |i: usize| {
             let o = 24 + i * 8;
@@ -510,7 +550,14 @@ mod tests {
         };
         let (data_off, data_size) = sec(abi::STP_SEC_STRDATA as usize);
         assert!(data_off >= hdr_size);
-        assert_eq!(&img[data_off..data_off + data_size], b"hellovfs_read");
+        assert_eq!(
+            &img[data_off..data_off + data_size],
+            b"hellovfs_readkprobe.function(\"f\")"
+        );
+        // PROBES: pp (word 14) names string 2.
+        let (probes_off, _) = sec(abi::STP_SEC_PROBES as usize);
+        let pp = probes_off + std::mem::offset_of!(abi::stp_probe_desc, pp);
+        assert_eq!(u32::from_le_bytes(img[pp..pp + 4].try_into().unwrap()), 2);
         assert!(build(&prog, &[None]).is_err());
     }
 }

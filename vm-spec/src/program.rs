@@ -115,6 +115,19 @@ pub enum ProbeTarget {
     /// (the kernel's kprobe checks then refuse an address that is not an
     /// instruction boundary or may not be probed).
     Address(u64),
+    /// A statement probe by source line (`kernel.statement("f@file:N")`,
+    /// `module("m").statement("f@*:*")`, with `.nearest`): the loader
+    /// finds the addresses in the DWARF line table of the kernel's (or the
+    /// module's) debuginfo on the target and turns each line into a
+    /// `Symbol` (the function plus the offset of the line's first
+    /// instruction). `spec` is `[module:]` then the pattern as written,
+    /// which [`StatementSpec::parse`] reads.
+    Statement {
+        /// `[module:]FUNC[@FILE[:LINE|:FIRST-LAST|:*|+REL]]`.
+        spec: String,
+        /// `.nearest`: a line without code moves to the nearest with code.
+        nearest: bool,
+    },
     /// A procfs file (`procfs("name").read` / `.write`, abi.h: procfs
     /// files): its name and permission bits, which the image carries as
     /// the probe's symbol and offset (its size is `Probe::maxactive`).
@@ -125,6 +138,104 @@ pub enum ProbeTarget {
         /// Permission bits (a subset of `STP_PROCFS_MODE_MASK`).
         mode: u32,
     },
+}
+
+/// The lines a statement probe names (`StatementSpec::lines`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatementLines {
+    /// No line: the function's entry.
+    Entry,
+    /// `:N`.
+    One(u32),
+    /// `:FIRST-LAST`, both included.
+    Range(u32, u32),
+    /// `:*`: every line of the function with code.
+    All,
+    /// `+N`: N lines after the function's declaration line.
+    Relative(u32),
+}
+
+/// A statement probe's pattern, parsed (`ProbeTarget::Statement::spec`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatementSpec<'a> {
+    /// The module (kallsyms' spelling, `_` for `-`), or `None` for vmlinux.
+    pub module: Option<&'a str>,
+    /// The function name or glob.
+    pub function: &'a str,
+    /// The source file pattern after `@` (stap's FILEPAT rule), if any.
+    pub file: Option<&'a str>,
+    /// The lines.
+    pub lines: StatementLines,
+}
+
+impl<'a> StatementSpec<'a> {
+    /// Parses `[module:]FUNC[@FILE[:LINE|:FIRST-LAST|:*|+REL]]`; the error
+    /// says what is wrong.
+    pub fn parse(spec: &'a str) -> Result<Self, String> {
+        let (module, rest) = match spec.split_once(':') {
+            Some((m, r)) if !m.contains('@') => (Some(m), r),
+            _ => (None, spec),
+        };
+        let (function, place) = match rest.split_once('@') {
+            Some((f, p)) => (f, Some(p)),
+            None => (rest, None),
+        };
+        let name_ok = |s: &str, extra: &[u8]| {
+            !s.is_empty()
+                && s.bytes()
+                    .all(|c| c.is_ascii_alphanumeric() || b"_*?".contains(&c) || extra.contains(&c))
+        };
+        if !name_ok(function, b".$") {
+            return Err(format!("invalid function name \"{function}\""));
+        }
+        if let Some(m) = module {
+            if !name_ok(m, b"-") {
+                return Err(format!("invalid module name \"{m}\""));
+            }
+        }
+        let num = |s: &str| -> Result<u32, String> {
+            s.parse::<u32>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| format!("invalid line number \"{s}\""))
+        };
+        let (file, lines) = match place {
+            None => (None, StatementLines::Entry),
+            Some(p) => {
+                let (file, lines) = if let Some((f, l)) = p.rsplit_once(':') {
+                    let lines = match l.split_once('-') {
+                        _ if l == "*" => StatementLines::All,
+                        Some((a, b)) => {
+                            let (a, b) = (num(a)?, num(b)?);
+                            if a > b {
+                                return Err(format!("line range {a}-{b} runs backwards"));
+                            }
+                            StatementLines::Range(a, b)
+                        }
+                        None => StatementLines::One(num(l)?),
+                    };
+                    (f, lines)
+                } else if let Some((f, r)) = p.rsplit_once('+') {
+                    let n = r
+                        .parse::<u32>()
+                        .map_err(|_| format!("invalid relative line \"+{r}\""))?;
+                    (f, StatementLines::Relative(n))
+                } else {
+                    (p, StatementLines::Entry)
+                };
+                if file.is_empty() || !file.bytes().all(|c| c.is_ascii_graphic() && c != b':') {
+                    return Err(format!("invalid source file pattern \"{file}\""));
+                }
+                (Some(file), lines)
+            }
+        };
+        Ok(StatementSpec {
+            module,
+            function,
+            file,
+            lines,
+        })
+    }
 }
 
 /// Splits a `ProbeTarget::Symbol` name into its function part
@@ -745,4 +856,39 @@ impl Program {
 /// The default value of every limit, indexed by `abi::STP_LIM_*`.
 pub fn default_limits() -> Vec<u32> {
     crate::limits::LIMITS.iter().map(|l| l.default).collect()
+}
+
+#[cfg(test)]
+mod statement_tests {
+    use super::*;
+
+    #[test]
+    fn statement_patterns_parse_as_stap_writes_them() {
+        let p = |s| StatementSpec::parse(s).unwrap();
+        let one = p("do_nanosleep@kernel/time/hrtimer.c:2040");
+        assert_eq!(one.module, None);
+        assert_eq!(one.function, "do_nanosleep");
+        assert_eq!(one.file, Some("kernel/time/hrtimer.c"));
+        assert_eq!(one.lines, StatementLines::One(2040));
+        assert_eq!(p("f@*:*").lines, StatementLines::All);
+        assert_eq!(p("f@a.c:3-9").lines, StatementLines::Range(3, 9));
+        assert_eq!(p("f@a.c+17").lines, StatementLines::Relative(17));
+        assert_eq!(p("f@a.c").lines, StatementLines::Entry);
+        let m = p("ext4:ext4_*@fs/ext4/*.c:*");
+        assert_eq!((m.module, m.function), (Some("ext4"), "ext4_*"));
+        let bare = p("vfs_read");
+        assert_eq!((bare.file, bare.lines), (None, StatementLines::Entry));
+        for bad in [
+            "",
+            "f@",
+            "f@a.c:",
+            "f@a.c:x",
+            "f@a.c:0",
+            "f@a.c:5-2",
+            "m m:f",
+            "f@a b.c:1",
+        ] {
+            assert!(StatementSpec::parse(bad).is_err(), "{bad:?}");
+        }
+    }
 }

@@ -417,10 +417,24 @@ impl HostSession {
         self.verified.prog().nhandlers
     }
 
-    /// Runs handler `idx` once in `env`. Records go to the session's ring
+    /// Runs handler `idx` once in `env`, as fired by its first probe (what
+    /// PP names, as in the reference VM). Records go to the session's ring
     /// and are decoded into [`HostSession::records`]. A run-time error is
     /// returned (and also recorded as a `Record::Error`).
     pub fn run_handler(&mut self, idx: u32, env: &HostEnv) -> Result<(), RuntimeError> {
+        let probe = {
+            let p = self.verified.prog();
+            // SAFETY: verified: probes holds nprobes entries.
+            (0..p.nprobes)
+                .find(|&i| unsafe { (*p.probes.add(i as usize)).handler } == idx)
+                .unwrap_or(u32::MAX)
+        };
+        self.run_as(idx, probe, env)
+    }
+
+    /// Runs handler `idx` once in `env` as fired by probe `probe` (the
+    /// module's `struct stp_run_ctx.probe`).
+    fn run_as(&mut self, idx: u32, probe: u32, env: &HostEnv) -> Result<(), RuntimeError> {
         if idx >= self.verified.prog().nhandlers {
             let mut e = RuntimeError::new(abi::STP_RTE_BADOP, idx, 0, 0);
             e.message = format!("no handler {idx}");
@@ -490,6 +504,7 @@ impl HostSession {
         let mut rc = ffi::stp_run_ctx {
             prog: self.verified.prog(),
             handler: idx,
+            probe,
             env: (&mut cenv as *mut ffi::stp_host_env).cast(),
             globals: self.globals.as_mut_ptr(),
             ring: &mut ring,
@@ -557,16 +572,16 @@ impl HostSession {
     /// An error ends one handler, not the others; the errors are returned.
     pub fn run_probes_of_kind(&mut self, kind: u32, env: &HostEnv) -> Vec<RuntimeError> {
         let p = self.verified.prog();
-        let handlers: Vec<u32> = (0..p.nprobes as usize)
+        let fired: Vec<(u32, u32)> = (0..p.nprobes)
             .filter_map(|i| {
                 // SAFETY: verified: probes holds nprobes entries.
-                let d = unsafe { *p.probes.add(i) };
-                (u32::from(d.kind) == kind).then_some(d.handler)
+                let d = unsafe { *p.probes.add(i as usize) };
+                (u32::from(d.kind) == kind).then_some((d.handler, i))
             })
             .collect();
-        handlers
+        fired
             .into_iter()
-            .filter_map(|h| self.run_handler(h, env).err())
+            .filter_map(|(h, i)| self.run_as(h, i, env).err())
             .collect()
     }
 

@@ -243,7 +243,7 @@ fn the_verifier_guards_pretty() {
     };
     assert_eq!(bad(&|n| n[7].first = 12), Some(STP_VERR_BAD_PRETTY));
     assert_eq!(bad(&|n| n[8].first = 8), Some(STP_VERR_BAD_PRETTY));
-    assert_eq!(bad(&|n| n[3].name = 10), Some(STP_VERR_BAD_PRETTY));
+    assert_eq!(bad(&|n| n[3].name = 100), Some(STP_VERR_BAD_PRETTY));
     assert_eq!(bad(&|n| n[3].size = 3), Some(STP_VERR_BAD_PRETTY));
     assert_eq!(bad(&|n| n[4].bit_off = 30), Some(STP_VERR_BAD_PRETTY));
     assert_eq!(bad(&|n| n[5].bit_size = 1), Some(STP_VERR_BAD_PRETTY));

@@ -970,7 +970,7 @@ fn pretty_cases() -> Vec<Case> {
             "pretty name past the strings",
             build(&pretty_prog(0, |n| n[0].name = 5)),
             "BAD_PRETTY",
-            "pretty node 0: name 5 of 1 strings",
+            "pretty node 0: name 5 of 2 strings",
         ),
         case(
             "pretty scalar of 3 bytes",

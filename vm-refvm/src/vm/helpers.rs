@@ -192,6 +192,21 @@ impl Machine<'_> {
                 self.rd(insn.b)?;
                 Ok(Vec::new())
             }
+            abi::STP_HLP_PP => {
+                // The first probe of the handler run (helpers.h): its pp
+                // string, cut.
+                let outer = self.frames.first().map_or(self.handler, |f| f.handler);
+                let mut v = self
+                    .prog
+                    .probes
+                    .iter()
+                    .find(|p| p.0 == outer)
+                    .and_then(|p| self.prog.strings.get(p.1 as usize))
+                    .cloned()
+                    .unwrap_or_default();
+                v.truncate(self.cap as usize);
+                Ok(v)
+            }
             id if id < abi::STP_HLP__COUNT => Err(Stop::Fault(abi::STP_RTE_BADOP, 0)),
             _ => Err(Stop::Hole(format!("helper {id}"))),
         }

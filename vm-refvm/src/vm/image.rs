@@ -56,6 +56,8 @@ pub struct RefProgram {
     pub(super) regexes: Vec<RefRegex>,
     /// REGEXSETS: the byte sets of the group programs' SET.
     pub(super) rx_sets: Vec<[u8; 32]>,
+    /// PROBES: each probe's handler and pp string id (helpers.h PP).
+    pub(super) probes: Vec<(u32, u32)>,
     /// How many PRETTY type nodes the image has (opcodes.h: PRETTY). The
     /// reference VM models PRETTY only for a node index past them (`?`).
     pub(super) npretty: usize,
@@ -222,6 +224,18 @@ impl RefProgram {
             strings.push(s.to_vec());
         }
 
+        let psz = size_of::<abi::stp_probe_desc>();
+        let (pbytes, np) = section(img, abi::STP_SEC_PROBES, psz)?;
+        let probes = (0..np)
+            .map(|k| {
+                let e = &pbytes[k * psz..(k + 1) * psz];
+                Ok((
+                    le_u32(e, offset_of!(abi::stp_probe_desc, handler))?,
+                    le_u32(e, offset_of!(abi::stp_probe_desc, pp))?,
+                ))
+            })
+            .collect::<Result<Vec<(u32, u32)>, RefError>>()?;
+
         let fsz = size_of::<abi::stp_format_desc>();
         let (fbytes, nf) = section(img, abi::STP_SEC_FORMATS, fsz)?;
         let mut formats = Vec::with_capacity(nf);
@@ -331,6 +345,7 @@ impl RefProgram {
             .collect();
         let _ = le_u16(img, offset_of!(abi::stp_image_hdr, version))?;
         Ok(RefProgram {
+            probes,
             regexes,
             rx_sets,
             npretty: section(img, abi::STP_SEC_PRETTY, size_of::<abi::stp_pretty_node>())?.1,

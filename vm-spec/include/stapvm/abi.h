@@ -155,13 +155,14 @@ enum stp_limit {
 /* The program image (LOAD ioctl payload)                              */
 
 #define STP_IMAGE_MAGIC		0x49505453u	/* "STPI" */
-#define STP_IMAGE_VERSION	8u	/* 2: functions, format texts; 3: STATS; 4: REGEXES;
+#define STP_IMAGE_VERSION	9u	/* 2: functions, format texts; 3: STATS; 4: REGEXES;
 					 * 5: stp_probe_desc.randomize;
 					 * 6: REGEXSUBS, REGEXPROG, REGEXSETS;
 					 * 7: PRETTY;
 					 * 8: PERF and WATCH probes, stp_probe_desc.ev_*;
 					 *    procfs and input kinds, contexts;
-					 *    the NETFILTER kind and context
+					 *    the NETFILTER kind and context;
+					 * 9: stp_probe_desc.pp (the PP helper)
 					 */
 
 /*
@@ -434,6 +435,11 @@ struct stp_probe_desc {
 	 */
 	__s32 ev_pid;
 	__u32 ev_len;		/* WATCH: bytes watched, 1, 2, 4 or 8; others 0 */
+	/* string id (STRS): the probe point pp() returns for this probe
+	 * (helpers.h PP), as the loader named it once wildcards expanded
+	 */
+	__u32 pp;
+	__u32 reserved2;	/* must be 0 */
 };
 
 /*

@@ -111,6 +111,10 @@
  *    STP_NF_ACCEPT and ends the run with STP_RTE_VERDICT (address r[b]),
  *    which a try/catch may catch: the verdict stays STP_NF_ACCEPT. (User
  *    space: the test environment's verdict.)
+ *  - PP is the string stp_probe_desc.pp of the probe that fired (struct
+ *    stp_run_ctx.probe, so a function it calls sees the same), cut at
+ *    MAXSTRINGLEN - 1 bytes; empty when the run names no probe. (User
+ *    space: the first probe of the handler run.)
  *
  * Columns: name, result, argument, contexts, meaning.
  */
@@ -164,7 +168,8 @@
 	X(VALUE_SET,      INT, STR,  PROCFS_READ, "$value = s[b] in a procfs read probe; the new length") \
 	X(VALUE_APPEND,   INT, STR,  PROCFS_READ, "$value .= s[b] in a procfs read probe; the new length") \
 	X(VERDICT,        INT, NONE, NETFILTER, "$verdict of a netfilter probe: NF_ACCEPT (1) until set") \
-	X(VERDICT_SET,    INT, INT,  NETFILTER, "$verdict = r[b] in a netfilter probe: NF_DROP (0) or NF_ACCEPT (1), else an error and NF_ACCEPT; the verdict")
+	X(VERDICT_SET,    INT, INT,  NETFILTER, "$verdict = r[b] in a netfilter probe: NF_DROP (0) or NF_ACCEPT (1), else an error and NF_ACCEPT; the verdict") \
+	X(PP,             STR, NONE, ANY,   "pp(): the probe point of the probe that fired (its pp string)")
 
 /* Helper ids: STP_HLP_PID == 0, in table order. */
 enum stp_helper {

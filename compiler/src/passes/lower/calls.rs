@@ -189,12 +189,15 @@ impl Gen<'_> {
             | Builtin::StringQuoted
             | Builtin::Pretty { .. }
             | Builtin::Tokenize => self.call_tapset(b, args, dst, sdst),
-            Builtin::Pp => self.point_const(
-                sdst,
-                |x| &x.display,
-                "not supported yet: pp() in a probe with several points",
-                "not supported yet: pp() in a function",
-            ),
+            // The probe that fired names itself (helpers.h PP): the loader
+            // gives each probe its pp string once wildcards have expanded
+            // (`kernel.function("vfs_read")` for `vfs_*`), and a probe with
+            // several points or a function called from several probes
+            // sees the one that fired.
+            Builtin::Pp => {
+                let d = sdst.unwrap_or_else(|| self.alloc_s());
+                self.emit(STP_OP_CALLS, d, 0, 0, STP_HLP_PP as i32);
+            }
             Builtin::Pn => self.point_const(
                 sdst,
                 |x| &x.script,

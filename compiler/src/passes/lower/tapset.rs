@@ -134,7 +134,10 @@ impl Gen<'_> {
                     .first()
                     .and_then(|f| f.strip_prefix("__x64_sys_"))
                     .map(|s| TargetSite::Syscall(s.to_string())),
-                ProbeTarget::None | ProbeTarget::File { .. } | ProbeTarget::Address(_) => None,
+                ProbeTarget::None
+                | ProbeTarget::File { .. }
+                | ProbeTarget::Address(_)
+                | ProbeTarget::Statement { .. } => None,
             });
         let Some(site) = site else {
             return self.fail("not supported yet: $return$ outside a function's return probe");

@@ -421,6 +421,7 @@ impl Resolver<'_> {
                 self.function_point(p, c, None, 1)
             }
             ["module", "function", ..] => self.function_point(p, c, Some(first), 1),
+            ["module", "statement", ..] => self.statement_point(p, c, Some(first)),
             ["kprobe", "module", "function", ..] => {
                 if first.arg.is_some() {
                     return mismatch(self, first);
@@ -553,8 +554,14 @@ impl Resolver<'_> {
                 }
             }
             ["kernel", "data", ..] => self.watch_point(p, c, optional),
-            ["kernel", "statement", ..] | ["kprobe", "statement", ..] => {
-                self.unsupported(&format!("{}.{} probes", names[0], names[1]), span);
+            ["kernel", "statement", ..] => {
+                if first.arg.is_some() {
+                    return mismatch(self, first);
+                }
+                self.statement_point(p, c, None)
+            }
+            ["kprobe", "statement", ..] => {
+                self.unsupported("kprobe.statement probes without .absolute", span);
                 None
             }
             ["timer", "profile", "tick"] => self.profile_point(p, c, 0),
@@ -604,6 +611,64 @@ impl Resolver<'_> {
                 mismatch(self, at)
             }
         }
+    }
+
+    /// `kernel.statement("PAT")` and `module("m").statement("PAT")`, with
+    /// `.nearest`: `c[1]` is the `statement` component, PAT
+    /// `FUNC[@FILE[:LINE|:FIRST-LAST|:*|+REL]]`. The loader finds the
+    /// lines' addresses in the target's debuginfo (`ProbeTarget::Statement`);
+    /// a kprobe at each.
+    fn statement_point(
+        &mut self,
+        mut p: Point,
+        c: &[Component],
+        module: Option<&Component>,
+    ) -> Option<Point> {
+        let sc = &c[1];
+        let Some(pat) = lit_str(sc) else {
+            self.mismatch(c, sc);
+            return None;
+        };
+        let mut nearest = false;
+        for comp in &c[2..] {
+            if comp.name == "nearest" && comp.arg.is_none() && !nearest {
+                nearest = true;
+            } else {
+                self.mismatch(c, comp);
+                return None;
+            }
+        }
+        let spec = match module {
+            Some(mc) => {
+                let Some(m) = lit_str(mc) else {
+                    self.mismatch(c, mc);
+                    return None;
+                };
+                // kallsyms and kprobes spell module names with '_'.
+                format!("{}:{pat}", m.replace('-', "_"))
+            }
+            None => pat.to_string(),
+        };
+        let bad = match vm_spec::program::StatementSpec::parse(&spec) {
+            Err(why) => Some(why),
+            Ok(s) if module.is_none() && s.module.is_some() => {
+                Some(format!("invalid function name \"{}\"", pat))
+            }
+            Ok(_) if spec.len() > 2 * abi::STP_MAX_SYMBOL_LEN as usize => {
+                Some("statement pattern too long".to_string())
+            }
+            Ok(_) => None,
+        };
+        if let Some(why) = bad {
+            self.err(Diagnostic::semantic(
+                format!("invalid statement probe \"{pat}\": {why}"),
+                sc.span,
+            ));
+            return None;
+        }
+        p.target = ProbeTarget::Statement { spec, nearest };
+        self.set_kprobe(&mut p, false);
+        Some(p)
     }
 
     /// `kernel.function("f")`, `kprobe.function("f")`, `module("m").function("f")`,
