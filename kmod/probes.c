@@ -27,6 +27,10 @@
  * to a process; kernel.data: a wide hardware breakpoint (below);
  * netfilter hooks: netfilter.c, whose hook runs stp_probe_run_nf.
  *
+ * A kprobe or kretprobe is registered disabled and enabled only when its
+ * address is outside this module: probing stapvm's own code is refused
+ * (-EPERM), whatever name reached it.
+ *
  * Left out: tracepoints of modules, CPU hotplug for timer.profile, @entry
  * data for kretprobes (no entry_handler), and kprobe batch registration
  * (register_kprobes is all-or-nothing; optional probes need one by one).
@@ -50,6 +54,7 @@
 #include <linux/kernel.h>
 #include <linux/slab.h>
 #include <linux/kprobes.h>
+#include <linux/module.h>
 #include <linux/hrtimer.h>
 #include <linux/perf_event.h>
 #include <linux/hw_breakpoint.h>
@@ -630,9 +635,29 @@ static int stp_tp_arm(struct stp_probe *p)
 	return err;
 }
 
+/*
+ * A kprobe registered disabled is enabled only when its address is not in
+ * this module: a handler of stapvm's own code would run the VM inside the
+ * VM, the ring or the session code it probes. -EPERM names that case to
+ * user space. Process context (START).
+ */
+static int stp_enable_outside_self(struct kprobe *kp, bool ret)
+{
+	if (within_module((unsigned long)kp->addr, THIS_MODULE)) {
+		if (ret)
+			unregister_kretprobe(container_of(kp, struct kretprobe,
+							  kp));
+		else
+			unregister_kprobe(kp);
+		return -EPERM;
+	}
+	return enable_kprobe(kp);
+}
+
 static int stp_arm_one(struct stp_probe *p)
 {
 	const struct stp_probe_desc *pd = &p->sess->prog.probes[p->index];
+	int err;
 
 	switch (p->kind) {
 	case STP_PROBE_KPROBE:
@@ -640,13 +665,17 @@ static int stp_arm_one(struct stp_probe *p)
 		p->kp.symbol_name = p->symbol;
 		p->kp.offset = pd->offset;
 		p->kp.pre_handler = stp_kprobe_pre;
-		return register_kprobe(&p->kp);
+		p->kp.flags = KPROBE_FLAG_DISABLED;
+		err = register_kprobe(&p->kp);
+		return err ? err : stp_enable_outside_self(&p->kp, false);
 	case STP_PROBE_KRETPROBE:
 		memset(&p->rp, 0, sizeof(p->rp));
 		p->rp.kp.symbol_name = p->symbol;
 		p->rp.handler = stp_kretprobe_ret;
 		p->rp.maxactive = min(pd->maxactive, STP_KRET_MAXACTIVE_CAP);
-		return register_kretprobe(&p->rp);
+		p->rp.kp.flags = KPROBE_FLAG_DISABLED;
+		err = register_kretprobe(&p->rp);
+		return err ? err : stp_enable_outside_self(&p->rp.kp, true);
 	case STP_PROBE_TRACEPOINT:
 		return stp_tp_arm(p);
 	case STP_PROBE_PERF:

@@ -70,6 +70,13 @@ pub enum Error {
         /// The error arming it returned.
         err: io::Error,
     },
+    /// START failed: the probe's address is in stapvm.ko itself (EPERM from
+    /// a kprobe or kretprobe: the module refuses to probe its own code).
+    #[error("probe point '{display}' could not be armed: it is in stapvm's own module (stapvm.ko), whose code runs the handlers; stapvm does not probe itself (EPERM)")]
+    SelfProbe {
+        /// The probe point as written.
+        display: String,
+    },
     /// A probe counts in the target process and there is none.
     #[error("probe point '{0}' counts in the target process: give one with -x PID or -c CMD")]
     NoTarget(String),
@@ -141,8 +148,13 @@ fn start_error(prog: &Program, e: StartError) -> Error {
                 (None, Some(_)) => watch_unavailable(errno),
                 (None, None) => None,
             });
+            let kprobe = failed.is_some_and(|p| {
+                let k = u32::from(p.kind);
+                k == vm_spec::abi::STP_PROBE_KPROBE || k == vm_spec::abi::STP_PROBE_KRETPROBE
+            });
             match why {
                 Some(why) => Error::NoHardware { display, why, err },
+                None if kprobe && errno == libc::EPERM => Error::SelfProbe { display },
                 None => Error::Arm { display, err },
             }
         }
@@ -1060,6 +1072,23 @@ mod tests {
             r.result.unwrap_err().to_string(),
             "probe point 'kernel.function(\"nosuch\")' could not be armed: \
              ENOENT (No such file or directory)"
+        );
+        // EPERM from a kprobe: its address is in stapvm.ko (probes.c
+        // refuses to probe the module's own code).
+        let e = start_error(
+            &prog(),
+            crate::device::StartError {
+                err: io::Error::from_raw_os_error(libc::EPERM),
+                failed_probe: Some(0),
+                failed_err: -libc::EPERM,
+            },
+        );
+        assert!(
+            e.to_string().starts_with(
+                "probe point 'kernel.function(\"nosuch\")' could not be armed: it is in \
+                 stapvm's own module (stapvm.ko)"
+            ),
+            "{e}"
         );
         // An index the program does not have: the plain message.
         ctl.failed_probe = Some(7);

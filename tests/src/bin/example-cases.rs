@@ -103,6 +103,26 @@ fn write_case(ex: &Example, dir: &Path, me: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// The first probe point of `prog` that only the kernel's DWARF can place
+/// (a statement by source line, a function by source file) and that is
+/// not optional: the guest boots Debian's kernel without its `-dbg`
+/// package, so such an example cannot run there (the loader's use of the
+/// debuginfo is tested with test modules and fake files instead).
+fn needs_kernel_debuginfo(prog: &vm_spec::program::Program) -> Option<&str> {
+    use vm_spec::program::ProbeTarget;
+    prog.probes
+        .iter()
+        .filter(|p| u32::from(p.flags) & vm_spec::abi::STP_PROBE_F_OPTIONAL == 0)
+        .find(|p| match &p.target {
+            ProbeTarget::Statement { .. } => true,
+            ProbeTarget::Symbol { name, .. } => {
+                vm_spec::program::split_source_file(name).1.is_some()
+            }
+            _ => false,
+        })
+        .map(|p| p.display.as_str())
+}
+
 fn gen(out: &Path) -> std::io::Result<()> {
     let me = std::env::current_exe()?;
     fs::create_dir_all(out)?;
@@ -117,14 +137,25 @@ fn gen(out: &Path) -> std::io::Result<()> {
             args: ex.args.clone(),
         };
         let path = ex.script.to_string_lossy();
-        if let Err(e) = compiler::compile(&path, &String::from_utf8_lossy(&src), &opts) {
-            let first = e
-                .rendered
-                .lines()
-                .find(|l| l.contains("error"))
-                .unwrap_or("");
+        let compiled = match compiler::compile(&path, &String::from_utf8_lossy(&src), &opts) {
+            Ok(c) => c,
+            Err(e) => {
+                let first = e
+                    .rendered
+                    .lines()
+                    .find(|l| l.contains("error"))
+                    .unwrap_or("");
+                eprintln!(
+                    "example-cases: {}: left out: does not compile: {first}",
+                    ex.name
+                );
+                continue;
+            }
+        };
+        if let Some(p) = needs_kernel_debuginfo(&compiled.program) {
             eprintln!(
-                "example-cases: {}: left out: does not compile: {first}",
+                "example-cases: {}: left out: {p} needs the kernel's debuginfo \
+                 (linux-image-*-dbg), which the guest does not have",
                 ex.name
             );
             continue;
