@@ -90,6 +90,15 @@ pub fn holder(syms: &[(u64, String)], address: u64) -> Option<(String, u32)> {
     (off < MAX_OFFSET).then(|| (name.clone(), off as u32))
 }
 
+/// Whether handler `h` reads target variables of its probe point
+/// (parameters, `$return`): those need DWARF locations where a probe is
+/// placed at an address or a line; `@cast` and `@var` do not.
+pub fn reads_probe_vars(prog: &Program, h: u32) -> bool {
+    prog.target_vars
+        .iter()
+        .any(|tv| tv.handler == h && !matches!(tv.site, TargetSite::Cast(_) | TargetSite::Var(_)))
+}
+
 /// The program with every absolute statement probe's target made the
 /// symbol + offset holding its address, reading the symbols with `read`;
 /// `None` when the program has none.
@@ -110,10 +119,7 @@ pub fn resolve_addresses(
         let ProbeTarget::Address(address) = p.target else {
             continue;
         };
-        let reads_vars = prog.target_vars.iter().any(|tv| {
-            tv.handler == p.handler && !matches!(tv.site, TargetSite::Cast(_) | TargetSite::Var(_))
-        });
-        if reads_vars {
+        if reads_probe_vars(prog, p.handler) {
             return Err(Error::TargetVars {
                 display: p.display.clone(),
             });

@@ -30,7 +30,7 @@ use crate::kallsyms::glob;
 use std::collections::BTreeMap;
 use std::path::Path;
 use thiserror::Error;
-use vm_spec::program::{ProbeTarget, Program, StatementLines, StatementSpec, TargetSite};
+use vm_spec::program::{ProbeTarget, Program, StatementLines, StatementSpec};
 
 /// Why a statement probe cannot be placed.
 #[derive(Debug, Error)]
@@ -495,10 +495,7 @@ pub fn resolve_statements(
             parsed.push(None);
             continue;
         };
-        let reads_vars = prog.target_vars.iter().any(|tv| {
-            tv.handler == p.handler && !matches!(tv.site, TargetSite::Cast(_) | TargetSite::Var(_))
-        });
-        if reads_vars {
+        if crate::absolute::reads_probe_vars(prog, p.handler) {
             return Err(Error::TargetVars {
                 display: p.display.clone(),
             });

@@ -6,18 +6,11 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("stapvm-filepat-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+mod common;
+use common::release;
 
-fn release() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/osrelease")
-        .unwrap()
-        .trim()
-        .to_string()
+fn tmpdir(name: &str) -> PathBuf {
+    common::tmpdir("filepat", name)
 }
 
 /// Asserts that the command of `out` succeeded (its stderr is the panic

@@ -1,0 +1,20 @@
+//! Helpers shared by the loader's end-to-end tests (filepat.rs,
+//! statements.rs): a fresh temporary directory and the running kernel's
+//! release, which names the fake debuginfo files.
+use std::path::PathBuf;
+
+/// A new, empty directory `stapvm-TAG-PID-NAME` in the temporary directory.
+pub fn tmpdir(tag: &str, name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("stapvm-{tag}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The running kernel's release (`uname -r`).
+pub fn release() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .unwrap()
+        .trim()
+        .to_string()
+}
