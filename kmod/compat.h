@@ -24,6 +24,16 @@
  *   members used (state->hook, in, out, okfn; ops->hook, priv, pf,
  *   hooknum, priority) are read and set by name: nf_hook_state.hook is
  *   an unsigned int on 5.10 and a u8 on 6.1, widened either way.
+ * - Uprobes (uprobes.c): up to 6.11, uprobe_register_refctr(inode,
+ *   offset, ref_ctr_offset, uc) returns 0 or an errno and
+ *   uprobe_unregister(inode, offset, uc) waits for handlers in flight;
+ *   6.12 folded the reference counter into uprobe_register(), which
+ *   returns the struct uprobe * (or an ERR_PTR) that
+ *   uprobe_unregister_nosync(uprobe, uc) takes, and one
+ *   uprobe_unregister_sync() then waits for every handler. The consumer's
+ *   handler and ret_handler kept their prototypes through 6.12;
+ *   STP_UPROBE_DATA_ARG is the extra argument of later kernels (empty
+ *   here).
  */
 #ifndef STAPVM_COMPAT_H
 #define STAPVM_COMPAT_H
@@ -32,6 +42,8 @@
 #include <linux/random.h>
 #include <linux/math64.h>
 #include <linux/hrtimer.h>
+#include <linux/err.h>
+#include <linux/uprobes.h>
 
 /* A uniform random number in [0, n) (0 when n is 0); any context but NMI. */
 static inline u64 stp_random_below(u64 n)
@@ -56,5 +68,47 @@ static inline void stp_hrtimer_setup(struct hrtimer *t,
 #if LINUX_VERSION_CODE < KERNEL_VERSION(5, 17, 0)
 #define pde_data(inode) PDE_DATA(inode)
 #endif
+
+/* Extra parameters of a uprobe consumer's handlers (none through 6.12). */
+#define STP_UPROBE_DATA_ARG
+
+/* Registers uc at offset of inode (ref: the semaphore's offset or 0). */
+static inline int stp_uprobe_register(struct inode *inode, loff_t offset,
+				      loff_t ref, struct uprobe_consumer *uc,
+				      struct uprobe **handle)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+	struct uprobe *u = uprobe_register(inode, offset, ref, uc);
+
+	if (IS_ERR(u))
+		return PTR_ERR(u);
+	*handle = u;
+	return 0;
+#else
+	*handle = NULL;
+	return uprobe_register_refctr(inode, offset, ref, uc);
+#endif
+}
+
+/* Unregisters uc; before 6.12 this also waits for its handlers. */
+static inline void stp_uprobe_unregister_nosync(struct inode *inode,
+						loff_t offset,
+						struct uprobe *handle,
+						struct uprobe_consumer *uc)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+	uprobe_unregister_nosync(handle, uc);
+#else
+	uprobe_unregister(inode, offset, uc);
+#endif
+}
+
+/* Waits for the handlers of every uprobe unregistered so far (6.12+). */
+static inline void stp_uprobe_unregister_sync(void)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+	uprobe_unregister_sync();
+#endif
+}
 
 #endif /* STAPVM_COMPAT_H */

@@ -25,7 +25,8 @@
  *
  * timer.profile and perf.*: perf events, one per online CPU or one bound
  * to a process; kernel.data: a wide hardware breakpoint (below);
- * netfilter hooks: netfilter.c, whose hook runs stp_probe_run_nf.
+ * netfilter hooks: netfilter.c, whose hook runs stp_probe_run_nf; uprobes:
+ * uprobes.c, whose handlers run stp_probe_run_regs.
  *
  * A kprobe or kretprobe is registered disabled and enabled only when its
  * address is outside this module: probing stapvm's own code is refused
@@ -247,6 +248,19 @@ bool stp_probe_run_value(struct stp_session *s, u32 i, struct stp_kvalue *v)
 	}
 	preempt_enable();
 	return ran;
+}
+
+/*
+ * Run probe p's handler with regs from a context that may be preemptible
+ * (uprobes.c: the traced task after its breakpoint), with preemption
+ * disabled around the hit, while the session is active.
+ */
+void stp_probe_run_regs(struct stp_probe *p, struct pt_regs *regs)
+{
+	preempt_disable();
+	if (READ_ONCE(p->sess->active))
+		stp_hit(p->sess, p, regs);
+	preempt_enable();
 }
 
 /*
@@ -684,6 +698,11 @@ static int stp_arm_one(struct stp_probe *p)
 		return stp_watch_arm(p);
 	case STP_PROBE_NETFILTER:
 		return stp_nf_arm(p);
+	case STP_PROBE_UPROBE:
+	case STP_PROBE_URETPROBE:
+		err = stp_uprobe_arm(p);
+		p->upr_held = !err;
+		return err;
 	case STP_PROBE_TIMER:
 		if (p->profile)
 			return stp_perf_arm(p);
@@ -705,7 +724,7 @@ static int stp_arm_one(struct stp_probe *p)
  */
 void stp_probes_disarm(struct stp_session *s)
 {
-	u32 nkp = 0, nrp = 0, ntp = 0, i;
+	u32 nkp = 0, nrp = 0, ntp = 0, nup = 0, i;
 
 	WRITE_ONCE(s->active, false);
 	stp_procfs_disarm(s);
@@ -725,7 +744,11 @@ void stp_probes_disarm(struct stp_session *s)
 			stp_watch_disarm(p);
 		else if (p->kind == STP_PROBE_NETFILTER)
 			stp_nf_disarm(p);
-		else if (p->kind == STP_PROBE_TIMER)
+		else if (p->kind == STP_PROBE_UPROBE ||
+			 p->kind == STP_PROBE_URETPROBE) {
+			stp_uprobe_disarm(p);
+			nup++;
+		} else if (p->kind == STP_PROBE_TIMER)
 			hrtimer_cancel(&p->timer);
 		else if (p->kind == STP_PROBE_TRACEPOINT) {
 			tracepoint_probe_unregister(p->tp, stp_tp_probe, p);
@@ -739,6 +762,9 @@ void stp_probes_disarm(struct stp_session *s)
 		unregister_kprobes(s->kp_batch, nkp);
 	if (nrp)
 		unregister_kretprobes(s->rp_batch, nrp);
+	/* No uprobe handler of ours runs past this; the paths go. */
+	if (nup)
+		stp_uprobe_disarm_sync(s);
 	for (i = 0; i < s->prog.nprobes; i++)
 		s->probes[i].armed = false;
 	s->narmed = 0;
@@ -769,7 +795,9 @@ int stp_probes_start(struct stp_session *s, u32 *failed_probe)
 		    p->kind != STP_PROBE_TRACEPOINT &&
 		    p->kind != STP_PROBE_PERF &&
 		    p->kind != STP_PROBE_WATCH &&
-		    p->kind != STP_PROBE_NETFILTER)
+		    p->kind != STP_PROBE_NETFILTER &&
+		    p->kind != STP_PROBE_UPROBE &&
+		    p->kind != STP_PROBE_URETPROBE)
 			continue;
 		err = stp_arm_one(p);
 		if (err) {
@@ -780,6 +808,8 @@ int stp_probes_start(struct stp_session *s, u32 *failed_probe)
 				  p->kind == STP_PROBE_PERF ? "perf" :
 				  p->kind == STP_PROBE_WATCH ? "watch" :
 				  p->kind == STP_PROBE_NETFILTER ? "netfilter" :
+				  p->kind == STP_PROBE_UPROBE ||
+				  p->kind == STP_PROBE_URETPROBE ? "uprobe" :
 				  "timer",
 				  err);
 			stp_probes_disarm(s);

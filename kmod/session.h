@@ -27,6 +27,8 @@
 #include <linux/fs.h>
 #include <linux/ioctl.h>
 #include <linux/netfilter.h>
+#include <linux/path.h>
+#include <linux/uprobes.h>
 #include <asm/local64.h>
 
 #include "core/stp_core.h"
@@ -81,6 +83,15 @@ struct stp_cpu {
 struct stp_session;
 
 /* One probe point of the image, armed or not. */
+/* A uprobe of a session (uprobes.c): its consumer, the file it is on. */
+struct stp_uprobe {
+	struct uprobe_consumer uc;
+	struct path path;	/* held from arm to stp_uprobe_disarm_sync */
+	struct uprobe *handle;	/* 6.12+: uprobe_register's; else NULL */
+	u64 offset;		/* file offset (ev_config) */
+	pid_t pid;		/* ev_pid: the one process, or 0 */
+};
+
 struct stp_probe {
 	union {
 		struct kprobe kp;	/* STP_PROBE_KPROBE */
@@ -89,6 +100,7 @@ struct stp_probe {
 		struct tracepoint *tp;	/* STP_PROBE_TRACEPOINT, when armed */
 		struct perf_event * __percpu *wide_bp;	/* STP_PROBE_WATCH */
 		struct nf_hook_ops nfo;	/* STP_PROBE_NETFILTER */
+		struct stp_uprobe upr;	/* STP_PROBE_UPROBE, _URETPROBE */
 	};
 	struct stp_session *sess;
 	u32 index;		/* into the image's PROBES */
@@ -97,6 +109,7 @@ struct stp_probe {
 	bool optional;		/* STP_PROBE_F_OPTIONAL */
 	bool overload;		/* hits count against the overload breaker */
 	bool armed;
+	bool upr_held;		/* upr.path to put (uprobes.c) */
 	bool profile;		/* STP_PROBE_F_PROFILE: pevents, not timer */
 	/* profile, PERF: nr_cpu_ids, NULL offline; a task's event in [0] */
 	struct perf_event **pevents;
@@ -177,10 +190,16 @@ void stp_probe_stat(struct stp_session *s, u32 i, struct stp_probe_stat *st);
 bool stp_probe_run_value(struct stp_session *s, u32 i, struct stp_kvalue *v);
 void stp_probe_run_nf(struct stp_probe *p, struct pt_regs *regs,
 		      s64 *verdict);
+void stp_probe_run_regs(struct stp_probe *p, struct pt_regs *regs);
 
 /* netfilter.c */
 int stp_nf_arm(struct stp_probe *p);
 void stp_nf_disarm(struct stp_probe *p);
+
+/* uprobes.c */
+int stp_uprobe_arm(struct stp_probe *p);
+void stp_uprobe_disarm(struct stp_probe *p);
+void stp_uprobe_disarm_sync(struct stp_session *s);
 
 /* procfs.c */
 int stp_procfs_module_init(void);

@@ -61,6 +61,7 @@ mod tests {
                 perf: None,
                 watch: None,
                 netfilter: None,
+                uprobe: None,
                 display: String::new(),
             }],
             ..Default::default()

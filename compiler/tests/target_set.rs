@@ -25,7 +25,8 @@ fn handler(p: &Program, kind: u32, sym: &str) -> u32 {
                     ProbeTarget::None
                     | ProbeTarget::File { .. }
                     | ProbeTarget::Address(_)
-                    | ProbeTarget::Statement { .. } => false,
+                    | ProbeTarget::Statement { .. }
+                    | ProbeTarget::User { .. } => false,
                 }
         })
         .unwrap_or_else(|| panic!("no probe of kind {kind} on {sym}: {:#?}", p.probes))

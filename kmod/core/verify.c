@@ -190,7 +190,7 @@ static const u8 stp_probe_ctx[STP_PROBE__COUNT] = {
 };
 
 /* The descriptor fields each probe kind uses (enum stp_probe_uses). */
-static const u8 stp_probe_uses[STP_PROBE__COUNT] = {
+static const u16 stp_probe_uses[STP_PROBE__COUNT] = {
 #define STP_X_PROBE_USES(name, str, ctx, uses) \
 	[STP_PROBE_##name] = (uses),
 	STP_PROBE_KINDS(STP_X_PROBE_USES)
@@ -1042,6 +1042,48 @@ static bool file_char_ok(u8 c)
 	       c == '%';
 }
 
+/*
+ * A uprobe's descriptor (abi.h: user-space probes): an absolute path of
+ * at most STP_MAX_UPROBE_PATH bytes without NUL as its symbol, ev_config
+ * and offset any (the kernel checks them against the file), ev_pid a
+ * process or 0, every other field 0 and no flag but OPTIONAL. One pass
+ * over the path, bounded by its length.
+ */
+static int check_uprobe(const struct stp_prog *p, u32 i,
+			struct stp_verify_result *res)
+{
+	const struct stp_probe_desc *d = &p->probes[i];
+	const struct stp_str_desc *s;
+	const u8 *c;
+	u32 j;
+
+	if (d->ev_type || d->ev_len || d->maxactive || d->randomize ||
+	    (d->flags & ~STP_PROBE_F_OPTIONAL))
+		return FAIL(res, BAD_PROBE, i,
+			    "probe %u: a uprobe uses only its path, offsets and process",
+			    VI(i));
+	if (d->ev_pid < 0)
+		return FAIL(res, BAD_PROBE, i,
+			    "probe %u: uprobe process %d is negative",
+			    VI(i), VI(d->ev_pid));
+	if (d->symbol >= p->nstrs)
+		return FAIL(res, BAD_PROBE, i,
+			    "probe %u names string %u of %u as its path",
+			    VI(i), VI(d->symbol), VI(p->nstrs));
+	s = &p->strs[d->symbol];
+	c = p->strdata + s->off;
+	if (!s->len || s->len > STP_MAX_UPROBE_PATH || c[0] != '/')
+		return FAIL(res, BAD_PROBE, i,
+			    "probe %u: uprobe path of %u bytes, must be absolute and 1 to %u",
+			    VI(i), VI(s->len), VI(STP_MAX_UPROBE_PATH));
+	for (j = 0; j < s->len; j++)
+		if (!c[j])
+			return FAIL(res, BAD_PROBE, i,
+				    "probe %u: uprobe path has a NUL at %u",
+				    VI(i), VI(j));
+	return 0;
+}
+
 static bool is_file_probe(const struct stp_probe_desc *d)
 {
 	return d->kind < STP_PROBE__COUNT &&
@@ -1171,7 +1213,8 @@ static int check_probes(const struct stp_prog *p,
 				    "probe %u names string %u of %u as its pp",
 				    VI(i), VI(d->pp), VI(p->nstrs));
 		if (!(uses & (STP_PROBE_USES_PERF | STP_PROBE_USES_WATCH |
-			      STP_PROBE_USES_NETFILTER)) &&
+			      STP_PROBE_USES_NETFILTER |
+			      STP_PROBE_USES_UPROBE)) &&
 		    (d->ev_type || d->ev_config || d->ev_pid || d->ev_len ||
 		     (d->flags & STP_PROBE_F_PERF_TASK)))
 			return FAIL(res, BAD_PROBE, i,
@@ -1228,6 +1271,13 @@ static int check_probes(const struct stp_prog *p,
 		}
 		if (uses & STP_PROBE_USES_FILE) {
 			int err = check_file(p, i, &files, res);
+
+			if (err)
+				return err;
+			continue;
+		}
+		if (uses & STP_PROBE_USES_UPROBE) {
+			int err = check_uprobe(p, i, res);
 
 			if (err)
 				return err;

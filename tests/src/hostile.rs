@@ -43,6 +43,7 @@ fn probe(kind: stp_probe_kind, handler: u32, target: ProbeTarget, period_ns: u64
         perf: None,
         watch: None,
         netfilter: None,
+        uprobe: None,
         display: String::new(),
     }
 }
@@ -509,7 +510,7 @@ pub fn hostile() -> Vec<Hostile> {
         "handler-bad-ctx",
         STP_VERR_BAD_HANDLER,
         "context",
-        prog_timer(|p| p.handlers[0].ctx = 9),
+        prog_timer(|p| p.handlers[0].ctx = STP_CTX__ALL as u8),
     ));
 
     // Probe descriptors.
@@ -1059,6 +1060,7 @@ pub fn hostile() -> Vec<Hostile> {
     ));
     more_attacks(&mut v);
     procfs_attacks(&mut v);
+    uprobe_attacks(&mut v);
     v.into_iter()
         .map(|(name, code, fragment, image)| Hostile {
             name: name.to_string(),
@@ -1119,6 +1121,97 @@ fn prog_procfs(f: impl FnOnce(&mut Program)) -> Vec<u8> {
     let mut p = procfs_prog();
     f(&mut p);
     build(&p)
+}
+
+/// A uprobe on `path` at file offset 0x1000 with an empty handler.
+pub fn uprobe_prog(path: &str) -> Program {
+    let mut up = probe(
+        STP_PROBE_UPROBE,
+        0,
+        ProbeTarget::User {
+            path: path.into(),
+            site: vm_spec::program::UserSite::Address(0x1000),
+        },
+        0,
+    );
+    up.uprobe = Some(vm_spec::program::Uprobe {
+        offset: 0x1000,
+        semaphore: 0,
+        pid: 0,
+    });
+    Program {
+        source_name: "gen-hostile".into(),
+        limits: default_limits(),
+        handlers: vec![handler(
+            STP_CTX_UPROBE,
+            0,
+            0,
+            vec![i(STP_OP_RET, 0, 0, 0, 0)],
+        )],
+        probes: vec![up],
+        ..Default::default()
+    }
+}
+
+fn prog_uprobe(f: impl FnOnce(&mut Program)) -> Vec<u8> {
+    let mut p = uprobe_prog("/bin/true");
+    f(&mut p);
+    // Not the stand-in names: the path as given, absolute or not.
+    let syms: Vec<Option<(String, u32)>> = p
+        .probes
+        .iter()
+        .map(|q| match &q.target {
+            ProbeTarget::User { path, .. } => Some((path.clone(), 0)),
+            _ => None,
+        })
+        .collect();
+    image::build(&p, &syms).expect("image::build")
+}
+
+/// uprobes: a relative path, a NUL in it, a negative process, fields of
+/// other kinds set, RETVAL in an entry uprobe.
+fn uprobe_attacks(v: &mut Vec<Attack>) {
+    let path = |p: &str| ProbeTarget::User {
+        path: p.into(),
+        site: vm_spec::program::UserSite::Address(0x1000),
+    };
+    v.push((
+        "uprobe-relative-path",
+        STP_VERR_BAD_PROBE,
+        "uprobe path of 8 bytes, must be absolute",
+        prog_uprobe(|p| p.probes[0].target = path("bin/true")),
+    ));
+    // (Strings with a NUL are refused before any probe: BAD_STRING.)
+    v.push((
+        "uprobe-path-nul",
+        STP_VERR_BAD_STRING,
+        "holds a NUL byte",
+        prog_uprobe(|p| p.probes[0].target = path("/bin\0/true")),
+    ));
+    v.push((
+        "uprobe-negative-pid",
+        STP_VERR_BAD_PROBE,
+        "uprobe process -5 is negative",
+        prog_uprobe(|p| p.probes[0].uprobe.as_mut().unwrap().pid = -5),
+    ));
+    v.push((
+        "uprobe-maxactive",
+        STP_VERR_BAD_PROBE,
+        "a uprobe uses only its path, offsets and process",
+        prog_uprobe(|p| p.probes[0].maxactive = 4),
+    ));
+    v.push((
+        "uprobe-retval-at-entry",
+        STP_VERR_BAD_CONTEXT,
+        "",
+        prog_uprobe(|p| {
+            p.handlers[0].nregs = 1;
+            p.handlers[0].code = vec![
+                i(STP_OP_CALLI, 0, 0, 0, STP_HLP_RETVAL as i32),
+                i(STP_OP_RET, 0, 0, 0, 0),
+            ];
+        }),
+    ));
 }
 
 /// procfs and input probes: bad file names, sizes, modes, two probes of

@@ -256,11 +256,12 @@ pub fn wanted_names<'a>(targets: impl IntoIterator<Item = &'a ProbeTarget>) -> H
     for t in targets {
         match t {
             // Addresses and statements are symbols by now
-            // (crate::absolute, crate::statements).
+            // (crate::absolute, crate::statements); uprobes need none.
             ProbeTarget::None
             | ProbeTarget::File { .. }
             | ProbeTarget::Address(_)
-            | ProbeTarget::Statement { .. } => {}
+            | ProbeTarget::Statement { .. }
+            | ProbeTarget::User { .. } => {}
             ProbeTarget::Symbol { name, .. } if is_pattern(name) => {}
             ProbeTarget::Symbol { name, .. } => {
                 out.insert(name.clone());
@@ -295,7 +296,8 @@ pub fn preferred_names<'a>(targets: impl IntoIterator<Item = &'a ProbeTarget>) -
             ProbeTarget::None
             | ProbeTarget::File { .. }
             | ProbeTarget::Address(_)
-            | ProbeTarget::Statement { .. } => None,
+            | ProbeTarget::Statement { .. }
+            | ProbeTarget::User { .. } => None,
             ProbeTarget::Symbol { name, .. } => Some(name.clone()),
             ProbeTarget::FirstOf(list) => list.first().cloned(),
         })
@@ -524,6 +526,8 @@ impl Kallsyms {
             // Addresses and statements are symbols by now
             // (crate::absolute, crate::statements).
             ProbeTarget::None | ProbeTarget::Address(_) | ProbeTarget::Statement { .. } => Ok(None),
+            // A uprobe's symbol is its binary (crate::uprobes placed it).
+            ProbeTarget::User { path, .. } => Ok(Some((path.clone(), 0))),
             ProbeTarget::File { name, mode } => Ok(Some((name.clone(), *mode))),
             ProbeTarget::Symbol { name, .. } if self.failed.contains_key(name) => {
                 Err(self.failed[name].clone())

@@ -33,4 +33,6 @@ pub mod target;
 pub mod targetvars;
 pub mod tracepoints;
 pub mod tzinfo;
+pub mod ubinary;
+pub mod uprobes;
 pub mod watch;

@@ -797,6 +797,7 @@ mod tests {
                 perf: None,
                 watch: None,
                 netfilter: None,
+                uprobe: None,
                 display: d.into(),
             });
         }

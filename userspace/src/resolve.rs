@@ -54,6 +54,9 @@ pub enum Error {
     /// A statement probe by source line cannot be placed.
     #[error(transparent)]
     Statement(#[from] crate::statements::Error),
+    /// A user-space probe cannot be placed.
+    #[error(transparent)]
+    Uprobe(#[from] crate::uprobes::Error),
 }
 
 /// A program ready for `image::build`.
@@ -171,6 +174,13 @@ fn resolve_one(
     expanded: &mut Vec<(String, usize)>,
 ) -> Result<(), Error> {
     let max = abi::STP_MAX_PROBES as usize;
+    // User-space probes were placed (crate::uprobes): the symbol is the
+    // binary's path.
+    if let (true, ProbeTarget::User { path, .. }) = (p.is_uprobe(), &p.target) {
+        program.probes.push(p.clone());
+        symbols.push(Some((path.clone(), 0)));
+        return Ok(());
+    }
     if let (true, ProbeTarget::Symbol { name, .. }) =
         (u32::from(p.kind) == abi::STP_PROBE_TRACEPOINT, &p.target)
     {
@@ -357,16 +367,30 @@ pub fn resolve(prog: &Program) -> Result<Resolved, Error> {
         Some((p, w)) => (p, w.clone()),
         None => (prog, Vec::new()),
     };
+    // User-space probes: binaries, functions, file offsets.
+    let user = crate::uprobes::place(prog)?;
+    let (prog, user_warnings, user_expanded) = match &user {
+        Some((p, w, e)) => (p, w.clone(), e.clone()),
+        None => (prog, Vec::new(), Vec::new()),
+    };
     let mut r = resolve_kernel(prog)?;
-    r.warnings
-        .splice(0..0, watch_warnings.into_iter().chain(line_warnings));
+    r.warnings.splice(
+        0..0,
+        watch_warnings
+            .into_iter()
+            .chain(line_warnings)
+            .chain(user_warnings),
+    );
+    r.expanded.splice(0..0, user_expanded);
     Ok(r)
 }
 
 /// `resolve` once the watchpoints have their addresses.
 fn resolve_kernel(prog: &Program) -> Result<Resolved, Error> {
     let kallsyms_target = |p: &&vm_spec::program::Probe| {
-        u32::from(p.kind) != abi::STP_PROBE_TRACEPOINT && !matches!(p.target, ProbeTarget::None)
+        u32::from(p.kind) != abi::STP_PROBE_TRACEPOINT
+            && !p.is_uprobe()
+            && !matches!(p.target, ProbeTarget::None)
     };
     let needs_symbols = prog.probes.iter().any(|p| kallsyms_target(&p));
     let syms = if needs_symbols {
@@ -436,6 +460,7 @@ mod tests {
             perf: None,
             watch: None,
             netfilter: None,
+            uprobe: None,
             display: display.into(),
         }
     }

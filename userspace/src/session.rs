@@ -886,6 +886,7 @@ mod tests {
                 perf: None,
                 watch: None,
                 netfilter: None,
+                uprobe: None,
                 display: "kernel.function(\"nosuch\")".into(),
             }],
             ..Default::default()

@@ -312,7 +312,8 @@ fn site_for<'a>(tv: &'a TargetVar, probe: &'a Probe, sym: &'a str) -> Site<'a> {
         ProbeTarget::None
         | ProbeTarget::File { .. }
         | ProbeTarget::Address(_)
-        | ProbeTarget::Statement { .. } => match &tv.site {
+        | ProbeTarget::Statement { .. }
+        | ProbeTarget::User { .. } => match &tv.site {
             TargetSite::Syscall(name) => Site::Syscall {
                 name,
                 wrapper: sym.starts_with("__x64_sys_"),
@@ -1457,6 +1458,7 @@ mod tests {
             perf: None,
             watch: None,
             netfilter: None,
+            uprobe: None,
             display: "kernel.function(\"vfs_read\")".into(),
         }]
     }
@@ -1883,6 +1885,7 @@ mod tests {
             perf: None,
             watch: None,
             netfilter: None,
+            uprobe: None,
             display: "kernel.function(\"*\")".into(),
         }
     }

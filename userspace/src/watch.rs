@@ -164,6 +164,7 @@ ffffffffc0001000 d pid_max\t[somemod]
                 rw: false,
             }),
             netfilter: None,
+            uprobe: None,
             display: display.into(),
         }
     }

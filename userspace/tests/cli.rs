@@ -58,6 +58,7 @@ fn program(target: ProbeTarget, optional: bool) -> Program {
             perf: None,
             watch: None,
             netfilter: None,
+            uprobe: None,
             display: "kprobe.function(\"no_such_function_xyz\")".into(),
         }],
         ..Default::default()

@@ -97,6 +97,8 @@ pub fn ctx_name(ctx: u8) -> String {
         abi::STP_CTX_PROCFS_READ => "procfs_read".into(),
         abi::STP_CTX_PROCFS_WRITE => "procfs_write".into(),
         abi::STP_CTX_NETFILTER => "netfilter".into(),
+        abi::STP_CTX_UPROBE => "uprobe".into(),
+        abi::STP_CTX_URETPROBE => "uretprobe".into(),
         abi::STP_CTX_FUNCTION => "function".into(),
         c => format!("ctx#{c}?"),
     }
@@ -301,6 +303,10 @@ fn target_text(t: &ProbeTarget) -> String {
         ProbeTarget::Symbol { name, offset } => format!("{name}+{offset:#x}"),
         ProbeTarget::FirstOf(list) => format!("first of {}", list.join(", ")),
         ProbeTarget::Address(a) => format!("address {a:#x}"),
+        ProbeTarget::User { path, site } => match site {
+            crate::program::UserSite::Function(f) => format!("{path} function {f}"),
+            crate::program::UserSite::Address(a) => format!("{path} address {a:#x}"),
+        },
         ProbeTarget::Statement { spec, nearest } => {
             format!("statement {spec}{}", if *nearest { " nearest" } else { "" })
         }
@@ -632,6 +638,7 @@ mod tests {
                 perf: None,
                 watch: None,
                 netfilter: None,
+                uprobe: None,
                 display: "syscall.open".into(),
             }],
             ..Default::default()

@@ -78,10 +78,15 @@ pub fn stand_in_symbols(prog: &Program, names: StandIns) -> Vec<Option<(String, 
             (ProbeTarget::Symbol { offset, .. }, StandIns::Uniform) => {
                 Some((STAND_IN_SYMBOL.to_string(), *offset))
             }
+            (ProbeTarget::User { .. }, StandIns::Uniform) => Some(("/".to_string(), 0)),
             (_, StandIns::Uniform) => stand_in(),
             (ProbeTarget::Symbol { name, .. }, _) if is_pattern(name) => stand_in(),
             (ProbeTarget::Symbol { name, offset }, _) => Some((name.clone(), *offset)),
             (ProbeTarget::Address(_) | ProbeTarget::Statement { .. }, _) => stand_in(),
+            // A uprobe's symbol is its binary's path, which the verifier
+            // wants absolute.
+            (ProbeTarget::User { path, .. }, _) if path.starts_with('/') => Some((path.clone(), 0)),
+            (ProbeTarget::User { path, .. }, _) => Some((format!("/{path}"), 0)),
             (ProbeTarget::FirstOf(names), _) => names.first().map(|n| {
                 if is_pattern(n) {
                     (STAND_IN_SYMBOL.to_string(), 0)
@@ -245,16 +250,29 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
         ps.extend_from_slice(&[p.kind, flags, 0, 0]);
         push_u32(ps, p.handler);
         push_u32(ps, *sym);
-        push_u32(ps, *off);
+        // A uprobe's offset field is its semaphore's file offset.
+        push_u32(
+            ps,
+            if p.is_uprobe() {
+                p.uprobe.map_or(0, |u| u.semaphore)
+            } else {
+                *off
+            },
+        );
         // A procfs file's size: 0 is stap's default, MAXSTRINGLEN.
         let maxactive = match p.target {
             ProbeTarget::File { .. } if p.maxactive == 0 => maxstr as u32 + 1,
             _ => p.maxactive,
         };
         push_u32(ps, maxactive);
-        // ev_*: a perf probe's event, a watchpoint's, or a netfilter
-        // hook's family, number and priority (abi.h).
+        // ev_*: a perf probe's event, a watchpoint's, a netfilter hook's
+        // family, number and priority, or a uprobe's file offset and
+        // process (abi.h).
         let (ev_type, ev_config, ev_pid, ev_len) = match (p.perf, p.watch, p.netfilter) {
+            _ if p.is_uprobe() => {
+                let u = p.uprobe.unwrap_or_default();
+                (0, u.offset, u.pid, 0)
+            }
             (Some(e), _, _) => (e.event_type, e.config, e.pid, 0),
             (None, Some(w), _) => {
                 let access = if w.rw {
@@ -530,6 +548,7 @@ mod tests {
                 perf: None,
                 watch: None,
                 netfilter: None,
+                uprobe: None,
                 display: "kprobe.function(\"f\")".into(),
             }],
             ..Default::default()

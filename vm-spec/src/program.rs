@@ -128,6 +128,18 @@ pub enum ProbeTarget {
         /// `.nearest`: a line without code moves to the nearest with code.
         nearest: bool,
     },
+    /// A user-space probe (`process("PATH").function("F")`,
+    /// `.statement(ADDR).absolute`; abi.h: user-space probes): the binary as
+    /// written (a name without `/` is looked up in `$PATH` on the target)
+    /// and the place in it. The loader finds the file, makes the path
+    /// absolute and canonical, expands a function glob into one probe per
+    /// function (site `Address`) and sets `Probe::uprobe`'s file offset.
+    User {
+        /// The binary: as written in the `.stpb`, canonical once resolved.
+        path: String,
+        /// Where in it.
+        site: UserSite,
+    },
     /// A procfs file (`procfs("name").read` / `.write`, abi.h: procfs
     /// files): its name and permission bits, which the image carries as
     /// the probe's symbol and offset (its size is `Probe::maxactive`).
@@ -138,6 +150,26 @@ pub enum ProbeTarget {
         /// Permission bits (a subset of `STP_PROCFS_MODE_MASK`).
         mode: u32,
     },
+}
+
+/// The place of a user-space probe in its binary (`ProbeTarget::User`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum UserSite {
+    /// A function of the binary's symbol table, by name or glob.
+    Function(String),
+    /// A virtual address of the binary (its ELF addresses).
+    Address(u64),
+}
+
+/// A user-space probe as the loader placed it (abi.h: user-space probes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Uprobe {
+    /// The file offset of the probed instruction.
+    pub offset: u64,
+    /// The file offset of a USDT marker's semaphore, 0 for none.
+    pub semaphore: u32,
+    /// The only process whose hits run the handler, 0 for every one.
+    pub pid: i32,
 }
 
 /// The lines a statement probe names (`StatementSpec::lines`).
@@ -275,8 +307,21 @@ pub struct Probe {
     /// `netfilter.hook(…).pf(…)` probes (kind `STP_PROBE_NETFILTER`): the
     /// hook; `None` for the other kinds.
     pub netfilter: Option<NfHook>,
+    /// User-space probes (kinds `STP_PROBE_UPROBE`, `STP_PROBE_URETPROBE`)
+    /// once the loader placed them; `None` in a `.stpb` and for the other
+    /// kinds.
+    #[serde(default)]
+    pub uprobe: Option<Uprobe>,
     /// The probe point as written, for messages.
     pub display: String,
+}
+
+impl Probe {
+    /// Whether this is a user-space probe (a uprobe or uretprobe).
+    pub fn is_uprobe(&self) -> bool {
+        let k = u32::from(self.kind);
+        k == abi::STP_PROBE_UPROBE || k == abi::STP_PROBE_URETPROBE
+    }
 }
 
 /// A hardware watchpoint (`kernel.data(ADDR)` or `kernel.data("SYMBOL")`,

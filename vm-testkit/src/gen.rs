@@ -2525,6 +2525,7 @@ pub fn generate(seed: u64) -> Case {
             perf: None,
             watch: None,
             netfilter: None,
+            uprobe: None,
             display: format!("gen.probe{hi}"),
         });
     }

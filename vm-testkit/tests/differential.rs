@@ -205,6 +205,7 @@ mod hole {
                 perf: None,
                 watch: None,
                 netfilter: None,
+                uprobe: None,
                 display: String::new(),
             });
         }

@@ -221,7 +221,7 @@ fn cases() -> Vec<Case> {
                 build(&p)
             },
             "BAD_HANDLER",
-            "unknown context 9",
+            "unknown context 11",
         ),
         case(
             "handler reserved byte",

@@ -162,7 +162,8 @@ enum stp_limit {
 					 * 8: PERF and WATCH probes, stp_probe_desc.ev_*;
 					 *    procfs and input kinds, contexts;
 					 *    the NETFILTER kind and context;
-					 * 9: stp_probe_desc.pp (the PP helper)
+					 * 9: stp_probe_desc.pp (the PP helper);
+					 *    UPROBE and URETPROBE kinds, contexts
 					 */
 
 /*
@@ -235,6 +236,8 @@ enum stp_ctx {
 	STP_CTX_PROCFS_READ,	/* procfs read, process context: $value set */
 	STP_CTX_PROCFS_WRITE,	/* procfs write, input: $value read */
 	STP_CTX_NETFILTER,	/* netfilter hook: arguments, $verdict */
+	STP_CTX_UPROBE,		/* user function entry or address (uprobe) */
+	STP_CTX_URETPROBE,	/* user function return (uretprobe) */
 	STP_CTX__COUNT,		/* probe contexts */
 	STP_CTX_FUNCTION = STP_CTX__COUNT, /* a user function's body */
 	STP_CTX__ALL		/* contexts, STP_CTX_FUNCTION included */
@@ -249,11 +252,14 @@ enum stp_ctx {
 #define STP_CTXM_PROCFS_WRITE	(1 << STP_CTX_PROCFS_WRITE)
 #define STP_CTXM_VALUE		(STP_CTXM_PROCFS_READ | STP_CTXM_PROCFS_WRITE)
 #define STP_CTXM_NETFILTER	(1 << STP_CTX_NETFILTER)
+#define STP_CTXM_UPROBE		(1 << STP_CTX_UPROBE)
+#define STP_CTXM_URETPROBE	(1 << STP_CTX_URETPROBE)
 #define STP_CTXM_FUNCTION	(1 << STP_CTX_FUNCTION)
 #define STP_CTXM_ANY		(((1 << STP_CTX__COUNT) - 1) | STP_CTXM_FUNCTION)
-/* ARG: function entry, and a netfilter hook's arguments (NETFILTER) */
-#define STP_CTXM_ENTRY		(STP_CTXM_KPROBE | STP_CTXM_NETFILTER)
-#define STP_CTXM_RET		STP_CTXM_KRETPROBE
+/* ARG: function entry (kernel or user), and a netfilter hook's arguments */
+#define STP_CTXM_ENTRY		(STP_CTXM_KPROBE | STP_CTXM_NETFILTER | \
+				 STP_CTXM_UPROBE)
+#define STP_CTXM_RET		(STP_CTXM_KRETPROBE | STP_CTXM_URETPROBE)
 
 /* Result kind of a function (struct stp_handler_desc.ret). */
 enum stp_ret_kind {
@@ -299,6 +305,9 @@ enum stp_probe_uses {
 	STP_PROBE_USES_WATCH = 32,	/* ev_type, ev_config, ev_len */
 	STP_PROBE_USES_FILE = 64,	/* symbol, offset, maxactive: a procfs file */
 	STP_PROBE_USES_NETFILTER = 128,	/* ev_type, ev_config, ev_pid: a hook */
+	STP_PROBE_USES_UPROBE = 256,	/* symbol (a path), offset (the
+					 * semaphore), ev_config, ev_pid
+					 */
 };
 
 /*
@@ -338,6 +347,10 @@ enum stp_probe_uses {
  *               in the hook's context (softirq or process) with the hook's
  *               arguments in ARG 0..4 and its verdict in VERDICT /
  *               VERDICT_SET (helpers.h)
+ *   UPROBE, URETPROBE  a uprobe (uretprobe) in the file whose absolute
+ *               path is the symbol, at file offset ev_config (below:
+ *               user-space probes); the handler runs in the traced task
+ *               with its user registers
  */
 #define STP_PROBE_KINDS(X)						\
 	X(BEGIN,      "begin",      BEGIN,     0)			\
@@ -355,7 +368,9 @@ enum stp_probe_uses {
 	X(PROCFS_WRITE, "procfs_write", PROCFS_WRITE, STP_PROBE_USES_FILE) \
 	X(INPUT_CHAR,   "input_char",   PROCFS_WRITE, 0)		\
 	X(INPUT_LINE,   "input_line",   PROCFS_WRITE, 0)		\
-	X(NETFILTER,    "netfilter",    NETFILTER, STP_PROBE_USES_NETFILTER)
+	X(NETFILTER,    "netfilter",    NETFILTER, STP_PROBE_USES_NETFILTER) \
+	X(UPROBE,       "uprobe",       UPROBE,    STP_PROBE_USES_UPROBE) \
+	X(URETPROBE,    "uretprobe",    URETPROBE, STP_PROBE_USES_UPROBE)
 
 /* Probe kind numbers: STP_PROBE_BEGIN == 0, in table order. */
 enum stp_probe_kind {
@@ -474,6 +489,25 @@ struct stp_probe_desc {
  * value (NF_STOLEN, NF_QUEUE, NF_REPEAT, NF_STOP, an errno-carrying drop)
  * is the run-time error STP_RTE_VERDICT and leaves STP_NF_ACCEPT.
  */
+/*
+ * UPROBE and URETPROBE probes (process("PATH").function("F"), .return,
+ * .statement(ADDR).absolute, .mark("M")): symbol is the string of the
+ * file's absolute path on the target (the loader found and canonicalized
+ * it), ev_config the file offset of the probed instruction, offset the
+ * file offset of a USDT marker's semaphore (the kernel's reference
+ * counter, raised in every process mapping the file while the probe is
+ * armed) or 0, ev_pid the only process whose hits run the handler (the
+ * -x / -c target) or 0 for every process. The verifier refuses a symbol
+ * that is not an absolute path (a '/' first, no NUL, at most
+ * STP_MAX_UPROBE_PATH bytes) and every other field set. A file that
+ * does not exist, is not a regular file or is shorter than the offset
+ * fails at START (ENOENT, ENOEXEC, EINVAL from the kernel's uprobes).
+ * The handler's context is STP_CTX_UPROBE (ARG reads the user
+ * registers of the x86-64 calling convention) or STP_CTX_URETPROBE
+ * (RETVAL reads the user ax).
+ */
+#define STP_MAX_UPROBE_PATH	4095u
+
 #define STP_NFPROTO_IPV4	2u
 #define STP_NFPROTO_ARP		3u
 #define STP_NFPROTO_BRIDGE	7u

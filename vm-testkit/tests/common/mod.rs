@@ -60,6 +60,7 @@ pub fn probe(kind: stp_probe_kind, h: u32) -> Probe {
         perf: None,
         watch: None,
         netfilter: None,
+        uprobe: None,
         display: String::new(),
     }
 }

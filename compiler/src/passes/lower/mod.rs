@@ -610,6 +610,7 @@ pub fn run(
                 perf: None,
                 watch: None,
                 netfilter: None,
+                uprobe: None,
                 display: "begin".into(),
             },
         ));
@@ -687,6 +688,7 @@ pub fn run(
                                 perf: p.perf,
                                 watch: p.watch,
                                 netfilter: p.netfilter,
+                                uprobe: None,
                                 display: p.display.clone(),
                             },
                         ));
@@ -756,6 +758,7 @@ pub fn run(
                 perf: None,
                 watch: None,
                 netfilter: None,
+                uprobe: None,
                 display: "end".into(),
             },
         ));

@@ -137,7 +137,8 @@ impl Gen<'_> {
                 ProbeTarget::None
                 | ProbeTarget::File { .. }
                 | ProbeTarget::Address(_)
-                | ProbeTarget::Statement { .. } => None,
+                | ProbeTarget::Statement { .. }
+                | ProbeTarget::User { .. } => None,
             });
         let Some(site) = site else {
             return self.fail("not supported yet: $return$ outside a function's return probe");

@@ -3,6 +3,7 @@
 //! stap's messages for the points that do not match and the ones not
 //! supported yet.
 use super::*;
+use vm_spec::program::UserSite;
 
 pub(super) fn lit_num(c: &Component) -> Option<i64> {
     match c.arg {
@@ -469,8 +470,25 @@ impl Resolver<'_> {
                 self.set_kprobe(&mut p, ret);
                 Some(p)
             }
+            ["process", "function", ..] | ["process", "statement", "absolute"]
+                if lit_str(first).is_some() =>
+            {
+                self.user_point(p, c)
+            }
             ["process", ..] => {
-                self.unsupported("user-space probes (process)", span);
+                let what = match names.as_slice() {
+                    _ if first.arg.is_none() => {
+                        "user-space probes on the target process (process without a path)"
+                    }
+                    [_, "mark", ..] => "USDT markers (process(\"PATH\").mark)",
+                    [_, "library", ..] => "probes in a process's libraries (.library)",
+                    [_, "begin" | "end" | "thread", ..] => {
+                        "process lifetime probes (process.begin/.end)"
+                    }
+                    [_, "syscall", ..] => "process.syscall probes",
+                    _ => "these user-space probes",
+                };
+                self.unsupported(what, span);
                 None
             }
             ["module", ..] | ["kprobe", "module", ..] => {
@@ -611,6 +629,83 @@ impl Resolver<'_> {
                 mismatch(self, at)
             }
         }
+    }
+
+    /// `process("PATH").function("F")` with `.call` / `.return`, and
+    /// `process("PATH").statement(ADDR).absolute`: a uprobe (uretprobe) in
+    /// the binary PATH, which the loader finds (through `$PATH` when it has
+    /// no `/`) and in whose symbol table it finds F (a glob) or maps ADDR
+    /// to a file offset (`ProbeTarget::User`).
+    fn user_point(&mut self, mut p: Point, c: &[Component]) -> Option<Point> {
+        let path = lit_str(&c[0])?.to_string();
+        if path.is_empty() || path.len() > abi::STP_MAX_UPROBE_PATH as usize || path.contains('\0')
+        {
+            self.err(Diagnostic::semantic(
+                format!("invalid process path \"{path}\""),
+                c[0].span,
+            ));
+            return None;
+        }
+        let site = match c[1].name.as_str() {
+            "function" => {
+                let Some(f) = lit_str(&c[1]) else {
+                    self.mismatch(c, &c[1]);
+                    return None;
+                };
+                if f.contains('@') || f.contains(':') {
+                    self.unsupported(
+                        "user-space function probes with a source file or line (they need the binary's DWARF)",
+                        c[1].span,
+                    );
+                    return None;
+                }
+                if f.is_empty()
+                    || !f
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"_.$*?".contains(&b))
+                {
+                    self.err(Diagnostic::semantic(
+                        format!("invalid function name \"{f}\""),
+                        c[1].span,
+                    ));
+                    return None;
+                }
+                UserSite::Function(f.to_string())
+            }
+            _ => match &c[1].arg {
+                Some(Literal::Num(a, _)) if c[2].arg.is_none() && c.len() == 3 => {
+                    // An address reads as one: in hex, as stap's pp().
+                    let (dec, hex) = (format!("({a})"), format!("({:#x})", *a as u64));
+                    p.display = p.display.replacen(&dec, &hex, 1);
+                    p.script = p.script.replacen(&dec, &hex, 1);
+                    UserSite::Address(*a as u64)
+                }
+                _ => {
+                    self.mismatch(c, &c[1]);
+                    return None;
+                }
+            },
+        };
+        let mut ret = false;
+        if matches!(site, UserSite::Function(_)) {
+            for (k, comp) in c[2..].iter().enumerate() {
+                match comp.name.as_str() {
+                    "call" if k == 0 && comp.arg.is_none() => {}
+                    "return" if !ret && comp.arg.is_none() => ret = true,
+                    _ => {
+                        self.mismatch(c, comp);
+                        return None;
+                    }
+                }
+            }
+        }
+        p.set_kind(if ret {
+            abi::STP_PROBE_URETPROBE
+        } else {
+            abi::STP_PROBE_UPROBE
+        });
+        p.target = ProbeTarget::User { path, site };
+        Some(p)
     }
 
     /// `kernel.statement("PAT")` and `module("m").statement("PAT")`, with

@@ -1,0 +1,259 @@
+//! User-space binaries of `process("PATH")` probes, on the target: the
+//! program found as stap finds it (a name without `/` through `$PATH`,
+//! then made absolute and canonical, since a uprobe is placed on the
+//! file's inode), and the functions of its ELF symbol table with the file
+//! offset of each entry (what `uprobe_register` takes: the virtual
+//! address mapped back through the `PT_LOAD` segment holding it).
+use crate::kallsyms::glob;
+use object::{Object, ObjectSegment, ObjectSymbol};
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// Why a binary or a function in it cannot be probed.
+#[derive(Debug, Error)]
+pub enum BinaryError {
+    /// No such program (after the `$PATH` search).
+    #[error("no program '{0}' (not a file, and not found in $PATH)")]
+    NotFound(String),
+    /// The file cannot be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// Not an ELF file this machine runs.
+    #[error("{}: not an ELF executable or shared library: {why}", path.display())]
+    NotElf {
+        /// The file.
+        path: PathBuf,
+        /// What the ELF reader said.
+        why: String,
+    },
+    /// No function matches.
+    #[error("no function matches '{pattern}' in {} (its symbol tables: {tables})", path.display())]
+    NoFunction {
+        /// The binary.
+        path: PathBuf,
+        /// The name or glob.
+        pattern: String,
+        /// Which symbol tables it has (`.symtab and .dynsym`, `.dynsym only`).
+        tables: &'static str,
+    },
+    /// An address outside every loaded segment with code.
+    #[error("address {address:#x} is not in the code of {}", path.display())]
+    NotCode {
+        /// The binary.
+        path: PathBuf,
+        /// The address.
+        address: u64,
+    },
+}
+
+/// The program a `process("NAME")` names: NAME itself when it has a `/`,
+/// else the first executable file NAME in `$PATH` (stap's rule); then
+/// absolute and with symbolic links resolved.
+pub fn find_program(name: &str) -> Result<PathBuf, BinaryError> {
+    let candidate = if name.contains('/') {
+        Some(PathBuf::from(name))
+    } else {
+        std::env::var_os("PATH").and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|d| d.join(name))
+                .find(|p| is_executable(p))
+        })
+    };
+    candidate
+        .filter(|p| p.is_file())
+        .and_then(|p| std::fs::canonicalize(p).ok())
+        .ok_or_else(|| BinaryError::NotFound(name.to_string()))
+}
+
+/// Whether `p` is a regular file someone may execute.
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// One function of a binary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserFunction {
+    /// Its symbol name.
+    pub name: String,
+    /// Its virtual address in the ELF file.
+    pub address: u64,
+    /// The file offset of its first byte.
+    pub offset: u64,
+}
+
+/// A binary's ELF file, mapped.
+pub struct Binary {
+    path: PathBuf,
+    map: memmap2::Mmap,
+}
+
+impl Binary {
+    /// Maps the ELF file at `path`.
+    pub fn open(path: &Path) -> Result<Self, BinaryError> {
+        let io = |source| BinaryError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = std::fs::File::open(path).map_err(io)?;
+        // SAFETY: the file is only read; a concurrent truncation is the
+        // hazard every tool reading binaries accepts.
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
+        let b = Binary {
+            path: path.to_path_buf(),
+            map,
+        };
+        b.object()?;
+        Ok(b)
+    }
+
+    fn object(&self) -> Result<object::File<'_>, BinaryError> {
+        object::File::parse(&*self.map).map_err(|e| BinaryError::NotElf {
+            path: self.path.clone(),
+            why: e.to_string(),
+        })
+    }
+
+    /// The file offset of virtual address `address`: inside the file bytes
+    /// of a loaded executable segment (`PF_X`).
+    pub fn offset_of(&self, address: u64) -> Result<u64, BinaryError> {
+        let obj = self.object()?;
+        obj.segments()
+            .filter(|s| {
+                matches!(s.flags(), object::SegmentFlags::Elf { p_flags } if p_flags & object::elf::PF_X != 0)
+            })
+            .find_map(|s| {
+                let (foff, fsize) = s.file_range();
+                let start = s.address();
+                (address >= start && address - start < fsize).then(|| foff + (address - start))
+            })
+            .ok_or(BinaryError::NotCode {
+                path: self.path.clone(),
+                address,
+            })
+    }
+
+    /// The defined functions whose name matches `pattern` (a glob), from
+    /// `.symtab` when the file has one, else `.dynsym`; one entry per
+    /// address (aliases such as `__libc_malloc`/`malloc`: the name that
+    /// matched, the first in table order), sorted by name.
+    pub fn functions(&self, pattern: &str) -> Result<Vec<UserFunction>, BinaryError> {
+        let obj = self.object()?;
+        let has_symtab = obj.symbols().next().is_some();
+        let tables = if has_symtab {
+            ".symtab and .dynsym"
+        } else {
+            ".dynsym only"
+        };
+        let mut out: Vec<UserFunction> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let syms: Box<dyn Iterator<Item = object::Symbol<'_, '_>>> = if has_symtab {
+            Box::new(obj.symbols().chain(obj.dynamic_symbols()))
+        } else {
+            Box::new(obj.dynamic_symbols())
+        };
+        for s in syms {
+            if s.kind() != object::SymbolKind::Text || s.is_undefined() || s.address() == 0 {
+                continue;
+            }
+            let Ok(name) = s.name() else { continue };
+            // Versioned dynamic names (`malloc@@GLIBC_2.2.5`) match as
+            // their plain name.
+            let plain = name.split('@').next().unwrap_or(name);
+            if plain.is_empty() || !glob(pattern, plain) || !seen.insert(s.address()) {
+                continue;
+            }
+            let offset = self.offset_of(s.address())?;
+            out.push(UserFunction {
+                name: plain.to_string(),
+                address: s.address(),
+                offset,
+            });
+        }
+        if out.is_empty() {
+            return Err(BinaryError::NoFunction {
+                path: self.path.clone(),
+                pattern: pattern.to_string(),
+                tables,
+            });
+        }
+        out.sort_by(|a, b| a.name.cmp(&b.name).then(a.address.cmp(&b.address)));
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    #[test]
+    fn programs_are_found_through_path_and_canonicalised() {
+        let sh = find_program("sh").unwrap();
+        assert!(sh.is_absolute() && sh.is_file(), "{}", sh.display());
+        assert!(!sh.to_string_lossy().contains("/../"));
+        assert!(matches!(
+            find_program("stapvm-no-such-program"),
+            Err(BinaryError::NotFound(_))
+        ));
+        assert!(find_program("/nonexistent/x").is_err());
+    }
+
+    #[test]
+    fn functions_have_the_file_offsets_of_their_entries() {
+        let dir = std::env::temp_dir().join(format!("stapvm-ubin-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("u.c"),
+            "__attribute__((noinline)) int ufn_one(int x) { return x + 1; }\n\
+             __attribute__((noinline)) int ufn_two(int x) { return x * 2; }\n\
+             int main(int c, char **v) { (void)v; return ufn_one(c) + ufn_two(c); }\n",
+        )
+        .unwrap();
+        let out = Command::new("cc")
+            .current_dir(&dir)
+            .args(["-O2", "u.c", "-o", "u"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let b = Binary::open(&dir.join("u")).unwrap();
+        let f = b.functions("ufn_*").unwrap();
+        let names: Vec<&str> = f.iter().map(|x| x.name.as_str()).collect();
+        assert_eq!(names, ["ufn_one", "ufn_two"]);
+        // The bytes at each file offset are the function's code: the same
+        // as objdump shows at its address.
+        let bytes = std::fs::read(dir.join("u")).unwrap();
+        for x in &f {
+            let dump = Command::new("objdump")
+                .args(["-d", "--start-address"])
+                .arg(format!("{:#x}", x.address))
+                .arg("--stop-address")
+                .arg(format!("{:#x}", x.address + 1))
+                .arg(dir.join("u"))
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&dump.stdout);
+            let first = text
+                .lines()
+                .find(|l| l.trim_start().starts_with(&format!("{:x}:", x.address)))
+                .and_then(|l| l.split('\t').nth(1))
+                .and_then(|h| h.split_whitespace().next())
+                .and_then(|h| u8::from_str_radix(h, 16).ok());
+            assert_eq!(first, Some(bytes[x.offset as usize]), "{x:?}: {text}");
+        }
+        let e = b.functions("nosuch*").unwrap_err().to_string();
+        assert!(e.starts_with("no function matches 'nosuch*' in "), "{e}");
+        assert!(b.offset_of(0x10).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,236 @@
+//! Load-time placement of user-space probes (`process("PATH").function("F")`,
+//! `.return`, `process("PATH").statement(ADDR).absolute`): the binary is
+//! found on the target (`ubinary::find_program`: `$PATH` for a bare name,
+//! then canonical), a function glob becomes one probe per matching
+//! function of its symbol table, and every probe gets the file offset the
+//! kernel's uprobes take (`Probe::uprobe`), its target the canonical path.
+//! Target variables are refused: they need the binary's DWARF, which is
+//! not read yet.
+use crate::ubinary::{find_program, Binary, BinaryError};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use thiserror::Error;
+use vm_spec::program::{ProbeTarget, Program, Uprobe, UserSite};
+
+/// Why a user-space probe cannot be placed.
+#[derive(Debug, Error)]
+pub enum Error {
+    /// The binary or the function is missing, or the address is not code.
+    #[error("probe point '{display}' cannot be resolved: {why}")]
+    Unresolved {
+        /// The probe point as written.
+        display: String,
+        /// Why.
+        why: BinaryError,
+    },
+    /// The handler reads target variables.
+    #[error("probe point '{display}': target variables of user-space functions need the binary's DWARF, which stapvm does not read yet; use uint_arg(N), pointer_arg(N), register(\"NAME\") or returnval()")]
+    TargetVars {
+        /// The probe point as written.
+        display: String,
+    },
+    /// More probes than a session may have.
+    #[error("probe point '{display}' expands to {count} probes: more than the {max} a session may have (narrow the wildcard)")]
+    TooMany {
+        /// The probe point as written.
+        display: String,
+        /// Probes it would make.
+        count: usize,
+        /// The limit.
+        max: u32,
+    },
+}
+
+/// The program with every user-space probe placed, one warning per
+/// optional probe dropped, and per wildcard the number of functions it
+/// matched (for `-v`); `None` when the program has no user-space probe.
+pub type Placement = (Program, Vec<String>, Vec<(String, usize)>);
+
+/// Places the user-space probes of `prog` (see the module comment).
+pub fn place(prog: &Program) -> Result<Option<Placement>, Error> {
+    if !prog.probes.iter().any(|p| p.is_uprobe()) {
+        return Ok(None);
+    }
+    let max = vm_spec::abi::STP_MAX_PROBES as usize;
+    let mut out = prog.clone();
+    out.probes.clear();
+    let mut warnings = Vec::new();
+    let mut expanded = Vec::new();
+    // Each binary once: found, canonical, mapped.
+    let mut binaries: HashMap<String, Result<(PathBuf, Binary), String>> = HashMap::new();
+    for p in &prog.probes {
+        let ProbeTarget::User { path, site } = &p.target else {
+            out.probes.push(p.clone());
+            continue;
+        };
+        if crate::absolute::reads_probe_vars(prog, p.handler) {
+            return Err(Error::TargetVars {
+                display: p.display.clone(),
+            });
+        }
+        let optional = u32::from(p.flags) & vm_spec::abi::STP_PROBE_F_OPTIONAL != 0;
+        let placed = place_one(path, site, &mut binaries);
+        let list = match placed {
+            Ok(list) => list,
+            Err(why) if optional => {
+                warnings.push(format!(
+                    "optional probe point '{}' skipped: {why}",
+                    p.display
+                ));
+                continue;
+            }
+            Err(why) => {
+                return Err(Error::Unresolved {
+                    display: p.display.clone(),
+                    why,
+                })
+            }
+        };
+        if out.probes.len() + list.len() > max {
+            return Err(Error::TooMany {
+                display: p.display.clone(),
+                count: out.probes.len() + list.len(),
+                max: vm_spec::abi::STP_MAX_PROBES,
+            });
+        }
+        if matches!(site, UserSite::Function(f) if f.contains(['*', '?'])) {
+            expanded.push((p.display.clone(), list.len()));
+        }
+        for (canonical, name, address, offset) in list {
+            let display = match &name {
+                Some(f) => crate::resolve::expanded_display(&p.display, f),
+                None => p.display.clone(),
+            };
+            out.probes.push(vm_spec::program::Probe {
+                target: ProbeTarget::User {
+                    path: canonical,
+                    site: UserSite::Address(address),
+                },
+                uprobe: Some(Uprobe {
+                    offset,
+                    semaphore: 0,
+                    pid: 0,
+                }),
+                display,
+                ..p.clone()
+            });
+        }
+    }
+    Ok(Some((out, warnings, expanded)))
+}
+
+/// One placed probe: canonical path, function name (for a function
+/// site), virtual address, file offset.
+type Placed = (String, Option<String>, u64, u64);
+
+/// The places of one user-space probe.
+fn place_one(
+    path: &str,
+    site: &UserSite,
+    binaries: &mut HashMap<String, Result<(PathBuf, Binary), String>>,
+) -> Result<Vec<Placed>, BinaryError> {
+    let entry = binaries.entry(path.to_string()).or_insert_with(|| {
+        find_program(path)
+            .and_then(|p| Binary::open(&p).map(|b| (p, b)))
+            .map_err(|e| e.to_string())
+    });
+    let (canonical, bin) = match entry {
+        Ok((c, b)) => (c.to_string_lossy().into_owned(), b),
+        // The error once per binary, again for each of its probes.
+        Err(_) => {
+            return Err(find_program(path)
+                .and_then(|p| Binary::open(&p).map(|_| ()))
+                .err()
+                .unwrap_or_else(|| BinaryError::NotFound(path.to_string())))
+        }
+    };
+    match site {
+        UserSite::Function(f) => Ok(bin
+            .functions(f)?
+            .into_iter()
+            .map(|u| (canonical.clone(), Some(u.name), u.address, u.offset))
+            .collect()),
+        UserSite::Address(a) => Ok(vec![(canonical, None, *a, bin.offset_of(*a)?)]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use vm_spec::abi;
+    use vm_spec::program::Probe;
+
+    fn probe(display: &str, path: &str, site: UserSite, kind: u32) -> Probe {
+        Probe {
+            kind: kind as u8,
+            flags: 0,
+            handler: 0,
+            target: ProbeTarget::User {
+                path: path.into(),
+                site,
+            },
+            maxactive: 0,
+            period_ns: 0,
+            randomize: 0,
+            perf: None,
+            watch: None,
+            netfilter: None,
+            uprobe: None,
+            display: display.into(),
+        }
+    }
+
+    #[test]
+    fn functions_of_a_binary_found_in_path_become_offsets() {
+        let sh = find_program("sh").unwrap();
+        let bin = Binary::open(&sh).unwrap();
+        // Some function of sh's dynamic symbols (a stripped binary has
+        // only those): the first one, whatever the shell.
+        let Some(f) = bin.functions("*").ok().and_then(|v| v.into_iter().next()) else {
+            eprintln!("skipped: sh exports no function");
+            return;
+        };
+        let prog = Program {
+            probes: vec![
+                probe(
+                    &format!("process(\"sh\").function(\"{}\")", f.name),
+                    "sh",
+                    UserSite::Function(f.name.clone()),
+                    abi::STP_PROBE_UPROBE,
+                ),
+                probe(
+                    "process(\"/nonexistent/x\").function(\"f\")?",
+                    "/nonexistent/x",
+                    UserSite::Function("f".into()),
+                    abi::STP_PROBE_UPROBE,
+                ),
+            ],
+            ..Default::default()
+        };
+        let mut optional = prog.clone();
+        optional.probes[1].flags = abi::STP_PROBE_F_OPTIONAL as u8;
+        let (placed, warnings, _) = place(&optional).unwrap().unwrap();
+        assert_eq!(placed.probes.len(), 1);
+        let p = &placed.probes[0];
+        assert_eq!(
+            p.target,
+            ProbeTarget::User {
+                path: sh.to_string_lossy().into_owned(),
+                site: UserSite::Address(f.address)
+            }
+        );
+        assert_eq!(p.uprobe.unwrap().offset, f.offset);
+        assert_eq!(warnings.len(), 1);
+        assert!(
+            warnings[0].contains("skipped: no program '/nonexistent/x'"),
+            "{warnings:?}"
+        );
+        // Not optional: the error names the point and the program.
+        let e = place(&prog).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "probe point 'process(\"/nonexistent/x\").function(\"f\")?' cannot be resolved: \
+             no program '/nonexistent/x' (not a file, and not found in $PATH)"
+        );
+    }
+}
