@@ -1136,8 +1136,7 @@ pub fn uprobe_prog(path: &str) -> Program {
     );
     up.uprobe = Some(vm_spec::program::Uprobe {
         offset: 0x1000,
-        semaphore: 0,
-        pid: 0,
+        ..Default::default()
     });
     Program {
         source_name: "gen-hostile".into(),

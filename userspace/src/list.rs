@@ -117,6 +117,13 @@ enum Query {
     /// `.nearest`: `[module:]PAT` and the flag; each line it selects in
     /// the debuginfo.
     Statement(String, bool),
+    /// `process("PATH").function("GLOB")[.call|.return]`: the binary, the
+    /// glob, the suffix; each function of its symbol table.
+    UserFunction {
+        path: String,
+        glob: String,
+        suffix: String,
+    },
     /// Anything else: the compiler checks it.
     Other,
 }
@@ -258,6 +265,17 @@ fn query(point: &str) -> Query {
         _ => None,
     };
     match names.as_slice() {
+        ["process", "function", rest @ ..]
+            if c[0].arg.is_some()
+                && c[1].arg.is_some()
+                && (rest.is_empty() || rest == ["call"] || rest == ["return"]) =>
+        {
+            return Query::UserFunction {
+                path: c[0].arg.clone().unwrap_or_default(),
+                glob: c[1].arg.clone().unwrap_or_default(),
+                suffix: suffix(&c[2..]),
+            };
+        }
         ["kernel", "statement", ..] if c[0].arg.is_none() => {
             if let (Some(pat), Some(near)) = (&c[1].arg, nearest(&c[2..])) {
                 return Query::Statement(pat.clone(), near);
@@ -434,7 +452,11 @@ pub fn list_with(
                 globs.push(format!("__x64_sys_{glob}"));
                 globs.push(format!("sys_{glob}"));
             }
-            Query::Perf | Query::Fixed(_) | Query::Statement(..) | Query::Other => {}
+            Query::Perf
+            | Query::Fixed(_)
+            | Query::Statement(..)
+            | Query::UserFunction { .. }
+            | Query::Other => {}
         }
     }
     let mut syms = if globs.is_empty() {
@@ -508,6 +530,21 @@ pub fn list_with(
                     return Err(Error::Failed(format!("cannot list '{pat}': no match")));
                 }
                 out.extend(found);
+            }
+            Query::UserFunction { path, glob, suffix } => {
+                let found = crate::ubinary::find_program(path).and_then(|exe| {
+                    let b = crate::ubinary::Binary::open(&exe)?;
+                    Ok((exe, b.functions(glob)?))
+                });
+                let (exe, funcs) =
+                    found.map_err(|e| Error::NoLines(pat.trim().to_string(), e.to_string()))?;
+                for f in funcs {
+                    out.insert(format!(
+                        "process(\"{}\").function(\"{}\"){suffix}",
+                        exe.display(),
+                        f.name
+                    ));
+                }
             }
             Query::Statement(spec, nearest) => {
                 let lines = crate::statements::list(

@@ -662,7 +662,14 @@ pub fn run(
 ) -> Result<i32, Error> {
     let verbose = opts.verbose > 0;
     let t0 = Instant::now();
-    let mut resolved = resolve_on_kernel(prog, verbose)?;
+    // `process` without a path: the target's executable.
+    let in_target = if crate::uprobes::wants_target(prog) {
+        let exe = crate::uprobes::target_executable(opts.cmd.as_deref(), opts.target_pid);
+        exe.and_then(|e| crate::uprobes::in_target(prog, &e))
+    } else {
+        None
+    };
+    let mut resolved = resolve_on_kernel(in_target.as_ref().unwrap_or(prog), verbose)?;
     // -c: the command is forked now (held before exec) so that target()
     // is known when the image is built.
     let child = match &opts.cmd {

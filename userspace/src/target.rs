@@ -33,6 +33,10 @@ pub fn patch(prog: &mut Program, pid: i64) {
         if let Some(perf) = p.perf.as_mut().filter(|_| counts_in_target(p.flags)) {
             perf.pid = i32::try_from(pid).unwrap_or(0);
         }
+        // `process` without a path: the target's executable, its hits.
+        if let Some(u) = p.uprobe.as_mut().filter(|u| u.target) {
+            u.pid = i32::try_from(pid).unwrap_or(0);
+        }
     }
 }
 
@@ -45,7 +49,7 @@ fn counts_in_target(flags: u8) -> bool {
 pub fn needs_target(prog: &Program) -> Option<&str> {
     prog.probes
         .iter()
-        .find(|p| counts_in_target(p.flags))
+        .find(|p| counts_in_target(p.flags) || p.uprobe.is_some_and(|u| u.target))
         .map(|p| p.display.as_str())
 }
 

@@ -29,6 +29,12 @@ pub enum Error {
         /// The probe point as written.
         display: String,
     },
+    /// `process` without a path and no target to stand for.
+    #[error("probe point '{display}' is in the target process: give one with -c CMD or -x PID")]
+    NoTarget {
+        /// The probe point as written.
+        display: String,
+    },
     /// More probes than a session may have.
     #[error("probe point '{display}' expands to {count} probes: more than the {max} a session may have (narrow the wildcard)")]
     TooMany {
@@ -69,6 +75,11 @@ pub fn place(prog: &Program) -> Result<Option<Placement>, Error> {
             });
         }
         let optional = u32::from(p.flags) & vm_spec::abi::STP_PROBE_F_OPTIONAL != 0;
+        if path.is_empty() {
+            return Err(Error::NoTarget {
+                display: p.display.clone(),
+            });
+        }
         let placed = place_one(path, site, &mut binaries);
         let list = match placed {
             Ok(list) => list,
@@ -108,8 +119,7 @@ pub fn place(prog: &Program) -> Result<Option<Placement>, Error> {
                 },
                 uprobe: Some(Uprobe {
                     offset,
-                    semaphore: 0,
-                    pid: 0,
+                    ..p.uprobe.unwrap_or_default()
                 }),
                 display,
                 ..p.clone()
@@ -117,6 +127,52 @@ pub fn place(prog: &Program) -> Result<Option<Placement>, Error> {
         }
     }
     Ok(Some((out, warnings, expanded)))
+}
+
+/// The program with the `process`-without-a-path probes put in the
+/// target's executable `exe` (`-x PID`: /proc/PID/exe; `-c CMD`: the
+/// command's program through `$PATH`), counting in the target only (its
+/// pid goes in with `target::patch`); `None` when there are none.
+pub fn in_target(prog: &Program, exe: &str) -> Option<Program> {
+    if !wants_target(prog) {
+        return None;
+    }
+    let mut out = prog.clone();
+    for p in &mut out.probes {
+        let ProbeTarget::User { path, .. } = &mut p.target else {
+            continue;
+        };
+        if !path.is_empty() {
+            continue;
+        }
+        *path = exe.to_string();
+        p.uprobe = Some(Uprobe {
+            target: true,
+            ..Uprobe::default()
+        });
+    }
+    Some(out)
+}
+
+/// Whether the program has a `process`-without-a-path probe.
+pub fn wants_target(prog: &Program) -> bool {
+    prog.probes
+        .iter()
+        .any(|p| matches!(&p.target, ProbeTarget::User { path, .. } if path.is_empty()))
+}
+
+/// The executable of the `-c` command (its first word through `$PATH`)
+/// or of the `-x` process (/proc/PID/exe).
+pub fn target_executable(cmd: Option<&str>, pid: Option<i64>) -> Option<String> {
+    if let Some(c) = cmd {
+        let first = c.split_whitespace().next()?;
+        return find_program(first)
+            .ok()
+            .map(|p| p.to_string_lossy().into_owned());
+    }
+    std::fs::read_link(format!("/proc/{}/exe", pid?))
+        .ok()
+        .map(|p| p.to_string_lossy().into_owned())
 }
 
 /// One placed probe: canonical path, function name (for a function

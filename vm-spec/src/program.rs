@@ -135,7 +135,8 @@ pub enum ProbeTarget {
     /// absolute and canonical, expands a function glob into one probe per
     /// function (site `Address`) and sets `Probe::uprobe`'s file offset.
     User {
-        /// The binary: as written in the `.stpb`, canonical once resolved.
+        /// The binary: as written in the `.stpb` (empty: the `-c`/`-x`
+        /// target's executable), canonical once resolved.
         path: String,
         /// Where in it.
         site: UserSite,
@@ -170,6 +171,10 @@ pub struct Uprobe {
     pub semaphore: u32,
     /// The only process whose hits run the handler, 0 for every one.
     pub pid: i32,
+    /// `process` without a path: the probe is in the `-c`/`-x` target's
+    /// executable and counts in the target only (the loader sets `pid`).
+    #[serde(default)]
+    pub target: bool,
 }
 
 /// The lines a statement probe names (`StatementSpec::lines`).

@@ -12,6 +12,7 @@ pub fn tmpdir(tag: &str, name: &str) -> PathBuf {
 }
 
 /// The running kernel's release (`uname -r`).
+#[allow(dead_code)] // (not every test file reads it)
 pub fn release() -> String {
     std::fs::read_to_string("/proc/sys/kernel/osrelease")
         .unwrap()

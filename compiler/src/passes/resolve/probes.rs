@@ -471,15 +471,12 @@ impl Resolver<'_> {
                 Some(p)
             }
             ["process", "function", ..] | ["process", "statement", "absolute"]
-                if lit_str(first).is_some() =>
+                if lit_str(first).is_some() || first.arg.is_none() =>
             {
                 self.user_point(p, c)
             }
             ["process", ..] => {
                 let what = match names.as_slice() {
-                    _ if first.arg.is_none() => {
-                        "user-space probes on the target process (process without a path)"
-                    }
                     [_, "mark", ..] => "USDT markers (process(\"PATH\").mark)",
                     [_, "library", ..] => "probes in a process's libraries (.library)",
                     [_, "begin" | "end" | "thread", ..] => {
@@ -636,9 +633,16 @@ impl Resolver<'_> {
     /// the binary PATH, which the loader finds (through `$PATH` when it has
     /// no `/`) and in whose symbol table it finds F (a glob) or maps ADDR
     /// to a file offset (`ProbeTarget::User`).
+    /// `process` without a path is the `-c`/`-x` target's executable (an
+    /// empty path; the loader finds it and counts in the target only).
     fn user_point(&mut self, mut p: Point, c: &[Component]) -> Option<Point> {
-        let path = lit_str(&c[0])?.to_string();
-        if path.is_empty() || path.len() > abi::STP_MAX_UPROBE_PATH as usize || path.contains('\0')
+        let path = match &c[0].arg {
+            None => String::new(),
+            Some(_) => lit_str(&c[0])?.to_string(),
+        };
+        if (c[0].arg.is_some() && path.is_empty())
+            || path.len() > abi::STP_MAX_UPROBE_PATH as usize
+            || path.contains('\0')
         {
             self.err(Diagnostic::semantic(
                 format!("invalid process path \"{path}\""),

@@ -1,0 +1,92 @@
+//! End-to-end tests of user-space probe placement in the CLI, without the
+//! kernel module: a program built here with `cc`, listed with `stapvm
+//! list` (stap -l) and placed by `stapvm dump --kernel` as `load` places
+//! it (the binary canonical, one probe per function, the file offset).
+use std::process::Command;
+
+mod common;
+
+#[test]
+fn functions_of_a_program_are_listed_and_placed() {
+    let d = common::tmpdir("uprobes-cli", "list");
+    std::fs::write(
+        d.join("p.c"),
+        "__attribute__((noinline)) int up_one(int x) { return x + 1; }\n\
+         __attribute__((noinline)) int up_two(int x) { return x * 2; }\n\
+         int main(int c, char **v) { (void)v; return up_one(c) + up_two(c); }\n",
+    )
+    .unwrap();
+    let out = Command::new("cc")
+        .current_dir(&d)
+        .args(["-O2", "p.c", "-o", "p"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let exe = std::fs::canonicalize(d.join("p")).unwrap();
+    let bin = env!("CARGO_BIN_EXE_stapvm");
+    let out = Command::new(bin)
+        .args([
+            "list",
+            &format!(
+                "process(\"{}\").function(\"up_*\").return",
+                d.join("p").display()
+            ),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!(
+            "process(\"{e}\").function(\"up_one\").return\nprocess(\"{e}\").function(\"up_two\").return\n",
+            e = exe.display()
+        )
+    );
+    // Placed: each function a probe at its address, named in pp().
+    let stp = d.join("x.stp");
+    std::fs::write(
+        &stp,
+        format!(
+            "probe process(\"{}\").function(\"up_*\") {{ println(pp(), uint_arg(1)) }}\n",
+            d.join("p").display()
+        ),
+    )
+    .unwrap();
+    let stpb = d.join("x.stpb");
+    let out = Command::new(bin)
+        .args([
+            "compile",
+            stp.to_str().unwrap(),
+            "-o",
+            stpb.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = Command::new(bin)
+        .args(["dump", "--kernel", stpb.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let probes: Vec<&str> = text.lines().filter(|l| l.contains("probe#")).collect();
+    assert_eq!(probes.len(), 2, "{text}");
+    assert!(
+        probes[0].contains(&format!(
+            "process(\"{}\").function(\"up_one\")  [uprobe",
+            d.join("p").display()
+        )),
+        "{text}"
+    );
+    assert!(
+        probes[1].contains(&format!("target {} address 0x", exe.display())),
+        "{text}"
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
