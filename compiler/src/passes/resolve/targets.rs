@@ -290,6 +290,16 @@ impl Resolver<'_> {
                 }
                 // `@defined` is 0 at this point: the use never runs there.
                 None if guarded => {}
+                None if matches!(point.target, ProbeTarget::User { .. }) => {
+                    return self.unsupported(
+                        &format!(
+                            "target variable {name} of a user-space probe (it needs the \
+                             binary's DWARF; use uint_arg(N), pointer_arg(N), \
+                             register(\"NAME\") or returnval())"
+                        ),
+                        e.span,
+                    );
+                }
                 None => {
                     let display = point.display.clone();
                     return self.err(Diagnostic::semantic(
