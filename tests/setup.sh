@@ -36,6 +36,7 @@ need_pkg libc6-dev test -f /usr/lib/x86_64-linux-gnu/libc.a
 need_pkg binutils command -v strip
 need_pkg linux-source have_glob '/usr/src/linux-source-*.tar.xz'
 need_pkg perl command -v perl
+need_pkg systemtap-sdt-dev test -f /usr/include/x86_64-linux-gnu/sys/sdt.h
 
 # busybox must be the static build (the guest has no libc of its own).
 if [[ -x /bin/busybox ]] && ldd /bin/busybox >/dev/null 2>&1; then

@@ -41,6 +41,16 @@ pub enum BinaryError {
         /// Which symbol tables it has (`.symtab and .dynsym`, `.dynsym only`).
         tables: &'static str,
     },
+    /// No USDT marker matches.
+    #[error("no USDT marker matches '{pattern}' in {}: {why}", path.display())]
+    NoMarker {
+        /// The binary.
+        path: PathBuf,
+        /// The marker's name or glob.
+        pattern: String,
+        /// Why.
+        why: &'static str,
+    },
     /// An address outside every loaded segment with code.
     #[error("address {address:#x} is not in the code of {}", path.display())]
     NotCode {
@@ -85,6 +95,24 @@ pub struct UserFunction {
     pub address: u64,
     /// The file offset of its first byte.
     pub offset: u64,
+}
+
+/// One USDT marker of a binary (`.note.stapsdt`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Marker {
+    /// Its provider.
+    pub provider: String,
+    /// Its name.
+    pub name: String,
+    /// The virtual address of its instruction (the note's, moved as the
+    /// `.stapsdt.base` section moved, as stap does for prelinked files).
+    pub address: u64,
+    /// The file offset of that instruction.
+    pub offset: u64,
+    /// The file offset of its semaphore, 0 when it has none.
+    pub semaphore: u64,
+    /// Its argument specs as written (`-4@%eax 8@-16(%rbp)`).
+    pub args: String,
 }
 
 /// A binary's ELF file, mapped.
@@ -136,6 +164,110 @@ impl Binary {
                 path: self.path.clone(),
                 address,
             })
+    }
+
+    /// The file offset of virtual address `address` in any loaded segment
+    /// (a semaphore is data).
+    pub fn data_offset_of(&self, address: u64) -> Result<u64, BinaryError> {
+        let obj = self.object()?;
+        obj.segments()
+            .find_map(|s| {
+                let (foff, fsize) = s.file_range();
+                let start = s.address();
+                (address >= start && address - start < fsize).then(|| foff + (address - start))
+            })
+            .ok_or(BinaryError::NotCode {
+                path: self.path.clone(),
+                address,
+            })
+    }
+
+    /// The USDT markers (`.note.stapsdt`, owner `stapsdt`, type 3) whose
+    /// provider (when given) and name match the globs, in note order.
+    pub fn markers(&self, provider: Option<&str>, name: &str) -> Result<Vec<Marker>, BinaryError> {
+        use object::ObjectSection;
+        let obj = self.object()?;
+        let le = obj.is_little_endian();
+        let Some(notes) = obj.section_by_name(".note.stapsdt") else {
+            return Err(BinaryError::NoMarker {
+                path: self.path.clone(),
+                pattern: name.to_string(),
+                why: "it has no USDT markers (no .note.stapsdt section)",
+            });
+        };
+        let data = notes.data().unwrap_or(&[]);
+        let actual_base = obj.section_by_name(".stapsdt.base").map(|s| s.address());
+        let word = |b: &[u8], at: usize| -> Option<u64> {
+            let w: [u8; 8] = b.get(at..at + 8)?.try_into().ok()?;
+            Some(if le {
+                u64::from_le_bytes(w)
+            } else {
+                u64::from_be_bytes(w)
+            })
+        };
+        let half = |b: &[u8], at: usize| -> Option<usize> {
+            let w: [u8; 4] = b.get(at..at + 4)?.try_into().ok()?;
+            Some(
+                (if le {
+                    u32::from_le_bytes(w)
+                } else {
+                    u32::from_be_bytes(w)
+                }) as usize,
+            )
+        };
+        let align4 = |n: usize| n.div_ceil(4) * 4;
+        let mut out = Vec::new();
+        let mut at = 0usize;
+        // Each note: namesz, descsz, type, the name, the descriptor.
+        while let (Some(namesz), Some(descsz), Some(ty)) =
+            (half(data, at), half(data, at + 4), half(data, at + 8))
+        {
+            let name_at = at + 12;
+            let desc_at = name_at + align4(namesz);
+            let next = desc_at + align4(descsz);
+            if next > data.len() {
+                break;
+            }
+            let owner = &data[name_at..name_at + namesz];
+            if ty == 3 && owner.strip_suffix(b"\0").unwrap_or(owner) == b"stapsdt" {
+                let desc = &data[desc_at..desc_at + descsz];
+                if let (Some(pc), Some(base), Some(sem)) =
+                    (word(desc, 0), word(desc, 8), word(desc, 16))
+                {
+                    let mut strs = desc.get(24..).unwrap_or(&[]).split(|b| *b == 0);
+                    let mut text =
+                        || String::from_utf8_lossy(strs.next().unwrap_or(&[])).into_owned();
+                    let (prov, mname, args) = (text(), text(), text());
+                    // Prelink moved the file: move the addresses with it.
+                    let shift = actual_base.map_or(0, |a| a.wrapping_sub(base));
+                    let pc = pc.wrapping_add(shift);
+                    let sem = if sem == 0 { 0 } else { sem.wrapping_add(shift) };
+                    if provider.map_or(true, |p| glob(p, &prov)) && glob(name, &mname) {
+                        out.push(Marker {
+                            offset: self.offset_of(pc)?,
+                            semaphore: if sem == 0 {
+                                0
+                            } else {
+                                self.data_offset_of(sem)?
+                            },
+                            provider: prov,
+                            name: mname,
+                            address: pc,
+                            args,
+                        });
+                    }
+                }
+            }
+            at = next;
+        }
+        if out.is_empty() {
+            return Err(BinaryError::NoMarker {
+                path: self.path.clone(),
+                pattern: name.to_string(),
+                why: "no marker of that name",
+            });
+        }
+        Ok(out)
     }
 
     /// The defined functions whose name matches `pattern` (a glob), from
@@ -202,6 +334,56 @@ mod tests {
             Err(BinaryError::NotFound(_))
         ));
         assert!(find_program("/nonexistent/x").is_err());
+    }
+
+    #[test]
+    fn usdt_markers_have_their_offsets_and_semaphores() {
+        if !Path::new("/usr/include/x86_64-linux-gnu/sys/sdt.h").exists() {
+            eprintln!("skipped: no sys/sdt.h (systemtap-sdt-dev; tests/setup.sh installs it)");
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("stapvm-usdt-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("m.c"),
+            "#define _SDT_HAS_SEMAPHORES 1\n#include <sys/sdt.h>\n\
+             volatile unsigned short app_go_semaphore __attribute__((section(\".probes\")));\n\
+             int main(int c, char **v) { (void)v; STAP_PROBE1(app, go, c); return 0; }\n",
+        )
+        .unwrap();
+        let out = Command::new("cc")
+            .current_dir(&dir)
+            .args(["-O2", "m.c", "-o", "m"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let b = Binary::open(&dir.join("m")).unwrap();
+        let m = b.markers(Some("app"), "g*").unwrap();
+        assert_eq!(m.len(), 1);
+        let m = &m[0];
+        assert_eq!((m.provider.as_str(), m.name.as_str()), ("app", "go"));
+        // STAP_PROBE's instruction is a nop; the argument spec as gcc
+        // wrote it (4 bytes, signed, somewhere).
+        let bytes = std::fs::read(dir.join("m")).unwrap();
+        assert_eq!(bytes[m.offset as usize], 0x90, "{m:?}");
+        assert!(m.args.starts_with("-4@"), "{m:?}");
+        // The semaphore's offset is the file offset of its symbol.
+        let nm = Command::new("nm").arg(dir.join("m")).output().unwrap();
+        let sem = String::from_utf8_lossy(&nm.stdout)
+            .lines()
+            .find(|l| l.ends_with(" app_go_semaphore"))
+            .and_then(|l| u64::from_str_radix(l.split_whitespace().next()?, 16).ok())
+            .unwrap();
+        assert_eq!(m.semaphore, b.data_offset_of(sem).unwrap());
+        assert!(m.semaphore != 0);
+        let e = b.markers(None, "nosuch").unwrap_err().to_string();
+        assert!(e.contains("no USDT marker matches 'nosuch'"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

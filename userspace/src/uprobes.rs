@@ -80,7 +80,7 @@ pub fn place(prog: &Program) -> Result<Option<Placement>, Error> {
                 display: p.display.clone(),
             });
         }
-        let placed = place_one(path, site, &mut binaries);
+        let placed = place_one(path, site, &p.display, &mut binaries);
         let list = match placed {
             Ok(list) => list,
             Err(why) if optional => {
@@ -107,10 +107,15 @@ pub fn place(prog: &Program) -> Result<Option<Placement>, Error> {
         if matches!(site, UserSite::Function(f) if f.contains(['*', '?'])) {
             expanded.push((p.display.clone(), list.len()));
         }
-        for (canonical, name, address, offset) in list {
-            let display = match &name {
-                Some(f) => crate::resolve::expanded_display(&p.display, f),
-                None => p.display.clone(),
+        for (canonical, display, address, offset, semaphore) in list {
+            let Ok(semaphore) = u32::try_from(semaphore) else {
+                return Err(Error::Unresolved {
+                    display: p.display.clone(),
+                    why: BinaryError::NotCode {
+                        path: PathBuf::from(&canonical),
+                        address: semaphore,
+                    },
+                });
             };
             out.probes.push(vm_spec::program::Probe {
                 target: ProbeTarget::User {
@@ -119,6 +124,7 @@ pub fn place(prog: &Program) -> Result<Option<Placement>, Error> {
                 },
                 uprobe: Some(Uprobe {
                     offset,
+                    semaphore,
                     ..p.uprobe.unwrap_or_default()
                 }),
                 display,
@@ -175,14 +181,16 @@ pub fn target_executable(cmd: Option<&str>, pid: Option<i64>) -> Option<String> 
         .map(|p| p.to_string_lossy().into_owned())
 }
 
-/// One placed probe: canonical path, function name (for a function
-/// site), virtual address, file offset.
-type Placed = (String, Option<String>, u64, u64);
+/// One placed probe: canonical path, its probe point (each function or
+/// marker a glob matched named as stap's pp() names it), virtual address,
+/// file offset, semaphore file offset (0: none).
+type Placed = (String, String, u64, u64, u64);
 
 /// The places of one user-space probe.
 fn place_one(
     path: &str,
     site: &UserSite,
+    display: &str,
     binaries: &mut HashMap<String, Result<(PathBuf, Binary), String>>,
 ) -> Result<Vec<Placed>, BinaryError> {
     let entry = binaries.entry(path.to_string()).or_insert_with(|| {
@@ -204,9 +212,35 @@ fn place_one(
         UserSite::Function(f) => Ok(bin
             .functions(f)?
             .into_iter()
-            .map(|u| (canonical.clone(), Some(u.name), u.address, u.offset))
+            .map(|u| {
+                let d = crate::resolve::expanded_display(display, &u.name);
+                (canonical.clone(), d, u.address, u.offset, 0)
+            })
             .collect()),
-        UserSite::Address(a) => Ok(vec![(canonical, None, *a, bin.offset_of(*a)?)]),
+        UserSite::Address(a) => Ok(vec![(
+            canonical,
+            display.to_string(),
+            *a,
+            bin.offset_of(*a)?,
+            0,
+        )]),
+        UserSite::Mark { provider, name } => Ok(bin
+            .markers(provider.as_deref(), name)?
+            .into_iter()
+            .map(|m| {
+                // `process("PATH").provider("P").mark("N")`, as written up
+                // to the marker, each marker named in full.
+                let head = display.split(".provider(").next().unwrap_or(display);
+                let head = head.split(".mark(").next().unwrap_or(head);
+                let d = format!(
+                    "{head}.provider(\"{}\").mark(\"{}\"){}",
+                    m.provider,
+                    m.name,
+                    if display.ends_with('?') { "?" } else { "" }
+                );
+                (canonical.clone(), d, m.address, m.offset, m.semaphore)
+            })
+            .collect()),
     }
 }
 

@@ -306,6 +306,13 @@ fn target_text(t: &ProbeTarget) -> String {
         ProbeTarget::User { path, site } => match site {
             crate::program::UserSite::Function(f) => format!("{path} function {f}"),
             crate::program::UserSite::Address(a) => format!("{path} address {a:#x}"),
+            crate::program::UserSite::Mark { provider, name } => format!(
+                "{path} mark {}{name}",
+                provider
+                    .as_ref()
+                    .map(|p| format!("{p}:"))
+                    .unwrap_or_default()
+            ),
         },
         ProbeTarget::Statement { spec, nearest } => {
             format!("statement {spec}{}", if *nearest { " nearest" } else { "" })

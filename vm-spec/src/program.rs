@@ -160,6 +160,14 @@ pub enum UserSite {
     Function(String),
     /// A virtual address of the binary (its ELF addresses).
     Address(u64),
+    /// A USDT marker (`.note.stapsdt`): its provider (a glob, any when
+    /// `None`) and name (a glob).
+    Mark {
+        /// `.provider("P")`.
+        provider: Option<String>,
+        /// `.mark("NAME")`.
+        name: String,
+    },
 }
 
 /// A user-space probe as the loader placed it (abi.h: user-space probes).

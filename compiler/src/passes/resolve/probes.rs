@@ -470,14 +470,16 @@ impl Resolver<'_> {
                 self.set_kprobe(&mut p, ret);
                 Some(p)
             }
-            ["process", "function", ..] | ["process", "statement", "absolute"]
+            ["process", "function", ..]
+            | ["process", "statement", "absolute"]
+            | ["process", "mark", ..]
+            | ["process", "provider", "mark", ..]
                 if lit_str(first).is_some() || first.arg.is_none() =>
             {
                 self.user_point(p, c)
             }
             ["process", ..] => {
                 let what = match names.as_slice() {
-                    [_, "mark", ..] => "USDT markers (process(\"PATH\").mark)",
                     [_, "library", ..] => "probes in a process's libraries (.library)",
                     [_, "begin" | "end" | "thread", ..] => {
                         "process lifetime probes (process.begin/.end)"
@@ -675,6 +677,42 @@ impl Resolver<'_> {
                     return None;
                 }
                 UserSite::Function(f.to_string())
+            }
+            "mark" | "provider" => {
+                let (provider, mc) = if c[1].name == "provider" {
+                    let Some(p) = lit_str(&c[1]) else {
+                        self.mismatch(c, &c[1]);
+                        return None;
+                    };
+                    (Some(p.to_string()), &c[2])
+                } else {
+                    (None, &c[1])
+                };
+                let Some(name) = lit_str(mc) else {
+                    self.mismatch(c, mc);
+                    return None;
+                };
+                let ok = |s: &str| {
+                    !s.is_empty()
+                        && s.bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b"_-.*?".contains(&b))
+                };
+                if !ok(name) || provider.as_deref().is_some_and(|p| !ok(p)) {
+                    self.err(Diagnostic::semantic(
+                        format!("invalid marker name \"{name}\""),
+                        mc.span,
+                    ));
+                    return None;
+                }
+                let used = if provider.is_some() { 3 } else { 2 };
+                if let Some(extra) = c.get(used) {
+                    self.mismatch(c, extra);
+                    return None;
+                }
+                UserSite::Mark {
+                    provider,
+                    name: name.to_string(),
+                }
             }
             _ => match &c[1].arg {
                 Some(Literal::Num(a, _)) if c[2].arg.is_none() && c.len() == 3 => {

@@ -290,6 +290,16 @@ impl Resolver<'_> {
                 }
                 // `@defined` is 0 at this point: the use never runs there.
                 None if guarded => {}
+                None if matches!(
+                    point.target,
+                    ProbeTarget::User {
+                        site: vm_spec::program::UserSite::Mark { .. },
+                        ..
+                    }
+                ) =>
+                {
+                    return self.unsupported(&format!("USDT marker arguments ({name})"), e.span);
+                }
                 None if matches!(point.target, ProbeTarget::User { .. }) => {
                     return self.unsupported(
                         &format!(

@@ -1,0 +1,107 @@
+//! User-space probe points: `process("PATH").function("F")` (`.call`,
+//! `.return`), `.statement(ADDR).absolute`, `.mark("M")` with
+//! `.provider("P")`, and `process` without a path (the target); the
+//! compiler keeps them symbolic (`ProbeTarget::User`) for the loader,
+//! and refuses what needs DWARF or is malformed at its place.
+mod common;
+use vm_spec::abi;
+use vm_spec::program::{ProbeTarget, UserSite};
+
+#[test]
+fn user_points_stay_symbolic() {
+    let p = common::build(
+        "probe process(\"ls\").function(\"main\") { }\n\
+         probe process(\"/bin/ls\").function(\"x*\").return { print(returnval()) }\n\
+         probe process(\"/bin/ls\").statement(0x1234).absolute { }\n\
+         probe process(\"python3\").provider(\"python\").mark(\"function__entry\") { }\n\
+         probe process.mark(\"tick\") { }\n",
+    )
+    .program;
+    let user = |path: &str, site: UserSite| ProbeTarget::User {
+        path: path.into(),
+        site,
+    };
+    let got: Vec<(&ProbeTarget, u32)> = p
+        .probes
+        .iter()
+        .map(|q| (&q.target, u32::from(q.kind)))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                &user("ls", UserSite::Function("main".into())),
+                abi::STP_PROBE_UPROBE
+            ),
+            (
+                &user("/bin/ls", UserSite::Function("x*".into())),
+                abi::STP_PROBE_URETPROBE
+            ),
+            (
+                &user("/bin/ls", UserSite::Address(0x1234)),
+                abi::STP_PROBE_UPROBE
+            ),
+            (
+                &user(
+                    "python3",
+                    UserSite::Mark {
+                        provider: Some("python".into()),
+                        name: "function__entry".into()
+                    }
+                ),
+                abi::STP_PROBE_UPROBE
+            ),
+            (
+                &user(
+                    "",
+                    UserSite::Mark {
+                        provider: None,
+                        name: "tick".into()
+                    }
+                ),
+                abi::STP_PROBE_UPROBE
+            ),
+        ]
+    );
+    assert_eq!(
+        p.probes[2].display,
+        "process(\"/bin/ls\").statement(0x1234).absolute"
+    );
+    assert_eq!(
+        u32::from(p.handlers[p.probes[1].handler as usize].ctx),
+        abi::STP_CTX_URETPROBE
+    );
+}
+
+#[test]
+fn what_needs_dwarf_or_is_malformed_is_refused() {
+    for (src, want) in [
+        (
+            "probe process(\"ls\").function(\"main\") { print($argc) }",
+            "target variable $argc of a user-space probe (it needs the binary's DWARF",
+        ),
+        (
+            "probe process(\"ls\").mark(\"m\") { print($arg1) }",
+            "USDT marker arguments ($arg1)",
+        ),
+        (
+            "probe process(\"ls\").mark(\"m\").return { }",
+            "probe point mismatch",
+        ),
+        (
+            "probe process(\"ls\").function(\"a b\") { }",
+            "invalid function name \"a b\"",
+        ),
+        (
+            "probe process(\"\").function(\"f\") { }",
+            "invalid process path \"\"",
+        ),
+        (
+            "probe process(\"ls\").function(\"main@ls.c:3\") { }",
+            "user-space function probes with a source file or line",
+        ),
+    ] {
+        let e = common::fail(src);
+        assert!(e.contains(want), "{src}: {e}");
+    }
+}

@@ -1,0 +1,2 @@
+# Five iterations while the markers are armed.
+usdt 5 >>"$VARS"
