@@ -81,8 +81,8 @@ fn what_needs_dwarf_or_is_malformed_is_refused() {
             "target variable $argc of a user-space probe (it needs the binary's DWARF",
         ),
         (
-            "probe process(\"ls\").mark(\"m\") { print($arg1) }",
-            "USDT marker arguments ($arg1)",
+            "probe process(\"ls\").mark(\"m\") { print($arg13) }",
+            "USDT marker arguments ($arg13)",
         ),
         (
             "probe process(\"ls\").mark(\"m\").return { }",

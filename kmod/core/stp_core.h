@@ -202,6 +202,8 @@ struct stp_prog {
 	u32 rx_groups;			/* 1: some regex has a group program */
 	const struct stp_pretty_node *pretty;	/* PRETTY: type nodes */
 	u32 npretty;
+	const u64 *uargs;		/* UARGS: USDT argument specs */
+	u32 nuargs;
 	u32 limits[STP_LIM__COUNT];	/* copied from the header */
 };
 

@@ -378,6 +378,8 @@ static void fill_prog(const u8 *img, const struct stp_image_hdr *h,
 	p->nrxsets = s[STP_SEC_REGEXSETS].size / sizeof(struct stp_regex_set);
 	p->pretty = (const void *)(img + s[STP_SEC_PRETTY].off);
 	p->npretty = s[STP_SEC_PRETTY].size / sizeof(struct stp_pretty_node);
+	p->uargs = (const void *)(img + s[STP_SEC_UARGS].off);
+	p->nuargs = s[STP_SEC_UARGS].size / sizeof(u64);
 	p->nglobals = h->nglobals;
 	for (i = 0; i < STP_LIM__COUNT; i++)
 		p->limits[i] = h->limits[i];
@@ -403,6 +405,7 @@ static int check_counts(const struct stp_prog *p,
 		CAP(nmaps, STP_MAX_MAPS),
 		CAP(nregexes, STP_MAX_REGEXES),
 		CAP(npretty, STP_MAX_PRETTY_NODES),
+		CAP(nuargs, STP_MAX_PROBES * STP_MAX_UARGS),
 #undef CAP
 	};
 	u32 i;
@@ -1057,11 +1060,33 @@ static int check_uprobe(const struct stp_prog *p, u32 i,
 	const u8 *c;
 	u32 j;
 
-	if (d->ev_type || d->ev_len || d->maxactive || d->randomize ||
+	if (d->ev_type || d->ev_len || d->randomize ||
 	    (d->flags & ~STP_PROBE_F_OPTIONAL))
 		return FAIL(res, BAD_PROBE, i,
-			    "probe %u: a uprobe uses only its path, offsets and process",
+			    "probe %u: a uprobe uses only its path, offsets, process and arguments",
 			    VI(i));
+	/* USDT arguments: maxactive specs from uargs, each well formed */
+	if (d->maxactive > STP_MAX_UARGS ||
+	    (d->maxactive && d->kind != STP_PROBE_UPROBE) ||
+	    (u64)d->uargs + d->maxactive > p->nuargs)
+		return FAIL(res, BAD_PROBE, i,
+			    "probe %u: USDT arguments [%u, +%u) outside the %u of UARGS (at most %u)",
+			    VI(i), VI(d->uargs), VI(d->maxactive),
+			    VI(p->nuargs), VI(STP_MAX_UARGS));
+	for (j = 0; j < d->maxactive; j++) {	/* <= STP_MAX_UARGS */
+		u64 a = p->uargs[d->uargs + j];
+		u64 kind = a & STP_UARG_KIND_MASK;
+		u64 size = (a >> STP_UARG_SIZE_SHIFT) & 0xf;
+		u64 reg = (a >> STP_UARG_REG_SHIFT) & 0xff;
+
+		if ((a & STP_UARG_RESERVED) || kind > STP_UARG_MEM ||
+		    (size != 1 && size != 2 && size != 4 && size != 8) ||
+		    (kind != STP_UARG_CONST && reg >= STP_UARG_REGS) ||
+		    (kind == STP_UARG_CONST && reg))
+			return FAIL(res, BAD_PROBE, i,
+				    "probe %u: USDT argument %u has a bad spec 0x%x",
+				    VI(i), VI(j + 1), VI(a));
+	}
 	if (d->ev_pid < 0)
 		return FAIL(res, BAD_PROBE, i,
 			    "probe %u: uprobe process %d is negative",
@@ -1203,9 +1228,13 @@ static int check_probes(const struct stp_prog *p,
 			return FAIL(res, BAD_PROBE, i,
 				    "probe %u: randomize %u is above the timer period %u",
 				    VI(i), VI(d->randomize), VI(d->period_ns));
-		if (d->reserved || d->reserved2)
+		if (d->reserved)
 			return FAIL(res, BAD_PROBE, i,
 				    "probe %u: reserved fields must be 0",
+				    VI(i));
+		if (d->uargs && d->kind != STP_PROBE_UPROBE)
+			return FAIL(res, BAD_PROBE, i,
+				    "probe %u: USDT arguments on a probe that is not a uprobe",
 				    VI(i));
 		/* helpers.h PP copies it; STRS are inside STRDATA */
 		if (d->pp >= p->nstrs)

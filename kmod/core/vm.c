@@ -284,6 +284,48 @@ static u64 map_arith(u32 op, u64 x, u64 y)
 #pragma GCC diagnostic ignored "-Woverride-init"
 #endif
 
+/*
+ * USDT argument n (1-based) of probe `probe`'s marker (helpers.h UARG;
+ * the verifier checked the specs), 0 past the last; n == 0: how many.
+ */
+static u64 uarg(void *env, const struct stp_prog *p, u32 probe, u64 n)
+{
+	const struct stp_probe_desc *d;
+	u64 a, v = 0, size;
+	u32 reg;
+
+	if (probe >= p->nprobes)
+		return 0;
+	d = &p->probes[probe];
+	if (!n)
+		return d->maxactive;
+	if (n > d->maxactive)
+		return 0;
+	a = p->uargs[d->uargs + n - 1];
+	size = (a >> STP_UARG_SIZE_SHIFT) & 0xf;
+	reg = (u32)(a >> STP_UARG_REG_SHIFT) & 0xff;
+	switch (a & STP_UARG_KIND_MASK) {
+	case STP_UARG_CONST:
+		v = (u64)(s64)(s32)(a >> STP_UARG_VALUE_SHIFT);
+		break;
+	case STP_UARG_REG:
+		v = stp_env_register(env, reg);
+		break;
+	default:	/* STP_UARG_MEM: a fault reads 0 */
+		if (read_signed(env, true, stp_env_register(env, reg) +
+				(u64)(s64)(s32)(a >> STP_UARG_VALUE_SHIFT),
+				(u32)size, &v))
+			v = 0;
+	}
+	if (size < 8) {
+		u32 sh = 64 - 8 * (u32)size;
+
+		v = (a & STP_UARG_SIGNED) ? (u64)((s64)(v << sh) >> sh) :
+					    (v << sh) >> sh;
+	}
+	return v;
+}
+
 int stp_run(struct stp_vm *vm, struct stp_run_ctx *rc)
 {
 #define STP_X_LABEL(name, a, b, c, imm, cost, doc) \
@@ -640,6 +682,9 @@ op_CALLI:	/* verify.c: imm < STP_HLP__COUNT, INT result, context */
 	case STP_HLP_VALUE_APPEND:
 		r[in.a] = stp_env_value_set(env, SREG(in.b), slen[in.b],
 					    in.imm == STP_HLP_VALUE_APPEND);
+		break;
+	case STP_HLP_UARG:	/* verify.c: uprobes, specs well formed */
+		r[in.a] = uarg(env, p, rc->probe, r[in.b]);
 		break;
 	case STP_HLP_VERDICT:	/* verify.c: netfilter probes */
 		r[in.a] = (u64)stp_env_verdict(env);

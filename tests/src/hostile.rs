@@ -1193,11 +1193,44 @@ fn uprobe_attacks(v: &mut Vec<Attack>) {
         "uprobe process -5 is negative",
         prog_uprobe(|p| p.probes[0].uprobe.as_mut().unwrap().pid = -5),
     ));
+    // maxactive counts a marker's arguments: 4 past an empty UARGS.
     v.push((
-        "uprobe-maxactive",
+        "uprobe-args-past-uargs",
         STP_VERR_BAD_PROBE,
-        "a uprobe uses only its path, offsets and process",
-        prog_uprobe(|p| p.probes[0].maxactive = 4),
+        "USDT arguments [0, +4) outside the 0 of UARGS",
+        entry_patched(
+            prog_uprobe(|_| {}),
+            STP_SEC_PROBES,
+            std::mem::size_of::<stp_probe_desc>(),
+            0,
+            4,
+            4,
+        ),
+    ));
+    let spec = |a: u64| {
+        prog_uprobe(move |p| {
+            if let Some(u) = p.probes[0].uprobe.as_mut() {
+                u.args = vec![a];
+            }
+        })
+    };
+    v.push((
+        "uprobe-arg-size-3",
+        STP_VERR_BAD_PROBE,
+        "USDT argument 1 has a bad spec",
+        spec(u64::from(STP_UARG_REG) | 3 << STP_UARG_SIZE_SHIFT),
+    ));
+    v.push((
+        "uprobe-arg-register-past-ss",
+        STP_VERR_BAD_PROBE,
+        "USDT argument 1 has a bad spec",
+        spec(u64::from(STP_UARG_MEM) | 8 << STP_UARG_SIZE_SHIFT | 21 << STP_UARG_REG_SHIFT),
+    ));
+    v.push((
+        "uprobe-arg-kind-3",
+        STP_VERR_BAD_PROBE,
+        "USDT argument 1 has a bad spec",
+        spec(3 | 8 << STP_UARG_SIZE_SHIFT),
     ));
     v.push((
         "uprobe-retval-at-entry",
@@ -1259,8 +1292,8 @@ fn procfs_attacks(v: &mut Vec<Attack>) {
         "procfs file name has byte 0x20",
         prog_procfs(|p| p.probes[0].target = name("a b")),
     ));
-    // stp_probe_desc.pp (word 14) past the strings; reserved2 (word 15)
-    // set.
+    // stp_probe_desc.pp (word 14) past the strings; uargs (word 15) set
+    // on a timer.
     v.push((
         "probe-pp-past-strings",
         STP_VERR_BAD_PROBE,
@@ -1275,9 +1308,9 @@ fn procfs_attacks(v: &mut Vec<Attack>) {
         ),
     ));
     v.push((
-        "probe-reserved2",
+        "probe-uargs-on-timer",
         STP_VERR_BAD_PROBE,
-        "probe 0: reserved fields must be 0",
+        "probe 0: USDT arguments on a probe that is not a uprobe",
         entry_patched(
             build(&timer_prog()),
             STP_SEC_PROBES,

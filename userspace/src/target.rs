@@ -49,7 +49,7 @@ fn counts_in_target(flags: u8) -> bool {
 pub fn needs_target(prog: &Program) -> Option<&str> {
     prog.probes
         .iter()
-        .find(|p| counts_in_target(p.flags) || p.uprobe.is_some_and(|u| u.target))
+        .find(|p| counts_in_target(p.flags) || p.uprobe.as_ref().is_some_and(|u| u.target))
         .map(|p| p.display.as_str())
 }
 

@@ -51,6 +51,22 @@ pub enum BinaryError {
         /// Why.
         why: &'static str,
     },
+    /// A USDT argument spec stapvm cannot read.
+    #[error("{}: marker {provider}:{name}: argument {n} '{spec}': {why}", path.display())]
+    BadArg {
+        /// The binary.
+        path: PathBuf,
+        /// The marker's provider.
+        provider: String,
+        /// The marker's name.
+        name: String,
+        /// The argument (1-based).
+        n: usize,
+        /// The spec as written.
+        spec: String,
+        /// Why.
+        why: &'static str,
+    },
     /// An address outside every loaded segment with code.
     #[error("address {address:#x} is not in the code of {}", path.display())]
     NotCode {
@@ -270,6 +286,104 @@ impl Binary {
         Ok(out)
     }
 
+    /// The address of symbol `name` (`.symtab`, then `.dynsym`).
+    fn symbol_address(&self, name: &str) -> Option<u64> {
+        let obj = self.object().ok()?;
+        obj.symbols()
+            .chain(obj.dynamic_symbols())
+            .find(|s| s.name() == Ok(name) && !s.is_undefined())
+            .map(|s| s.address())
+    }
+
+    /// The argument specs of marker `m` in the encoding of abi.h
+    /// (`STP_UARG_*`): gcc's and clang's `SIZE@OPERAND` with a size of
+    /// [-]1/2/4/8 and an operand `%reg`, `$imm`, `disp(%reg)` or
+    /// `sym[+-off](%rip)` (made relative to the marker's own address,
+    /// which the uprobe's ip is when it fires).
+    pub fn usdt_args(&self, m: &Marker) -> Result<Vec<u64>, BinaryError> {
+        let mut out = Vec::new();
+        for (k, spec) in m.args.split_whitespace().enumerate() {
+            let bad = |why| BinaryError::BadArg {
+                path: self.path.clone(),
+                provider: m.provider.clone(),
+                name: m.name.clone(),
+                n: k + 1,
+                spec: spec.to_string(),
+                why,
+            };
+            if k >= vm_spec::abi::STP_MAX_UARGS as usize {
+                return Err(bad("more than 12 arguments"));
+            }
+            let (size, operand) = spec.split_once('@').ok_or_else(|| bad("no SIZE@"))?;
+            let size: i64 = size.parse().map_err(|_| bad("bad size"))?;
+            let bytes = size.unsigned_abs();
+            if ![1, 2, 4, 8].contains(&bytes) {
+                return Err(bad("size not 1, 2, 4 or 8"));
+            }
+            let mut a = (bytes << vm_spec::abi::STP_UARG_SIZE_SHIFT)
+                | if size < 0 {
+                    u64::from(vm_spec::abi::STP_UARG_SIGNED)
+                } else {
+                    0
+                };
+            let value = |v: i64| -> Result<u64, BinaryError> {
+                let v =
+                    i32::try_from(v).map_err(|_| bad("value or displacement beyond 32 bits"))?;
+                Ok(u64::from(v as u32) << vm_spec::abi::STP_UARG_VALUE_SHIFT)
+            };
+            if let Some(imm) = operand.strip_prefix('$') {
+                a |= u64::from(vm_spec::abi::STP_UARG_CONST)
+                    | value(parse_int(imm).ok_or_else(|| bad("bad constant"))?)?;
+            } else if let Some(r) = operand.strip_prefix('%') {
+                let reg = pt_regs_word(r).ok_or_else(|| bad("unknown register"))?;
+                a |= u64::from(vm_spec::abi::STP_UARG_REG)
+                    | (u64::from(reg) << vm_spec::abi::STP_UARG_REG_SHIFT);
+            } else if let Some((disp, rest)) = operand.split_once('(') {
+                let reg_name = rest
+                    .strip_suffix(')')
+                    .and_then(|r| r.strip_prefix('%'))
+                    .filter(|r| !r.contains(','))
+                    .ok_or_else(|| bad("unsupported addressing mode"))?;
+                let (reg, disp) = if reg_name == "rip" {
+                    // sym, sym+N, sym-N: the symbol's address relative to
+                    // the marker's.
+                    let (sym, off) = match disp.find(['+', '-']) {
+                        Some(i) => (
+                            &disp[..i],
+                            parse_int(&disp[i..]).ok_or_else(|| bad("bad offset"))?,
+                        ),
+                        None => (disp, 0),
+                    };
+                    let at = match parse_int(sym) {
+                        Some(n) => n,
+                        None => self
+                            .symbol_address(sym)
+                            .ok_or_else(|| bad("unknown symbol"))?
+                            as i64,
+                    };
+                    (16u32, at.wrapping_add(off).wrapping_sub(m.address as i64))
+                } else {
+                    let d = if disp.is_empty() {
+                        0
+                    } else {
+                        parse_int(disp).ok_or_else(|| bad("bad displacement"))?
+                    };
+                    (
+                        pt_regs_word(reg_name).ok_or_else(|| bad("unknown register"))?,
+                        d,
+                    )
+                };
+                a |= u64::from(vm_spec::abi::STP_UARG_MEM)
+                    | (u64::from(reg) << vm_spec::abi::STP_UARG_REG_SHIFT)
+                    | value(disp)?;
+            } else {
+                return Err(bad("unsupported operand"));
+            }
+            out.push(a);
+        }
+        Ok(out)
+    }
+
     /// The defined functions whose name matches `pattern` (a glob), from
     /// `.symtab` when the file has one, else `.dynsym`; one entry per
     /// address (aliases such as `__libc_malloc`/`malloc`: the name that
@@ -317,6 +431,64 @@ impl Binary {
         out.sort_by(|a, b| a.name.cmp(&b.name).then(a.address.cmp(&b.address)));
         Ok(out)
     }
+}
+
+/// A decimal or `0x` hexadecimal integer with an optional sign.
+fn parse_int(s: &str) -> Option<i64> {
+    let (neg, t) = match s.strip_prefix('-') {
+        Some(t) => (true, t),
+        None => (false, s.strip_prefix('+').unwrap_or(s)),
+    };
+    let v = match t.strip_prefix("0x") {
+        Some(h) => i64::from_str_radix(h, 16).ok()?,
+        None => t.parse::<i64>().ok()?,
+    };
+    Some(if neg { -v } else { v })
+}
+
+/// The `struct pt_regs` word (REGISTER's order) of an x86-64 register
+/// named as in AT&T syntax, any width (`rax`, `eax`, `ax`, `al`, `r8d`).
+fn pt_regs_word(name: &str) -> Option<u32> {
+    const FULL: [(&str, u32); 16] = [
+        ("r15", 0),
+        ("r14", 1),
+        ("r13", 2),
+        ("r12", 3),
+        ("rbp", 4),
+        ("rbx", 5),
+        ("r11", 6),
+        ("r10", 7),
+        ("r9", 8),
+        ("r8", 9),
+        ("rax", 10),
+        ("rcx", 11),
+        ("rdx", 12),
+        ("rsi", 13),
+        ("rdi", 14),
+        ("rsp", 19),
+    ];
+    if let Some(w) = FULL.iter().find(|(n, _)| *n == name) {
+        return Some(w.1);
+    }
+    // r8d, r8w, r8b (and r8l).
+    if let Some(base) = name
+        .strip_suffix(['d', 'w', 'b', 'l'])
+        .filter(|b| b.starts_with('r') && b[1..].parse::<u8>().is_ok())
+    {
+        return FULL.iter().find(|(n, _)| *n == base).map(|w| w.1);
+    }
+    let legacy = match name {
+        "eax" | "ax" | "al" => "rax",
+        "ebx" | "bx" | "bl" => "rbx",
+        "ecx" | "cx" | "cl" => "rcx",
+        "edx" | "dx" | "dl" => "rdx",
+        "esi" | "si" | "sil" => "rsi",
+        "edi" | "di" | "dil" => "rdi",
+        "ebp" | "bp" | "bpl" => "rbp",
+        "esp" | "sp" | "spl" => "rsp",
+        _ => return None,
+    };
+    FULL.iter().find(|(n, _)| *n == legacy).map(|w| w.1)
 }
 
 #[cfg(test)]

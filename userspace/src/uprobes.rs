@@ -21,7 +21,7 @@ pub enum Error {
         /// The probe point as written.
         display: String,
         /// Why.
-        why: BinaryError,
+        why: Box<BinaryError>,
     },
     /// The handler reads target variables.
     #[error("probe point '{display}': target variables of user-space functions need the binary's DWARF, which stapvm does not read yet; use uint_arg(N), pointer_arg(N), register(\"NAME\") or returnval()")]
@@ -93,7 +93,7 @@ pub fn place(prog: &Program) -> Result<Option<Placement>, Error> {
             Err(why) => {
                 return Err(Error::Unresolved {
                     display: p.display.clone(),
-                    why,
+                    why: Box::new(why),
                 })
             }
         };
@@ -107,14 +107,14 @@ pub fn place(prog: &Program) -> Result<Option<Placement>, Error> {
         if matches!(site, UserSite::Function(f) if f.contains(['*', '?'])) {
             expanded.push((p.display.clone(), list.len()));
         }
-        for (canonical, display, address, offset, semaphore) in list {
+        for (canonical, display, address, offset, semaphore, args) in list {
             let Ok(semaphore) = u32::try_from(semaphore) else {
                 return Err(Error::Unresolved {
                     display: p.display.clone(),
-                    why: BinaryError::NotCode {
+                    why: Box::new(BinaryError::NotCode {
                         path: PathBuf::from(&canonical),
                         address: semaphore,
-                    },
+                    }),
                 });
             };
             out.probes.push(vm_spec::program::Probe {
@@ -125,7 +125,8 @@ pub fn place(prog: &Program) -> Result<Option<Placement>, Error> {
                 uprobe: Some(Uprobe {
                     offset,
                     semaphore,
-                    ..p.uprobe.unwrap_or_default()
+                    args,
+                    ..p.uprobe.clone().unwrap_or_default()
                 }),
                 display,
                 ..p.clone()
@@ -183,8 +184,8 @@ pub fn target_executable(cmd: Option<&str>, pid: Option<i64>) -> Option<String> 
 
 /// One placed probe: canonical path, its probe point (each function or
 /// marker a glob matched named as stap's pp() names it), virtual address,
-/// file offset, semaphore file offset (0: none).
-type Placed = (String, String, u64, u64, u64);
+/// file offset, semaphore file offset (0: none), USDT argument specs.
+type Placed = (String, String, u64, u64, u64, Vec<u64>);
 
 /// The places of one user-space probe.
 fn place_one(
@@ -214,7 +215,7 @@ fn place_one(
             .into_iter()
             .map(|u| {
                 let d = crate::resolve::expanded_display(display, &u.name);
-                (canonical.clone(), d, u.address, u.offset, 0)
+                (canonical.clone(), d, u.address, u.offset, 0, Vec::new())
             })
             .collect()),
         UserSite::Address(a) => Ok(vec![(
@@ -223,11 +224,13 @@ fn place_one(
             *a,
             bin.offset_of(*a)?,
             0,
+            Vec::new(),
         )]),
-        UserSite::Mark { provider, name } => Ok(bin
+        UserSite::Mark { provider, name } => bin
             .markers(provider.as_deref(), name)?
             .into_iter()
             .map(|m| {
+                let args = bin.usdt_args(&m)?;
                 // `process("PATH").provider("P").mark("N")`, as written up
                 // to the marker, each marker named in full.
                 let head = display.split(".provider(").next().unwrap_or(display);
@@ -238,9 +241,9 @@ fn place_one(
                     m.name,
                     if display.ends_with('?') { "?" } else { "" }
                 );
-                (canonical.clone(), d, m.address, m.offset, m.semaphore)
+                Ok((canonical.clone(), d, m.address, m.offset, m.semaphore, args))
             })
-            .collect()),
+            .collect(),
     }
 }
 
@@ -309,7 +312,7 @@ mod tests {
                 site: UserSite::Address(f.address)
             }
         );
-        assert_eq!(p.uprobe.unwrap().offset, f.offset);
+        assert_eq!(p.uprobe.as_ref().unwrap().offset, f.offset);
         assert_eq!(warnings.len(), 1);
         assert!(
             warnings[0].contains("skipped: no program '/nonexistent/x'"),

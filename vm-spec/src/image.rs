@@ -254,23 +254,34 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
         push_u32(
             ps,
             if p.is_uprobe() {
-                p.uprobe.map_or(0, |u| u.semaphore)
+                p.uprobe.as_ref().map_or(0, |u| u.semaphore)
             } else {
                 *off
             },
         );
-        // A procfs file's size: 0 is stap's default, MAXSTRINGLEN.
+        // A procfs file's size: 0 is stap's default, MAXSTRINGLEN; a
+        // USDT marker's: its argument count, the specs in UARGS.
+        let uargs = p.uprobe.as_ref().map_or(&[][..], |u| &u.args[..]);
         let maxactive = match p.target {
             ProbeTarget::File { .. } if p.maxactive == 0 => maxstr as u32 + 1,
+            _ if p.is_uprobe() => to_u32(uargs.len(), "USDT arguments")?,
             _ => p.maxactive,
         };
         push_u32(ps, maxactive);
+        let uargs_at = to_u32(
+            sections[abi::STP_SEC_UARGS as usize].len() / 8,
+            "USDT arguments",
+        )?;
+        for a in uargs {
+            sections[abi::STP_SEC_UARGS as usize].extend_from_slice(&a.to_le_bytes());
+        }
+        let ps = &mut sections[abi::STP_SEC_PROBES as usize];
         // ev_*: a perf probe's event, a watchpoint's, a netfilter hook's
         // family, number and priority, or a uprobe's file offset and
         // process (abi.h).
         let (ev_type, ev_config, ev_pid, ev_len) = match (p.perf, p.watch, p.netfilter) {
             _ if p.is_uprobe() => {
-                let u = p.uprobe.unwrap_or_default();
+                let u = p.uprobe.clone().unwrap_or_default();
                 (0, u.offset, u.pid, 0)
             }
             (Some(e), _, _) => (e.event_type, e.config, e.pid, 0),
@@ -292,7 +303,7 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
         ps.extend_from_slice(&ev_pid.to_le_bytes());
         push_u32(ps, ev_len);
         push_u32(ps, *pp);
-        push_u32(ps, 0);
+        push_u32(ps, if uargs.is_empty() { 0 } else { uargs_at });
     }
     // KONSTS.
     for k in &prog.konsts {

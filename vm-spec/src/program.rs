@@ -171,7 +171,7 @@ pub enum UserSite {
 }
 
 /// A user-space probe as the loader placed it (abi.h: user-space probes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Uprobe {
     /// The file offset of the probed instruction.
     pub offset: u64,
@@ -183,6 +183,10 @@ pub struct Uprobe {
     /// executable and counts in the target only (the loader sets `pid`).
     #[serde(default)]
     pub target: bool,
+    /// A USDT marker's argument specs (abi.h `STP_UARG_*` encoding), at
+    /// most `STP_MAX_UARGS`.
+    #[serde(default)]
+    pub args: Vec<u64>,
 }
 
 /// The lines a statement probe names (`StatementSpec::lines`).

@@ -664,6 +664,9 @@ enum Ctx {
     Entry,
     /// A non-syscall `.return` probe: `returnval()` is `retval()`.
     Return,
+    /// A USDT marker (`process(...).mark(...)`): `$argN` and `$arg_count`
+    /// are its arguments (the helper UARG).
+    Mark,
     /// Anything else (begin, timers, mixed points).
     Other,
 }
@@ -720,6 +723,17 @@ fn rewrite_expr(root: &mut Expr, ctx: Ctx, g: &mut Gen, needs: &mut Needs) {
 
 /// What a context-dependent call `e` becomes in `ctx`, if it is one.
 fn replacement(e: &Expr, ctx: Ctx, g: &mut Gen, needs: &mut Needs) -> Option<ExprKind> {
+    // A marker's $argN (1..12) and $arg_count: UARG's slots.
+    if let (ExprKind::Target(name), Ctx::Mark) = (&e.kind, ctx) {
+        let n = match name.trim_start_matches('$') {
+            "arg_count" => Some(0),
+            v => v
+                .strip_prefix("arg")
+                .and_then(|d| d.parse::<u32>().ok())
+                .filter(|d| (1..=vm_spec::abi::STP_MAX_UARGS).contains(d)),
+        };
+        return n.map(|n| g.expr(&format!("__usdt_arg({n})"), e.span).kind);
+    }
     let ExprKind::Call { name, args } = &e.kind else {
         return None;
     };
@@ -793,7 +807,9 @@ fn other_ctx(points: &[ProbePoint]) -> Ctx {
     let kind = |pp: &ProbePoint| {
         let n: Vec<&str> = pp.components.iter().map(|c| c.name.as_str()).collect();
         let func = n.contains(&"function");
-        if func && n.contains(&"return") {
+        if n.first() == Some(&"process") && n.contains(&"mark") {
+            Ctx::Mark
+        } else if func && n.contains(&"return") {
             Ctx::Return
         } else if func || n.starts_with(&["kernel", "trace"]) {
             Ctx::Entry

@@ -3,8 +3,12 @@
  * usdt - fires USDT markers (<sys/sdt.h>) a known number of times:
  * stapvm:tick (no arguments) N times, and stapvm:guarded N times but only
  * while its semaphore is raised (a tracer armed on it), as programs guard
- * costly marker arguments. Prints USDT_PID=<pid>, USDT_TICKS=<N> and
- * USDT_GUARDED=<times the guard was open>.
+ * costly marker arguments; stapvm:args with six arguments of mixed sizes
+ * and signs (-5 - i as a signed char, 250 as an unsigned char, -300 as a
+ * short, 4000000000 as an unsigned int, big - i as a long, i) and
+ * stapvm:one with the global big (-1234567890123) N times each. Prints
+ * USDT_PID=<pid>, USDT_TICKS=<N> and USDT_GUARDED=<times the guard was
+ * open>.
  *
  * usage: usdt N
  */
@@ -21,6 +25,12 @@ volatile unsigned short stapvm_tick_semaphore
 	__attribute__((section(".probes"))) = 0;
 volatile unsigned short stapvm_guarded_semaphore
 	__attribute__((section(".probes"))) = 0;
+volatile unsigned short stapvm_args_semaphore
+	__attribute__((section(".probes"))) = 0;
+volatile unsigned short stapvm_one_semaphore
+	__attribute__((section(".probes"))) = 0;
+
+volatile long big = -1234567890123L;
 
 int main(int argc, char **argv)
 {
@@ -32,6 +42,17 @@ int main(int argc, char **argv)
 		if (stapvm_guarded_semaphore) {
 			guarded++;
 			STAP_PROBE(stapvm, guarded);
+		}
+		{
+			/* volatile: in memory, so some specs are memory ones */
+			volatile signed char c = (signed char)(-5 - i);
+			volatile unsigned char uc = 250;
+			volatile short sh = -300;
+			volatile unsigned int ui = 4000000000u;
+			long l = big - i;
+
+			STAP_PROBE6(stapvm, args, c, uc, sh, ui, l, i);
+			STAP_PROBE1(stapvm, one, big);
 		}
 	}
 	printf("USDT_PID=%d\nUSDT_TICKS=%ld\nUSDT_GUARDED=%ld\n", (int)getpid(),

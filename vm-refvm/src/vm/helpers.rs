@@ -32,6 +32,23 @@ impl Machine<'_> {
         Some(((u64::from_le_bytes(a) << shift) as i64 >> shift) as u64)
     }
 
+    /// The user-space environment's registers (csrc/stp_env.h): pt_regs
+    /// word index -> the value it holds there (REGISTER, UARG).
+    fn register_word(&self, w: u64) -> u64 {
+        let e = self.env;
+        match w {
+            8 => e.args[5] as u64,
+            9 => e.args[4] as u64,
+            10 => e.retval as u64,
+            11 => e.args[3] as u64,
+            12 => e.args[2] as u64,
+            13 => e.args[1] as u64,
+            14 => e.args[0] as u64,
+            16 => e.ip,
+            _ => 0,
+        }
+    }
+
     pub(super) fn call_int(&mut self, insn: &Insn) -> Step<u64> {
         let e = self.env;
         let Ok(id) = u32::try_from(insn.imm) else {
@@ -98,20 +115,49 @@ impl Machine<'_> {
                 let addr = self.rd(insn.b)?;
                 self.read_signed(addr, read_width(id)).unwrap_or(0)
             }
-            abi::STP_HLP_REGISTER => {
-                // The user-space environment's registers (csrc/stp_env.h):
-                // pt_regs word index -> the value it holds there.
-                match self.rd(insn.b)? {
-                    8 => e.args[5] as u64,
-                    9 => e.args[4] as u64,
-                    10 => e.retval as u64,
-                    11 => e.args[3] as u64,
-                    12 => e.args[2] as u64,
-                    13 => e.args[1] as u64,
-                    14 => e.args[0] as u64,
-                    16 => e.ip,
-                    _ => 0,
+            abi::STP_HLP_UARG => {
+                // helpers.h UARG: the marker's spec, then the register,
+                // the memory or the constant it names, cut and extended.
+                let n = self.rd(insn.b)?;
+                let outer = self.frames.first().map_or(self.handler, |f| f.handler);
+                let Some(&(_, _, count, first)) = self.prog.probes.iter().find(|p| p.0 == outer)
+                else {
+                    return Ok(0);
+                };
+                if n == 0 {
+                    return Ok(u64::from(count));
                 }
+                if n > u64::from(count) {
+                    return Ok(0);
+                }
+                let a = self
+                    .prog
+                    .uargs
+                    .get(first as usize + n as usize - 1)
+                    .copied()
+                    .unwrap_or(0);
+                let size = (a >> abi::STP_UARG_SIZE_SHIFT) & 0xf;
+                let disp = u64::from((a >> abi::STP_UARG_VALUE_SHIFT) as u32) as i32 as i64 as u64;
+                let reg = self.register_word((a >> abi::STP_UARG_REG_SHIFT) & 0xff);
+                let v = match (a & abi::STP_UARG_KIND_MASK as u64) as u32 {
+                    abi::STP_UARG_CONST => disp,
+                    abi::STP_UARG_REG => reg,
+                    _ => self.read_signed(reg.wrapping_add(disp), size).unwrap_or(0),
+                };
+                if size < 8 {
+                    let sh = 64 - 8 * size;
+                    if a & u64::from(abi::STP_UARG_SIGNED) != 0 {
+                        (((v << sh) as i64) >> sh) as u64
+                    } else {
+                        (v << sh) >> sh
+                    }
+                } else {
+                    v
+                }
+            }
+            abi::STP_HLP_REGISTER => {
+                let w = self.rd(insn.b)?;
+                self.register_word(w)
             }
             abi::STP_HLP_UADDR => {
                 if e.user_mode {

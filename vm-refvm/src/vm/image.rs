@@ -56,8 +56,11 @@ pub struct RefProgram {
     pub(super) regexes: Vec<RefRegex>,
     /// REGEXSETS: the byte sets of the group programs' SET.
     pub(super) rx_sets: Vec<[u8; 32]>,
-    /// PROBES: each probe's handler and pp string id (helpers.h PP).
-    pub(super) probes: Vec<(u32, u32)>,
+    /// PROBES: each probe's handler, pp string id (helpers.h PP), USDT
+    /// argument count (maxactive) and first spec (uargs).
+    pub(super) probes: Vec<(u32, u32, u32, u32)>,
+    /// UARGS: USDT argument specs (helpers.h UARG).
+    pub(super) uargs: Vec<u64>,
     /// How many PRETTY type nodes the image has (opcodes.h: PRETTY). The
     /// reference VM models PRETTY only for a node index past them (`?`).
     pub(super) npretty: usize,
@@ -232,9 +235,15 @@ impl RefProgram {
                 Ok((
                     le_u32(e, offset_of!(abi::stp_probe_desc, handler))?,
                     le_u32(e, offset_of!(abi::stp_probe_desc, pp))?,
+                    le_u32(e, offset_of!(abi::stp_probe_desc, maxactive))?,
+                    le_u32(e, offset_of!(abi::stp_probe_desc, uargs))?,
                 ))
             })
-            .collect::<Result<Vec<(u32, u32)>, RefError>>()?;
+            .collect::<Result<Vec<(u32, u32, u32, u32)>, RefError>>()?;
+        let (ubytes, nu) = section(img, abi::STP_SEC_UARGS, 8)?;
+        let uargs = (0..nu)
+            .map(|k| le_u64(ubytes, 8 * k))
+            .collect::<Result<Vec<u64>, _>>()?;
 
         let fsz = size_of::<abi::stp_format_desc>();
         let (fbytes, nf) = section(img, abi::STP_SEC_FORMATS, fsz)?;
@@ -346,6 +355,7 @@ impl RefProgram {
         let _ = le_u16(img, offset_of!(abi::stp_image_hdr, version))?;
         Ok(RefProgram {
             probes,
+            uargs,
             regexes,
             rx_sets,
             npretty: section(img, abi::STP_SEC_PRETTY, size_of::<abi::stp_pretty_node>())?.1,

@@ -163,7 +163,8 @@ enum stp_limit {
 					 *    procfs and input kinds, contexts;
 					 *    the NETFILTER kind and context;
 					 * 9: stp_probe_desc.pp (the PP helper);
-					 *    UPROBE and URETPROBE kinds, contexts
+					 *    UPROBE and URETPROBE kinds, contexts;
+					 *    UARGS, stp_probe_desc.uargs, UARG
 					 */
 
 /*
@@ -186,7 +187,8 @@ enum stp_limit {
 	X(REGEXSUBS, struct stp_regex_sub)				\
 	X(REGEXPROG, __u32)						\
 	X(REGEXSETS, struct stp_regex_set)				\
-	X(PRETTY,   struct stp_pretty_node)
+	X(PRETTY,   struct stp_pretty_node)				\
+	X(UARGS,    __u64)
 
 /* Section index in struct stp_image_hdr.sec[]. */
 enum stp_section {
@@ -454,7 +456,10 @@ struct stp_probe_desc {
 	 * (helpers.h PP), as the loader named it once wildcards expanded
 	 */
 	__u32 pp;
-	__u32 reserved2;	/* must be 0 */
+	/* UPROBE at a USDT marker: index of its first argument spec in
+	 * UARGS (maxactive holds how many); others 0
+	 */
+	__u32 uargs;
 };
 
 /*
@@ -505,8 +510,29 @@ struct stp_probe_desc {
  * The handler's context is STP_CTX_UPROBE (ARG reads the user
  * registers of the x86-64 calling convention) or STP_CTX_URETPROBE
  * (RETVAL reads the user ax).
+ *
+ * A UPROBE at a USDT marker carries its arguments' specs ($arg1 ..
+ * $argN): maxactive of them from index uargs of the UARGS section (both
+ * 0 for a marker without arguments and for every other probe). Each spec
+ * is a __u64: bits 0-1 the kind (STP_UARG_CONST: the value is bits
+ * 32-63; STP_UARG_REG: the register, bits 8-15 a struct pt_regs word in
+ * REGISTER's order; STP_UARG_MEM: the user memory at that register plus
+ * the displacement in bits 32-63), bits 2-5 the size in bytes (1, 2, 4,
+ * 8), bit 6 signed, every other bit 0; bits 32-63 are a signed 32-bit
+ * number. The helper UARG (helpers.h) reads one.
  */
 #define STP_MAX_UPROBE_PATH	4095u
+#define STP_MAX_UARGS		12u	/* arguments of one marker */
+#define STP_UARG_CONST		0u
+#define STP_UARG_REG		1u
+#define STP_UARG_MEM		2u
+#define STP_UARG_KIND_MASK	0x3ull
+#define STP_UARG_SIZE_SHIFT	2
+#define STP_UARG_SIGNED		0x40ull
+#define STP_UARG_REG_SHIFT	8
+#define STP_UARG_REGS		21u	/* pt_regs words: r15 .. ss */
+#define STP_UARG_VALUE_SHIFT	32
+#define STP_UARG_RESERVED	0xffff0080ull	/* bits that must be 0 */
 
 #define STP_NFPROTO_IPV4	2u
 #define STP_NFPROTO_ARP		3u

@@ -111,6 +111,13 @@
  *    STP_NF_ACCEPT and ends the run with STP_RTE_VERDICT (address r[b]),
  *    which a try/catch may catch: the verdict stays STP_NF_ACCEPT. (User
  *    space: the test environment's verdict.)
+ *  - UARG reads argument r[b] (1-based) of the USDT marker whose uprobe
+ *    fired, by its spec (abi.h: user-space probes): a constant, a user
+ *    register, or user memory at a register plus a displacement (one
+ *    nofault read; a fault reads 0, as user_long does); then cut to the
+ *    spec's size and sign-extended when signed. r[b] == 0 gives the
+ *    number of arguments; r[b] above it (unsigned) gives 0. (User space:
+ *    the test environment's registers and memory.)
  *  - PP is the string stp_probe_desc.pp of the probe that fired (struct
  *    stp_run_ctx.probe, so a function it calls sees the same), cut at
  *    MAXSTRINGLEN - 1 bytes; empty when the run names no probe. (User
@@ -169,7 +176,8 @@
 	X(VALUE_APPEND,   INT, STR,  PROCFS_READ, "$value .= s[b] in a procfs read probe; the new length") \
 	X(VERDICT,        INT, NONE, NETFILTER, "$verdict of a netfilter probe: NF_ACCEPT (1) until set") \
 	X(VERDICT_SET,    INT, INT,  NETFILTER, "$verdict = r[b] in a netfilter probe: NF_DROP (0) or NF_ACCEPT (1), else an error and NF_ACCEPT; the verdict") \
-	X(PP,             STR, NONE, ANY,   "pp(): the probe point of the probe that fired (its pp string)")
+	X(PP,             STR, NONE, ANY,   "pp(): the probe point of the probe that fired (its pp string)") \
+	X(UARG,           INT, INT,  UPROBE, "$argN of a USDT marker for r[b] = N (1-based), $arg_count for r[b] = 0")
 
 /* Helper ids: STP_HLP_PID == 0, in table order. */
 enum stp_helper {

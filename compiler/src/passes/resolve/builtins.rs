@@ -250,6 +250,8 @@ fn builtin(name: &str) -> Option<(Builtin, usize)> {
         "backtrace" => (h(abi::STP_HLP_BACKTRACE), 0),
         // The built-in tapset's raw argument slot (compiler/src/tapset/).
         "__stp_arg" => (ha(abi::STP_HLP_ARG), 1),
+        // A USDT marker's $argN / $arg_count (tapset/syscalls.rs rewrites them).
+        "__usdt_arg" => (ha(abi::STP_HLP_UARG), 1),
         "__user_string_ok" => (ha(abi::STP_HLP_USER_STRING_OK), 1),
         "__mm_arg" => (ha(abi::STP_HLP_MM_ARG), 1),
         // uconversions.stp's signed reads: 0 where the read faults.
