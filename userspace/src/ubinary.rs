@@ -166,27 +166,24 @@ impl Binary {
     /// The file offset of virtual address `address`: inside the file bytes
     /// of a loaded executable segment (`PF_X`).
     pub fn offset_of(&self, address: u64) -> Result<u64, BinaryError> {
-        let obj = self.object()?;
-        obj.segments()
-            .filter(|s| {
-                matches!(s.flags(), object::SegmentFlags::Elf { p_flags } if p_flags & object::elf::PF_X != 0)
-            })
-            .find_map(|s| {
-                let (foff, fsize) = s.file_range();
-                let start = s.address();
-                (address >= start && address - start < fsize).then(|| foff + (address - start))
-            })
-            .ok_or(BinaryError::NotCode {
-                path: self.path.clone(),
-                address,
-            })
+        self.segment_offset(address, true)
     }
 
     /// The file offset of virtual address `address` in any loaded segment
     /// (a semaphore is data).
     pub fn data_offset_of(&self, address: u64) -> Result<u64, BinaryError> {
+        self.segment_offset(address, false)
+    }
+
+    /// The file offset of `address` in the file bytes of a loaded segment,
+    /// an executable one when `code`.
+    fn segment_offset(&self, address: u64, code: bool) -> Result<u64, BinaryError> {
         let obj = self.object()?;
         obj.segments()
+            .filter(|s| {
+                !code
+                    || matches!(s.flags(), object::SegmentFlags::Elf { p_flags } if p_flags & object::elf::PF_X != 0)
+            })
             .find_map(|s| {
                 let (foff, fsize) = s.file_range();
                 let start = s.address();
