@@ -493,6 +493,26 @@ mod tests {
     use super::*;
     use std::process::Command;
 
+    /// `source` built with `cc -O2` as `NAME` in a fresh directory
+    /// `stapvm-TAG-PID`; the directory.
+    fn build_c(tag: &str, name: &str, source: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("stapvm-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(format!("{name}.c")), source).unwrap();
+        let out = Command::new("cc")
+            .current_dir(&dir)
+            .args(["-O2", &format!("{name}.c"), "-o", name])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        dir
+    }
+
     #[test]
     fn programs_are_found_through_path_and_canonicalised() {
         let sh = find_program("sh").unwrap();
@@ -511,25 +531,12 @@ mod tests {
             eprintln!("skipped: no sys/sdt.h (systemtap-sdt-dev; tests/setup.sh installs it)");
             return;
         }
-        let dir = std::env::temp_dir().join(format!("stapvm-usdt-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(
-            dir.join("m.c"),
+        let dir = build_c(
+            "usdt",
+            "m",
             "#define _SDT_HAS_SEMAPHORES 1\n#include <sys/sdt.h>\n\
              volatile unsigned short app_go_semaphore __attribute__((section(\".probes\")));\n\
              int main(int c, char **v) { (void)v; STAP_PROBE1(app, go, c); return 0; }\n",
-        )
-        .unwrap();
-        let out = Command::new("cc")
-            .current_dir(&dir)
-            .args(["-O2", "m.c", "-o", "m"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
         );
         let b = Binary::open(&dir.join("m")).unwrap();
         let m = b.markers(Some("app"), "g*").unwrap();
@@ -557,25 +564,12 @@ mod tests {
 
     #[test]
     fn functions_have_the_file_offsets_of_their_entries() {
-        let dir = std::env::temp_dir().join(format!("stapvm-ubin-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(
-            dir.join("u.c"),
+        let dir = build_c(
+            "ubin",
+            "u",
             "__attribute__((noinline)) int ufn_one(int x) { return x + 1; }\n\
              __attribute__((noinline)) int ufn_two(int x) { return x * 2; }\n\
              int main(int c, char **v) { (void)v; return ufn_one(c) + ufn_two(c); }\n",
-        )
-        .unwrap();
-        let out = Command::new("cc")
-            .current_dir(&dir)
-            .args(["-O2", "u.c", "-o", "u"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
         );
         let b = Binary::open(&dir.join("u")).unwrap();
         let f = b.functions("ufn_*").unwrap();
