@@ -124,6 +124,13 @@ enum Query {
         glob: String,
         suffix: String,
     },
+    /// `process("PATH")[.provider("P")].mark("GLOB")`: each USDT marker,
+    /// with `-L` its arguments.
+    UserMark {
+        path: String,
+        provider: Option<String>,
+        glob: String,
+    },
     /// Anything else: the compiler checks it.
     Other,
 }
@@ -274,6 +281,22 @@ fn query(point: &str) -> Query {
                 path: c[0].arg.clone().unwrap_or_default(),
                 glob: c[1].arg.clone().unwrap_or_default(),
                 suffix: suffix(&c[2..]),
+            };
+        }
+        ["process", "mark"] if c[0].arg.is_some() && c[1].arg.is_some() => {
+            return Query::UserMark {
+                path: c[0].arg.clone().unwrap_or_default(),
+                provider: None,
+                glob: c[1].arg.clone().unwrap_or_default(),
+            };
+        }
+        ["process", "provider", "mark"]
+            if c[0].arg.is_some() && c[1].arg.is_some() && c[2].arg.is_some() =>
+        {
+            return Query::UserMark {
+                path: c[0].arg.clone().unwrap_or_default(),
+                provider: c[1].arg.clone(),
+                glob: c[2].arg.clone().unwrap_or_default(),
             };
         }
         ["kernel", "statement", ..] if c[0].arg.is_none() => {
@@ -456,6 +479,7 @@ pub fn list_with(
             | Query::Fixed(_)
             | Query::Statement(..)
             | Query::UserFunction { .. }
+            | Query::UserMark { .. }
             | Query::Other => {}
         }
     }
@@ -544,6 +568,33 @@ pub fn list_with(
                         exe.display(),
                         f.name
                     ));
+                }
+            }
+            Query::UserMark {
+                path,
+                provider,
+                glob,
+            } => {
+                let found = crate::ubinary::find_program(path).and_then(|exe| {
+                    let b = crate::ubinary::Binary::open(&exe)?;
+                    Ok((exe, b.markers(provider.as_deref(), glob)?))
+                });
+                let (exe, marks) =
+                    found.map_err(|e| Error::NoLines(pat.trim().to_string(), e.to_string()))?;
+                for m in marks {
+                    let mut line = format!(
+                        "process(\"{}\").provider(\"{}\").mark(\"{}\")",
+                        exe.display(),
+                        m.provider,
+                        m.name
+                    );
+                    // stap -L: a marker's arguments are longs.
+                    if long {
+                        for k in 1..=m.args.split_whitespace().count() {
+                            line.push_str(&format!(" $arg{k}:long"));
+                        }
+                    }
+                    out.insert(line);
                 }
             }
             Query::Statement(spec, nearest) => {

@@ -90,3 +90,46 @@ fn functions_of_a_program_are_listed_and_placed() {
     );
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+#[test]
+fn usdt_markers_are_listed_with_their_arguments() {
+    if !std::path::Path::new("/usr/include/x86_64-linux-gnu/sys/sdt.h").exists() {
+        eprintln!("skipped: no sys/sdt.h (systemtap-sdt-dev; tests/setup.sh installs it)");
+        return;
+    }
+    let d = common::tmpdir("uprobes-cli", "marks");
+    std::fs::write(
+        d.join("m.c"),
+        "#include <sys/sdt.h>\n\
+         int main(int c, char **v) { STAP_PROBE(app, none); STAP_PROBE2(app, two, c, v); return 0; }\n",
+    )
+    .unwrap();
+    let out = Command::new("cc")
+        .current_dir(&d)
+        .args(["-O2", "m.c", "-o", "m"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let exe = std::fs::canonicalize(d.join("m")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_stapvm"))
+        .args([
+            "list",
+            "-L",
+            &format!("process(\"{}\").mark(\"*\")", d.join("m").display()),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!(
+            "process(\"{e}\").provider(\"app\").mark(\"none\")\n\
+             process(\"{e}\").provider(\"app\").mark(\"two\") $arg1:long $arg2:long\n",
+            e = exe.display()
+        )
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
