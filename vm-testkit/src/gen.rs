@@ -2422,6 +2422,7 @@ pub fn generate(seed: u64) -> Case {
                 abi::STP_CTX_TIMER,
                 abi::STP_CTX_KPROBE,
                 abi::STP_CTX_KRETPROBE,
+                abi::STP_CTX_UPROBE,
             ])
             .unwrap_or(abi::STP_CTX_BEGIN);
         let ctx = if func.is_some() {
@@ -2503,6 +2504,40 @@ pub fn generate(seed: u64) -> Case {
         // The descriptor fields the kind uses (abi.h: STP_PROBE_KINDS).
         let uses = PROBE_KINDS.get(kind as usize).map_or(0, |k| k.uses);
         let kp = uses & abi::STP_PROBE_USES_SYMBOL != 0;
+        let up = uses & abi::STP_PROBE_USES_UPROBE != 0;
+        // A uprobe: a USDT marker with 0 to 4 argument specs (UARG):
+        // registers, memory at a register plus a displacement, constants,
+        // of every size and sign.
+        let uprobe = up.then(|| vm_spec::program::Uprobe {
+            offset: 0x1000,
+            args: (0..rng.below(5))
+                .map(|_| {
+                    let size = rng.pick(&[1u64, 2, 4, 8]).unwrap_or(8);
+                    let signed = if rng.chance(1, 2) {
+                        u64::from(abi::STP_UARG_SIGNED)
+                    } else {
+                        0
+                    };
+                    let value = u64::from(
+                        rng.below(1 << 20) as u32 ^ if rng.chance(1, 3) { 0xffff_0000 } else { 0 },
+                    );
+                    let kind = rng
+                        .pick(&[abi::STP_UARG_CONST, abi::STP_UARG_REG, abi::STP_UARG_MEM])
+                        .unwrap_or(abi::STP_UARG_REG);
+                    let reg = if kind == abi::STP_UARG_CONST {
+                        0
+                    } else {
+                        u64::from(rng.below(u64::from(abi::STP_UARG_REGS)) as u32)
+                    };
+                    u64::from(kind)
+                        | size << abi::STP_UARG_SIZE_SHIFT
+                        | signed
+                        | reg << abi::STP_UARG_REG_SHIFT
+                        | value << abi::STP_UARG_VALUE_SHIFT
+                })
+                .collect(),
+            ..Default::default()
+        });
         prog.probes.push(Probe {
             kind: kind as u8,
             flags: 0,
@@ -2511,6 +2546,11 @@ pub fn generate(seed: u64) -> Case {
                 ProbeTarget::Symbol {
                     name: "vfs_read".into(),
                     offset: 0,
+                }
+            } else if up {
+                ProbeTarget::User {
+                    path: "/gen".into(),
+                    site: vm_spec::program::UserSite::Address(0x1000),
                 }
             } else {
                 ProbeTarget::None
@@ -2525,7 +2565,7 @@ pub fn generate(seed: u64) -> Case {
             perf: None,
             watch: None,
             netfilter: None,
-            uprobe: None,
+            uprobe,
             display: format!("gen.probe{hi}"),
         });
     }
