@@ -657,15 +657,19 @@ static int stp_tp_arm(struct stp_probe *p)
  */
 static int stp_enable_outside_self(struct kprobe *kp, bool ret)
 {
-	if (within_module((unsigned long)kp->addr, THIS_MODULE)) {
-		if (ret)
-			unregister_kretprobe(container_of(kp, struct kretprobe,
-							  kp));
-		else
-			unregister_kprobe(kp);
-		return -EPERM;
+	int err = -EPERM;
+
+	if (!within_module((unsigned long)kp->addr, THIS_MODULE)) {
+		err = enable_kprobe(kp);
+		if (!err)
+			return 0;
 	}
-	return enable_kprobe(kp);
+	/* not armed: the caller leaves p->armed false, so undo it here */
+	if (ret)
+		unregister_kretprobe(container_of(kp, struct kretprobe, kp));
+	else
+		unregister_kprobe(kp);
+	return err;
 }
 
 static int stp_arm_one(struct stp_probe *p)
