@@ -90,6 +90,9 @@ struct stp_uprobe {
 	struct uprobe *handle;	/* 6.12+: uprobe_register's; else NULL */
 	u64 offset;		/* file offset (ev_config) */
 	pid_t pid;		/* ev_pid: the one process, or 0 */
+	/* STP_PROBE_F_UEXE: the program (held like path), its inode */
+	struct path exe;
+	struct inode *exe_inode;	/* NULL: any program */
 };
 
 struct stp_probe {

@@ -16,7 +16,8 @@
  * the VM needs, with the task's user registers (ARG, RETVAL, REGISTER,
  * UADDR read them). A descriptor with ev_pid > 0 runs only in that
  * process (the -x / -c target); the uprobe stays in the other processes
- * that map the file, which pass through it.
+ * that map the file, which pass through it. So does one with
+ * STP_PROBE_F_UEXE (a .library probe) in processes of another program.
  *
  * Contexts: stp_uprobe_arm and stp_uprobe_disarm_* run in process context
  * under the session lock (path lookup and uprobe registration sleep).
@@ -29,6 +30,7 @@
 #include <linux/kernel.h>
 #include <linux/fs.h>
 #include <linux/namei.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/uprobes.h>
@@ -36,12 +38,57 @@
 #include "session.h"
 #include "compat.h"
 
-/* Runs p's handler unless p is for another process. */
+/*
+ * Whether current runs the program p is for (STP_PROBE_F_UEXE): its mm's
+ * executable file is that inode. Under RCU, without a reference: only
+ * the pointers are compared.
+ */
+static bool stp_uprobe_in_exe(const struct stp_probe *p)
+{
+	struct mm_struct *mm = current->mm;
+	struct file *f;
+	bool in;
+
+	if (!mm)
+		return false;
+	rcu_read_lock();
+	f = rcu_dereference(mm->exe_file);
+	in = f && file_inode(f) == p->upr.exe_inode;
+	rcu_read_unlock();
+	return in;
+}
+
+/* Runs p's handler unless p is for another process or program. */
 static void stp_uprobe_hit(struct stp_probe *p, struct pt_regs *regs)
 {
 	if (p->upr.pid && task_tgid_nr(current) != p->upr.pid)
 		return;
+	if (p->upr.exe_inode && !stp_uprobe_in_exe(p))
+		return;
 	stp_probe_run_regs(p, regs);
+}
+
+/* The path of string str of p's image, looked up and held in *path. */
+static int stp_uprobe_lookup(const struct stp_prog *prog, u32 str,
+			     struct path *path)
+{
+	const struct stp_str_desc *sd = &prog->strs[str];
+	char *name;
+	int err;
+
+	name = kmemdup_nul((const char *)prog->strdata + sd->off, sd->len,
+			   GFP_KERNEL);
+	if (!name)
+		return -ENOMEM;
+	err = kern_path(name, LOOKUP_FOLLOW, path);
+	kfree(name);
+	if (err)
+		return err;
+	if (!d_is_reg(path->dentry)) {
+		path_put(path);
+		return -ENOEXEC;
+	}
+	return 0;
 }
 
 static int stp_uprobe_fn(struct uprobe_consumer *uc, struct pt_regs *regs
@@ -58,6 +105,16 @@ static int stp_uretprobe_fn(struct uprobe_consumer *uc, unsigned long func,
 	return 0;
 }
 
+/* Drops the paths p's uprobe holds (the file, the program if any). */
+static void stp_uprobe_put_paths(struct stp_probe *p)
+{
+	path_put(&p->upr.path);
+	if (p->upr.exe_inode) {
+		path_put(&p->upr.exe);
+		p->upr.exe_inode = NULL;
+	}
+}
+
 /*
  * Registers p's uprobe: the file the verified descriptor names (the
  * verifier: an absolute path), its offset and semaphore, the process.
@@ -67,22 +124,20 @@ int stp_uprobe_arm(struct stp_probe *p)
 {
 	const struct stp_prog *prog = &p->sess->prog;
 	const struct stp_probe_desc *pd = &prog->probes[p->index];
-	const struct stp_str_desc *sd = &prog->strs[pd->symbol];
 	struct inode *inode;
-	char *name;
 	int err;
 
-	name = kmemdup_nul((const char *)prog->strdata + sd->off, sd->len,
-			   GFP_KERNEL);
-	if (!name)
-		return -ENOMEM;
-	err = kern_path(name, LOOKUP_FOLLOW, &p->upr.path);
-	kfree(name);
+	p->upr.exe_inode = NULL;
+	err = stp_uprobe_lookup(prog, pd->symbol, &p->upr.path);
 	if (err)
 		return err;
-	if (!d_is_reg(p->upr.path.dentry)) {
-		path_put(&p->upr.path);
-		return -ENOEXEC;
+	if (pd->flags & STP_PROBE_F_UEXE) {
+		err = stp_uprobe_lookup(prog, pd->ev_type, &p->upr.exe);
+		if (err) {
+			path_put(&p->upr.path);
+			return err;
+		}
+		p->upr.exe_inode = d_real_inode(p->upr.exe.dentry);
 	}
 	inode = d_real_inode(p->upr.path.dentry);
 	memset(&p->upr.uc, 0, sizeof(p->upr.uc));
@@ -95,7 +150,7 @@ int stp_uprobe_arm(struct stp_probe *p)
 	err = stp_uprobe_register(inode, pd->ev_config, pd->offset,
 				  &p->upr.uc, &p->upr.handle);
 	if (err) {
-		path_put(&p->upr.path);
+		stp_uprobe_put_paths(p);
 		return err;
 	}
 	return 0;
@@ -121,7 +176,7 @@ void stp_uprobe_disarm_sync(struct stp_session *s)
 		struct stp_probe *p = &s->probes[i];
 
 		if (p->upr_held) {
-			path_put(&p->upr.path);
+			stp_uprobe_put_paths(p);
 			p->upr_held = false;
 		}
 	}

@@ -14,11 +14,19 @@ fn user_points_stay_symbolic() {
          probe process(\"/bin/ls\").function(\"x*\").return { print(returnval()) }\n\
          probe process(\"/bin/ls\").statement(0x1234).absolute { }\n\
          probe process(\"python3\").provider(\"python\").mark(\"function__entry\") { }\n\
-         probe process.mark(\"tick\") { }\n",
+         probe process.mark(\"tick\") { }\n\
+         probe process(\"ls\").library(\"libc.so*\").function(\"malloc\").return { }\n\
+         probe process(\"ls\").library(\"libc.so.6\").provider(\"libc\").mark(\"memory_*\") { }\n",
     )
     .program;
     let user = |path: &str, site: UserSite| ProbeTarget::User {
         path: path.into(),
+        library: None,
+        site,
+    };
+    let lib = |l: &str, site: UserSite| ProbeTarget::User {
+        path: "ls".into(),
+        library: Some(l.into()),
         site,
     };
     let got: Vec<(&ProbeTarget, u32)> = p
@@ -61,6 +69,20 @@ fn user_points_stay_symbolic() {
                 ),
                 abi::STP_PROBE_UPROBE
             ),
+            (
+                &lib("libc.so*", UserSite::Function("malloc".into())),
+                abi::STP_PROBE_URETPROBE
+            ),
+            (
+                &lib(
+                    "libc.so.6",
+                    UserSite::Mark {
+                        provider: Some("libc".into()),
+                        name: "memory_*".into()
+                    }
+                ),
+                abi::STP_PROBE_UPROBE
+            ),
         ]
     );
     assert_eq!(
@@ -99,6 +121,18 @@ fn what_needs_dwarf_or_is_malformed_is_refused() {
         (
             "probe process(\"ls\").function(\"main@ls.c:3\") { }",
             "user-space function probes with a source file or line",
+        ),
+        (
+            "probe process(\"ls\").library(\"\").function(\"f\") { }",
+            "probe point mismatch",
+        ),
+        (
+            "probe process(\"ls\").library(\"libc.so.6\") { }",
+            "probe point mismatch",
+        ),
+        (
+            "probe process(\"ls\").library(\"libc.so.6\").mark(\"m\").return { }",
+            "probe point mismatch",
         ),
     ] {
         let e = common::fail(src);

@@ -1046,24 +1046,53 @@ static bool file_char_ok(u8 c)
 }
 
 /*
- * A uprobe's descriptor (abi.h: user-space probes): an absolute path of
- * at most STP_MAX_UPROBE_PATH bytes without NUL as its symbol, ev_config
- * and offset any (the kernel checks them against the file), ev_pid a
- * process or 0, every other field 0 and no flag but OPTIONAL. One pass
- * over the path, bounded by its length.
+ * String str of the image as a uprobe's path (abi.h: user-space probes):
+ * absolute, at most STP_MAX_UPROBE_PATH bytes, without NUL. One pass over
+ * the path, bounded by its length.
+ */
+static int check_uprobe_path(const struct stp_prog *p, u32 i, u32 str,
+			     struct stp_verify_result *res)
+{
+	const struct stp_str_desc *s;
+	const u8 *c;
+	u32 j;
+
+	if (str >= p->nstrs)
+		return FAIL(res, BAD_PROBE, i,
+			    "probe %u names string %u of %u as a path",
+			    VI(i), VI(str), VI(p->nstrs));
+	s = &p->strs[str];
+	c = p->strdata + s->off;
+	if (!s->len || s->len > STP_MAX_UPROBE_PATH || c[0] != '/')
+		return FAIL(res, BAD_PROBE, i,
+			    "probe %u: uprobe path of %u bytes, must be absolute and 1 to %u",
+			    VI(i), VI(s->len), VI(STP_MAX_UPROBE_PATH));
+	for (j = 0; j < s->len; j++)
+		if (!c[j])
+			return FAIL(res, BAD_PROBE, i,
+				    "probe %u: uprobe path has a NUL at %u",
+				    VI(i), VI(j));
+	return 0;
+}
+
+/*
+ * A uprobe's descriptor (abi.h: user-space probes): a path as its symbol
+ * (and as ev_type with STP_PROBE_F_UEXE), ev_config and offset any (the
+ * kernel checks them against the file), ev_pid a process or 0, every
+ * other field 0 and no flag but OPTIONAL and UEXE.
  */
 static int check_uprobe(const struct stp_prog *p, u32 i,
 			struct stp_verify_result *res)
 {
 	const struct stp_probe_desc *d = &p->probes[i];
-	const struct stp_str_desc *s;
-	const u8 *c;
 	u32 j;
+	int err;
 
-	if (d->ev_type || d->ev_len || d->randomize ||
-	    (d->flags & ~STP_PROBE_F_OPTIONAL))
+	if ((d->ev_type && !(d->flags & STP_PROBE_F_UEXE)) || d->ev_len ||
+	    d->randomize ||
+	    (d->flags & ~(STP_PROBE_F_OPTIONAL | STP_PROBE_F_UEXE)))
 		return FAIL(res, BAD_PROBE, i,
-			    "probe %u: a uprobe uses only its path, offsets, process and arguments",
+			    "probe %u: a uprobe uses only its path, offsets, process, program and arguments",
 			    VI(i));
 	/* USDT arguments: maxactive specs from uargs, each well formed */
 	if (d->maxactive > STP_MAX_UARGS ||
@@ -1091,22 +1120,10 @@ static int check_uprobe(const struct stp_prog *p, u32 i,
 		return FAIL(res, BAD_PROBE, i,
 			    "probe %u: uprobe process %d is negative",
 			    VI(i), VI(d->ev_pid));
-	if (d->symbol >= p->nstrs)
-		return FAIL(res, BAD_PROBE, i,
-			    "probe %u names string %u of %u as its path",
-			    VI(i), VI(d->symbol), VI(p->nstrs));
-	s = &p->strs[d->symbol];
-	c = p->strdata + s->off;
-	if (!s->len || s->len > STP_MAX_UPROBE_PATH || c[0] != '/')
-		return FAIL(res, BAD_PROBE, i,
-			    "probe %u: uprobe path of %u bytes, must be absolute and 1 to %u",
-			    VI(i), VI(s->len), VI(STP_MAX_UPROBE_PATH));
-	for (j = 0; j < s->len; j++)
-		if (!c[j])
-			return FAIL(res, BAD_PROBE, i,
-				    "probe %u: uprobe path has a NUL at %u",
-				    VI(i), VI(j));
-	return 0;
+	err = check_uprobe_path(p, i, d->symbol, res);
+	if (!err && (d->flags & STP_PROBE_F_UEXE))
+		err = check_uprobe_path(p, i, d->ev_type, res);
+	return err;
 }
 
 static bool is_file_probe(const struct stp_probe_desc *d)
@@ -1206,6 +1223,11 @@ static int check_probes(const struct stp_prog *p,
 			return FAIL(res, BAD_PROBE, i,
 				    "probe %u has unknown flags 0x%x",
 				    VI(i), VI(d->flags));
+		if ((d->flags & STP_PROBE_F_UEXE) &&
+		    !(uses & STP_PROBE_USES_UPROBE))
+			return FAIL(res, BAD_PROBE, i,
+				    "probe %u: the program flag is only for uprobes",
+				    VI(i));
 		if ((d->flags & STP_PROBE_F_PROFILE) &&
 		    !(uses & STP_PROBE_USES_PERIOD))
 			return FAIL(res, BAD_PROBE, i,

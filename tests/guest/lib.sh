@@ -73,16 +73,48 @@ build_cli() {
 	[[ -x $STAPVM_BIN ]] || die "$STAPVM_BIN not built"
 }
 
-# build_helpers OUTDIR: static helpers from tests/guest/helpers/*.c.
+# build_helpers OUTDIR: the helpers of tests/guest/helpers/*.c, static,
+# except those whose source has the line `// guest-build: dynamic`: they
+# link against the system's shared glibc (the guest gets the libraries
+# the CLI needs, glibc among them; copy_with_libs), for probes in
+# libc.so.6 itself.
 build_helpers() {
-	local out=$1 c
+	local out=$1 c link
 	mkdir -p "$out"
 	for c in "$GUEST_DIR"/helpers/*.c; do
-		gcc -static -O2 -Wall -Wextra -Werror \
+		link=(-static)
+		grep -qx '// guest-build: dynamic' "$c" && link=()
+		gcc "${link[@]}" -O2 -Wall -Wextra -Werror \
 			-I"$STAPVM_ROOT/vm-spec/include" \
 			-o "$out/$(basename "$c" .c)" "$c" >&2 ||
 			die "helper $c failed to build"
 	done
+}
+
+# copy_python ROOT: the system's python3 as Debian ships it (not
+# stripped: its USDT notes stay), at its own path with a python3 link
+# beside it, its shared libraries, and the part of its standard library
+# that `python3 -S` needs to start (os.py, the prefix's landmark, and the
+# codecs of encodings/), for the USDT cases of a real interpreter. Without
+# a Debian python3 on the host nothing is copied and those cases fail.
+copy_python() {
+	local root=$1 py ver lib
+	# Debian's (the package python3's link), not one a user installed.
+	py=$(readlink -f /usr/bin/python3) || return 0
+	[[ -x $py && $(basename "$py") == python3.* ]] || return 0
+	ver=$(basename "$py")
+	mkdir -p "$root/usr/bin"
+	cp "$py" "$root/usr/bin/$ver"
+	ln -sf "$ver" "$root/usr/bin/python3"
+	for lib in $(ldd "$py" 2>/dev/null | grep -o '/[^ ]*' | sort -u); do
+		mkdir -p "$root/$(dirname "$lib")"
+		cp -L "$lib" "$root/$lib"
+	done
+	mkdir -p "$root/usr/lib/$ver"
+	cp /usr/lib/"$ver"/os.py "$root/usr/lib/$ver/"
+	mkdir -p "$root/usr/lib/$ver/lib-dynload" # the exec prefix's landmark
+	cp -r /usr/lib/"$ver"/encodings "$root/usr/lib/$ver/"
+	rm -rf "$root/usr/lib/$ver/encodings/__pycache__"
 }
 
 # build_testmods ROOT: the test modules of tests/guest/testmod/ (their

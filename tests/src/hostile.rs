@@ -1130,6 +1130,7 @@ pub fn uprobe_prog(path: &str) -> Program {
         0,
         ProbeTarget::User {
             path: path.into(),
+            library: None,
             site: vm_spec::program::UserSite::Address(0x1000),
         },
         0,
@@ -1172,8 +1173,51 @@ fn prog_uprobe(f: impl FnOnce(&mut Program)) -> Vec<u8> {
 fn uprobe_attacks(v: &mut Vec<Attack>) {
     let path = |p: &str| ProbeTarget::User {
         path: p.into(),
+        library: None,
         site: vm_spec::program::UserSite::Address(0x1000),
     };
+    // STP_PROBE_F_UEXE: the program's path is checked as the file's is.
+    let exe = |e: &'static str| {
+        prog_uprobe(move |p| {
+            if let Some(u) = p.probes[0].uprobe.as_mut() {
+                u.exe = e.into();
+            }
+        })
+    };
+    v.push((
+        "uprobe-exe-relative",
+        STP_VERR_BAD_PROBE,
+        "uprobe path of 8 bytes, must be absolute",
+        exe("bin/true"),
+    ));
+    // ev_type (word 5 of the descriptor) past the strings.
+    v.push((
+        "uprobe-exe-past-strings",
+        STP_VERR_BAD_PROBE,
+        "probe 0 names string 65535 of",
+        entry_patched(
+            exe("/bin/true"),
+            STP_SEC_PROBES,
+            std::mem::size_of::<stp_probe_desc>(),
+            0,
+            5,
+            0xffff,
+        ),
+    ));
+    // The flag on a kprobe (flags: byte 1 of word 0).
+    v.push((
+        "uexe-on-kprobe",
+        STP_VERR_BAD_PROBE,
+        "the program flag is only for uprobes",
+        entry_patched(
+            build(&kprobe_prog(STP_PROBE_KPROBE, "vfs_read")),
+            STP_SEC_PROBES,
+            std::mem::size_of::<stp_probe_desc>(),
+            0,
+            0,
+            STP_PROBE_KPROBE | (STP_PROBE_F_UEXE << 8),
+        ),
+    ));
     v.push((
         "uprobe-relative-path",
         STP_VERR_BAD_PROBE,

@@ -34,5 +34,6 @@ pub mod targetvars;
 pub mod tracepoints;
 pub mod tzinfo;
 pub mod ubinary;
+pub mod ulibs;
 pub mod uprobes;
 pub mod watch;

@@ -67,6 +67,14 @@ pub enum BinaryError {
         /// Why.
         why: &'static str,
     },
+    /// `.library("LIB")` names no library of the program.
+    #[error("no library '{library}' of {} (not among its dependencies, nor in the library directories)", program.display())]
+    NoLibrary {
+        /// The program.
+        program: PathBuf,
+        /// The library's name or glob.
+        library: String,
+    },
     /// An address outside every loaded segment with code.
     #[error("address {address:#x} is not in the code of {}", path.display())]
     NotCode {

@@ -65,7 +65,12 @@ pub fn place(prog: &Program) -> Result<Option<Placement>, Error> {
     // Each binary once: found, canonical, mapped.
     let mut binaries: HashMap<String, Result<(PathBuf, Binary), String>> = HashMap::new();
     for p in &prog.probes {
-        let ProbeTarget::User { path, site } = &p.target else {
+        let ProbeTarget::User {
+            path,
+            library,
+            site,
+        } = &p.target
+        else {
             out.probes.push(p.clone());
             continue;
         };
@@ -80,9 +85,12 @@ pub fn place(prog: &Program) -> Result<Option<Placement>, Error> {
                 display: p.display.clone(),
             });
         }
-        let placed = place_one(path, site, &p.display, &mut binaries);
-        let list = match placed {
-            Ok(list) => list,
+        let placed = match library {
+            None => place_one(path, site, &p.display, &mut binaries).map(|l| (l, String::new())),
+            Some(lib) => in_library(path, lib, site, &p.display, &mut binaries),
+        };
+        let (list, exe) = match placed {
+            Ok(placed) => placed,
             Err(why) if optional => {
                 warnings.push(format!(
                     "optional probe point '{}' skipped: {why}",
@@ -120,12 +128,14 @@ pub fn place(prog: &Program) -> Result<Option<Placement>, Error> {
             out.probes.push(vm_spec::program::Probe {
                 target: ProbeTarget::User {
                     path: canonical,
+                    library: None,
                     site: UserSite::Address(address),
                 },
                 uprobe: Some(Uprobe {
                     offset,
                     semaphore,
                     args,
+                    exe: exe.clone(),
                     ..p.uprobe.clone().unwrap_or_default()
                 }),
                 display,
@@ -186,6 +196,42 @@ pub fn target_executable(cmd: Option<&str>, pid: Option<i64>) -> Option<String> 
 /// marker a glob matched named as stap's pp() names it), virtual address,
 /// file offset, semaphore file offset (0: none), USDT argument specs.
 type Placed = (String, String, u64, u64, u64, Vec<u64>);
+
+/// The places of a probe in library `lib` of program `path`
+/// (`.library`), and the program's canonical path, to which they count.
+fn in_library(
+    path: &str,
+    lib: &str,
+    site: &UserSite,
+    display: &str,
+    binaries: &mut HashMap<String, Result<(PathBuf, Binary), String>>,
+) -> Result<(Vec<Placed>, String), BinaryError> {
+    let exe = find_program(path)?;
+    let libs = crate::ulibs::find_library(&exe, lib);
+    if libs.is_empty() {
+        return Err(BinaryError::NoLibrary {
+            program: exe,
+            library: lib.to_string(),
+        });
+    }
+    let mut all = Vec::new();
+    for l in &libs {
+        let placed = place_one(&l.to_string_lossy(), site, display, binaries);
+        match placed {
+            Ok(list) => all.extend(list),
+            // A glob matching several libraries: those without the
+            // function or marker are left out, as a function glob leaves
+            // out the symbols it does not match.
+            Err(_) if libs.len() > 1 => {}
+            Err(e) => return Err(e),
+        }
+    }
+    if all.is_empty() {
+        return place_one(&libs[0].to_string_lossy(), site, display, binaries)
+            .map(|l| (l, String::new()));
+    }
+    Ok((all, exe.to_string_lossy().into_owned()))
+}
 
 /// The places of one user-space probe.
 fn place_one(
@@ -260,6 +306,7 @@ mod tests {
             handler: 0,
             target: ProbeTarget::User {
                 path: path.into(),
+                library: None,
                 site,
             },
             maxactive: 0,
@@ -309,6 +356,7 @@ mod tests {
             p.target,
             ProbeTarget::User {
                 path: sh.to_string_lossy().into_owned(),
+                library: None,
                 site: UserSite::Address(f.address)
             }
         );

@@ -303,17 +303,27 @@ fn target_text(t: &ProbeTarget) -> String {
         ProbeTarget::Symbol { name, offset } => format!("{name}+{offset:#x}"),
         ProbeTarget::FirstOf(list) => format!("first of {}", list.join(", ")),
         ProbeTarget::Address(a) => format!("address {a:#x}"),
-        ProbeTarget::User { path, site } => match site {
-            crate::program::UserSite::Function(f) => format!("{path} function {f}"),
-            crate::program::UserSite::Address(a) => format!("{path} address {a:#x}"),
-            crate::program::UserSite::Mark { provider, name } => format!(
-                "{path} mark {}{name}",
-                provider
-                    .as_ref()
-                    .map(|p| format!("{p}:"))
-                    .unwrap_or_default()
-            ),
-        },
+        ProbeTarget::User {
+            path,
+            library,
+            site,
+        } => {
+            let lib = library
+                .as_ref()
+                .map(|l| format!(" library {l}"))
+                .unwrap_or_default();
+            match site {
+                crate::program::UserSite::Function(f) => format!("{path}{lib} function {f}"),
+                crate::program::UserSite::Address(a) => format!("{path}{lib} address {a:#x}"),
+                crate::program::UserSite::Mark { provider, name } => format!(
+                    "{path}{lib} mark {}{name}",
+                    provider
+                        .as_ref()
+                        .map(|p| format!("{p}:"))
+                        .unwrap_or_default()
+                ),
+            }
+        }
         ProbeTarget::Statement { spec, nearest } => {
             format!("statement {spec}{}", if *nearest { " nearest" } else { "" })
         }

@@ -186,6 +186,18 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
         }
     }
 
+    // Each uprobe's program filter (`Uprobe::exe`, STP_PROBE_F_UEXE).
+    let mut exe_ids: Vec<Option<u32>> = Vec::with_capacity(prog.probes.len());
+    for p in &prog.probes {
+        let exe = p.uprobe.as_ref().map_or("", |u| u.exe.as_str());
+        if exe.is_empty() || !p.is_uprobe() {
+            exe_ids.push(None);
+        } else {
+            exe_ids.push(Some(to_u32(strings.len(), "string table")?));
+            strings.push(Cow::from(exe.as_bytes()));
+        }
+    }
+
     // Format texts: only those SPRINTF formats in the kernel, cut at a NUL
     // (stap's C strings) and at MAXSTRINGLEN - 1 bytes (the NUL counts).
     let maxstr = maxstr_of(prog);
@@ -243,10 +255,19 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
             .ok_or(ImageError::TooLarge("code"))?;
     }
     // PROBES.
-    for ((p, (sym, off)), pp) in prog.probes.iter().zip(&probe_syms).zip(&pp_ids) {
+    for (((p, (sym, off)), pp), exe) in prog
+        .probes
+        .iter()
+        .zip(&probe_syms)
+        .zip(&pp_ids)
+        .zip(&exe_ids)
+    {
         let ps = &mut sections[abi::STP_SEC_PROBES as usize];
         // The loader's flags ('!') stay in the .stpb.
-        let flags = p.flags & !(abi::STP_PROBE_F__LOADER as u8);
+        let mut flags = p.flags & !(abi::STP_PROBE_F__LOADER as u8);
+        if exe.is_some() {
+            flags |= abi::STP_PROBE_F_UEXE as u8;
+        }
         ps.extend_from_slice(&[p.kind, flags, 0, 0]);
         push_u32(ps, p.handler);
         push_u32(ps, *sym);
@@ -282,7 +303,7 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
         let (ev_type, ev_config, ev_pid, ev_len) = match (p.perf, p.watch, p.netfilter) {
             _ if p.is_uprobe() => {
                 let u = p.uprobe.clone().unwrap_or_default();
-                (0, u.offset, u.pid, 0)
+                (exe.unwrap_or(0), u.offset, u.pid, 0)
             }
             (Some(e), _, _) => (e.event_type, e.config, e.pid, 0),
             (None, Some(w), _) => {

@@ -138,6 +138,11 @@ pub enum ProbeTarget {
         /// The binary: as written in the `.stpb` (empty: the `-c`/`-x`
         /// target's executable), canonical once resolved.
         path: String,
+        /// `.library("LIB")`: the probe is in this shared library of the
+        /// program (a name or glob found through the program's
+        /// dependencies and the usual directories, or a path), counting in
+        /// the program's processes only.
+        library: Option<String>,
         /// Where in it.
         site: UserSite,
     },
@@ -187,6 +192,11 @@ pub struct Uprobe {
     /// most `STP_MAX_UARGS`.
     #[serde(default)]
     pub args: Vec<u64>,
+    /// A probe in a library of one program (`.library`): that program's
+    /// canonical path, whose processes alone run the handler
+    /// (`STP_PROBE_F_UEXE`); empty for every process.
+    #[serde(default)]
+    pub exe: String,
 }
 
 /// The lines a statement probe names (`StatementSpec::lines`).

@@ -2550,6 +2550,7 @@ pub fn generate(seed: u64) -> Case {
             } else if up {
                 ProbeTarget::User {
                     path: "/gen".into(),
+                    library: None,
                     site: vm_spec::program::UserSite::Address(0x1000),
                 }
             } else {

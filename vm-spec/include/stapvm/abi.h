@@ -164,7 +164,8 @@ enum stp_limit {
 					 *    the NETFILTER kind and context;
 					 * 9: stp_probe_desc.pp (the PP helper);
 					 *    UPROBE and URETPROBE kinds, contexts;
-					 *    UARGS, stp_probe_desc.uargs, UARG
+					 *    UARGS, stp_probe_desc.uargs, UARG,
+					 *    STP_PROBE_F_UEXE
 					 */
 
 /*
@@ -400,7 +401,10 @@ enum stp_probe_kind {
 #define STP_PROBE_F_PROFILE	0x2u	/* timer.profile: per CPU, every tick */
 #define STP_PROBE_F_JIFFIES	0x4u	/* timer.jiffies: period_ns in jiffies */
 #define STP_PROBE_F_PERF_TASK	0x8u	/* perf .process: count in ev_pid only */
-#define STP_PROBE_F__ALL	0xfu
+#define STP_PROBE_F_UEXE	0x10u	/* uprobe: count in one executable's
+					 * processes (abi.h: user-space probes)
+					 */
+#define STP_PROBE_F__ALL	0x1fu
 /*
  * '!' (sufficient): flags of the .stpb only, never of an image (image.rs
  * clears STP_PROBE_F__LOADER; the verifier refuses them as unknown). The
@@ -502,9 +506,13 @@ struct stp_probe_desc {
  * file offset of a USDT marker's semaphore (the kernel's reference
  * counter, raised in every process mapping the file while the probe is
  * armed) or 0, ev_pid the only process whose hits run the handler (the
- * -x / -c target) or 0 for every process. The verifier refuses a symbol
- * that is not an absolute path (a '/' first, no NUL, at most
- * STP_MAX_UPROBE_PATH bytes) and every other field set. A file that
+ * -x / -c target) or 0 for every process. With STP_PROBE_F_UEXE (a
+ * probe in a library of one program: process("EXE").library("LIB")),
+ * ev_type is the string of that program's absolute path, and only hits
+ * in processes whose executable is that file run the handler. The
+ * verifier refuses a symbol (or an ev_type string) that is not an
+ * absolute path (a '/' first, no NUL, at most STP_MAX_UPROBE_PATH bytes)
+ * and every other field set. A file that
  * does not exist, is not a regular file or is shorter than the offset
  * fails at START (ENOENT, ENOEXEC, EINVAL from the kernel's uprobes).
  * The handler's context is STP_CTX_UPROBE (ARG reads the user

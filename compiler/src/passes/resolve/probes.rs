@@ -474,13 +474,17 @@ impl Resolver<'_> {
             | ["process", "statement", "absolute"]
             | ["process", "mark", ..]
             | ["process", "provider", "mark", ..]
+            | ["process", "library"]
+            | ["process", "library", "function", ..]
+            | ["process", "library", "statement", "absolute"]
+            | ["process", "library", "mark", ..]
+            | ["process", "library", "provider", "mark", ..]
                 if lit_str(first).is_some() || first.arg.is_none() =>
             {
                 self.user_point(p, c)
             }
             ["process", ..] => {
                 let what = match names.as_slice() {
-                    [_, "library", ..] => "probes in a process's libraries (.library)",
                     [_, "begin" | "end" | "thread", ..] => {
                         "process lifetime probes (process.begin/.end)"
                     }
@@ -652,16 +656,30 @@ impl Resolver<'_> {
             ));
             return None;
         }
-        let site = match c[1].name.as_str() {
+        // `.library("LIB")`: the site is the component after it.
+        let (library, k) = if c[1].name == "library" {
+            let Some(l) = lit_str(&c[1]).filter(|l| !l.is_empty() && !l.contains('\0')) else {
+                self.mismatch(c, &c[1]);
+                return None;
+            };
+            (Some(l.to_string()), 2)
+        } else {
+            (None, 1)
+        };
+        let Some(sc) = c.get(k) else {
+            self.mismatch(c, &c[k - 1]);
+            return None;
+        };
+        let site = match sc.name.as_str() {
             "function" => {
-                let Some(f) = lit_str(&c[1]) else {
-                    self.mismatch(c, &c[1]);
+                let Some(f) = lit_str(sc) else {
+                    self.mismatch(c, sc);
                     return None;
                 };
                 if f.contains('@') || f.contains(':') {
                     self.unsupported(
                         "user-space function probes with a source file or line (they need the binary's DWARF)",
-                        c[1].span,
+                        sc.span,
                     );
                     return None;
                 }
@@ -672,21 +690,25 @@ impl Resolver<'_> {
                 {
                     self.err(Diagnostic::semantic(
                         format!("invalid function name \"{f}\""),
-                        c[1].span,
+                        sc.span,
                     ));
                     return None;
                 }
                 UserSite::Function(f.to_string())
             }
             "mark" | "provider" => {
-                let (provider, mc) = if c[1].name == "provider" {
-                    let Some(p) = lit_str(&c[1]) else {
-                        self.mismatch(c, &c[1]);
+                let (provider, mc) = if sc.name == "provider" {
+                    let Some(p) = lit_str(sc) else {
+                        self.mismatch(c, sc);
                         return None;
                     };
-                    (Some(p.to_string()), &c[2])
+                    let Some(mc) = c.get(k + 1).filter(|m| m.name == "mark") else {
+                        self.mismatch(c, c.get(k + 1).unwrap_or(sc));
+                        return None;
+                    };
+                    (Some(p.to_string()), mc)
                 } else {
-                    (None, &c[1])
+                    (None, sc)
                 };
                 let Some(name) = lit_str(mc) else {
                     self.mismatch(c, mc);
@@ -704,7 +726,7 @@ impl Resolver<'_> {
                     ));
                     return None;
                 }
-                let used = if provider.is_some() { 3 } else { 2 };
+                let used = k + if provider.is_some() { 2 } else { 1 };
                 if let Some(extra) = c.get(used) {
                     self.mismatch(c, extra);
                     return None;
@@ -714,8 +736,12 @@ impl Resolver<'_> {
                     name: name.to_string(),
                 }
             }
-            _ => match &c[1].arg {
-                Some(Literal::Num(a, _)) if c[2].arg.is_none() && c.len() == 3 => {
+            "statement" => match &sc.arg {
+                Some(Literal::Num(a, _))
+                    if c.len() == k + 2
+                        && c[k + 1].name == "absolute"
+                        && c[k + 1].arg.is_none() =>
+                {
                     // An address reads as one: in hex, as stap's pp().
                     let (dec, hex) = (format!("({a})"), format!("({:#x})", *a as u64));
                     p.display = p.display.replacen(&dec, &hex, 1);
@@ -723,16 +749,20 @@ impl Resolver<'_> {
                     UserSite::Address(*a as u64)
                 }
                 _ => {
-                    self.mismatch(c, &c[1]);
+                    self.mismatch(c, sc);
                     return None;
                 }
             },
+            _ => {
+                self.mismatch(c, sc);
+                return None;
+            }
         };
         let mut ret = false;
         if matches!(site, UserSite::Function(_)) {
-            for (k, comp) in c[2..].iter().enumerate() {
+            for (i, comp) in c[k + 1..].iter().enumerate() {
                 match comp.name.as_str() {
-                    "call" if k == 0 && comp.arg.is_none() => {}
+                    "call" if i == 0 && comp.arg.is_none() => {}
                     "return" if !ret && comp.arg.is_none() => ret = true,
                     _ => {
                         self.mismatch(c, comp);
@@ -746,7 +776,11 @@ impl Resolver<'_> {
         } else {
             abi::STP_PROBE_UPROBE
         });
-        p.target = ProbeTarget::User { path, site };
+        p.target = ProbeTarget::User {
+            path,
+            library,
+            site,
+        };
         Some(p)
     }
 
