@@ -34,6 +34,14 @@
  *   handler and ret_handler kept their prototypes through 6.12;
  *   STP_UPROBE_DATA_ARG is the extra argument of later kernels (empty
  *   here).
+ * - Process events (procevents.c) hook functions, not an API:
+ *   schedule_tail(prev) is what every new task runs first (from 2.6 on);
+ *   sched_process_exec's prototype (task, old_pid, bprm) dates from 3.4;
+ *   do_exit() calls acct_collect(exitcode, group_dead) (BSD process
+ *   accounting) and taskstats_exit(task, group_dead) before exit_mm()
+ *   on every kernel of the range, so STP_EXIT_HOOKS tries the first and
+ *   then the second (a kernel without BSD accounting has no
+ *   acct_collect symbol); both take group_dead second.
  */
 #ifndef STAPVM_COMPAT_H
 #define STAPVM_COMPAT_H
@@ -68,6 +76,9 @@ static inline void stp_hrtimer_setup(struct hrtimer *t,
 #if LINUX_VERSION_CODE < KERNEL_VERSION(5, 17, 0)
 #define pde_data(inode) PDE_DATA(inode)
 #endif
+
+/* do_exit()'s calls with group_dead second, in the order tried. */
+#define STP_EXIT_HOOKS "acct_collect", "taskstats_exit"
 
 /* Extra parameters of a uprobe consumer's handlers (none through 6.12). */
 #define STP_UPROBE_DATA_ARG

@@ -634,18 +634,25 @@ static void stp_tp_probe(void *data, u64 a0, u64 a1, u64 a2, u64 a3,
 		stp_hit(p->sess, p, &regs);
 }
 
+/* The built-in tracepoint name (module ones are not looked up), or NULL. */
+struct tracepoint *stp_tracepoint_find(const char *name)
+{
+	struct stp_tp_find f = { .name = name };
+
+	for_each_kernel_tracepoint(stp_tp_match, &f);
+	return f.tp;
+}
+
 static int stp_tp_arm(struct stp_probe *p)
 {
-	struct stp_tp_find f = { .name = p->symbol };
+	struct tracepoint *tp = stp_tracepoint_find(p->symbol);
 	int err;
 
-	/* Built-in tracepoints (module ones are not looked up). */
-	for_each_kernel_tracepoint(stp_tp_match, &f);
-	if (!f.tp)
+	if (!tp)
 		return -ENOENT;
-	err = tracepoint_probe_register(f.tp, stp_tp_probe, p);
+	err = tracepoint_probe_register(tp, stp_tp_probe, p);
 	if (!err)
-		p->tp = f.tp;
+		p->tp = tp;
 	return err;
 }
 
@@ -707,6 +714,8 @@ static int stp_arm_one(struct stp_probe *p)
 		err = stp_uprobe_arm(p);
 		p->upr_held = !err;
 		return err;
+	case STP_PROBE_PROCESS:
+		return stp_procev_arm(p);
 	case STP_PROBE_TIMER:
 		if (p->profile)
 			return stp_perf_arm(p);
@@ -752,6 +761,8 @@ void stp_probes_disarm(struct stp_session *s)
 			 p->kind == STP_PROBE_URETPROBE) {
 			stp_uprobe_disarm(p);
 			nup++;
+		} else if (p->kind == STP_PROBE_PROCESS) {
+			ntp += stp_procev_disarm(p);
 		} else if (p->kind == STP_PROBE_TIMER)
 			hrtimer_cancel(&p->timer);
 		else if (p->kind == STP_PROBE_TRACEPOINT) {
@@ -769,8 +780,14 @@ void stp_probes_disarm(struct stp_session *s)
 	/* No uprobe handler of ours runs past this; the paths go. */
 	if (nup)
 		stp_uprobe_disarm_sync(s);
-	for (i = 0; i < s->prog.nprobes; i++)
-		s->probes[i].armed = false;
+	for (i = 0; i < s->prog.nprobes; i++) {
+		struct stp_probe *p = &s->probes[i];
+
+		/* after the syncs above: no handler reads its program */
+		if (p->armed && p->kind == STP_PROBE_PROCESS)
+			stp_procev_release(p);
+		p->armed = false;
+	}
 	s->narmed = 0;
 }
 
@@ -801,7 +818,8 @@ int stp_probes_start(struct stp_session *s, u32 *failed_probe)
 		    p->kind != STP_PROBE_WATCH &&
 		    p->kind != STP_PROBE_NETFILTER &&
 		    p->kind != STP_PROBE_UPROBE &&
-		    p->kind != STP_PROBE_URETPROBE)
+		    p->kind != STP_PROBE_URETPROBE &&
+		    p->kind != STP_PROBE_PROCESS)
 			continue;
 		err = stp_arm_one(p);
 		if (err) {
@@ -814,6 +832,7 @@ int stp_probes_start(struct stp_session *s, u32 *failed_probe)
 				  p->kind == STP_PROBE_NETFILTER ? "netfilter" :
 				  p->kind == STP_PROBE_UPROBE ||
 				  p->kind == STP_PROBE_URETPROBE ? "uprobe" :
+				  p->kind == STP_PROBE_PROCESS ? "process" :
 				  "timer",
 				  err);
 			stp_probes_disarm(s);
@@ -851,6 +870,8 @@ static u64 stp_probe_missed(struct stp_probe *p)
 		return READ_ONCE(p->kp.nmissed);
 	if (p->kind == STP_PROBE_KRETPROBE)
 		return READ_ONCE(p->rp.nmissed) + READ_ONCE(p->rp.kp.nmissed);
+	if (p->kind == STP_PROBE_PROCESS)
+		return stp_procev_missed(p);
 	return 0;
 }
 

@@ -95,6 +95,20 @@ struct stp_uprobe {
 	struct inode *exe_inode;	/* NULL: any program */
 };
 
+/*
+ * A process event probe (procevents.c): the kernel hooks it uses, the
+ * program it counts in.
+ */
+struct stp_procev {
+	struct kretprobe rp;	/* BEGIN, THREAD_BEGIN: schedule_tail's return */
+	struct kprobe kp;	/* END, THREAD_END: do_exit's group_dead call */
+	struct tracepoint *exec_tp;	/* BEGIN: sched_process_exec, if armed */
+	struct path exe;	/* STP_PROBE_F_UEXE: held from arm to release */
+	struct inode *exe_inode;	/* NULL: any program */
+	pid_t pid;		/* ev_pid: the one process, or 0 */
+	u8 event;		/* STP_PROC_* */
+};
+
 struct stp_probe {
 	union {
 		struct kprobe kp;	/* STP_PROBE_KPROBE */
@@ -104,6 +118,7 @@ struct stp_probe {
 		struct perf_event * __percpu *wide_bp;	/* STP_PROBE_WATCH */
 		struct nf_hook_ops nfo;	/* STP_PROBE_NETFILTER */
 		struct stp_uprobe upr;	/* STP_PROBE_UPROBE, _URETPROBE */
+		struct stp_procev pev;	/* STP_PROBE_PROCESS */
 	};
 	struct stp_session *sess;
 	u32 index;		/* into the image's PROBES */
@@ -201,6 +216,14 @@ void stp_nf_disarm(struct stp_probe *p);
 
 /* uprobes.c */
 int stp_uprobe_arm(struct stp_probe *p);
+bool stp_current_runs(struct inode *exe);
+int stp_uprobe_lookup(const struct stp_prog *prog, u32 str,
+		      struct path *path);
+struct tracepoint *stp_tracepoint_find(const char *name);
+int stp_procev_arm(struct stp_probe *p);
+u32 stp_procev_disarm(struct stp_probe *p);
+void stp_procev_release(struct stp_probe *p);
+u64 stp_procev_missed(struct stp_probe *p);
 void stp_uprobe_disarm(struct stp_probe *p);
 void stp_uprobe_disarm_sync(struct stp_session *s);
 

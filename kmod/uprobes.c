@@ -39,11 +39,12 @@
 #include "compat.h"
 
 /*
- * Whether current runs the program p is for (STP_PROBE_F_UEXE): its mm's
- * executable file is that inode. Under RCU, without a reference: only
- * the pointers are compared.
+ * Whether current runs the program whose inode is exe (STP_PROBE_F_UEXE):
+ * its mm's executable file is that inode. Under RCU, without a
+ * reference: only the pointers are compared. Any context with a current
+ * task (procevents.c too).
  */
-static bool stp_uprobe_in_exe(const struct stp_probe *p)
+bool stp_current_runs(struct inode *exe)
 {
 	struct mm_struct *mm = current->mm;
 	struct file *f;
@@ -53,7 +54,7 @@ static bool stp_uprobe_in_exe(const struct stp_probe *p)
 		return false;
 	rcu_read_lock();
 	f = rcu_dereference(mm->exe_file);
-	in = f && file_inode(f) == p->upr.exe_inode;
+	in = f && file_inode(f) == exe;
 	rcu_read_unlock();
 	return in;
 }
@@ -63,13 +64,16 @@ static void stp_uprobe_hit(struct stp_probe *p, struct pt_regs *regs)
 {
 	if (p->upr.pid && task_tgid_nr(current) != p->upr.pid)
 		return;
-	if (p->upr.exe_inode && !stp_uprobe_in_exe(p))
+	if (p->upr.exe_inode && !stp_current_runs(p->upr.exe_inode))
 		return;
 	stp_probe_run_regs(p, regs);
 }
 
-/* The path of string str of p's image, looked up and held in *path. */
-static int stp_uprobe_lookup(const struct stp_prog *prog, u32 str,
+/*
+ * The regular file whose path is string str of prog (verified absolute),
+ * looked up and held in *path. Process context (START).
+ */
+int stp_uprobe_lookup(const struct stp_prog *prog, u32 str,
 			     struct path *path)
 {
 	const struct stp_str_desc *sd = &prog->strs[str];

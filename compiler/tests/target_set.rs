@@ -26,7 +26,8 @@ fn handler(p: &Program, kind: u32, sym: &str) -> u32 {
                     | ProbeTarget::File { .. }
                     | ProbeTarget::Address(_)
                     | ProbeTarget::Statement { .. }
-                    | ProbeTarget::User { .. } => false,
+                    | ProbeTarget::User { .. }
+                    | ProbeTarget::Process { .. } => false,
                 }
         })
         .unwrap_or_else(|| panic!("no probe of kind {kind} on {sym}: {:#?}", p.probes))

@@ -96,6 +96,48 @@ fn user_points_stay_symbolic() {
 }
 
 #[test]
+fn process_events_name_their_process_or_program() {
+    let p = common::build(
+        "probe process.begin { } probe process(\"ls\").end { }\n\
+         probe process(42).thread.begin { } probe process.thread.end { }\n",
+    )
+    .program;
+    let got: Vec<(&ProbeTarget, u32)> = p
+        .probes
+        .iter()
+        .map(|q| (&q.target, u32::from(q.kind)))
+        .collect();
+    let ev = |path: &str, pid: i32, event: u32| ProbeTarget::Process {
+        path: path.into(),
+        pid,
+        event,
+    };
+    let k = abi::STP_PROBE_PROCESS;
+    assert_eq!(
+        got,
+        [
+            (&ev("", 0, abi::STP_PROC_BEGIN), k),
+            (&ev("ls", 0, abi::STP_PROC_END), k),
+            (&ev("", 42, abi::STP_PROC_THREAD_BEGIN), k),
+            (&ev("", 0, abi::STP_PROC_THREAD_END), k),
+        ]
+    );
+    // Verified as timers: no arguments, no return value.
+    assert_eq!(
+        u32::from(p.handlers[p.probes[0].handler as usize].ctx),
+        abi::STP_CTX_TIMER
+    );
+    for (src, want) in [
+        ("probe process(0).begin { }", "invalid process"),
+        ("probe process(\"\").end { }", "invalid process"),
+        ("probe process.begin { print($return) }", "$return"),
+    ] {
+        let e = common::fail(src);
+        assert!(e.contains(want), "{src}: {e}");
+    }
+}
+
+#[test]
 fn what_needs_dwarf_or_is_malformed_is_refused() {
     for (src, want) in [
         (

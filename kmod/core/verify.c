@@ -1126,6 +1126,36 @@ static int check_uprobe(const struct stp_prog *p, u32 i,
 	return err;
 }
 
+/*
+ * A process event's descriptor (abi.h: process events): an event below
+ * STP_PROC__COUNT, a process or 0, with STP_PROBE_F_UEXE a program's
+ * path as ev_type; every other field 0, no flag but OPTIONAL and UEXE.
+ */
+static int check_process(const struct stp_prog *p, u32 i,
+			 struct stp_verify_result *res)
+{
+	const struct stp_probe_desc *d = &p->probes[i];
+
+	if (d->symbol || d->offset || d->maxactive || d->ev_len ||
+	    d->randomize || d->uargs ||
+	    (d->ev_type && !(d->flags & STP_PROBE_F_UEXE)) ||
+	    (d->flags & ~(STP_PROBE_F_OPTIONAL | STP_PROBE_F_UEXE)))
+		return FAIL(res, BAD_PROBE, i,
+			    "probe %u: a process event uses only its event, process and program",
+			    VI(i));
+	if (d->ev_config >= STP_PROC__COUNT)
+		return FAIL(res, BAD_PROBE, i,
+			    "probe %u: process event %u is not one of the %u",
+			    VI(i), VI(d->ev_config), VI(STP_PROC__COUNT));
+	if (d->ev_pid < 0)
+		return FAIL(res, BAD_PROBE, i,
+			    "probe %u: process %d is negative",
+			    VI(i), VI(d->ev_pid));
+	if (d->flags & STP_PROBE_F_UEXE)
+		return check_uprobe_path(p, i, d->ev_type, res);
+	return 0;
+}
+
 static bool is_file_probe(const struct stp_probe_desc *d)
 {
 	return d->kind < STP_PROBE__COUNT &&
@@ -1224,9 +1254,10 @@ static int check_probes(const struct stp_prog *p,
 				    "probe %u has unknown flags 0x%x",
 				    VI(i), VI(d->flags));
 		if ((d->flags & STP_PROBE_F_UEXE) &&
-		    !(uses & STP_PROBE_USES_UPROBE))
+		    !(uses & (STP_PROBE_USES_UPROBE |
+			      STP_PROBE_USES_PROCESS)))
 			return FAIL(res, BAD_PROBE, i,
-				    "probe %u: the program flag is only for uprobes",
+				    "probe %u: the program flag is only for uprobes and process events",
 				    VI(i));
 		if ((d->flags & STP_PROBE_F_PROFILE) &&
 		    !(uses & STP_PROBE_USES_PERIOD))
@@ -1265,7 +1296,8 @@ static int check_probes(const struct stp_prog *p,
 				    VI(i), VI(d->pp), VI(p->nstrs));
 		if (!(uses & (STP_PROBE_USES_PERF | STP_PROBE_USES_WATCH |
 			      STP_PROBE_USES_NETFILTER |
-			      STP_PROBE_USES_UPROBE)) &&
+			      STP_PROBE_USES_UPROBE |
+			      STP_PROBE_USES_PROCESS)) &&
 		    (d->ev_type || d->ev_config || d->ev_pid || d->ev_len ||
 		     (d->flags & STP_PROBE_F_PERF_TASK)))
 			return FAIL(res, BAD_PROBE, i,
@@ -1329,6 +1361,13 @@ static int check_probes(const struct stp_prog *p,
 		}
 		if (uses & STP_PROBE_USES_UPROBE) {
 			int err = check_uprobe(p, i, res);
+
+			if (err)
+				return err;
+			continue;
+		}
+		if (uses & STP_PROBE_USES_PROCESS) {
+			int err = check_process(p, i, res);
 
 			if (err)
 				return err;

@@ -1061,6 +1061,7 @@ pub fn hostile() -> Vec<Hostile> {
     more_attacks(&mut v);
     procfs_attacks(&mut v);
     uprobe_attacks(&mut v);
+    process_attacks(&mut v);
     v.into_iter()
         .map(|(name, code, fragment, image)| Hostile {
             name: name.to_string(),
@@ -1166,6 +1167,75 @@ fn prog_uprobe(f: impl FnOnce(&mut Program)) -> Vec<u8> {
         })
         .collect();
     image::build(&p, &syms).expect("image::build")
+}
+
+/// A process.begin probe of every process with an empty handler.
+pub fn process_prog() -> Program {
+    let mut p = uprobe_prog("/bin/true");
+    p.probes[0].kind = STP_PROBE_PROCESS as u8;
+    p.probes[0].uprobe = None;
+    p.probes[0].target = ProbeTarget::Process {
+        path: String::new(),
+        pid: 0,
+        event: STP_PROC_BEGIN,
+    };
+    p.handlers[0].ctx = STP_CTX_TIMER as u8;
+    p
+}
+
+/// Process events: an unknown event, a negative process, a relative
+/// program, a symbol set.
+fn process_attacks(v: &mut Vec<Attack>) {
+    let with = |f: &dyn Fn(&mut Program)| {
+        let mut p = process_prog();
+        f(&mut p);
+        build(&p)
+    };
+    let desc = std::mem::size_of::<stp_probe_desc>();
+    // ev_config: bytes 40..48 of the descriptor, word 10.
+    v.push((
+        "process-event-unknown",
+        STP_VERR_BAD_PROBE,
+        "process event 4 is not one of the 4",
+        entry_patched(with(&|_| {}), STP_SEC_PROBES, desc, 0, 10, 4),
+    ));
+    v.push((
+        "process-negative-pid",
+        STP_VERR_BAD_PROBE,
+        "process -3 is negative",
+        with(&|p| {
+            p.probes[0].target = ProbeTarget::Process {
+                path: String::new(),
+                pid: -3,
+                event: STP_PROC_END,
+            }
+        }),
+    ));
+    // The program "/x" made relative: the path's first byte patched.
+    v.push((
+        "process-program-relative",
+        STP_VERR_BAD_PROBE,
+        "uprobe path of 2 bytes, must be absolute",
+        {
+            let mut img = with(&|p| {
+                p.probes[0].target = ProbeTarget::Process {
+                    path: "/x".into(),
+                    pid: 0,
+                    event: STP_PROC_END,
+                }
+            });
+            let at = img.windows(2).rposition(|w| w == b"/x").expect("the path");
+            img[at] = b'x';
+            img
+        },
+    ));
+    // symbol (word 2) set on a process event.
+    v.push((
+        "process-symbol-set",
+        STP_VERR_BAD_PROBE,
+        "a process event uses only its event, process and program",
+        entry_patched(with(&|_| {}), STP_SEC_PROBES, desc, 0, 2, 1),
+    ));
 }
 
 /// uprobes: a relative path, a NUL in it, a negative process, fields of

@@ -261,7 +261,8 @@ pub fn wanted_names<'a>(targets: impl IntoIterator<Item = &'a ProbeTarget>) -> H
             | ProbeTarget::File { .. }
             | ProbeTarget::Address(_)
             | ProbeTarget::Statement { .. }
-            | ProbeTarget::User { .. } => {}
+            | ProbeTarget::User { .. }
+            | ProbeTarget::Process { .. } => {}
             ProbeTarget::Symbol { name, .. } if is_pattern(name) => {}
             ProbeTarget::Symbol { name, .. } => {
                 out.insert(name.clone());
@@ -297,7 +298,8 @@ pub fn preferred_names<'a>(targets: impl IntoIterator<Item = &'a ProbeTarget>) -
             | ProbeTarget::File { .. }
             | ProbeTarget::Address(_)
             | ProbeTarget::Statement { .. }
-            | ProbeTarget::User { .. } => None,
+            | ProbeTarget::User { .. }
+            | ProbeTarget::Process { .. } => None,
             ProbeTarget::Symbol { name, .. } => Some(name.clone()),
             ProbeTarget::FirstOf(list) => list.first().cloned(),
         })
@@ -525,7 +527,10 @@ impl Kallsyms {
         match target {
             // Addresses and statements are symbols by now
             // (crate::absolute, crate::statements).
-            ProbeTarget::None | ProbeTarget::Address(_) | ProbeTarget::Statement { .. } => Ok(None),
+            ProbeTarget::None
+            | ProbeTarget::Process { .. }
+            | ProbeTarget::Address(_)
+            | ProbeTarget::Statement { .. } => Ok(None),
             // A uprobe's symbol is its binary (crate::uprobes placed it).
             ProbeTarget::User { path, .. } => Ok(Some((path.clone(), 0))),
             ProbeTarget::File { name, mode } => Ok(Some((name.clone(), *mode))),

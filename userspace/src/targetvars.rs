@@ -313,7 +313,8 @@ fn site_for<'a>(tv: &'a TargetVar, probe: &'a Probe, sym: &'a str) -> Site<'a> {
         | ProbeTarget::File { .. }
         | ProbeTarget::Address(_)
         | ProbeTarget::Statement { .. }
-        | ProbeTarget::User { .. } => match &tv.site {
+        | ProbeTarget::User { .. }
+        | ProbeTarget::Process { .. } => match &tv.site {
             TargetSite::Syscall(name) => Site::Syscall {
                 name,
                 wrapper: sym.starts_with("__x64_sys_"),

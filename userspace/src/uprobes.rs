@@ -54,7 +54,8 @@ pub type Placement = (Program, Vec<String>, Vec<(String, usize)>);
 
 /// Places the user-space probes of `prog` (see the module comment).
 pub fn place(prog: &Program) -> Result<Option<Placement>, Error> {
-    if !prog.probes.iter().any(|p| p.is_uprobe()) {
+    let has_program = |p: &vm_spec::program::Probe| matches!(&p.target, ProbeTarget::Process { path, .. } if !path.is_empty());
+    if !prog.probes.iter().any(|p| p.is_uprobe() || has_program(p)) {
         return Ok(None);
     }
     let max = vm_spec::abi::STP_MAX_PROBES as usize;
@@ -65,6 +66,33 @@ pub fn place(prog: &Program) -> Result<Option<Placement>, Error> {
     // Each binary once: found, canonical, mapped.
     let mut binaries: HashMap<String, Result<(PathBuf, Binary), String>> = HashMap::new();
     for p in &prog.probes {
+        if let ProbeTarget::Process { path, pid, event } = &p.target {
+            // process("PATH").begin and the like: the program, canonical.
+            match find_program(path) {
+                _ if path.is_empty() => out.probes.push(p.clone()),
+                Ok(c) => out.probes.push(vm_spec::program::Probe {
+                    target: ProbeTarget::Process {
+                        path: c.to_string_lossy().into_owned(),
+                        pid: *pid,
+                        event: *event,
+                    },
+                    ..p.clone()
+                }),
+                Err(why) if u32::from(p.flags) & vm_spec::abi::STP_PROBE_F_OPTIONAL != 0 => {
+                    warnings.push(format!(
+                        "optional probe point '{}' skipped: {why}",
+                        p.display
+                    ));
+                }
+                Err(why) => {
+                    return Err(Error::Unresolved {
+                        display: p.display.clone(),
+                        why: Box::new(why),
+                    })
+                }
+            }
+            continue;
+        }
         let ProbeTarget::User {
             path,
             library,

@@ -328,6 +328,20 @@ fn target_text(t: &ProbeTarget) -> String {
             format!("statement {spec}{}", if *nearest { " nearest" } else { "" })
         }
         ProbeTarget::File { name, mode } => format!("file {name} mode {mode:#o}"),
+        ProbeTarget::Process { path, pid, event } => {
+            let what = match *event {
+                abi::STP_PROC_BEGIN => "begin",
+                abi::STP_PROC_END => "end",
+                abi::STP_PROC_THREAD_BEGIN => "thread begin",
+                abi::STP_PROC_THREAD_END => "thread end",
+                _ => "?",
+            };
+            match (path.is_empty(), *pid) {
+                (true, 0) => format!("process {what}"),
+                (true, pid) => format!("process {pid} {what}"),
+                (false, _) => format!("process {path} {what}"),
+            }
+        }
     }
 }
 

@@ -73,7 +73,7 @@ pub fn stand_in_symbols(prog: &Program, names: StandIns) -> Vec<Option<(String, 
     prog.probes
         .iter()
         .map(|p| match (&p.target, names) {
-            (ProbeTarget::None, _) => None,
+            (ProbeTarget::None | ProbeTarget::Process { .. }, _) => None,
             (ProbeTarget::File { name, mode }, _) => Some((name.clone(), *mode)),
             (ProbeTarget::Symbol { offset, .. }, StandIns::Uniform) => {
                 Some((STAND_IN_SYMBOL.to_string(), *offset))
@@ -156,7 +156,7 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
         match (&p.target, symbols.get(i).and_then(|s| s.as_ref())) {
             // A watchpoint's symbol is its address (Watch::address).
             _ if p.watch.is_some() => probe_syms.push((0u32, 0u32)),
-            (ProbeTarget::None, _) => probe_syms.push((0u32, 0u32)),
+            (ProbeTarget::None | ProbeTarget::Process { .. }, _) => probe_syms.push((0u32, 0u32)),
             (_, Some((name, off))) => {
                 probe_syms.push((to_u32(strings.len(), "string table")?, *off));
                 strings.push(Cow::from(name.as_bytes()));
@@ -186,15 +186,25 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
         }
     }
 
-    // Each uprobe's program filter (`Uprobe::exe`, STP_PROBE_F_UEXE).
+    // Each uprobe's or process event's program filter (`Uprobe::exe`,
+    // the event's path; STP_PROBE_F_UEXE). A path not yet resolved (a
+    // name the loader looks up in $PATH) stands in as `/NAME`, which the
+    // verifier takes as the loader's result would be taken.
     let mut exe_ids: Vec<Option<u32>> = Vec::with_capacity(prog.probes.len());
     for p in &prog.probes {
-        let exe = p.uprobe.as_ref().map_or("", |u| u.exe.as_str());
-        if exe.is_empty() || !p.is_uprobe() {
+        let exe: Cow<str> = match &p.target {
+            ProbeTarget::Process { path, .. } if path.starts_with('/') || path.is_empty() => {
+                Cow::from(path.as_str())
+            }
+            ProbeTarget::Process { path, .. } => Cow::from(format!("/{path}")),
+            _ if p.is_uprobe() => Cow::from(p.uprobe.as_ref().map_or("", |u| u.exe.as_str())),
+            _ => Cow::from(""),
+        };
+        if exe.is_empty() {
             exe_ids.push(None);
         } else {
             exe_ids.push(Some(to_u32(strings.len(), "string table")?));
-            strings.push(Cow::from(exe.as_bytes()));
+            strings.push(Cow::from(exe.into_owned().into_bytes()));
         }
     }
 
@@ -301,6 +311,12 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
         // family, number and priority, or a uprobe's file offset and
         // process (abi.h).
         let (ev_type, ev_config, ev_pid, ev_len) = match (p.perf, p.watch, p.netfilter) {
+            _ if matches!(p.target, ProbeTarget::Process { .. }) => match p.target {
+                ProbeTarget::Process { pid, event, .. } => {
+                    (exe.unwrap_or(0), u64::from(event), pid, 0)
+                }
+                _ => (0, 0, 0, 0),
+            },
             _ if p.is_uprobe() => {
                 let u = p.uprobe.clone().unwrap_or_default();
                 (exe.unwrap_or(0), u.offset, u.pid, 0)

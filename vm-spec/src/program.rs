@@ -146,6 +146,18 @@ pub enum ProbeTarget {
         /// Where in it.
         site: UserSite,
     },
+    /// A process event (`process.begin`, `.end`, `.thread.begin`,
+    /// `.thread.end`; abi.h: process events) of every process, one process
+    /// or one program's processes.
+    Process {
+        /// The program (a name without `/` is looked up in `$PATH` on the
+        /// target), canonical once resolved; empty for any program.
+        path: String,
+        /// The only process, 0 for any.
+        pid: i32,
+        /// The event (`STP_PROC_*`).
+        event: u32,
+    },
     /// A procfs file (`procfs("name").read` / `.write`, abi.h: procfs
     /// files): its name and permission bits, which the image carries as
     /// the probe's symbol and offset (its size is `Probe::maxactive`).

@@ -165,7 +165,7 @@ enum stp_limit {
 					 * 9: stp_probe_desc.pp (the PP helper);
 					 *    UPROBE and URETPROBE kinds, contexts;
 					 *    UARGS, stp_probe_desc.uargs, UARG,
-					 *    STP_PROBE_F_UEXE
+					 *    STP_PROBE_F_UEXE, the PROCESS kind
 					 */
 
 /*
@@ -311,6 +311,9 @@ enum stp_probe_uses {
 	STP_PROBE_USES_UPROBE = 256,	/* symbol (a path), offset (the
 					 * semaphore), ev_config, ev_pid
 					 */
+	STP_PROBE_USES_PROCESS = 512,	/* ev_config (the event), ev_pid,
+					 * ev_type with STP_PROBE_F_UEXE
+					 */
 };
 
 /*
@@ -354,6 +357,9 @@ enum stp_probe_uses {
  *               path is the symbol, at file offset ev_config (below:
  *               user-space probes); the handler runs in the traced task
  *               with its user registers
+ *   PROCESS     a process or thread starts or ends (below: process
+ *               events): event ev_config, in the task itself, with its
+ *               user registers; verified as a timer's
  */
 #define STP_PROBE_KINDS(X)						\
 	X(BEGIN,      "begin",      BEGIN,     0)			\
@@ -373,7 +379,8 @@ enum stp_probe_uses {
 	X(INPUT_LINE,   "input_line",   PROCFS_WRITE, 0)		\
 	X(NETFILTER,    "netfilter",    NETFILTER, STP_PROBE_USES_NETFILTER) \
 	X(UPROBE,       "uprobe",       UPROBE,    STP_PROBE_USES_UPROBE) \
-	X(URETPROBE,    "uretprobe",    URETPROBE, STP_PROBE_USES_UPROBE)
+	X(URETPROBE,    "uretprobe",    URETPROBE, STP_PROBE_USES_UPROBE) \
+	X(PROCESS,      "process",      TIMER,     STP_PROBE_USES_PROCESS)
 
 /* Probe kind numbers: STP_PROBE_BEGIN == 0, in table order. */
 enum stp_probe_kind {
@@ -401,8 +408,8 @@ enum stp_probe_kind {
 #define STP_PROBE_F_PROFILE	0x2u	/* timer.profile: per CPU, every tick */
 #define STP_PROBE_F_JIFFIES	0x4u	/* timer.jiffies: period_ns in jiffies */
 #define STP_PROBE_F_PERF_TASK	0x8u	/* perf .process: count in ev_pid only */
-#define STP_PROBE_F_UEXE	0x10u	/* uprobe: count in one executable's
-					 * processes (abi.h: user-space probes)
+#define STP_PROBE_F_UEXE	0x10u	/* uprobe, process: count in one
+					 * program's processes (ev_type)
 					 */
 #define STP_PROBE_F__ALL	0x1fu
 /*
@@ -530,6 +537,31 @@ struct stp_probe_desc {
  * number. The helper UARG (helpers.h) reads one.
  */
 #define STP_MAX_UPROBE_PATH	4095u
+
+/*
+ * PROCESS probes (process.begin, .end, .thread.begin, .thread.end, each
+ * also as process("PATH").EVENT and process(PID).EVENT): ev_config is the
+ * event, ev_pid the only process (thread group) whose events run the
+ * handler or 0 for all, and with STP_PROBE_F_UEXE ev_type the string of
+ * the program's absolute path (checked as a uprobe's), whose processes
+ * alone count. Kernel threads never count. The handler runs in the task
+ * the event is about, in its own context, with its user registers:
+ *
+ *   STP_PROC_BEGIN         a new process's first run after fork (its
+ *                          first thread), and a process after a
+ *                          successful exec (its new program)
+ *   STP_PROC_END           a process ends: its last thread exits, before
+ *                          its memory goes
+ *   STP_PROC_THREAD_BEGIN  a new thread (not a process's first) first runs
+ *   STP_PROC_THREAD_END    a thread that is not its process's last exits
+ *
+ * Every other descriptor field is 0, and no flag but OPTIONAL and UEXE.
+ */
+#define STP_PROC_BEGIN		0u
+#define STP_PROC_END		1u
+#define STP_PROC_THREAD_BEGIN	2u
+#define STP_PROC_THREAD_END	3u
+#define STP_PROC__COUNT		4u
 #define STP_MAX_UARGS		12u	/* arguments of one marker */
 #define STP_UARG_CONST		0u
 #define STP_UARG_REG		1u

@@ -138,7 +138,8 @@ impl Gen<'_> {
                 | ProbeTarget::File { .. }
                 | ProbeTarget::Address(_)
                 | ProbeTarget::Statement { .. }
-                | ProbeTarget::User { .. } => None,
+                | ProbeTarget::User { .. }
+                | ProbeTarget::Process { .. } => None,
             });
         let Some(site) = site else {
             return self.fail("not supported yet: $return$ outside a function's return probe");

@@ -483,11 +483,39 @@ impl Resolver<'_> {
             {
                 self.user_point(p, c)
             }
+            ["process", "begin" | "end"] | ["process", "thread", "begin" | "end"] => {
+                let (path, pid) = match &first.arg {
+                    None => (String::new(), 0),
+                    Some(Literal::Num(n, _)) if (1..=i64::from(i32::MAX)).contains(n) => {
+                        (String::new(), *n as i32)
+                    }
+                    Some(Literal::Str(s, _))
+                        if !s.is_empty()
+                            && s.len() <= abi::STP_MAX_UPROBE_PATH as usize
+                            && !s.contains(&0) =>
+                    {
+                        (String::from_utf8_lossy(s).into_owned(), 0)
+                    }
+                    _ => {
+                        self.err(Diagnostic::semantic(
+                            "invalid process: a program's path or name, or a process id",
+                            first.span,
+                        ));
+                        return None;
+                    }
+                };
+                let event = match names.as_slice() {
+                    [_, "begin"] => abi::STP_PROC_BEGIN,
+                    [_, "end"] => abi::STP_PROC_END,
+                    [_, _, "begin"] => abi::STP_PROC_THREAD_BEGIN,
+                    _ => abi::STP_PROC_THREAD_END,
+                };
+                p.set_kind(abi::STP_PROBE_PROCESS);
+                p.target = ProbeTarget::Process { path, pid, event };
+                Some(p)
+            }
             ["process", ..] => {
                 let what = match names.as_slice() {
-                    [_, "begin" | "end" | "thread", ..] => {
-                        "process lifetime probes (process.begin/.end)"
-                    }
                     [_, "syscall", ..] => "process.syscall probes",
                     _ => "these user-space probes",
                 };
