@@ -73,12 +73,14 @@ build_cli() {
 	[[ -x $STAPVM_BIN ]] || die "$STAPVM_BIN not built"
 }
 
-# build_helpers OUTDIR: static helpers from tests/guest/helpers/*.c.
+# build_helpers OUTDIR: static helpers from tests/guest/helpers/*.c; a
+# helper's own compiler flags, if any, on a `// build-flags: ...` line.
 build_helpers() {
-	local out=$1 c
+	local out=$1 c flags
 	mkdir -p "$out"
 	for c in "$GUEST_DIR"/helpers/*.c; do
-		gcc -static -O2 -Wall -Wextra -Werror \
+		read -r -a flags <<<"$(sed -n 's|^// build-flags: ||p' "$c" | head -n 1)"
+		gcc -static -O2 -Wall -Wextra -Werror "${flags[@]}" \
 			-I"$STAPVM_ROOT/vm-spec/include" \
 			-o "$out/$(basename "$c" .c)" "$c" >&2 ||
 			die "helper $c failed to build"

@@ -35,4 +35,5 @@ pub mod tracepoints;
 pub mod tzinfo;
 pub mod ubinary;
 pub mod uprobes;
+pub mod ustack;
 pub mod watch;

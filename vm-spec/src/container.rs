@@ -7,7 +7,7 @@ use thiserror::Error;
 /// First four bytes of every `.stpb` file.
 pub const STPB_MAGIC: [u8; 4] = *b"STPB";
 /// Version of the container layout; bumped on any change to `Program`.
-pub const STPB_VERSION: u32 = 9;
+pub const STPB_VERSION: u32 = 10;
 
 /// Why a `.stpb` file could not be read.
 #[derive(Debug, Error)]
