@@ -34,6 +34,11 @@
  *   handler and ret_handler kept their prototypes through 6.12;
  *   STP_UPROBE_DATA_ARG is the extra argument of later kernels (empty
  *   here).
+ * - User stacks and symbols (ustack.c) need no wrapper: mmap_read_trylock()
+ *   and mmap_read_unlock() date from 5.8, copy_from_user_nofault() from
+ *   5.8, find_vma() (a maple tree walk from 6.1, under the mmap lock
+ *   either way), kern_path(), d_real_inode() and file_inode() from before
+ *   5.10, with the same prototypes through 6.12.
  */
 #ifndef STAPVM_COMPAT_H
 #define STAPVM_COMPAT_H
