@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 const LIBRARY_FILES: &[&str] = &[
     "library.stp",
     "library_ctx.stp",
+    "library_user.stp",
     "aux_syscalls1.stp",
     "aux_syscalls2.stp",
     "aux_syscalls_extra.stp",

@@ -42,6 +42,11 @@
  *   on every kernel of the range, so STP_EXIT_HOOKS tries the first and
  *   then the second (a kernel without BSD accounting has no
  *   acct_collect symbol); both take group_dead second.
+ * - User stacks and symbols (ustack.c) need no wrapper: mmap_read_trylock()
+ *   and mmap_read_unlock() date from 5.8, copy_from_user_nofault() from
+ *   5.8, find_vma() (a maple tree walk from 6.1, under the mmap lock
+ *   either way), kern_path(), d_real_inode() and file_inode() from before
+ *   5.10, with the same prototypes through 6.12.
  */
 #ifndef STAPVM_COMPAT_H
 #define STAPVM_COMPAT_H

@@ -161,7 +161,7 @@ static void stp_hit_value(struct stp_session *s, struct stp_probe *p,
 	struct stp_cpu *c = this_cpu_ptr(s->cpu);
 	struct stp_kenv env = {
 		.regs = regs, .scratch = c->scratch, .value = value,
-		.verdict = verdict,
+		.verdict = verdict, .prog = &s->prog, .ubins = s->ubin_inodes,
 	};
 	struct stp_run_ctx rc = {
 		.prog = &s->prog,

@@ -370,6 +370,8 @@ struct stp_session *stp_session_create(void *image, u32 size,
 	err = stp_maps_alloc(s);
 	if (!err)
 		err = stp_stats_alloc(s);
+	if (!err)
+		err = stp_usyms_init(s);
 	if (err)
 		goto fail;
 	err = stp_rings_alloc(s);
@@ -397,6 +399,7 @@ void stp_session_destroy(struct stp_session *s)
 	cancel_delayed_work_sync(&s->deadman);
 	irq_work_sync(&s->wake_work);
 	stp_procfs_free(s);
+	stp_usyms_free(s);
 	kfree(s->probes);
 	kfree(s->kp_batch);
 	kfree(s->rp_batch);

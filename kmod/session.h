@@ -182,6 +182,9 @@ struct stp_session {
 	struct delayed_work deadman;
 	u64 dm_since;
 	struct stp_procfs *procfs;	/* procfs.c; NULL without such probes */
+	/* ustack.c: prog.nusym_bins paths and inodes (NULL: not found) */
+	struct path *ubin_paths;
+	struct inode **ubin_inodes;
 };
 
 /* session.c */
@@ -226,6 +229,10 @@ void stp_procev_release(struct stp_probe *p);
 u64 stp_procev_missed(struct stp_probe *p);
 void stp_uprobe_disarm(struct stp_probe *p);
 void stp_uprobe_disarm_sync(struct stp_session *s);
+
+/* ustack.c */
+int stp_usyms_init(struct stp_session *s);
+void stp_usyms_free(struct stp_session *s);
 
 /* procfs.c */
 int stp_procfs_module_init(void);

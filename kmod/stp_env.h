@@ -82,6 +82,11 @@ struct stp_kenv {
 	void *scratch;		/* STP_KENV_SCRATCH bytes, or NULL */
 	struct stp_kvalue *value;	/* procfs and input probes, else NULL */
 	s64 *verdict;		/* netfilter probes (netfilter.c), else NULL */
+	/* user-space symbol tables (ustack.c): the program, and the inode of
+	 * each of its USYMBINS (NULL: not found); NULL without them
+	 */
+	const struct stp_prog *prog;
+	struct inode **ubins;
 };
 
 /* Types, error numbers, mem* functions: the kernel's own. */
@@ -589,6 +594,25 @@ static inline u32 stp_env_modname(void *env, u64 addr, char *buf, u32 max)
 		n = max;
 	memcpy(buf, name, n);
 	return n;
+}
+
+/* UBACKTRACE and USYMNAME .. UMODNAME (helpers.h), in ustack.c. */
+u32 stp_kenv_ubacktrace(struct stp_kenv *ke, char *buf, u32 max);
+u32 stp_kenv_usym(struct stp_kenv *ke, u64 addr, u32 helper, char *buf,
+		  u32 max);
+
+static inline u32 stp_env_ubacktrace(void *env, char *buf, u32 max)
+{
+	return env ? stp_kenv_ubacktrace(env, buf, max) : 0;
+}
+
+static inline u32 stp_env_usym(void *env, u64 addr, u32 helper, char *buf,
+			       u32 max)
+{
+	struct stp_kenv k = { 0 };
+
+	/* without an environment: the forms of an unknown address */
+	return stp_kenv_usym(env ? env : &k, addr, helper, buf, max);
 }
 
 /*

@@ -110,6 +110,13 @@
  *      *env, s64 v): a NETFILTER probe's verdict (helpers.h: VERDICT,
  *      VERDICT_SET; only called from NETFILTER handlers; v is
  *      STP_NF_DROP or STP_NF_ACCEPT, vm.c checks it). [any]
+ *  [ ] u32 stp_env_ubacktrace(void *env, char *buf, u32 max) and u32
+ *      stp_env_usym(void *env, u64 addr, u32 helper, char *buf, u32
+ *      max): the user stack of current and the user symbol of addr in
+ *      the format of `helper` (helpers.h: UBACKTRACE, USYMNAME ..
+ *      UMODNAME) into buf, at most max bytes; return the length. The
+ *      symbol tables are the program's (struct stp_prog usym_bins,
+ *      usyms, usymstr), which the environment reaches through env. [any]
  *  [ ] void *stp_env_zalloc(u64 size), void stp_env_free(void *p):
  *      zeroed memory for the verifier's scratch (process context only;
  *      kernel: kvzalloc(GFP_KERNEL) / kvfree). stp_env_free(NULL) is a
@@ -204,6 +211,13 @@ struct stp_prog {
 	u32 npretty;
 	const u64 *uargs;		/* UARGS: USDT argument specs */
 	u32 nuargs;
+	/* USYMBINS, USYMS, USYMSTR: user-space symbol tables (abi.h) */
+	const struct stp_usym_bin *usym_bins;
+	const struct stp_usym *usyms;
+	const u8 *usymstr;
+	u32 nusym_bins;
+	u32 nusyms;
+	u32 usymstr_size;
 	u32 limits[STP_LIM__COUNT];	/* copied from the header */
 };
 

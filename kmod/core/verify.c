@@ -380,6 +380,12 @@ static void fill_prog(const u8 *img, const struct stp_image_hdr *h,
 	p->npretty = s[STP_SEC_PRETTY].size / sizeof(struct stp_pretty_node);
 	p->uargs = (const void *)(img + s[STP_SEC_UARGS].off);
 	p->nuargs = s[STP_SEC_UARGS].size / sizeof(u64);
+	p->usym_bins = (const void *)(img + s[STP_SEC_USYMBINS].off);
+	p->nusym_bins = s[STP_SEC_USYMBINS].size / sizeof(struct stp_usym_bin);
+	p->usyms = (const void *)(img + s[STP_SEC_USYMS].off);
+	p->nusyms = s[STP_SEC_USYMS].size / sizeof(struct stp_usym);
+	p->usymstr = img + s[STP_SEC_USYMSTR].off;
+	p->usymstr_size = s[STP_SEC_USYMSTR].size;
 	p->nglobals = h->nglobals;
 	for (i = 0; i < STP_LIM__COUNT; i++)
 		p->limits[i] = h->limits[i];
@@ -406,6 +412,8 @@ static int check_counts(const struct stp_prog *p,
 		CAP(nregexes, STP_MAX_REGEXES),
 		CAP(npretty, STP_MAX_PRETTY_NODES),
 		CAP(nuargs, STP_MAX_PROBES * STP_MAX_UARGS),
+		CAP(nusym_bins, STP_MAX_USYM_BINS),
+		CAP(nusyms, STP_MAX_USYMS),
 #undef CAP
 	};
 	u32 i;
@@ -1153,6 +1161,57 @@ static int check_process(const struct stp_prog *p, u32 i,
 			    VI(i), VI(d->ev_pid));
 	if (d->flags & STP_PROBE_F_UEXE)
 		return check_uprobe_path(p, i, d->ev_type, res);
+	return 0;
+}
+
+/*
+ * The user-space symbol tables (abi.h): each binary an absolute path of
+ * STRS and a slice of USYMS sorted by strictly increasing offset, each
+ * symbol's name inside USYMSTR. Every symbol is looked at once per
+ * binary that names it: at most STP_MAX_USYM_BINS * STP_MAX_USYMS steps
+ * (counts capped by check_counts).
+ */
+static int check_usyms(const struct stp_prog *p,
+		       struct stp_verify_result *res)
+{
+	u32 i, j;
+
+	for (i = 0; i < p->nusym_bins; i++) {
+		const struct stp_usym_bin *b = &p->usym_bins[i];
+		const struct stp_str_desc *s;
+
+		if (b->reserved || b->path >= p->nstrs)
+			return FAIL(res, BAD_USYM, i,
+				    "user binary %u: path string %u of %u, reserved %u",
+				    VI(i), VI(b->path), VI(p->nstrs),
+				    VI(b->reserved));
+		s = &p->strs[b->path];
+		if (!s->len || p->strdata[s->off] != '/')
+			return FAIL(res, BAD_USYM, i,
+				    "user binary %u: path is not absolute",
+				    VI(i));
+		if ((u64)b->first + b->count > p->nusyms)
+			return FAIL(res, BAD_USYM, i,
+				    "user binary %u: symbols [%u, +%u) outside the %u of USYMS",
+				    VI(i), VI(b->first), VI(b->count),
+				    VI(p->nusyms));
+		for (j = 0; j < b->count; j++) {
+			const struct stp_usym *u = &p->usyms[b->first + j];
+
+			if (u->reserved || !u->name_len ||
+			    u->name_len > STP_MAX_USYM_NAME ||
+			    (u64)u->name + u->name_len > p->usymstr_size)
+				return FAIL(res, BAD_USYM, i,
+					    "user binary %u: symbol %u has a bad name [%u, +%u) of %u bytes",
+					    VI(i), VI(j), VI(u->name),
+					    VI(u->name_len),
+					    VI(p->usymstr_size));
+			if (j && u->offset <= u[-1].offset)
+				return FAIL(res, BAD_USYM, i,
+					    "user binary %u: symbol %u is not after symbol %u",
+					    VI(i), VI(j), VI(j - 1));
+		}
+	}
 	return 0;
 }
 
@@ -2140,6 +2199,8 @@ int stp_verify(const void *image, u32 size, struct stp_prog *prog,
 		err = check_regex_subs(&p, res);
 	if (!err)
 		err = check_pretty(&p, res);
+	if (!err)
+		err = check_usyms(&p, res);
 	if (err)
 		return err;
 

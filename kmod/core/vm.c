@@ -737,6 +737,19 @@ op_CALLS:	/* verify.c: imm < STP_HLP__COUNT, STR result, context */
 		slen[in.a] = min_u32(stp_env_modname(env, r[in.b], SREG(in.a),
 						     cap), cap);
 		break;
+	case STP_HLP_UBACKTRACE:
+		slen[in.a] = min_u32(stp_env_ubacktrace(env, SREG(in.a), cap),
+				     cap);
+		break;
+	case STP_HLP_USYMNAME:
+	case STP_HLP_USYMDATA:
+	case STP_HLP_USYMFULL:
+	case STP_HLP_USYMBRIEF:
+	case STP_HLP_USYMSIMPLE:
+	case STP_HLP_UMODNAME:
+		slen[in.a] = min_u32(stp_env_usym(env, r[in.b], (u32)in.imm,
+						  SREG(in.a), cap), cap);
+		break;
 	case STP_HLP_VALUE:	/* verify.c: procfs and input probes */
 		slen[in.a] = min_u32(stp_env_value(env, SREG(in.a), cap), cap);
 		break;

@@ -77,14 +77,16 @@ build_cli() {
 # except those whose source has the line `// guest-build: dynamic`: they
 # link against the system's shared glibc (the guest gets the libraries
 # the CLI needs, glibc among them; copy_with_libs), for probes in
-# libc.so.6 itself.
+# libc.so.6 itself. A helper's own compiler flags, if any, on a
+# `// build-flags: ...` line.
 build_helpers() {
-	local out=$1 c link
+	local out=$1 c link flags
 	mkdir -p "$out"
 	for c in "$GUEST_DIR"/helpers/*.c; do
 		link=(-static)
 		grep -qx '// guest-build: dynamic' "$c" && link=()
-		gcc "${link[@]}" -O2 -Wall -Wextra -Werror \
+		read -r -a flags <<<"$(sed -n 's|^// build-flags: ||p' "$c" | head -n 1)"
+		gcc "${link[@]}" -O2 -Wall -Wextra -Werror "${flags[@]}" \
 			-I"$STAPVM_ROOT/vm-spec/include" \
 			-o "$out/$(basename "$c" .c)" "$c" >&2 ||
 			die "helper $c failed to build"

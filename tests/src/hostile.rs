@@ -1346,6 +1346,50 @@ fn uprobe_attacks(v: &mut Vec<Attack>) {
         "USDT argument 1 has a bad spec",
         spec(3 | 8 << STP_UARG_SIZE_SHIFT),
     ));
+    // User symbol tables (abi.h): out of order, a relative path, a name
+    // outside USYMSTR, a slice outside USYMS, a reserved word set.
+    let usyms = |f: &dyn Fn(&mut UserSymbols)| {
+        prog_uprobe(|p| {
+            let mut u = UserSymbols {
+                path: "/bin/true".into(),
+                symbols: vec![(0x1000, "a".into()), (0x1010, "b".into())],
+            };
+            f(&mut u);
+            p.usyms = vec![u];
+        })
+    };
+    let bin = std::mem::size_of::<stp_usym_bin>();
+    let sym = std::mem::size_of::<stp_usym>();
+    v.push((
+        "usym-out-of-order",
+        STP_VERR_BAD_USYM,
+        "user binary 0: symbol 1 is not after symbol 0",
+        usyms(&|u| u.symbols[1].0 = 0x1000),
+    ));
+    v.push((
+        "usym-relative-path",
+        STP_VERR_BAD_USYM,
+        "user binary 0: path is not absolute",
+        usyms(&|u| u.path = "bin/true".into()),
+    ));
+    v.push((
+        "usym-name-outside",
+        STP_VERR_BAD_USYM,
+        "user binary 0: symbol 1 has a bad name [1, +9)",
+        entry_patched(usyms(&|_| {}), STP_SEC_USYMS, sym, 1, 4, 9),
+    ));
+    v.push((
+        "usym-slice-outside",
+        STP_VERR_BAD_USYM,
+        "user binary 0: symbols [0, +3) outside the 2 of USYMS",
+        entry_patched(usyms(&|_| {}), STP_SEC_USYMBINS, bin, 0, 2, 3),
+    ));
+    v.push((
+        "usym-reserved",
+        STP_VERR_BAD_USYM,
+        "user binary 0: path string",
+        entry_patched(usyms(&|_| {}), STP_SEC_USYMBINS, bin, 0, 3, 1),
+    ));
     v.push((
         "uprobe-retval-at-entry",
         STP_VERR_BAD_CONTEXT,

@@ -1,8 +1,9 @@
 //! The command line: clap derive structures for every subcommand. Option
 //! letters follow stap where stap has the option (`-e`, `-o`, `-D`, `-T`,
 //! `-v`, `-w`, `-G`, `-I`, `-u`, `-c`, `-x`, positional script arguments
-//! after the script). The stap options that change nothing here
-//! (`-d`, `--ldd`, `--all-modules`) are accepted and say why in `--help`;
+//! after the script). `-d PATH` and `--ldd` add user-space symbol tables
+//! (ustack.rs); `--all-modules` and `-d MODULE` change nothing here and
+//! say why in `--help`;
 //! `-g` and `--suppress-time-limits` are refused before parsing
 //! (`wants_guru`).
 use clap::{Args, Parser, Subcommand};
@@ -79,14 +80,15 @@ pub struct ScriptArgs {
     /// `%( systemtap_v ... %)` conditions compare against (default 5.0).
     #[arg(long = "compatible", value_name = "VERSION")]
     pub compatible: Option<String>,
-    /// Accepted for stap compatibility, no effect (stap -d: symbol tables
-    /// of a module or executable): stapvm resolves kernel and module
-    /// symbols on the target machine (/proc/kallsyms) when loading, and has
-    /// no user-space symbol tables yet.
+    /// Symbol tables of a user-space executable or library (stap -d PATH,
+    /// a path with a '/'): usymname(), print_ubacktrace() & co name its
+    /// functions. The probed binaries and the -c command's program have
+    /// theirs without it. A kernel MODULE needs nothing: stapvm resolves
+    /// kernel and module symbols on the target (/proc/kallsyms).
     #[arg(short = 'd', value_name = "MODULE|PATH")]
     pub symbols: Vec<String>,
-    /// Accepted for stap compatibility, no effect (stap --ldd: -d for the
-    /// shared libraries of -c and -d executables); see -d.
+    /// Also the symbol tables of the shared libraries the probed, -c and
+    /// -d binaries need (stap --ldd: their DT_NEEDED, found as ld.so does).
     #[arg(long = "ldd")]
     pub ldd: bool,
     /// Accepted for stap compatibility, no effect (stap --all-modules: -d

@@ -36,4 +36,5 @@ pub mod tzinfo;
 pub mod ubinary;
 pub mod ulibs;
 pub mod uprobes;
+pub mod ustack;
 pub mod watch;

@@ -201,7 +201,18 @@ pub fn compile(src: &Source, a: &ScriptArgs) -> Result<Program, Error> {
     match compiler::compile_for(&src.name, &src.text, &options(src, &a.defines), &t) {
         Ok(c) => {
             print_warnings(&c.warnings, a.no_warnings);
-            Ok(c.program)
+            let mut prog = c.program;
+            // -d PATH and --ldd: user-space symbol tables, added by the
+            // loader (ustack.rs); a -d MODULE (no '/') names kernel
+            // symbols, which come from /proc/kallsyms anyway.
+            prog.usym_paths = a
+                .symbols
+                .iter()
+                .filter(|d| d.contains('/'))
+                .cloned()
+                .collect();
+            prog.usym_ldd = a.ldd;
+            Ok(prog)
         }
         Err(f) => Err(failure(src, &f)),
     }

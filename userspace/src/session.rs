@@ -39,6 +39,9 @@ pub enum Error {
     /// A target variable does not resolve against the kernel's BTF.
     #[error(transparent)]
     TargetVar(#[from] crate::targetvars::Error),
+    /// A `-d PATH` binary cannot be read.
+    #[error(transparent)]
+    UserSymbols(#[from] crate::ustack::Error),
     /// The image could not be laid out.
     #[error("cannot build the program image: {0}")]
     Image(#[from] vm_spec::image::ImageError),
@@ -680,6 +683,11 @@ pub fn run(
         crate::target::patch(&mut resolved.program, pid);
     } else if let Some(display) = crate::target::needs_target(&resolved.program) {
         return Err(Error::NoTarget(display.to_string()));
+    }
+    // ubacktrace(), usymname() & co: the user symbol tables (-d, --ldd).
+    let exe = crate::uprobes::target_executable(opts.cmd.as_deref(), opts.target_pid);
+    for w in crate::ustack::attach(&mut resolved.program, exe.as_deref())? {
+        eprintln!("WARNING: {w}");
     }
     let prog = &resolved.program;
     let t_resolved = Instant::now();

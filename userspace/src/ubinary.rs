@@ -438,6 +438,130 @@ impl Binary {
     }
 }
 
+impl Binary {
+    /// The symbol table stap's `-d` gives the module (abi.h: user-space
+    /// symbol tables): the defined functions and data objects of
+    /// `.symtab` and `.dynsym` (or `.dynsym` alone) whose address lies in
+    /// the file bytes of a loaded segment, as (file offset, name) sorted
+    /// by offset; of several names at one offset, a global one first
+    /// (`malloc` over a local alias), else the first in table order.
+    pub fn symbol_table(&self) -> Result<Vec<(u64, String)>, BinaryError> {
+        let obj = self.object()?;
+        let segs: Vec<(u64, u64, u64)> = obj
+            .segments()
+            .map(|s| {
+                let (foff, fsize) = s.file_range();
+                (s.address(), foff, fsize)
+            })
+            .collect();
+        let mut best: std::collections::BTreeMap<u64, (bool, String)> =
+            std::collections::BTreeMap::new();
+        for s in obj.symbols().chain(obj.dynamic_symbols()) {
+            if !matches!(
+                s.kind(),
+                object::SymbolKind::Text | object::SymbolKind::Data
+            ) || s.is_undefined()
+                || s.address() == 0
+            {
+                continue;
+            }
+            let Ok(name) = s.name() else { continue };
+            let plain = name.split('@').next().unwrap_or(name);
+            if plain.is_empty() {
+                continue;
+            }
+            let a = s.address();
+            let Some(off) = segs
+                .iter()
+                .find(|(start, _, size)| a >= *start && a - start < *size)
+                .map(|(start, foff, _)| foff + (a - start))
+            else {
+                continue;
+            };
+            let global = s.is_global();
+            match best.get(&off) {
+                Some((g, _)) if *g || !global => {}
+                _ => {
+                    best.insert(off, (global, plain.to_string()));
+                }
+            }
+        }
+        Ok(best.into_iter().map(|(off, (_, n))| (off, n)).collect())
+    }
+
+    /// The shared libraries the binary needs (`DT_NEEDED`), found as
+    /// ld.so finds them: through `DT_RPATH`/`DT_RUNPATH` (`$ORIGIN` the
+    /// binary's directory), `$LD_LIBRARY_PATH`, then the default
+    /// directories of x86-64 Debian; canonical paths, the ones found only.
+    pub fn needed(&self) -> Vec<PathBuf> {
+        use object::read::elf::{Dyn, FileHeader};
+        let data = &*self.map;
+        let Ok(hdr) = object::elf::FileHeader64::<object::Endianness>::parse(data) else {
+            return Vec::new();
+        };
+        let Ok(endian) = hdr.endian() else {
+            return Vec::new();
+        };
+        let Ok(sections) = hdr.sections(endian, data) else {
+            return Vec::new();
+        };
+        let Ok(Some((dyns, link))) = sections.dynamic(endian, data) else {
+            return Vec::new();
+        };
+        let Ok(strs) = sections.strings(endian, data, link) else {
+            return Vec::new();
+        };
+        let origin = self
+            .path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let mut names = Vec::new();
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        for d in dyns {
+            let tag = d.d_tag(endian) as u32;
+            let Ok(v) = d.string(endian, strs) else {
+                continue;
+            };
+            let v = String::from_utf8_lossy(v).into_owned();
+            match tag {
+                object::elf::DT_NEEDED => names.push(v),
+                object::elf::DT_RPATH | object::elf::DT_RUNPATH => dirs.extend(
+                    v.split(':')
+                        .map(|p| PathBuf::from(p.replace("$ORIGIN", &origin.to_string_lossy()))),
+                ),
+                _ => {}
+            }
+        }
+        if let Some(lp) = std::env::var_os("LD_LIBRARY_PATH") {
+            dirs.extend(std::env::split_paths(&lp));
+        }
+        dirs.extend(
+            [
+                "/lib/x86_64-linux-gnu",
+                "/usr/lib/x86_64-linux-gnu",
+                "/lib64",
+                "/usr/lib64",
+                "/lib",
+                "/usr/lib",
+            ]
+            .map(PathBuf::from),
+        );
+        names
+            .iter()
+            .filter_map(|n| {
+                if n.contains('/') {
+                    return std::fs::canonicalize(n).ok();
+                }
+                dirs.iter()
+                    .map(|d| d.join(n))
+                    .find(|p| p.is_file())
+                    .and_then(|p| std::fs::canonicalize(p).ok())
+            })
+            .collect()
+    }
+}
+
 /// A decimal or `0x` hexadecimal integer with an optional sign.
 fn parse_int(s: &str) -> Option<i64> {
     let (neg, t) = match s.strip_prefix('-') {

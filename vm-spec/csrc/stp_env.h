@@ -370,6 +370,37 @@ static inline u64 stp_env_pid2task(void *env, s64 nr)
 	return nr > 0 && nr == e->tid ? e->task : 0;
 }
 
+/* UBACKTRACE: the frames the test gives, as BACKTRACE. */
+static inline u32 stp_env_ubacktrace(void *env, char *buf, u32 max)
+{
+	return stp_env_backtrace(env, buf, max);
+}
+
+/*
+ * USYMNAME .. UMODNAME: no user symbols in user space, so the forms of an
+ * unknown address (helpers.h): 0x<hex>, " 0x<hex>\n" for USYMFULL,
+ * "0x<hex>\n" for USYMBRIEF and USYMSIMPLE, nothing for UMODNAME.
+ */
+static inline u32 stp_env_usym(void *env, u64 addr, u32 helper, char *buf,
+			       u32 max)
+{
+	char one[32];
+	u32 n;
+
+	if (helper == STP_HLP_UMODNAME)
+		return 0;
+	n = (u32)snprintf(one, sizeof(one), "%s0x%llx%s",
+			  helper == STP_HLP_USYMFULL ? " " : "",
+			  (unsigned long long)addr,
+			  helper == STP_HLP_USYMFULL ||
+			  helper == STP_HLP_USYMBRIEF ||
+			  helper == STP_HLP_USYMSIMPLE ? "\n" : "");
+	if (n > max)
+		n = max;
+	memcpy(buf, one, n);
+	return n;
+}
+
 /* MODNAME: no symbols in user space, so never known (0 bytes). */
 static inline u32 stp_env_modname(void *env, u64 addr, char *buf, u32 max)
 {

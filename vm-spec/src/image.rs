@@ -207,6 +207,12 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
             strings.push(Cow::from(exe.into_owned().into_bytes()));
         }
     }
+    // User symbol tables: each binary's path a string.
+    let mut usym_paths = Vec::with_capacity(prog.usyms.len());
+    for u in &prog.usyms {
+        usym_paths.push(to_u32(strings.len(), "string table")?);
+        strings.push(Cow::from(u.path.as_bytes()));
+    }
 
     // Format texts: only those SPRINTF formats in the kernel, cut at a NUL
     // (stap's C strings) and at MAXSTRINGLEN - 1 bytes (the NUL counts).
@@ -341,6 +347,36 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
         push_u32(ps, ev_len);
         push_u32(ps, *pp);
         push_u32(ps, if uargs.is_empty() { 0 } else { uargs_at });
+    }
+    // USYMBINS, USYMS and USYMSTR: a symbol's size is the distance to
+    // the next one, 0 for the last (abi.h); names cut at STP_MAX_USYM_NAME.
+    for (u, path) in prog.usyms.iter().zip(&usym_paths) {
+        let first = to_u32(
+            sections[abi::STP_SEC_USYMS as usize].len() / size_of::<abi::stp_usym>(),
+            "user symbols",
+        )?;
+        let bs = &mut sections[abi::STP_SEC_USYMBINS as usize];
+        push_u32(bs, *path);
+        push_u32(bs, first);
+        push_u32(bs, to_u32(u.symbols.len(), "user symbols")?);
+        push_u32(bs, 0);
+        for (k, (off, name)) in u.symbols.iter().enumerate() {
+            let size = u.symbols.get(k + 1).map_or(0, |n| {
+                u32::try_from(n.0.saturating_sub(*off)).unwrap_or(u32::MAX)
+            });
+            let name = cut_at_char(name, abi::STP_MAX_USYM_NAME as usize);
+            let at = to_u32(
+                sections[abi::STP_SEC_USYMSTR as usize].len(),
+                "user symbol names",
+            )?;
+            sections[abi::STP_SEC_USYMSTR as usize].extend_from_slice(name.as_bytes());
+            let us = &mut sections[abi::STP_SEC_USYMS as usize];
+            us.extend_from_slice(&off.to_le_bytes());
+            push_u32(us, size);
+            push_u32(us, at);
+            push_u32(us, to_u32(name.len(), "user symbol name")?);
+            push_u32(us, 0);
+        }
     }
     // KONSTS.
     for k in &prog.konsts {

@@ -646,6 +646,31 @@ pub struct Program {
     /// and [1] real uid (`is_myproc()`); `load`/`run` fill them in.
     #[serde(default)]
     pub loader_konsts: Option<[u32; 2]>,
+    /// The user-space symbol tables (abi.h: the USYMBINS, USYMS and USYMSTR
+    /// sections): never in the file; the loader fills them from the ELF
+    /// symbols of the probed binaries, the `-c` command's program, `-d`
+    /// and `--ldd` when the code calls a user-symbol helper.
+    #[serde(skip)]
+    pub usyms: Vec<UserSymbols>,
+    /// stap's `-d PATH`: binaries whose symbols the loader adds to `usyms`
+    /// (as given; the loader finds and canonicalizes them).
+    #[serde(default)]
+    pub usym_paths: Vec<String>,
+    /// stap's `--ldd`: the loader also adds the shared libraries the
+    /// binaries of `usyms` need (`DT_NEEDED`).
+    #[serde(default)]
+    pub usym_ldd: bool,
+}
+
+/// The symbol table of one user-space binary (abi.h: `struct
+/// stp_usym_bin` and its `struct stp_usym`s).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct UserSymbols {
+    /// The binary's absolute path on the target.
+    pub path: String,
+    /// Its symbols as (file offset, name), sorted by strictly increasing
+    /// offset.
+    pub symbols: Vec<(u64, String)>,
 }
 
 /// One compiled regular expression: the DFA table the VM walks

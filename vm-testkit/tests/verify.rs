@@ -824,6 +824,7 @@ fn cases() -> Vec<Case> {
     v.extend(stat_array_cases());
     v.extend(regex_cases());
     v.extend(pretty_cases());
+    v.extend(usym_cases());
     v.extend(memory_cap_cases());
     v
 }
@@ -955,6 +956,60 @@ fn pretty_prog(imm: i32, f: impl FnOnce(&mut Vec<PrettyNode>)) -> Program {
     p.strings.push(b"a".to_vec());
     p.pretty = nodes;
     p
+}
+
+/// A begin handler and one user binary with two symbols, changed by `f`.
+fn usym_prog(f: impl FnOnce(&mut UserSymbols)) -> Program {
+    let mut p = begin(0, 0, vec![RET]);
+    let mut u = UserSymbols {
+        path: "/bin/true".into(),
+        symbols: vec![(0x1000, "a".into()), (0x1010, "bb".into())],
+    };
+    f(&mut u);
+    p.usyms = vec![u];
+    p
+}
+
+fn usym_cases() -> Vec<Case> {
+    vec![
+        case("usym ok", build(&usym_prog(|_| {})), "OK", ""),
+        case(
+            "usym same offset twice",
+            build(&usym_prog(|u| u.symbols[1].0 = 0x1000)),
+            "BAD_USYM",
+            "user binary 0: symbol 1 is not after symbol 0",
+        ),
+        case(
+            "usym relative path",
+            build(&usym_prog(|u| u.path = "true".into())),
+            "BAD_USYM",
+            "user binary 0: path is not absolute",
+        ),
+        case(
+            "usym name past USYMSTR",
+            desc_patched::<stp_usym>(&usym_prog(|_| {}), STP_SEC_USYMS, 1, 12, &[2]),
+            "BAD_USYM",
+            "user binary 0: symbol 1 has a bad name [2, +2) of 3 bytes",
+        ),
+        case(
+            "usym empty name",
+            desc_patched::<stp_usym>(&usym_prog(|_| {}), STP_SEC_USYMS, 0, 16, &[0]),
+            "BAD_USYM",
+            "user binary 0: symbol 0 has a bad name [0, +0)",
+        ),
+        case(
+            "usym slice past USYMS",
+            desc_patched::<stp_usym_bin>(&usym_prog(|_| {}), STP_SEC_USYMBINS, 0, 4, &[1]),
+            "BAD_USYM",
+            "user binary 0: symbols [1, +2) outside the 2 of USYMS",
+        ),
+        case(
+            "usym reserved word",
+            desc_patched::<stp_usym>(&usym_prog(|_| {}), STP_SEC_USYMS, 0, 20, &[1]),
+            "BAD_USYM",
+            "user binary 0: symbol 0 has a bad name",
+        ),
+    ]
 }
 
 fn pretty_cases() -> Vec<Case> {

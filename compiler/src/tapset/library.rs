@@ -15,7 +15,8 @@ use crate::diag::{Diagnostic, Diags};
 use std::collections::HashSet;
 
 /// The hand-written part (library.stp, then library_ctx.stp: the context,
-/// proc_mem, namespace, unwind and signal functions; aux_syscalls1.stp and
+/// proc_mem, namespace, unwind and signal functions; library_user.stp: the
+/// user-space stack and symbol functions; aux_syscalls1.stp and
 /// aux_syscalls2.stp: the two halves of stap's syscall decoders;
 /// aux_syscalls_extra.stp: decoders only the syscall alias variables use),
 /// cut at its declarations by compiler/build.rs: `LIBRARY`,

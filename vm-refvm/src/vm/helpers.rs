@@ -212,7 +212,26 @@ impl Machine<'_> {
                 v.truncate(self.cap as usize);
                 Ok(v)
             }
-            abi::STP_HLP_BACKTRACE => {
+            abi::STP_HLP_USYMNAME
+            | abi::STP_HLP_USYMDATA
+            | abi::STP_HLP_USYMFULL
+            | abi::STP_HLP_USYMBRIEF
+            | abi::STP_HLP_USYMSIMPLE
+            | abi::STP_HLP_UMODNAME => {
+                // No user symbols in user space: the forms of an unknown
+                // address (helpers.h).
+                let a = self.rd(insn.b)?;
+                let mut v = match id {
+                    abi::STP_HLP_UMODNAME => String::new(),
+                    abi::STP_HLP_USYMFULL => format!(" {a:#x}\n"),
+                    abi::STP_HLP_USYMBRIEF | abi::STP_HLP_USYMSIMPLE => format!("{a:#x}\n"),
+                    _ => format!("{a:#x}"),
+                }
+                .into_bytes();
+                v.truncate(self.cap as usize);
+                Ok(v)
+            }
+            abi::STP_HLP_BACKTRACE | abi::STP_HLP_UBACKTRACE => {
                 // Whole frames only, at most STP_MAX_BACKTRACE (helpers.h).
                 let mut v = Vec::new();
                 for f in self.env.stack.iter().take(abi::STP_MAX_BACKTRACE as usize) {

@@ -155,7 +155,7 @@ enum stp_limit {
 /* The program image (LOAD ioctl payload)                              */
 
 #define STP_IMAGE_MAGIC		0x49505453u	/* "STPI" */
-#define STP_IMAGE_VERSION	9u	/* 2: functions, format texts; 3: STATS; 4: REGEXES;
+#define STP_IMAGE_VERSION	10u	/* 2: functions, format texts; 3: STATS; 4: REGEXES;
 					 * 5: stp_probe_desc.randomize;
 					 * 6: REGEXSUBS, REGEXPROG, REGEXSETS;
 					 * 7: PRETTY;
@@ -164,8 +164,10 @@ enum stp_limit {
 					 *    the NETFILTER kind and context;
 					 * 9: stp_probe_desc.pp (the PP helper);
 					 *    UPROBE and URETPROBE kinds, contexts;
-					 *    UARGS, stp_probe_desc.uargs, UARG,
-					 *    STP_PROBE_F_UEXE, the PROCESS kind
+					 *    UARGS, stp_probe_desc.uargs, UARG
+					 * 10: USYMBINS, USYMS, USYMSTR; UBACKTRACE,
+					 *    USYMNAME .. UMODNAME; STP_PROBE_F_UEXE,
+					 *    the PROCESS kind
 					 */
 
 /*
@@ -189,7 +191,10 @@ enum stp_limit {
 	X(REGEXPROG, __u32)						\
 	X(REGEXSETS, struct stp_regex_set)				\
 	X(PRETTY,   struct stp_pretty_node)				\
-	X(UARGS,    __u64)
+	X(UARGS,    __u64)						\
+	X(USYMBINS, struct stp_usym_bin)				\
+	X(USYMS,    struct stp_usym)					\
+	X(USYMSTR,  __u8)
 
 /* Section index in struct stp_image_hdr.sec[]. */
 enum stp_section {
@@ -574,6 +579,46 @@ struct stp_probe_desc {
 #define STP_UARG_VALUE_SHIFT	32
 #define STP_UARG_RESERVED	0xffff0080ull	/* bits that must be 0 */
 
+/*
+ * User-space symbol tables (stap's -d / --ldd data): the sections
+ * USYMBINS, USYMS and USYMSTR, read by the helpers UBACKTRACE .. UMODNAME
+ * (helpers.h). The loader puts them in an image whose code calls one of
+ * those helpers: one struct stp_usym_bin per binary (the probed ones, the
+ * -c command's program, -d PATH, their libraries with --ldd), in any
+ * order; each names the binary's absolute path (a string of STRS, as a
+ * uprobe's symbol) and its symbols, USYMS[first .. first + count), sorted
+ * by strictly increasing file offset. A symbol's size is the distance to
+ * the next one (stap's heuristic, sym.c), 0 for the last; its name is
+ * name_len bytes of USYMSTR at name. The verifier checks all of it: at
+ * most STP_MAX_USYM_BINS binaries and STP_MAX_USYMS symbols, names of 1
+ * to STP_MAX_USYM_NAME bytes inside USYMSTR, reserved fields 0.
+ *
+ * The module looks each path up when the session is created (a file that
+ * is missing then has no symbols) and keeps its inode until the session
+ * is destroyed. An address resolves through the VMA of current's mm that
+ * holds it (taken by trylock, in task context only): a file mapping of one
+ * of those inodes gives the file offset addr - vm_start + (vm_pgoff <<
+ * PAGE_SHIFT), then the last symbol at or below it.
+ */
+#define STP_MAX_USYM_BINS	64u
+#define STP_MAX_USYMS		(1u << 18)
+#define STP_MAX_USYM_NAME	1024u
+
+struct stp_usym_bin {
+	__u32 path;		/* string id (STRS): absolute path */
+	__u32 first;		/* first symbol, index into USYMS */
+	__u32 count;		/* symbols */
+	__u32 reserved;		/* must be 0 */
+};
+
+struct stp_usym {
+	__u64 offset;		/* file offset of the symbol's first byte */
+	__u32 size;		/* bytes to the next symbol, 0 for the last */
+	__u32 name;		/* offset into USYMSTR */
+	__u32 name_len;		/* bytes, 1 .. STP_MAX_USYM_NAME */
+	__u32 reserved;		/* must be 0 */
+};
+
 #define STP_NFPROTO_IPV4	2u
 #define STP_NFPROTO_ARP		3u
 #define STP_NFPROTO_BRIDGE	7u
@@ -931,7 +976,8 @@ struct stp_pretty_node {
 	X(BAD_MAP,         EINVAL,   "bad map descriptor, or a map instruction whose keys or value do not match the map") \
 	X(BAD_REGEX,       EINVAL,   "bad regular expression table") \
 	X(BAD_TRY,         EINVAL,   "catch target not after every instruction it covers, or armed differently on two paths") \
-	X(BAD_PRETTY,      EINVAL,   "bad pretty-printing type node")
+	X(BAD_PRETTY,      EINVAL,   "bad pretty-printing type node") \
+	X(BAD_USYM,        EINVAL,   "bad user-space symbol table")
 
 /* Verifier error codes: STP_VERR_OK == 0. */
 enum stp_verify_error {

@@ -118,6 +118,32 @@
  *    spec's size and sign-extended when signed. r[b] == 0 gives the
  *    number of arguments; r[b] above it (unsigned) gives 0. (User space:
  *    the test environment's registers and memory.)
+ *  - UBACKTRACE: the user stack of current, innermost first, formatted
+ *    as BACKTRACE (0x<lowercase hex>, one space between, whole frames
+ *    within MAXSTRINGLEN - 1 bytes, at most STP_MAX_BACKTRACE). The user
+ *    registers are the hit's when they are user mode (uprobes,
+ *    timer.profile in user mode), else those current saved on kernel
+ *    entry; none for a kernel thread (empty). Frame 0 is their ip; at a
+ *    function's first byte (a USYMS symbol's offset 0: the frame is not
+ *    built yet) frame 1 is the return address at sp; then the frame-
+ *    pointer chain: the return address at [bp + 8] and the next bp at
+ *    [bp], while bp is 8-aligned and grows strictly, nofault reads
+ *    succeed and the address is not 0. (User space: the frames the test
+ *    environment gives, as BACKTRACE.)
+ *  - USYMNAME, USYMDATA, USYMFULL, USYMBRIEF, USYMSIMPLE, UMODNAME look
+ *    r[b] up in the user symbol tables (abi.h: user-space symbol tables)
+ *    through current's VMA holding it, in stap's formats (sym.c
+ *    _stp_snprint_addr: %p is 0x<lowercase hex>): USYMNAME the name, else
+ *    0x<hex>; USYMDATA name+0x<off>/0x<size> [path], else 0x<hex>
+ *    [path+0x<off>/0x<size>] for a known binary (offset from the VMA's
+ *    start, size the VMA's), else 0x<hex>; USYMFULL " 0x<hex> : " then
+ *    USYMDATA's text when there is a name, else " " then it, and "\n";
+ *    USYMBRIEF name+0x<off> else 0x<hex>, and "\n"; USYMSIMPLE
+ *    name+0x<off> [basename], else 0x<hex> [basename+0x<off>], else
+ *    0x<hex>, and "\n"; UMODNAME the binary's path, else empty. Results
+ *    are cut at MAXSTRINGLEN - 1 bytes. Without the mmap lock (contended,
+ *    or outside task context) nothing is known. (User space: no symbols,
+ *    the forms for an unknown address.)
  *  - PP is the string stp_probe_desc.pp of the probe that fired (struct
  *    stp_run_ctx.probe, so a function it calls sees the same), cut at
  *    MAXSTRINGLEN - 1 bytes; empty when the run names no probe. (User
@@ -177,7 +203,14 @@
 	X(VERDICT,        INT, NONE, NETFILTER, "$verdict of a netfilter probe: NF_ACCEPT (1) until set") \
 	X(VERDICT_SET,    INT, INT,  NETFILTER, "$verdict = r[b] in a netfilter probe: NF_DROP (0) or NF_ACCEPT (1), else an error and NF_ACCEPT; the verdict") \
 	X(PP,             STR, NONE, ANY,   "pp(): the probe point of the probe that fired (its pp string)") \
-	X(UARG,           INT, INT,  UPROBE, "$argN of a USDT marker for r[b] = N (1-based), $arg_count for r[b] = 0")
+	X(UARG,           INT, INT,  UPROBE, "$argN of a USDT marker for r[b] = N (1-based), $arg_count for r[b] = 0") \
+	X(UBACKTRACE,     STR, NONE, ANY,   "ubacktrace(): the user stack of current as 0x<hex> addresses, space-separated") \
+	X(USYMNAME,       STR, INT,  ANY,   "usymname(addr): user symbol name, or 0x<hex> when none") \
+	X(USYMDATA,       STR, INT,  ANY,   "usymdata(addr): name+0xoff/0xsize [path], 0x<hex> [path+0xoff/0xsize], or 0x<hex>") \
+	X(USYMFULL,       STR, INT,  ANY,   "a print_ubacktrace() line of addr: \" 0x<hex> : \" usymdata, newline") \
+	X(USYMBRIEF,      STR, INT,  ANY,   "a print_ubacktrace_brief() line of addr: name+0xoff or 0x<hex>, newline") \
+	X(USYMSIMPLE,     STR, INT,  ANY,   "a sprint_ubacktrace() line of addr: name+0xoff [basename], newline") \
+	X(UMODNAME,       STR, INT,  ANY,   "the path of the user binary mapped at addr in current, \"\" when unknown")
 
 /* Helper ids: STP_HLP_PID == 0, in table order. */
 enum stp_helper {

@@ -162,29 +162,6 @@ const KNOWN_LATER: &[&str] = &[
     "fp_rem",
 ];
 
-/// stap's user-space stack and symbol functions (ucontext-symbols.stp,
-/// ucontext-unwind.stp): they walk and symbolize the user stack of the
-/// traced thread, which comes with user-space probes (issue 12).
-const USER_STACK_FUNCTIONS: &[&str] = &[
-    "ubacktrace",
-    "ucallers",
-    "ustack",
-    "umodname",
-    "usymname",
-    "usymdata",
-    "usymfile",
-    "usymline",
-    "usymfileline",
-    "print_ubacktrace",
-    "print_ubacktrace_brief",
-    "print_ubacktrace_fileline",
-    "sprint_ubacktrace",
-    "print_ustack",
-    "sprint_ustack",
-    "print_usyms",
-    "sprint_usyms",
-];
-
 /// Tapset functions stapvm refuses for a reason of its own, with that
 /// reason: `not supported yet: function NAME() (REASON)`.
 const REFUSED_WITH_REASON: &[(&str, &str)] = &[(
@@ -267,6 +244,15 @@ fn builtin(name: &str) -> Option<(Builtin, usize)> {
         // The library's register() and modname() (tapset/library.stp).
         "__register" => (ha(abi::STP_HLP_REGISTER), 1),
         "__modname" => (ha(abi::STP_HLP_MODNAME), 1),
+        // User-space stacks and symbols (ucontext-*.stp; the rest of them
+        // in tapset/library_user.stp).
+        "ubacktrace" => (h(abi::STP_HLP_UBACKTRACE), 0),
+        "usymname" => (ha(abi::STP_HLP_USYMNAME), 1),
+        "usymdata" => (ha(abi::STP_HLP_USYMDATA), 1),
+        "__usym_full" => (ha(abi::STP_HLP_USYMFULL), 1),
+        "__usym_brief" => (ha(abi::STP_HLP_USYMBRIEF), 1),
+        "__usym_simple" => (ha(abi::STP_HLP_USYMSIMPLE), 1),
+        "__umodname" => (ha(abi::STP_HLP_UMODNAME), 1),
         "strlen" => (Strlen, 1),
         "exit" => (Exit, 0),
         "substr" => (Substr, 3),
@@ -385,12 +371,6 @@ impl Resolver<'_> {
             None if crate::guru::GURU_FUNCTIONS.contains(&name) => {
                 self.err(Diagnostic::semantic(crate::guru::function(name), e.span))
             }
-            None if USER_STACK_FUNCTIONS.contains(&name) => self.unsupported(
-                &format!(
-                    "function {name}() (user-space stacks and symbols, with user-space probes)"
-                ),
-                e.span,
-            ),
             None if crate::tapset::globals::livepatch_refusal(name).is_some() => {
                 let what = crate::tapset::globals::livepatch_refusal(name).unwrap_or_default();
                 self.unsupported(&what, e.span)
@@ -424,7 +404,6 @@ impl Resolver<'_> {
         let mut v: Vec<&str> = self.func_names.iter().map(|(n, _)| n.as_str()).collect();
         v.extend(crate::tapset::library::function_names());
         v.extend(KNOWN_LATER);
-        v.extend(USER_STACK_FUNCTIONS);
         v.extend(crate::parse::expr::PRINT_FAMILY);
         let src = include_str!("builtins.rs");
         v.extend(

@@ -1,0 +1,2 @@
+# Three passes through main -> uchain_a -> uchain_b -> uchain_c.
+uchain 3 >>"$VARS"
