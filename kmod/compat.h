@@ -41,7 +41,9 @@
  *   accounting) and taskstats_exit(task, group_dead) before exit_mm()
  *   on every kernel of the range, so STP_EXIT_HOOKS tries the first and
  *   then the second (a kernel without BSD accounting has no
- *   acct_collect symbol); both take group_dead second.
+ *   acct_collect symbol); both take group_dead second. The raw
+ *   sys_enter(regs, id) and sys_exit(regs, ret) tracepoints (3.x on)
+ *   are probed with one prototype (regs, long).
  * - User stacks and symbols (ustack.c) need no wrapper: mmap_read_trylock()
  *   and mmap_read_unlock() date from 5.8, copy_from_user_nofault() from
  *   5.8, find_vma() (a maple tree walk from 6.1, under the mmap lock

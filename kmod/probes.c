@@ -715,6 +715,8 @@ static int stp_arm_one(struct stp_probe *p)
 		p->upr_held = !err;
 		return err;
 	case STP_PROBE_PROCESS:
+	case STP_PROBE_PSYSCALL:
+	case STP_PROBE_PSYSCALL_RETURN:
 		return stp_procev_arm(p);
 	case STP_PROBE_TIMER:
 		if (p->profile)
@@ -761,7 +763,7 @@ void stp_probes_disarm(struct stp_session *s)
 			 p->kind == STP_PROBE_URETPROBE) {
 			stp_uprobe_disarm(p);
 			nup++;
-		} else if (p->kind == STP_PROBE_PROCESS) {
+		} else if (stp_kind_procev(p->kind)) {
 			ntp += stp_procev_disarm(p);
 		} else if (p->kind == STP_PROBE_TIMER)
 			hrtimer_cancel(&p->timer);
@@ -784,7 +786,7 @@ void stp_probes_disarm(struct stp_session *s)
 		struct stp_probe *p = &s->probes[i];
 
 		/* after the syncs above: no handler reads its program */
-		if (p->armed && p->kind == STP_PROBE_PROCESS)
+		if (p->armed && stp_kind_procev(p->kind))
 			stp_procev_release(p);
 		p->armed = false;
 	}
@@ -819,7 +821,7 @@ int stp_probes_start(struct stp_session *s, u32 *failed_probe)
 		    p->kind != STP_PROBE_NETFILTER &&
 		    p->kind != STP_PROBE_UPROBE &&
 		    p->kind != STP_PROBE_URETPROBE &&
-		    p->kind != STP_PROBE_PROCESS)
+		    !stp_kind_procev(p->kind))
 			continue;
 		err = stp_arm_one(p);
 		if (err) {
@@ -832,7 +834,7 @@ int stp_probes_start(struct stp_session *s, u32 *failed_probe)
 				  p->kind == STP_PROBE_NETFILTER ? "netfilter" :
 				  p->kind == STP_PROBE_UPROBE ||
 				  p->kind == STP_PROBE_URETPROBE ? "uprobe" :
-				  p->kind == STP_PROBE_PROCESS ? "process" :
+				  stp_kind_procev(p->kind) ? "process" :
 				  "timer",
 				  err);
 			stp_probes_disarm(s);
@@ -870,7 +872,7 @@ static u64 stp_probe_missed(struct stp_probe *p)
 		return READ_ONCE(p->kp.nmissed);
 	if (p->kind == STP_PROBE_KRETPROBE)
 		return READ_ONCE(p->rp.nmissed) + READ_ONCE(p->rp.kp.nmissed);
-	if (p->kind == STP_PROBE_PROCESS)
+	if (stp_kind_procev(p->kind))
 		return stp_procev_missed(p);
 	return 0;
 }

@@ -19,8 +19,12 @@
  *   second argument too). The task's mm is still there, so a program
  *   filter and user reads work.
  *
+ * - PSYSCALL and PSYSCALL_RETURN (process.syscall, .syscall.return): the
+ *   raw sys_enter and sys_exit tracepoints, in the calling thread.
+ *
  * Kernel threads never count. The handler gets the task's user
- * registers (task_pt_regs).
+ * registers (task_pt_regs); a syscall probe a copy of them with r10 (the
+ * fourth argument) also in cx, where ARG 4 reads it.
  *
  * Contexts: the hooks' handlers run in the task's own context with
  * preemption disabled around the VM (stp_probe_run_regs); the kretprobe's
@@ -45,16 +49,37 @@
 #include "session.h"
 #include "compat.h"
 
+/* Whether current is a user task p counts in. */
+static bool stp_procev_counts(struct stp_probe *p)
+{
+	if (current->flags & PF_KTHREAD)
+		return false;
+	if (p->pev.pid && task_tgid_nr(current) != p->pev.pid)
+		return false;
+	return !p->pev.exe_inode || stp_current_runs(p->pev.exe_inode);
+}
+
 /* Runs p's handler when current is a user task p counts in. */
 static void stp_procev_hit(struct stp_probe *p)
 {
-	if (current->flags & PF_KTHREAD)
+	if (stp_procev_counts(p))
+		stp_probe_run_regs(p, task_pt_regs(current));
+}
+
+/*
+ * sys_enter / sys_exit (compat.h): current's system call, its user
+ * registers copied with the fourth argument (r10) where ARG 4 reads it.
+ */
+static void stp_procev_syscall(void *data, struct pt_regs *regs, long v)
+{
+	struct stp_probe *p = data;
+	struct pt_regs r;
+
+	if (!stp_procev_counts(p))
 		return;
-	if (p->pev.pid && task_tgid_nr(current) != p->pev.pid)
-		return;
-	if (p->pev.exe_inode && !stp_current_runs(p->pev.exe_inode))
-		return;
-	stp_probe_run_regs(p, task_pt_regs(current));
+	r = *task_pt_regs(current);
+	r.cx = r.r10;
+	stp_probe_run_regs(p, &r);
 }
 
 /* schedule_tail() returned in a new task: its first thread or another. */
@@ -123,11 +148,23 @@ int stp_procev_arm(struct stp_probe *p)
 	memset(&p->pev, 0, sizeof(p->pev));
 	p->pev.pid = pd->ev_pid;
 	p->pev.event = (u8)pd->ev_config;	/* < STP_PROC__COUNT */
+	p->pev.syscall = p->kind != STP_PROBE_PROCESS;
 	if (pd->flags & STP_PROBE_F_UEXE) {
 		err = stp_uprobe_lookup(prog, pd->ev_type, &p->pev.exe);
 		if (err)
 			return err;
 		p->pev.exe_inode = d_real_inode(p->pev.exe.dentry);
+	}
+	if (p->pev.syscall) {
+		p->pev.exec_tp = stp_tracepoint_find(p->kind == STP_PROBE_PSYSCALL ?
+						     "sys_enter" : "sys_exit");
+		err = p->pev.exec_tp ?
+		      tracepoint_probe_register(p->pev.exec_tp,
+						stp_procev_syscall, p) :
+		      -ENOENT;
+		if (err)
+			p->pev.exec_tp = NULL;
+		goto out;
 	}
 	switch (p->pev.event) {
 	case STP_PROC_BEGIN:
@@ -151,6 +188,7 @@ int stp_procev_arm(struct stp_probe *p)
 		err = stp_procev_arm_exit(p);
 		break;
 	}
+out:
 	if (err && p->pev.exe_inode) {
 		path_put(&p->pev.exe);
 		p->pev.exe_inode = NULL;
@@ -165,6 +203,13 @@ int stp_procev_arm(struct stp_probe *p)
  */
 u32 stp_procev_disarm(struct stp_probe *p)
 {
+	if (p->pev.syscall) {
+		if (!p->pev.exec_tp)
+			return 0;
+		tracepoint_probe_unregister(p->pev.exec_tp,
+					    stp_procev_syscall, p);
+		return 1;
+	}
 	if (p->pev.event == STP_PROC_BEGIN ||
 	    p->pev.event == STP_PROC_THREAD_BEGIN)
 		unregister_kretprobe(&p->pev.rp);
@@ -188,6 +233,8 @@ void stp_procev_release(struct stp_probe *p)
 /* Hits the hooks missed (kprobe recursion, kretprobe instances). */
 u64 stp_procev_missed(struct stp_probe *p)
 {
+	if (p->pev.syscall)
+		return 0;
 	if (p->pev.event == STP_PROC_BEGIN ||
 	    p->pev.event == STP_PROC_THREAD_BEGIN)
 		return READ_ONCE(p->pev.rp.nmissed) +

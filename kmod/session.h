@@ -102,11 +102,13 @@ struct stp_uprobe {
 struct stp_procev {
 	struct kretprobe rp;	/* BEGIN, THREAD_BEGIN: schedule_tail's return */
 	struct kprobe kp;	/* END, THREAD_END: do_exit's group_dead call */
-	struct tracepoint *exec_tp;	/* BEGIN: sched_process_exec, if armed */
+	/* BEGIN: sched_process_exec; syscalls: sys_enter/exit; if armed */
+	struct tracepoint *exec_tp;
 	struct path exe;	/* STP_PROBE_F_UEXE: held from arm to release */
 	struct inode *exe_inode;	/* NULL: any program */
 	pid_t pid;		/* ev_pid: the one process, or 0 */
 	u8 event;		/* STP_PROC_* */
+	bool syscall;		/* STP_PROBE_PSYSCALL, _PSYSCALL_RETURN */
 };
 
 struct stp_probe {
@@ -223,6 +225,13 @@ bool stp_current_runs(struct inode *exe);
 int stp_uprobe_lookup(const struct stp_prog *prog, u32 str,
 		      struct path *path);
 struct tracepoint *stp_tracepoint_find(const char *name);
+/* The kinds procevents.c arms: process events and process syscalls. */
+static inline bool stp_kind_procev(u8 kind)
+{
+	return kind == STP_PROBE_PROCESS || kind == STP_PROBE_PSYSCALL ||
+	       kind == STP_PROBE_PSYSCALL_RETURN;
+}
+
 int stp_procev_arm(struct stp_probe *p);
 u32 stp_procev_disarm(struct stp_probe *p);
 void stp_procev_release(struct stp_probe *p);

@@ -310,8 +310,8 @@ fn not_supported_yet_errors_point_at_the_feature() {
             "@cast to a type of module 'ext4': operator '@cast' at x.stp:1:14",
         ),
         (
-            "probe process(\"ls\").syscall { }",
-            "process.syscall probes: identifier 'process' at x.stp:1:7",
+            "probe process(\"ls\").insn { }",
+            "these user-space probes: identifier 'process' at x.stp:1:7",
         ),
         (
             "probe kernel.tracepoint(\"sched_switch\") { }",

@@ -127,7 +127,26 @@ fn process_events_name_their_process_or_program() {
         u32::from(p.handlers[p.probes[0].handler as usize].ctx),
         abi::STP_CTX_TIMER
     );
+    // process.syscall: $syscall, $argN (ARG slots), $return.
+    let p = common::build(
+        "probe process.syscall { print($syscall + $arg1 + $arg6) }\n\
+         probe process(\"ls\").syscall.return { print($syscall + $return) }\n",
+    )
+    .program;
+    assert_eq!(
+        (u32::from(p.probes[0].kind), u32::from(p.probes[1].kind)),
+        (abi::STP_PROBE_PSYSCALL, abi::STP_PROBE_PSYSCALL_RETURN)
+    );
+    assert_eq!(
+        u32::from(p.handlers[p.probes[1].handler as usize].ctx),
+        abi::STP_CTX_KRETPROBE
+    );
     for (src, want) in [
+        (
+            "probe process.syscall.return { print($arg1) }",
+            "$arg1 in process.syscall.return",
+        ),
+        ("probe process.syscall { print($arg7) }", "$arg7"),
         ("probe process(0).begin { }", "invalid process"),
         ("probe process(\"\").end { }", "invalid process"),
         ("probe process.begin { print($return) }", "$return"),

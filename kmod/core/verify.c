@@ -1136,8 +1136,9 @@ static int check_uprobe(const struct stp_prog *p, u32 i,
 
 /*
  * A process event's descriptor (abi.h: process events): an event below
- * STP_PROC__COUNT, a process or 0, with STP_PROBE_F_UEXE a program's
- * path as ev_type; every other field 0, no flag but OPTIONAL and UEXE.
+ * STP_PROC__COUNT (0 for the syscall kinds), a process or 0, with
+ * STP_PROBE_F_UEXE a program's path as ev_type; every other field 0, no
+ * flag but OPTIONAL and UEXE.
  */
 static int check_process(const struct stp_prog *p, u32 i,
 			 struct stp_verify_result *res)
@@ -1151,7 +1152,8 @@ static int check_process(const struct stp_prog *p, u32 i,
 		return FAIL(res, BAD_PROBE, i,
 			    "probe %u: a process event uses only its event, process and program",
 			    VI(i));
-	if (d->ev_config >= STP_PROC__COUNT)
+	if (d->ev_config >= STP_PROC__COUNT ||
+	    (d->kind != STP_PROBE_PROCESS && d->ev_config))
 		return FAIL(res, BAD_PROBE, i,
 			    "probe %u: process event %u is not one of the %u",
 			    VI(i), VI(d->ev_config), VI(STP_PROC__COUNT));

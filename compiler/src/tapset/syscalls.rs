@@ -667,6 +667,12 @@ enum Ctx {
     /// A USDT marker (`process(...).mark(...)`): `$argN` and `$arg_count`
     /// are its arguments (the helper UARG).
     Mark,
+    /// `process.syscall` (`.return`): `$syscall` is the call's number,
+    /// `$arg1` .. `$arg6` its arguments (ARG slots), `$return` its result.
+    ProcSyscall {
+        /// `.syscall.return`.
+        ret: bool,
+    },
     /// Anything else (begin, timers, mixed points).
     Other,
 }
@@ -734,6 +740,24 @@ fn replacement(e: &Expr, ctx: Ctx, g: &mut Gen, needs: &mut Needs) -> Option<Exp
         };
         return n.map(|n| g.expr(&format!("__usdt_arg({n})"), e.span).kind);
     }
+    if let (ExprKind::Target(name), Ctx::ProcSyscall { ret }) = (&e.kind, ctx) {
+        let text = match name.as_str() {
+            "$syscall" => "register(\"orig_ax\")".to_string(),
+            v => {
+                let n = v
+                    .strip_prefix("$arg")
+                    .and_then(|d| d.parse::<u32>().ok())
+                    .filter(|d| (1..=6).contains(d))?;
+                if ret {
+                    return Some(ExprKind::Unsupported(format!(
+                        "{v} in process.syscall.return (the arguments are gone at the return)"
+                    )));
+                }
+                format!("__stp_arg({})", n - 1)
+            }
+        };
+        return Some(g.expr(&text, e.span).kind);
+    }
     let ExprKind::Call { name, args } = &e.kind else {
         return None;
     };
@@ -757,7 +781,7 @@ fn replacement(e: &Expr, ctx: Ctx, g: &mut Gen, needs: &mut Needs) -> Option<Exp
                 needs.regs = true;
                 raw("__sc_regs", i)
             }
-            Ctx::Entry => format!("__stp_arg({i})"),
+            Ctx::Entry | Ctx::ProcSyscall { ret: false } => format!("__stp_arg({i})"),
             _ => return unsupported(format!("{name}() outside a function entry probe")),
         };
         let text = match name.as_str() {
@@ -784,7 +808,7 @@ fn replacement(e: &Expr, ctx: Ctx, g: &mut Gen, needs: &mut Needs) -> Option<Exp
                 needs.retval = true;
                 "__sc_retval"
             }
-            Ctx::Return => "retval()",
+            Ctx::Return | Ctx::ProcSyscall { ret: true } => "retval()",
             // Elsewhere stap reads the return-value register all the same
             // (rax; an error where the probe has no registers).
             _ => "register(\"rax\")",
@@ -809,6 +833,10 @@ fn other_ctx(points: &[ProbePoint]) -> Ctx {
         let func = n.contains(&"function");
         if n.first() == Some(&"process") && n.contains(&"mark") {
             Ctx::Mark
+        } else if n.first() == Some(&"process") && n.get(1) == Some(&"syscall") {
+            Ctx::ProcSyscall {
+                ret: n.get(2) == Some(&"return"),
+            }
         } else if func && n.contains(&"return") {
             Ctx::Return
         } else if func || n.starts_with(&["kernel", "trace"]) {

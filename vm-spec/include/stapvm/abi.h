@@ -365,6 +365,11 @@ enum stp_probe_uses {
  *   PROCESS     a process or thread starts or ends (below: process
  *               events): event ev_config, in the task itself, with its
  *               user registers; verified as a timer's
+ *   PSYSCALL, PSYSCALL_RETURN  a system call's entry, its return, in the
+ *               processes a process event would count (process.syscall,
+ *               .syscall.return; below: process events): ARG 1..6 are its
+ *               arguments, REGISTER orig_ax its number, RETVAL (return)
+ *               its result
  */
 #define STP_PROBE_KINDS(X)						\
 	X(BEGIN,      "begin",      BEGIN,     0)			\
@@ -385,7 +390,9 @@ enum stp_probe_uses {
 	X(NETFILTER,    "netfilter",    NETFILTER, STP_PROBE_USES_NETFILTER) \
 	X(UPROBE,       "uprobe",       UPROBE,    STP_PROBE_USES_UPROBE) \
 	X(URETPROBE,    "uretprobe",    URETPROBE, STP_PROBE_USES_UPROBE) \
-	X(PROCESS,      "process",      TIMER,     STP_PROBE_USES_PROCESS)
+	X(PROCESS,      "process",      TIMER,     STP_PROBE_USES_PROCESS) \
+	X(PSYSCALL,     "psyscall",     KPROBE,    STP_PROBE_USES_PROCESS) \
+	X(PSYSCALL_RETURN, "psyscall_return", KRETPROBE, STP_PROBE_USES_PROCESS)
 
 /* Probe kind numbers: STP_PROBE_BEGIN == 0, in table order. */
 enum stp_probe_kind {
@@ -561,6 +568,13 @@ struct stp_probe_desc {
  *   STP_PROC_THREAD_END    a thread that is not its process's last exits
  *
  * Every other descriptor field is 0, and no flag but OPTIONAL and UEXE.
+ *
+ * PSYSCALL and PSYSCALL_RETURN probes (process.syscall, .syscall.return,
+ * with the same three forms) take ev_pid and ev_type as PROCESS does, with
+ * ev_config 0. They hook the raw sys_enter / sys_exit tracepoints; the
+ * handler runs in the calling thread with its user registers, the
+ * argument registers in the x86-64 calling convention's places (r10, the
+ * fourth argument, in cx), so ARG 1..6 read the arguments.
  */
 #define STP_PROC_BEGIN		0u
 #define STP_PROC_END		1u

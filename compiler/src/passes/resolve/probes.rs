@@ -483,7 +483,10 @@ impl Resolver<'_> {
             {
                 self.user_point(p, c)
             }
-            ["process", "begin" | "end"] | ["process", "thread", "begin" | "end"] => {
+            ["process", "begin" | "end"]
+            | ["process", "thread", "begin" | "end"]
+            | ["process", "syscall"]
+            | ["process", "syscall", "return"] => {
                 let (path, pid) = match &first.arg {
                     None => (String::new(), 0),
                     Some(Literal::Num(n, _)) if (1..=i64::from(i32::MAX)).contains(n) => {
@@ -504,22 +507,20 @@ impl Resolver<'_> {
                         return None;
                     }
                 };
-                let event = match names.as_slice() {
-                    [_, "begin"] => abi::STP_PROC_BEGIN,
-                    [_, "end"] => abi::STP_PROC_END,
-                    [_, _, "begin"] => abi::STP_PROC_THREAD_BEGIN,
-                    _ => abi::STP_PROC_THREAD_END,
+                let (kind, event) = match names.as_slice() {
+                    [_, "begin"] => (abi::STP_PROBE_PROCESS, abi::STP_PROC_BEGIN),
+                    [_, "end"] => (abi::STP_PROBE_PROCESS, abi::STP_PROC_END),
+                    [_, "thread", "begin"] => (abi::STP_PROBE_PROCESS, abi::STP_PROC_THREAD_BEGIN),
+                    [_, "thread", _] => (abi::STP_PROBE_PROCESS, abi::STP_PROC_THREAD_END),
+                    [_, "syscall"] => (abi::STP_PROBE_PSYSCALL, 0),
+                    _ => (abi::STP_PROBE_PSYSCALL_RETURN, 0),
                 };
-                p.set_kind(abi::STP_PROBE_PROCESS);
+                p.set_kind(kind);
                 p.target = ProbeTarget::Process { path, pid, event };
                 Some(p)
             }
             ["process", ..] => {
-                let what = match names.as_slice() {
-                    [_, "syscall", ..] => "process.syscall probes",
-                    _ => "these user-space probes",
-                };
-                self.unsupported(what, span);
+                self.unsupported("these user-space probes", span);
                 None
             }
             ["module", ..] | ["kprobe", "module", ..] => {
