@@ -729,8 +729,28 @@ fn rewrite_expr(root: &mut Expr, ctx: Ctx, g: &mut Gen, needs: &mut Needs) {
 
 /// What a context-dependent call `e` becomes in `ctx`, if it is one.
 fn replacement(e: &Expr, ctx: Ctx, g: &mut Gen, needs: &mut Needs) -> Option<ExprKind> {
-    // A marker's $argN (1..12) and $arg_count: UARG's slots.
+    // A marker's $argN (1..12) and $arg_count: UARG's slots; $$name and
+    // $$provider from its pp(); $$parms each argument the marker has.
     if let (ExprKind::Target(name), Ctx::Mark) = (&e.kind, ctx) {
+        let listing = match name.as_str() {
+            "$$name" => Some("__usdt_pp_field(pp(), \").mark(\\\"\")".to_string()),
+            "$$provider" => Some("__usdt_pp_field(pp(), \").provider(\\\"\")".to_string()),
+            "$$parms" | "$$vars" => Some(
+                (1..=vm_spec::abi::STP_MAX_UARGS)
+                    .map(|i| {
+                        let sep = if i == 1 { "" } else { " " };
+                        format!(
+                            "(__usdt_arg(0) >= {i} ? sprintf(\"{sep}arg{i}=%#x\", __usdt_arg({i})) : \"\")"
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" . "),
+            ),
+            _ => None,
+        };
+        if let Some(text) = listing {
+            return Some(g.expr(&text, e.span).kind);
+        }
         let n = match name.trim_start_matches('$') {
             "arg_count" => Some(0),
             v => v

@@ -10,6 +10,12 @@
  *                              burst of RATE/1000 calls every ms, absolute
  *                              clock_nanosleep in between); prints the
  *                              same plus "rate=achieved"
+ *   bench-tool uloop N         N calls of bench_ufunc(), a user-space
+ *                              function that does nothing (not inlined),
+ *                              for the uprobe rows; prints as loop does
+ *   bench-tool uoffset         the file offset of bench_ufunc in this
+ *                              program (from /proc/self/maps), for the
+ *                              uprobe floor's insmod
  *   bench-tool now             CLOCK_MONOTONIC in ns
  *   bench-tool waitfile F T0 MS
  *                              waits (polling every 200 us) until F
@@ -38,8 +44,35 @@ static long long now_ns(void)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: bench-tool loop N | rate N RATE | now | waitfile FILE T0 MS\n");
+	fprintf(stderr, "usage: bench-tool loop N | uloop N | uoffset | rate N RATE | now | waitfile FILE T0 MS\n");
 	return 2;
+}
+
+/* What the uprobe rows probe: a call that does nothing else. */
+__attribute__((noinline)) void bench_ufunc(void)
+{
+	__asm__ volatile("" ::: "memory");
+}
+
+/* The file offset of bench_ufunc: its mapping's offset plus the distance. */
+static int print_uoffset(void)
+{
+	unsigned long a = (unsigned long)&bench_ufunc, lo, hi, off;
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f)
+		return 1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx %*s %lx", &lo, &hi, &off) == 3 &&
+		    a >= lo && a < hi) {
+			printf("%#lx\n", a - lo + off);
+			fclose(f);
+			return 0;
+		}
+	}
+	fclose(f);
+	return 1;
 }
 
 int main(int argc, char **argv)
@@ -77,6 +110,18 @@ int main(int argc, char **argv)
 		       n ? (double)(t1 - t0) / (double)n : 0.0);
 		return 0;
 	}
+	if (!strcmp(argv[1], "uloop") && argc == 3) {
+		n = atoll(argv[2]);
+		t0 = now_ns();
+		for (i = 0; i < n; i++)
+			bench_ufunc();
+		t1 = now_ns();
+		printf("calls=%lld ns=%lld ns_per_call=%.2f\n", n, t1 - t0,
+		       n ? (double)(t1 - t0) / (double)n : 0.0);
+		return 0;
+	}
+	if (!strcmp(argv[1], "uoffset"))
+		return print_uoffset();
 	if (!strcmp(argv[1], "rate") && argc == 4) {
 		long long rate = atoll(argv[3]), per_ms, done = 0;
 		struct timespec next;
