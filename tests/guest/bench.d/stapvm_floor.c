@@ -67,7 +67,9 @@ static struct kprobe floor_kp = { .pre_handler = floor_pre };
 static struct kretprobe floor_rp = { .handler = floor_ret };
 static struct uprobe_consumer floor_uc = { .handler = floor_uprobe };
 static struct path floor_upath;
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
 static struct uprobe *floor_uprobe_handle;
+#endif
 
 static int hits_get(char *buf, const struct kernel_param *kp)
 {
