@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 use thiserror::Error;
 use vm_spec::abi;
-use vm_spec::program::Program;
+use vm_spec::program::{ProbeTarget, Program};
 
 /// Longest wait in poll(), so signals, -T and STATUS are noticed promptly.
 const POLL_MS: u64 = 100;
@@ -79,6 +79,18 @@ pub enum Error {
     SelfProbe {
         /// The probe point as written.
         display: String,
+    },
+    /// `-x PID` names no running process.
+    #[error("no process {0} (-x): it has exited or never existed")]
+    NoProcess(i64),
+    /// The `-c` command's program, which `process` without a path means,
+    /// is not found.
+    #[error("probe point '{display}' is in the -c command's program, and '{program}' is not found in $PATH")]
+    NoCommandProgram {
+        /// The probe point as written.
+        display: String,
+        /// The command's first word.
+        program: String,
     },
     /// A probe counts in the target process and there is none.
     #[error("probe point '{0}' counts in the target process: give one with -x PID or -c CMD")]
@@ -665,9 +677,25 @@ pub fn run(
 ) -> Result<i32, Error> {
     let verbose = opts.verbose > 0;
     let t0 = Instant::now();
+    if let Some(pid) = opts.target_pid {
+        if pid <= 0 || !Path::new(&format!("/proc/{pid}")).exists() {
+            return Err(Error::NoProcess(pid));
+        }
+    }
     // `process` without a path: the target's executable.
     let in_target = if crate::uprobes::wants_target(prog) {
         let exe = crate::uprobes::target_executable(opts.cmd.as_deref(), opts.target_pid);
+        if let (None, Some(cmd)) = (&exe, &opts.cmd) {
+            let display = prog
+                .probes
+                .iter()
+                .find(|p| matches!(&p.target, ProbeTarget::User { path, .. } if path.is_empty()))
+                .map_or("", |p| p.display.as_str());
+            return Err(Error::NoCommandProgram {
+                display: display.to_string(),
+                program: cmd.split_whitespace().next().unwrap_or("").to_string(),
+            });
+        }
         exe.and_then(|e| crate::uprobes::in_target(prog, &e))
     } else {
         None
