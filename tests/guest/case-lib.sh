@@ -47,7 +47,8 @@ connect_lo_closed() {
 # round each tenth of a second of what the kernel tapsets and the
 # examples probe: file reads and writes with fsync, fork/exec, a loopback
 # TCP connect and UDP send, an accepted TCP connection with data (netpair),
-# a signal to a child, getppid calls, open(2) itself (busybox uses openat),
+# a signal to a child, getppid calls, a dynamic program's malloc and free
+# (mallocs), open(2) itself (busybox uses openat),
 # a sleep, a direct 4 KiB write to a brd ram disk (loaded on the first
 # call; tests/guest/lib.sh copies brd.ko).
 workload_mix() {
@@ -63,6 +64,8 @@ workload_mix() {
 		kill -USR1 $! 2>/dev/null
 		wait $! 2>/dev/null
 		retval 7 >/dev/null 2>&1
+		# A dynamic program: glibc's malloc and free (user-space examples).
+		mallocs 2 >/dev/null 2>&1
 		cat /proc/version /proc/self/status >/dev/null
 		echo "round $n" >"$f"
 		dd if="$f" of="$f.copy" bs=512 count=1 conv=fsync 2>/dev/null

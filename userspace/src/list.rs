@@ -556,18 +556,17 @@ pub fn list_with(
                 out.extend(found);
             }
             Query::UserFunction { path, glob, suffix } => {
-                let found = crate::ubinary::find_program(path).and_then(|exe| {
-                    let b = crate::ubinary::Binary::open(&exe)?;
-                    Ok((exe, b.functions(glob)?))
-                });
-                let (exe, funcs) =
-                    found.map_err(|e| Error::NoLines(pat.trim().to_string(), e.to_string()))?;
-                for f in funcs {
-                    out.insert(format!(
-                        "process(\"{}\").function(\"{}\"){suffix}",
-                        exe.display(),
-                        f.name
-                    ));
+                for exe in programs(path).map_err(|e| Error::NoLines(pat.trim().to_string(), e))? {
+                    let funcs = crate::ubinary::Binary::open(&exe)
+                        .and_then(|b| b.functions(glob))
+                        .map_err(|e| Error::NoLines(pat.trim().to_string(), e.to_string()))?;
+                    for f in funcs {
+                        out.insert(format!(
+                            "process(\"{}\").function(\"{}\"){suffix}",
+                            exe.display(),
+                            f.name
+                        ));
+                    }
                 }
             }
             Query::UserMark {
@@ -575,13 +574,14 @@ pub fn list_with(
                 provider,
                 glob,
             } => {
-                let found = crate::ubinary::find_program(path).and_then(|exe| {
-                    let b = crate::ubinary::Binary::open(&exe)?;
-                    Ok((exe, b.markers(provider.as_deref(), glob)?))
-                });
-                let (exe, marks) =
-                    found.map_err(|e| Error::NoLines(pat.trim().to_string(), e.to_string()))?;
-                for m in marks {
+                let mut all = Vec::new();
+                for exe in programs(path).map_err(|e| Error::NoLines(pat.trim().to_string(), e))? {
+                    let marks = crate::ubinary::Binary::open(&exe)
+                        .and_then(|b| b.markers(provider.as_deref(), glob))
+                        .map_err(|e| Error::NoLines(pat.trim().to_string(), e.to_string()))?;
+                    all.extend(marks.into_iter().map(|m| (exe.clone(), m)));
+                }
+                for (exe, m) in all {
                     let mut line = format!(
                         "process(\"{}\").provider(\"{}\").mark(\"{}\")",
                         exe.display(),
@@ -669,6 +669,18 @@ pub fn list(patterns: &[String], long: bool) -> Result<Vec<String>, Error> {
         btf: btf.as_ref(),
     };
     list_with(patterns, long, &mut src)
+}
+
+/// The programs a `process("PATH")` names: the files a path with
+/// wildcards matches, else the one program (`ubinary::find_program`).
+fn programs(path: &str) -> Result<Vec<std::path::PathBuf>, String> {
+    match crate::ubinary::expand_program_glob(path) {
+        Some(v) if v.is_empty() => Err(format!("no program matches '{path}'")),
+        Some(v) => Ok(v),
+        None => crate::ubinary::find_program(path)
+            .map(|p| vec![p])
+            .map_err(|e| e.to_string()),
+    }
 }
 
 #[cfg(test)]

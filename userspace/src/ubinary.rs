@@ -67,6 +67,9 @@ pub enum BinaryError {
         /// Why.
         why: &'static str,
     },
+    /// A program path with wildcards matches no file.
+    #[error("no program matches '{0}'")]
+    NoMatch(String),
     /// `.library("LIB")` names no library of the program.
     #[error("no library '{library}' of {} (not among its dependencies, nor in the library directories)", program.display())]
     NoLibrary {
@@ -102,6 +105,83 @@ pub fn find_program(name: &str) -> Result<PathBuf, BinaryError> {
         .filter(|p| p.is_file())
         .and_then(|p| std::fs::canonicalize(p).ok())
         .ok_or_else(|| BinaryError::NotFound(name.to_string()))
+}
+
+/// Matches a glob path expands to at most.
+const MAX_GLOB_MATCHES: usize = 256;
+
+/// Debian's multiarch directory of x86-64 libraries, below `/lib`,
+/// `/usr/lib` and the like.
+const MULTIARCH: &str = "x86_64-linux-gnu";
+
+/// The files an absolute path with wildcards (`*`, `?`, `[...]`, as stap
+/// takes `process("/lib*/libc.so.*")`) names, sorted, at most
+/// [`MAX_GLOB_MATCHES`]; `None` when `pattern` has no wildcard. A pattern
+/// under a library directory that matches nothing is tried again with
+/// Debian's multiarch directory below that one (`/lib*/libc.so.6` finds
+/// `/lib/x86_64-linux-gnu/libc.so.6`), which scripts written for other
+/// distributions expect.
+pub fn expand_program_glob(pattern: &str) -> Option<Vec<PathBuf>> {
+    if !pattern.starts_with('/') || !pattern.contains(['*', '?', '[']) {
+        return None;
+    }
+    let found = glob_files(pattern);
+    if !found.is_empty() {
+        return Some(found);
+    }
+    // `/lib*/NAME`, `/usr/lib*/NAME`: the same with the multiarch
+    // directory after the `lib*` component.
+    let parts: Vec<&str> = pattern.split('/').collect();
+    let at = parts
+        .iter()
+        .enumerate()
+        .take(3)
+        .find(|(_, c)| c.starts_with("lib"))
+        .map(|(i, _)| i);
+    if let Some(i) = at.filter(|&i| i + 1 < parts.len()) {
+        let mut retry: Vec<&str> = parts[..=i].to_vec();
+        retry.push(MULTIARCH);
+        retry.extend(&parts[i + 1..]);
+        return Some(glob_files(&retry.join("/")));
+    }
+    Some(found)
+}
+
+/// The regular files absolute `pattern` matches, component by component.
+fn glob_files(pattern: &str) -> Vec<PathBuf> {
+    let mut current = vec![PathBuf::from("/")];
+    for comp in pattern.split('/').filter(|c| !c.is_empty()) {
+        let mut next = Vec::new();
+        for dir in &current {
+            if !comp.contains(['*', '?', '[']) {
+                let p = dir.join(comp);
+                if p.exists() {
+                    next.push(p);
+                }
+                continue;
+            }
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                continue;
+            };
+            let mut names: Vec<PathBuf> = entries
+                .flatten()
+                .filter(|e| glob(comp, &e.file_name().to_string_lossy()))
+                .map(|e| e.path())
+                .collect();
+            names.sort();
+            next.extend(names);
+        }
+        next.truncate(MAX_GLOB_MATCHES);
+        current = next;
+    }
+    // Each file once, canonical (`/lib` may be a link to `/usr/lib`).
+    let mut seen = std::collections::HashSet::new();
+    current
+        .into_iter()
+        .filter(|p| p.is_file())
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .filter(|p| seen.insert(p.clone()))
+        .collect()
 }
 
 /// Whether `p` is a regular file someone may execute.
@@ -643,6 +723,25 @@ mod tests {
             String::from_utf8_lossy(&out.stderr)
         );
         dir
+    }
+
+    #[test]
+    fn a_glob_path_expands_to_files_and_tries_the_multiarch_directory() {
+        // A pattern without wildcards is not a glob.
+        assert!(expand_program_glob("/bin/sh").is_none());
+        assert!(expand_program_glob("sh*").is_none());
+        let sh = find_program("sh").unwrap();
+        let dir = sh.parent().unwrap().to_string_lossy().into_owned();
+        let name = sh.file_name().unwrap().to_string_lossy().into_owned();
+        let got = expand_program_glob(&format!("{dir}/{}*", &name[..1])).unwrap();
+        assert!(got.contains(&sh), "{got:?}");
+        assert!(expand_program_glob("/nonexistent*/x").unwrap().is_empty());
+        // Debian's libc is below the multiarch directory only.
+        let libc = std::path::Path::new("/lib/x86_64-linux-gnu/libc.so.6");
+        if libc.exists() {
+            let got = expand_program_glob("/lib*/libc.so.6").unwrap();
+            assert_eq!(got, vec![std::fs::canonicalize(libc).unwrap()]);
+        }
     }
 
     #[test]

@@ -63,6 +63,9 @@ pub fn place(prog: &Program) -> Result<Option<Placement>, Error> {
     out.probes.clear();
     let mut warnings = Vec::new();
     let mut expanded = Vec::new();
+    let (globbed, glob_warnings) = expand_globs(prog)?;
+    warnings.extend(glob_warnings);
+    let prog = &globbed;
     // Each binary once: found, canonical, mapped.
     let mut binaries: HashMap<String, Result<(PathBuf, Binary), String>> = HashMap::new();
     for p in &prog.probes {
@@ -172,6 +175,56 @@ pub fn place(prog: &Program) -> Result<Option<Placement>, Error> {
         }
     }
     Ok(Some((out, warnings, expanded)))
+}
+
+/// `prog` with every probe whose program path has wildcards
+/// (`process("/lib*/libc.so.*")`) made one probe per file it matches, its
+/// probe point naming the file; a path matching nothing is an error naming
+/// the point (a warning and no probe under `?`).
+fn expand_globs(prog: &Program) -> Result<(Program, Vec<String>), Error> {
+    let mut out = prog.clone();
+    let mut warnings = Vec::new();
+    out.probes.clear();
+    for p in &prog.probes {
+        let path = match &p.target {
+            ProbeTarget::User { path, .. } | ProbeTarget::Process { path, .. } => path,
+            _ => {
+                out.probes.push(p.clone());
+                continue;
+            }
+        };
+        let Some(files) = crate::ubinary::expand_program_glob(path) else {
+            out.probes.push(p.clone());
+            continue;
+        };
+        if files.is_empty() {
+            let why = BinaryError::NoMatch(path.clone());
+            if u32::from(p.flags) & vm_spec::abi::STP_PROBE_F_OPTIONAL != 0 {
+                warnings.push(format!(
+                    "optional probe point '{}' skipped: {why}",
+                    p.display
+                ));
+                continue;
+            }
+            return Err(Error::Unresolved {
+                display: p.display.clone(),
+                why: Box::new(why),
+            });
+        }
+        for f in files {
+            let file = f.to_string_lossy().into_owned();
+            let mut q = p.clone();
+            q.display = q
+                .display
+                .replacen(&format!("(\"{path}\")"), &format!("(\"{file}\")"), 1);
+            match &mut q.target {
+                ProbeTarget::User { path, .. } | ProbeTarget::Process { path, .. } => *path = file,
+                _ => {}
+            }
+            out.probes.push(q);
+        }
+    }
+    Ok((out, warnings))
 }
 
 /// The program with the `process`-without-a-path probes put in the
