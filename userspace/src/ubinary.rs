@@ -160,16 +160,7 @@ fn glob_files(pattern: &str) -> Vec<PathBuf> {
                 }
                 continue;
             }
-            let Ok(entries) = std::fs::read_dir(dir) else {
-                continue;
-            };
-            let mut names: Vec<PathBuf> = entries
-                .flatten()
-                .filter(|e| glob(comp, &e.file_name().to_string_lossy()))
-                .map(|e| e.path())
-                .collect();
-            names.sort();
-            next.extend(names);
+            next.extend(entries_matching(dir, comp));
         }
         next.truncate(MAX_GLOB_MATCHES);
         current = next;
@@ -182,6 +173,21 @@ fn glob_files(pattern: &str) -> Vec<PathBuf> {
         .filter_map(|p| std::fs::canonicalize(p).ok())
         .filter(|p| seen.insert(p.clone()))
         .collect()
+}
+
+/// The entries of directory `dir` whose names match glob `pattern`, sorted
+/// (none when `dir` cannot be read).
+pub fn entries_matching(dir: &Path, pattern: &str) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| glob(pattern, &e.file_name().to_string_lossy()))
+        .map(|e| e.path())
+        .collect();
+    names.sort();
+    names
 }
 
 /// Whether `p` is a regular file someone may execute.

@@ -6,6 +6,7 @@
 //! for a library the program only opens at run time (`dlopen`), in those
 //! directories directly. A `LIB` with a `/` is that file.
 use crate::kallsyms::glob;
+use crate::ubinary::entries_matching;
 use object::read::elf::{Dyn, ElfFile64, FileHeader, SectionHeader};
 use object::Endianness;
 use std::collections::HashSet;
@@ -50,16 +51,7 @@ pub fn find_library(exe: &Path, lib: &str) -> Vec<PathBuf> {
     }
     if found.is_empty() {
         for d in &dirs {
-            let Ok(entries) = std::fs::read_dir(d) else {
-                continue;
-            };
-            let mut names: Vec<PathBuf> = entries
-                .flatten()
-                .filter(|e| glob(lib, &e.file_name().to_string_lossy()))
-                .map(|e| e.path())
-                .collect();
-            names.sort();
-            for p in names {
+            for p in entries_matching(d, lib) {
                 push_canonical(&mut found, &mut seen, &p);
             }
         }
@@ -202,17 +194,7 @@ fn read_conf(path: &Path, depth: usize, dirs: &mut Vec<PathBuf>) {
             let (Some(dir), Some(name)) = (pat.parent(), pat.file_name()) else {
                 continue;
             };
-            let name = name.to_string_lossy();
-            let Ok(entries) = std::fs::read_dir(dir) else {
-                continue;
-            };
-            let mut files: Vec<PathBuf> = entries
-                .flatten()
-                .filter(|e| glob(&name, &e.file_name().to_string_lossy()))
-                .map(|e| e.path())
-                .collect();
-            files.sort();
-            for f in files {
+            for f in entries_matching(dir, &name.to_string_lossy()) {
                 read_conf(&f, depth + 1, dirs);
             }
         } else if line.starts_with('/') {

@@ -81,18 +81,7 @@ pub fn place(prog: &Program) -> Result<Option<Placement>, Error> {
                     },
                     ..p.clone()
                 }),
-                Err(why) if u32::from(p.flags) & vm_spec::abi::STP_PROBE_F_OPTIONAL != 0 => {
-                    warnings.push(format!(
-                        "optional probe point '{}' skipped: {why}",
-                        p.display
-                    ));
-                }
-                Err(why) => {
-                    return Err(Error::Unresolved {
-                        display: p.display.clone(),
-                        why: Box::new(why),
-                    })
-                }
+                Err(why) => skip_or_fail(p, why, &mut warnings)?,
             }
             continue;
         }
@@ -110,7 +99,6 @@ pub fn place(prog: &Program) -> Result<Option<Placement>, Error> {
                 display: p.display.clone(),
             });
         }
-        let optional = u32::from(p.flags) & vm_spec::abi::STP_PROBE_F_OPTIONAL != 0;
         if path.is_empty() {
             return Err(Error::NoTarget {
                 display: p.display.clone(),
@@ -122,18 +110,9 @@ pub fn place(prog: &Program) -> Result<Option<Placement>, Error> {
         };
         let (list, exe) = match placed {
             Ok(placed) => placed,
-            Err(why) if optional => {
-                warnings.push(format!(
-                    "optional probe point '{}' skipped: {why}",
-                    p.display
-                ));
-                continue;
-            }
             Err(why) => {
-                return Err(Error::Unresolved {
-                    display: p.display.clone(),
-                    why: Box::new(why),
-                })
+                skip_or_fail(p, why, &mut warnings)?;
+                continue;
             }
         };
         if out.probes.len() + list.len() > max {
@@ -177,6 +156,26 @@ pub fn place(prog: &Program) -> Result<Option<Placement>, Error> {
     Ok(Some((out, warnings, expanded)))
 }
 
+/// A probe that cannot be placed: under `?` a warning in `warnings`, else
+/// the error naming its point.
+fn skip_or_fail(
+    p: &vm_spec::program::Probe,
+    why: BinaryError,
+    warnings: &mut Vec<String>,
+) -> Result<(), Error> {
+    if u32::from(p.flags) & vm_spec::abi::STP_PROBE_F_OPTIONAL == 0 {
+        return Err(Error::Unresolved {
+            display: p.display.clone(),
+            why: Box::new(why),
+        });
+    }
+    warnings.push(format!(
+        "optional probe point '{}' skipped: {why}",
+        p.display
+    ));
+    Ok(())
+}
+
 /// `prog` with every probe whose program path has wildcards
 /// (`process("/lib*/libc.so.*")`) made one probe per file it matches, its
 /// probe point naming the file; a path matching nothing is an error naming
@@ -198,18 +197,8 @@ fn expand_globs(prog: &Program) -> Result<(Program, Vec<String>), Error> {
             continue;
         };
         if files.is_empty() {
-            let why = BinaryError::NoMatch(path.clone());
-            if u32::from(p.flags) & vm_spec::abi::STP_PROBE_F_OPTIONAL != 0 {
-                warnings.push(format!(
-                    "optional probe point '{}' skipped: {why}",
-                    p.display
-                ));
-                continue;
-            }
-            return Err(Error::Unresolved {
-                display: p.display.clone(),
-                why: Box::new(why),
-            });
+            skip_or_fail(p, BinaryError::NoMatch(path.clone()), &mut warnings)?;
+            continue;
         }
         for f in files {
             let file = f.to_string_lossy().into_owned();
