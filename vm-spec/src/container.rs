@@ -1,13 +1,21 @@
-//! The `.stpb` container: a file magic, the container version, then the
-//! `Program` serialised with postcard. This is the user-space view; the
-//! kernel receives the flat image that `image::build` makes from it.
+//! The `.stpb` container: a file magic, the container version, the
+//! payload's length (u64) and checksum (FNV-1a, 32 bits, over the payload),
+//! then the payload, the `Program` serialised with postcard, to the end of
+//! the file: a truncated file, bytes appended after it or any corruption of
+//! one byte is refused before the payload is decoded (FNV-1a's steps are
+//! bijections of its state, so one changed byte always changes the sum).
+//! This is the user-space view; the kernel receives the flat image that
+//! `image::build` makes from it.
 use crate::program::Program;
 use thiserror::Error;
 
 /// First four bytes of every `.stpb` file.
 pub const STPB_MAGIC: [u8; 4] = *b"STPB";
 /// Version of the container layout; bumped on any change to `Program`.
-pub const STPB_VERSION: u32 = 10;
+pub const STPB_VERSION: u32 = 11;
+
+/// Bytes before the payload: magic, version, length, checksum.
+const HEADER: usize = 4 + 4 + 8 + 4;
 
 /// Why a `.stpb` file could not be read.
 #[derive(Debug, Error)]
@@ -24,9 +32,33 @@ pub enum ContainerError {
         /// The version in the file.
         found: u32,
     },
+    /// The payload is shorter than the header says.
+    #[error("corrupt .stpb: truncated ({got} of {want} payload bytes)")]
+    Short {
+        /// Payload bytes present.
+        got: u64,
+        /// Payload bytes the header gives.
+        want: u64,
+    },
+    /// Bytes after the payload.
+    #[error("corrupt .stpb: {0} bytes after the program")]
+    Trailing(u64),
+    /// The payload's checksum differs from the header's.
+    #[error("corrupt .stpb (checksum)")]
+    Checksum,
     /// The payload does not decode.
     #[error("corrupt program: {0}")]
     Corrupt(#[from] postcard::Error),
+}
+
+/// FNV-1a (32 bits) of `data`.
+pub fn fnv1a32(data: &[u8]) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for &b in data {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    h
 }
 
 /// Serialises a program into `.stpb` bytes.
@@ -37,13 +69,20 @@ pub fn write(prog: &Program) -> Vec<u8> {
     let mut out = Vec::with_capacity(4096 + prog.source.len() + 12 * insns);
     out.extend_from_slice(&STPB_MAGIC);
     out.extend_from_slice(&STPB_VERSION.to_le_bytes());
+    out.resize(HEADER, 0);
     // Serialising into a Vec cannot fail for this data model (if it did:
-    // the magic and version alone, as before).
-    postcard::serialize_with_flavor(prog, Bytes(out)).unwrap_or_else(|_| {
+    // the header of an empty payload, which does not decode).
+    let mut out = postcard::serialize_with_flavor(prog, Bytes(out)).unwrap_or_else(|_| {
         let mut head = STPB_MAGIC.to_vec();
         head.extend_from_slice(&STPB_VERSION.to_le_bytes());
+        head.resize(HEADER, 0);
         head
-    })
+    });
+    let len = (out.len() - HEADER) as u64;
+    let sum = fnv1a32(&out[HEADER..]);
+    out[8..16].copy_from_slice(&len.to_le_bytes());
+    out[16..20].copy_from_slice(&sum.to_le_bytes());
+    out
 }
 
 /// postcard's output into a `Vec`, as its `AllocVec`, except that the
@@ -91,7 +130,32 @@ pub fn read(bytes: &[u8]) -> Result<Program, ContainerError> {
     if version != STPB_VERSION {
         return Err(ContainerError::BadVersion { found: version });
     }
-    Ok(postcard::from_bytes(&bytes[8..])?)
+    if bytes.len() < HEADER {
+        return Err(ContainerError::Truncated(bytes.len()));
+    }
+    let word = |at: usize, n: usize| {
+        bytes[at..at + n]
+            .iter()
+            .rev()
+            .fold(0u64, |v, &b| (v << 8) | u64::from(b))
+    };
+    let (want, sum) = (word(8, 8), word(16, 4) as u32);
+    let payload = &bytes[HEADER..];
+    let got = payload.len() as u64;
+    if got < want {
+        return Err(ContainerError::Short { got, want });
+    }
+    if got > want {
+        return Err(ContainerError::Trailing(got - want));
+    }
+    if fnv1a32(payload) != sum {
+        return Err(ContainerError::Checksum);
+    }
+    let (prog, rest) = postcard::take_from_bytes(payload)?;
+    if !rest.is_empty() {
+        return Err(ContainerError::Trailing(rest.len() as u64));
+    }
+    Ok(prog)
 }
 
 #[cfg(test)]
@@ -136,5 +200,41 @@ mod tests {
             read(&bad),
             Err(ContainerError::BadVersion { found: 99 })
         ));
+    }
+
+    #[test]
+    fn refuses_appended_bytes_truncation_and_every_one_byte_corruption() {
+        let prog = Program {
+            source_name: "x.stp".into(),
+            source: "probe begin { printf(\"hi\\n\") exit() }".into(),
+            ..Default::default()
+        };
+        let bytes = write(&prog);
+        assert_eq!(read(&bytes).unwrap(), prog);
+        let mut long = bytes.clone();
+        long.extend_from_slice(&[0u8; 4096]);
+        assert_eq!(
+            read(&long).unwrap_err().to_string(),
+            "corrupt .stpb: 4096 bytes after the program"
+        );
+        let cut = &bytes[..bytes.len() - 1];
+        assert!(matches!(read(cut), Err(ContainerError::Short { .. })));
+        // Every byte of the payload and of its sum, changed: refused by the
+        // checksum (the length and header bytes by their own checks).
+        for at in 16..bytes.len() {
+            for flip in [0x01u8, 0x80, 0xff] {
+                let mut bad = bytes.clone();
+                bad[at] ^= flip;
+                assert!(
+                    matches!(read(&bad), Err(ContainerError::Checksum)),
+                    "byte {at} ^ {flip:#x}"
+                );
+            }
+        }
+        for at in 0..16 {
+            let mut bad = bytes.clone();
+            bad[at] ^= 0x01;
+            assert!(read(&bad).is_err(), "header byte {at}");
+        }
     }
 }
