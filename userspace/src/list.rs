@@ -117,17 +117,20 @@ enum Query {
     /// `.nearest`: `[module:]PAT` and the flag; each line it selects in
     /// the debuginfo.
     Statement(String, bool),
-    /// `process("PATH").function("GLOB")[.call|.return]`: the binary, the
-    /// glob, the suffix; each function of its symbol table.
+    /// `process("PATH")[.library("LIB")].function("GLOB")[.call|.return]`:
+    /// the binary, the library, the glob, the suffix; each function of its
+    /// symbol table.
     UserFunction {
         path: String,
+        library: Option<String>,
         glob: String,
         suffix: String,
     },
-    /// `process("PATH")[.provider("P")].mark("GLOB")`: each USDT marker,
-    /// with `-L` its arguments.
+    /// `process("PATH")[.library("LIB")][.provider("P")].mark("GLOB")`:
+    /// each USDT marker, with `-L` its arguments.
     UserMark {
         path: String,
+        library: Option<String>,
         provider: Option<String>,
         glob: String,
     },
@@ -271,34 +274,47 @@ fn query(point: &str) -> Query {
         [n] if n.name == "nearest" && n.arg.is_none() => Some(true),
         _ => None,
     };
+    // `.library("LIB")` right after the process: the rest as without it.
+    let (library, k) = match names.get(1) {
+        Some(&"library") if c[1].arg.is_some() => (c[1].arg.clone(), 1),
+        _ => (None, 0),
+    };
+    let path = c[0].arg.clone().unwrap_or_default();
+    let arg = |i: usize| c.get(i + k).and_then(|x| x.arg.clone());
+    let user: Vec<&str> = names.iter().skip(1 + k).copied().collect();
+    if names.first() == Some(&"process") && c[0].arg.is_some() {
+        match user.as_slice() {
+            ["function", rest @ ..]
+                if arg(1).is_some()
+                    && (rest.is_empty() || rest == ["call"] || rest == ["return"]) =>
+            {
+                return Query::UserFunction {
+                    path,
+                    library,
+                    glob: arg(1).unwrap_or_default(),
+                    suffix: suffix(&c[2 + k..]),
+                };
+            }
+            ["mark"] if arg(1).is_some() => {
+                return Query::UserMark {
+                    path,
+                    library,
+                    provider: None,
+                    glob: arg(1).unwrap_or_default(),
+                };
+            }
+            ["provider", "mark"] if arg(1).is_some() && arg(2).is_some() => {
+                return Query::UserMark {
+                    path,
+                    library,
+                    provider: arg(1),
+                    glob: arg(2).unwrap_or_default(),
+                };
+            }
+            _ => {}
+        }
+    }
     match names.as_slice() {
-        ["process", "function", rest @ ..]
-            if c[0].arg.is_some()
-                && c[1].arg.is_some()
-                && (rest.is_empty() || rest == ["call"] || rest == ["return"]) =>
-        {
-            return Query::UserFunction {
-                path: c[0].arg.clone().unwrap_or_default(),
-                glob: c[1].arg.clone().unwrap_or_default(),
-                suffix: suffix(&c[2..]),
-            };
-        }
-        ["process", "mark"] if c[0].arg.is_some() && c[1].arg.is_some() => {
-            return Query::UserMark {
-                path: c[0].arg.clone().unwrap_or_default(),
-                provider: None,
-                glob: c[1].arg.clone().unwrap_or_default(),
-            };
-        }
-        ["process", "provider", "mark"]
-            if c[0].arg.is_some() && c[1].arg.is_some() && c[2].arg.is_some() =>
-        {
-            return Query::UserMark {
-                path: c[0].arg.clone().unwrap_or_default(),
-                provider: c[1].arg.clone(),
-                glob: c[2].arg.clone().unwrap_or_default(),
-            };
-        }
         ["kernel", "statement", ..] if c[0].arg.is_none() => {
             if let (Some(pat), Some(near)) = (&c[1].arg, nearest(&c[2..])) {
                 return Query::Statement(pat.clone(), near);
@@ -555,39 +571,41 @@ pub fn list_with(
                 }
                 out.extend(found);
             }
-            Query::UserFunction { path, glob, suffix } => {
-                for exe in programs(path).map_err(|e| Error::NoLines(pat.trim().to_string(), e))? {
-                    let funcs = crate::ubinary::Binary::open(&exe)
+            Query::UserFunction {
+                path,
+                library,
+                glob,
+                suffix,
+            } => {
+                let files = binaries(path, library.as_deref())
+                    .map_err(|e| Error::NoLines(pat.trim().to_string(), e))?;
+                for (head, file) in files {
+                    let funcs = crate::ubinary::Binary::open(&file)
                         .and_then(|b| b.functions(glob))
                         .map_err(|e| Error::NoLines(pat.trim().to_string(), e.to_string()))?;
                     for f in funcs {
-                        out.insert(format!(
-                            "process(\"{}\").function(\"{}\"){suffix}",
-                            exe.display(),
-                            f.name
-                        ));
+                        out.insert(format!("{head}.function(\"{}\"){suffix}", f.name));
                     }
                 }
             }
             Query::UserMark {
                 path,
+                library,
                 provider,
                 glob,
             } => {
                 let mut all = Vec::new();
-                for exe in programs(path).map_err(|e| Error::NoLines(pat.trim().to_string(), e))? {
-                    let marks = crate::ubinary::Binary::open(&exe)
+                let files = binaries(path, library.as_deref())
+                    .map_err(|e| Error::NoLines(pat.trim().to_string(), e))?;
+                for (head, file) in files {
+                    let marks = crate::ubinary::Binary::open(&file)
                         .and_then(|b| b.markers(provider.as_deref(), glob))
                         .map_err(|e| Error::NoLines(pat.trim().to_string(), e.to_string()))?;
-                    all.extend(marks.into_iter().map(|m| (exe.clone(), m)));
+                    all.extend(marks.into_iter().map(|m| (head.clone(), m)));
                 }
-                for (exe, m) in all {
-                    let mut line = format!(
-                        "process(\"{}\").provider(\"{}\").mark(\"{}\")",
-                        exe.display(),
-                        m.provider,
-                        m.name
-                    );
+                for (head, m) in all {
+                    let mut line =
+                        format!("{head}.provider(\"{}\").mark(\"{}\")", m.provider, m.name);
                     // stap -L: a marker's arguments are longs.
                     if long {
                         for k in 1..=m.args.split_whitespace().count() {
@@ -669,6 +687,36 @@ pub fn list(patterns: &[String], long: bool) -> Result<Vec<String>, Error> {
         btf: btf.as_ref(),
     };
     list_with(patterns, long, &mut src)
+}
+
+/// The binaries a listing reads, each with the head of its probe points:
+/// `process("EXE")` for each program `path` names, or with `library`
+/// `process("EXE").library("LIBPATH")` for each library it means.
+fn binaries(
+    path: &str,
+    library: Option<&str>,
+) -> Result<Vec<(String, std::path::PathBuf)>, String> {
+    let mut out = Vec::new();
+    for exe in programs(path)? {
+        let head = format!("process(\"{}\")", exe.display());
+        match library {
+            None => out.push((head, exe)),
+            Some(lib) => {
+                let libs = crate::ulibs::find_library(&exe, lib);
+                if libs.is_empty() {
+                    return Err(crate::ubinary::BinaryError::NoLibrary {
+                        program: exe,
+                        library: lib.to_string(),
+                    }
+                    .to_string());
+                }
+                for l in libs {
+                    out.push((format!("{head}.library(\"{}\")", l.display()), l));
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The programs a `process("PATH")` names: the files a path with

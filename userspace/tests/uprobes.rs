@@ -133,3 +133,64 @@ fn usdt_markers_are_listed_with_their_arguments() {
     );
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+#[test]
+fn a_programs_library_functions_are_listed_and_placed_with_its_filter() {
+    let bin = env!("CARGO_BIN_EXE_stapvm");
+    let sh = "/bin/sh";
+    let out = Command::new(bin)
+        .args([
+            "list",
+            &format!("process(\"{sh}\").library(\"libc.so*\").function(\"mallo?\")"),
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let exe = std::fs::canonicalize(sh).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines.len(),
+        1,
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let head = format!("process(\"{}\").library(\"", exe.display());
+    assert!(lines[0].starts_with(&head), "{text}");
+    assert!(
+        lines[0].ends_with("libc.so.6\").function(\"malloc\")"),
+        "{text}"
+    );
+    // Placed: a uprobe on libc with the program as its filter.
+    let d = common::tmpdir("uprobes-cli", "library");
+    let stpb = d.join("lib.stpb");
+    let out = Command::new(bin)
+        .args(["compile", "-o"])
+        .arg(&stpb)
+        .args([
+            "-e",
+            &format!("probe process(\"{sh}\").library(\"libc.so.6\").function(\"malloc\") {{ }}"),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = Command::new(bin)
+        .args(["dump", "--kernel"])
+        .arg(&stpb)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("libc.so.6 address"), "{text}");
+    assert!(
+        text.contains(&format!("in processes of {}", exe.display())),
+        "{text}"
+    );
+}

@@ -587,6 +587,9 @@ pub fn disassemble(prog: &Program) -> String {
         if p.maxactive != 0 {
             let _ = write!(extra, " maxactive={}", p.maxactive);
         }
+        if let Some(u) = p.uprobe.as_ref().filter(|u| !u.exe.is_empty()) {
+            let _ = write!(extra, " in processes of {}", u.exe);
+        }
         let _ = writeln!(
             out,
             "  probe#{i:<3} {}  [{} -> handler#{}, target {}{extra}]",
