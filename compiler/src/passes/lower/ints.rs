@@ -49,6 +49,16 @@ impl Gen<'_> {
             },
             _ => return self.fail("internal error: unresolved target variable"),
         };
+        // A user-space function's parameters point into its process's
+        // memory (a fault reads 0, as `user_long`); `@cast` and `@var`
+        // chains are the kernel's.
+        let read = if self.ctx == STP_CTX_UPROBE as u8
+            && !matches!(site, TargetSite::Cast(_) | TargetSite::Var(_))
+        {
+            STP_HLP_USER_LONG as i32
+        } else {
+            STP_HLP_KERNEL_LONG as i32
+        };
         let mut relocs = Vec::new();
         let t = self.alloc_r();
         let mut k = |g: &mut Self, kind: RelocKind| {
@@ -97,7 +107,7 @@ impl Gen<'_> {
             }
             k(self, RelocKind::Deref(step));
             self.emit(STP_OP_JZ, t, 0, 0, 1);
-            self.emit(STP_OP_CALLI, dst, dst, 0, STP_HLP_KERNEL_LONG as i32);
+            self.emit(STP_OP_CALLI, dst, dst, 0, read);
         }
         if !addr_of {
             k(self, RelocKind::Shift);
@@ -133,6 +143,7 @@ impl Gen<'_> {
     fn no_target_vars_here(&self, site: &TargetSite) -> bool {
         !matches!(site, TargetSite::Cast(_) | TargetSite::Var(_))
             && self.ctx != abi::STP_CTX_KPROBE as u8
+            && self.ctx != abi::STP_CTX_UPROBE as u8
             && u32::from(self.ctx) != abi::STP_CTX_NETFILTER
     }
 
