@@ -446,11 +446,7 @@ impl<'d> Converter<'_, 'd> {
     /// The formal parameters (name, type) and whether there is a `...`,
     /// of the subprogram at `(ui, off)`'s abstract origin (the declared
     /// list); `None` when it has none to follow.
-    fn origin_params(
-        &self,
-        ui: usize,
-        off: gimli::UnitOffset,
-    ) -> gimli::Result<Option<Params>> {
+    fn origin_params(&self, ui: usize, off: gimli::UnitOffset) -> gimli::Result<Option<Params>> {
         let unit = &self.units[ui].1;
         let e = unit.entry(off)?;
         let Some(origin) = e

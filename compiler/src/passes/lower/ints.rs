@@ -11,7 +11,8 @@ impl Gen<'_> {
     /// `dst`, through constants the loader fills from BTF
     /// (`vm_spec::program::TargetVar` documents the code): `ARG`, then per
     /// step an offset (for an index, the index times the element size)
-    /// and an optional 8-byte `KERNEL_LONG`, then shifts and a mask that
+    /// and an optional 8-byte `KERNEL_LONG` (`USER_LONG` for a user-space
+    /// function's parameters), then shifts and a mask that
     /// narrow the value to its C type (sign- or zero-extended). With
     /// `addr_of` (`&x`), the address of the last member or element: its
     /// step reads nothing and nothing narrows it.

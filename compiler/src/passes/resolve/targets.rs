@@ -1,7 +1,8 @@
 //! Target variables (`$x`, `$x->a[i]->b`, `&$x->a`), `@cast(addr,
 //! "TYPE")->a` and `@defined(x)`: checked against the probe being walked
 //! and recorded in `Resolved::target_vars` / `defined_consts` for the
-//! loader, which resolves them against the kernel's BTF.
+//! loader, which resolves them against the kernel's BTF (a user-space
+//! function's parameters against its binary's DWARF, converted to BTF).
 //!
 //! A probe with several points (or a wildcard point) gets one handler per
 //! context; each of its probes resolves a variable on its own symbol at
