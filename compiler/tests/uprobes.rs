@@ -157,11 +157,43 @@ fn process_events_name_their_process_or_program() {
 }
 
 #[test]
+fn target_variables_of_user_functions_are_left_to_the_loader() {
+    let p = common::build(
+        "probe process(\"ls\").function(\"f\") { println($n, $p->a->b, $$parms) }\n\
+         probe process(\"ls\").function(\"f\").return { println($n, $return) }\n",
+    )
+    .program;
+    let uses: Vec<(&str, &[String])> = p
+        .target_vars
+        .iter()
+        .map(|tv| (tv.name.as_str(), tv.fields.as_slice()))
+        .collect();
+    assert!(uses.contains(&("n", &[][..])), "{uses:?}");
+    assert!(
+        uses.contains(&("p", &["a".to_string(), "b".to_string()][..])),
+        "{uses:?}"
+    );
+    // `$n` in the .return probe is read at entry: a generated entry
+    // probe on the same function (tapset/entry.rs).
+    assert_eq!(p.probes.len(), 3);
+    // The chain reads user memory, never the kernel's.
+    let calls = |h: u32| {
+        p.handlers
+            .iter()
+            .flat_map(|x| &x.code)
+            .filter(|i| u32::from(i.op) == abi::STP_OP_CALLI && i.imm == h as i32)
+            .count()
+    };
+    assert!(calls(abi::STP_HLP_USER_LONG) >= 2);
+    assert_eq!(calls(abi::STP_HLP_KERNEL_LONG), 0);
+}
+
+#[test]
 fn what_needs_dwarf_or_is_malformed_is_refused() {
     for (src, want) in [
         (
-            "probe process(\"ls\").function(\"main\") { print($argc) }",
-            "target variable $argc of a user-space probe (it needs the binary's DWARF",
+            "probe process(\"ls\").statement(0x1234).absolute { print($argc) }",
+            "target variable $argc of a user-space statement probe",
         ),
         (
             "probe process(\"ls\").mark(\"m\") { print($arg13) }",

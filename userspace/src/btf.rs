@@ -272,6 +272,23 @@ impl Btf {
         Ok(btf)
     }
 
+    /// A BTF with no type but `void` (and no function).
+    pub fn empty() -> Btf {
+        Btf {
+            data: Vec::new(),
+            str_start: 0,
+            str_end: 0,
+            recs: vec![Rec {
+                name_off: 0,
+                info: 0,
+                size_type: 0,
+                extra: 0,
+            }],
+            funcs: HashMap::new(),
+            split_strs: None,
+        }
+    }
+
     /// Reads and parses the running kernel's BTF.
     pub fn vmlinux() -> std::io::Result<Result<Btf, BtfError>> {
         Ok(Btf::parse(std::fs::read(VMLINUX_BTF)?))

@@ -18,6 +18,7 @@ pub mod btf;
 pub mod cli;
 pub mod debuginfo;
 pub mod device;
+pub mod dwarf2btf;
 pub mod kallsyms;
 pub mod list;
 pub mod outfile;

@@ -583,8 +583,27 @@ pub fn list_with(
                     let funcs = crate::ubinary::Binary::open(&file)
                         .and_then(|b| b.functions(glob))
                         .map_err(|e| Error::NoLines(pat.trim().to_string(), e.to_string()))?;
+                    // -L: the parameters (and `$return`) from the
+                    // binary's DWARF; a binary without any lists names.
+                    let btf = if long {
+                        let wanted: Vec<(String, u64)> =
+                            funcs.iter().map(|f| (f.name.clone(), f.address)).collect();
+                        crate::dwarf2btf::binary_btf(
+                            &file,
+                            &crate::debuginfo::debug_root(),
+                            Some(&wanted),
+                        )
+                        .ok()
+                    } else {
+                        None
+                    };
                     for f in funcs {
-                        out.insert(format!("{head}.function(\"{}\"){suffix}", f.name));
+                        let mut line = format!("{head}.function(\"{}\"){suffix}", f.name);
+                        if let Some(b) = &btf {
+                            let ret = suffix.starts_with(".return");
+                            line.push_str(&function_vars(b, &f.name, ret).unwrap_or_default());
+                        }
+                        out.insert(line);
                     }
                 }
             }

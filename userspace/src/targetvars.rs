@@ -135,6 +135,9 @@ struct Fill {
 /// `Program::strings` (a node's `name` indexes `names` until `finish`).
 #[derive(Default)]
 struct PrettyAcc {
+    /// The nodes the program has already (an earlier pass's): the new
+    /// ones follow them.
+    start: u32,
     nodes: Vec<vm_spec::program::PrettyNode>,
     names: Vec<String>,
     index: HashMap<String, u32>,
@@ -143,7 +146,7 @@ struct PrettyAcc {
 impl PrettyAcc {
     /// Appends `tree`; its root's index.
     fn add(&mut self, tree: &crate::pretty::Tree) -> Result<i64, Error> {
-        let base = self.nodes.len() as u32;
+        let base = self.start + self.nodes.len() as u32;
         for n in &tree.nodes {
             let mut n = *n;
             if n.kind == vm_spec::abi::STP_PK_STRUCT as u8 && n.count != 0
@@ -164,7 +167,7 @@ impl PrettyAcc {
             }
             self.nodes.push(n);
         }
-        if self.nodes.len() > vm_spec::abi::STP_MAX_PRETTY_NODES as usize {
+        if self.start as usize + self.nodes.len() > vm_spec::abi::STP_MAX_PRETTY_NODES as usize {
             return Err(Error::Var(format!(
                 "pretty-printing needs more than {} type nodes (the module's cap)",
                 vm_spec::abi::STP_MAX_PRETTY_NODES
@@ -280,6 +283,10 @@ enum Site<'a> {
     Cast(&'a str),
     /// `@var` of this kernel variable: no probe.
     Var(&'a str),
+    /// A parameter of function `func` of user-space binary `bin` (its
+    /// canonical path): its types from the binary's DWARF
+    /// (`crate::dwarf2btf`), at most six integer-register parameters.
+    User { bin: &'a str, func: &'a str },
 }
 
 /// The site of a use of `tv` in the handler of `probe`, armed on `sym`.
@@ -306,6 +313,12 @@ fn site_for<'a>(tv: &'a TargetVar, probe: &'a Probe, sym: &'a str) -> Site<'a> {
             None => Site::Function(sym),
         },
         ProbeTarget::Symbol { .. } => Site::Function(sym),
+        // A placed user-space function probe (crate::uprobes): `sym` is
+        // its function.
+        ProbeTarget::User { path, .. } if probe.is_uprobe() => Site::User {
+            bin: path,
+            func: sym,
+        },
         // No target to go by: what the compiler saw.
         // (Addresses and statements are symbols by now: crate::absolute,
         // crate::statements.)
@@ -374,8 +387,88 @@ pub fn apply_syms(
     modules: &[(String, Btf)],
     syms: &HashMap<String, u64>,
 ) -> Result<(), Error> {
+    apply_all(prog, symbols, btf, modules, &[], syms)
+}
+
+/// The types of user-space binaries (canonical path, its DWARF as BTF or
+/// why it has none) for `apply_user`.
+pub type UserTypes = [(String, Result<Btf, String>)];
+
+/// Fills the target variables of the user-space function probes of
+/// `prog` (`funcs[i]`: the function of `prog.probes[i]`, `None` for every
+/// other probe) from the types of their binaries (`users`), as `apply_with`
+/// does for kernel functions; then takes those uses out of
+/// `prog.target_vars`, so that the kernel's pass (`apply`) sees the rest
+/// only. `@cast` and `@var` stay for the kernel's pass. A handler shared
+/// by a user-space function probe and a kernel probe is an error: its
+/// uses would be resolved against two different sets of types.
+pub fn apply_user(
+    prog: &mut Program,
+    funcs: &[Option<String>],
+    users: &UserTypes,
+) -> Result<(), Error> {
+    let mut handlers: Vec<u32> = prog
+        .probes
+        .iter()
+        .zip(funcs)
+        .filter(|(_, f)| f.is_some())
+        .map(|(p, _)| p.handler)
+        .filter(|h| {
+            prog.target_vars
+                .iter()
+                .any(|tv| tv.handler == *h && !is_global(tv))
+        })
+        .collect();
+    handlers.sort_unstable();
+    handlers.dedup();
+    if handlers.is_empty() {
+        return Ok(());
+    }
+    for p in &prog.probes {
+        if handlers.contains(&p.handler) && !p.is_uprobe() {
+            let user = prog
+                .probes
+                .iter()
+                .zip(funcs)
+                .find(|(q, f)| q.handler == p.handler && f.is_some())
+                .map_or("", |(q, _)| q.display.as_str());
+            return Err(Error::Var(format!(
+                "probe point '{}' shares its handler with user-space probe point '{user}', whose \
+                 target variables come from the binary's DWARF: give them separate probes",
+                p.display
+            )));
+        }
+    }
+    let (mine, rest): (Vec<TargetVar>, Vec<TargetVar>) = std::mem::take(&mut prog.target_vars)
+        .into_iter()
+        .partition(|tv| handlers.contains(&tv.handler) && !is_global(tv));
+    prog.target_vars = mine;
+    let symbols: Vec<Option<(String, u32)>> = (0..prog.probes.len())
+        .map(|i| funcs.get(i).cloned().flatten().map(|f| (f, 0)))
+        .collect();
+    let empty = Btf::empty();
+    let r = apply_all(prog, &symbols, &empty, &[], users, &HashMap::new());
+    // The uses (and the copies' uses) are filled: the kernel's pass
+    // must not see them.
+    prog.target_vars = rest;
+    r
+}
+
+/// `apply_syms` with the types of user-space binaries (`apply_user`).
+fn apply_all(
+    prog: &mut Program,
+    symbols: &[Option<(String, u32)>],
+    btf: &Btf,
+    modules: &[(String, Btf)],
+    users: &UserTypes,
+    syms: &HashMap<String, u64>,
+) -> Result<(), Error> {
     let mut patches: Vec<(usize, i64)> = Vec::new();
-    let mut acc = PrettyAcc::default();
+    let mut acc = PrettyAcc {
+        start: u32::try_from(prog.pretty.len())
+            .map_err(|_| Error::Var("too many pretty-printing nodes".to_string()))?,
+        ..PrettyAcc::default()
+    };
     // `@cast` uses need no probe (they may sit in functions): one answer
     // for the program, guarded by any `@defined` of the same chain.
     let cast_guards: Vec<(&TargetSite, &str, &[String])> = prog
@@ -390,7 +483,7 @@ pub fn apply_syms(
     let mut cast_answers: Vec<(String, Vec<String>, bool)> = Vec::new();
     for tv in prog.target_vars.iter().filter(|tv| is_exists(tv)) {
         if let TargetSite::Cast(t) = &tv.site {
-            let f = fill_in(btf, modules, tv, Site::Cast(t), "", true)?;
+            let f = fill_in(btf, modules, users, tv, Site::Cast(t), "", true)?;
             let yes = f.as_ref().is_some_and(|f| f.arg != 0);
             cast_answers.push((cast_cond_name(t), tv.fields.clone(), yes));
         }
@@ -414,7 +507,7 @@ pub fn apply_syms(
             }
             continue;
         }
-        if let Some(fill) = fill_in(btf, modules, tv, site, "", guarded)? {
+        if let Some(fill) = fill_in(btf, modules, users, tv, site, "", guarded)? {
             patches.extend(fill_patches(tv, &fill, &mut acc)?);
         }
     }
@@ -461,7 +554,7 @@ pub fn apply_syms(
                 .collect();
             for (tv, fill) in tvs.iter().zip(fills.iter_mut()) {
                 if is_exists(tv) {
-                    let f = fill_in(btf, modules, tv, site_for(tv, p, sym), &at, false)?;
+                    let f = fill_in(btf, modules, users, tv, site_for(tv, p, sym), &at, false)?;
                     let yes = f.as_ref().is_some_and(|f| f.arg != 0);
                     answers.push((tv.name.as_str(), tv.fields.as_slice(), yes));
                     *fill = f;
@@ -477,7 +570,15 @@ pub fn apply_syms(
                             .iter()
                             .any(|(n, f, yes)| *n == c.name && **f == c.fields && *yes != c.defined)
                     });
-                    *fill = fill_in(btf, modules, tv, site_for(tv, p, sym), &at, absent || dead)?;
+                    *fill = fill_in(
+                        btf,
+                        modules,
+                        users,
+                        tv,
+                        site_for(tv, p, sym),
+                        &at,
+                        absent || dead,
+                    )?;
                 }
             }
             match groups.iter_mut().find(|(f, _)| *f == fills) {
@@ -577,12 +678,34 @@ fn probe_text(p: &Probe, sym: &str) -> String {
 fn fill_in(
     btf: &Btf,
     modules: &[(String, Btf)],
+    users: &UserTypes,
     tv: &TargetVar,
     site: Site,
     at: &str,
     guarded: bool,
 ) -> Result<Option<Fill>, Error> {
     let vbtf = match site {
+        Site::User { bin, .. } => match users.iter().find(|(p, _)| p == bin) {
+            Some((_, Ok(b))) => b,
+            _ if is_exists(tv) => return Ok(Some(Fill::default())),
+            _ if guarded => return Ok(None),
+            found => {
+                let why = match found {
+                    Some((_, Err(why))) => why.clone(),
+                    _ => format!("the DWARF of {bin} was not read"),
+                };
+                return Err(Error::At {
+                    loc: tv.loc,
+                    msg: format!(
+                        "{at}: cannot read {} at {}:{}: {why}; without DWARF use uint_arg(N), \
+                         pointer_arg(N), register(\"NAME\") or returnval()",
+                        var_text(tv),
+                        tv.loc.line,
+                        tv.loc.col
+                    ),
+                });
+            }
+        },
         Site::Cast(t) if find_type(btf, t).is_none() => modules
             .iter()
             .find(|(_, b)| find_type(b, t).is_some())
@@ -648,6 +771,7 @@ fn return_fill(btf: &Btf, tv: &TargetVar, site: Site) -> Result<Option<Fill>, Er
         .any(|r| r.kind == RelocKind::Pretty { deep: true });
     let names: Vec<String> = match site {
         Site::Function(f) => vec![f.rsplit(':').next().unwrap_or(f).to_string()],
+        Site::User { func, .. } => vec![func.to_string()],
         Site::Syscall { name, .. } => vec![format!("__do_sys_{name}"), format!("__se_sys_{name}")],
         _ => Vec::new(),
     };
@@ -679,6 +803,7 @@ fn param_names(btf: &Btf, site: Site) -> Result<Option<Vec<String>>, Error> {
     let names = |ps: Option<Vec<Param>>| ps.map(|v| v.into_iter().map(|p| p.name).collect());
     Ok(match site {
         Site::Function(f) => names(func_params(btf, f.split_once(':').map_or(f, |(_, n)| n))?),
+        Site::User { func, .. } => names(func_params(btf, func)?),
         Site::Tracepoint(f) => names(
             btf.tracepoint_params(f)?
                 .map(|ps| ps.into_iter().skip(1).collect()),
@@ -1064,6 +1189,40 @@ fn resolve_var(btf: &Btf, tv: &TargetVar, site: Site, at: &str) -> Result<Fill, 
                     ),
                 });
             };
+            fill.arg = arg_slot(btf, &ps, idx, &what)?;
+            fill.steps.push((0, 0));
+            ParamType::Btf(ps[idx].ty)
+        }
+        Site::User { bin, func } => {
+            let ps = func_params(btf, func)?.ok_or_else(|| {
+                what(format!(
+                    "the DWARF of {bin} has no function '{func}' with code (inlined, or a \
+                     compiler clone whose calling convention differs?)"
+                ))
+            })?;
+            let Some(idx) = ps.iter().position(|p| p.name == tv.name) else {
+                return Err(Error::At {
+                    loc: tv.loc,
+                    msg: format!(
+                        "{at} has no parameter '{}'{} (DWARF of {bin}: parameters are {}; \
+                         global variables of a user-space binary cannot be read yet)",
+                        tv.name,
+                        compiler::suggest::similar(&tv.name, ps.iter().map(|p| p.name.as_str())),
+                        param_list(&ps)
+                    ),
+                });
+            };
+            // A uprobe reads the user registers: a parameter passed on
+            // the stack is out of reach (ARG past the sixth reads the
+            // kernel stack's slots, not the user stack).
+            if idx >= 6 {
+                return Err(what(format!(
+                    "parameter '{}' is the function's parameter {}, passed on the stack: only \
+                     the first six (register) parameters of a user-space function can be read",
+                    tv.name,
+                    idx + 1
+                )));
+            }
             fill.arg = arg_slot(btf, &ps, idx, &what)?;
             fill.steps.push((0, 0));
             ParamType::Btf(ps[idx].ty)

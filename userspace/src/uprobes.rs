@@ -4,8 +4,11 @@
 //! then canonical), a function glob becomes one probe per matching
 //! function of its symbol table, and every probe gets the file offset the
 //! kernel's uprobes take (`Probe::uprobe`), its target the canonical path.
-//! Target variables are refused: they need the binary's DWARF, which is
-//! not read yet.
+//! Target variables of function probes (`$param`, `$p->field`, `$$parms`,
+//! `$return$`) are then filled from each binary's DWARF, converted to BTF
+//! (`crate::dwarf2btf`) and resolved by `targetvars::apply_user`; a binary
+//! without DWARF is an error naming it and the `*_arg()` functions. Those
+//! of statement and marker probes are refused.
 use crate::ubinary::{find_program, Binary, BinaryError};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -23,12 +26,15 @@ pub enum Error {
         /// Why.
         why: Box<BinaryError>,
     },
-    /// The handler reads target variables.
-    #[error("probe point '{display}': target variables of user-space functions need the binary's DWARF, which stapvm does not read yet; use uint_arg(N), pointer_arg(N), register(\"NAME\") or returnval()")]
+    /// The handler of a statement or marker probe reads target variables.
+    #[error("probe point '{display}': target variables of user-space probes are read at function probes only (from the binary's DWARF); use uint_arg(N), pointer_arg(N), register(\"NAME\") or returnval()")]
     TargetVars {
         /// The probe point as written.
         display: String,
     },
+    /// A target variable of a user-space function does not resolve.
+    #[error(transparent)]
+    TargetVar(#[from] crate::targetvars::Error),
     /// `process` without a path and no target to stand for.
     #[error("probe point '{display}' is in the target process: give one with -c CMD or -x PID")]
     NoTarget {
@@ -63,6 +69,8 @@ pub fn place(prog: &Program) -> Result<Option<Placement>, Error> {
     out.probes.clear();
     let mut warnings = Vec::new();
     let mut expanded = Vec::new();
+    // (probe index, binary, function, address) of each function probe.
+    let mut funcs: Vec<(usize, String, String, u64)> = Vec::new();
     let (globbed, glob_warnings) = expand_globs(prog)?;
     warnings.extend(glob_warnings);
     let prog = &globbed;
@@ -94,7 +102,9 @@ pub fn place(prog: &Program) -> Result<Option<Placement>, Error> {
             out.probes.push(p.clone());
             continue;
         };
-        if crate::absolute::reads_probe_vars(prog, p.handler) {
+        if !matches!(site, UserSite::Function(_))
+            && crate::absolute::reads_probe_vars(prog, p.handler)
+        {
             return Err(Error::TargetVars {
                 display: p.display.clone(),
             });
@@ -125,7 +135,7 @@ pub fn place(prog: &Program) -> Result<Option<Placement>, Error> {
         if matches!(site, UserSite::Function(f) if f.contains(['*', '?'])) {
             expanded.push((p.display.clone(), list.len()));
         }
-        for (canonical, display, address, offset, semaphore, args) in list {
+        for (canonical, display, address, offset, semaphore, args, func) in list {
             let Ok(semaphore) = u32::try_from(semaphore) else {
                 return Err(Error::Unresolved {
                     display: p.display.clone(),
@@ -135,6 +145,9 @@ pub fn place(prog: &Program) -> Result<Option<Placement>, Error> {
                     }),
                 });
             };
+            if let Some(f) = func {
+                funcs.push((out.probes.len(), canonical.clone(), f, address));
+            }
             out.probes.push(vm_spec::program::Probe {
                 target: ProbeTarget::User {
                     path: canonical,
@@ -153,6 +166,7 @@ pub fn place(prog: &Program) -> Result<Option<Placement>, Error> {
             });
         }
     }
+    fill_target_vars(&mut out, &funcs, &crate::debuginfo::debug_root())?;
     Ok(Some((out, warnings, expanded)))
 }
 
@@ -173,6 +187,48 @@ fn skip_or_fail(
         "optional probe point '{}' skipped: {why}",
         p.display
     ));
+    Ok(())
+}
+
+/// Fills the target variables of the user-space function probes `funcs`
+/// (probe index, binary, function, address) of `prog` from their binaries'
+/// DWARF (debug files under `root`), each binary converted once, for the
+/// functions probed in it only.
+pub fn fill_target_vars(
+    prog: &mut Program,
+    funcs: &[(usize, String, String, u64)],
+    root: &std::path::Path,
+) -> Result<(), Error> {
+    let reads = |h: u32| crate::absolute::reads_probe_vars(prog, h);
+    let wanted: Vec<&(usize, String, String, u64)> = funcs
+        .iter()
+        .filter(|(i, ..)| prog.probes.get(*i).is_some_and(|p| reads(p.handler)))
+        .collect();
+    if wanted.is_empty() {
+        return Ok(());
+    }
+    let mut bins: Vec<(String, Vec<(String, u64)>)> = Vec::new();
+    for (_, bin, f, a) in &wanted {
+        match bins.iter_mut().find(|(b, _)| b == bin) {
+            Some((_, list)) => list.push((f.clone(), *a)),
+            None => bins.push((bin.clone(), vec![(f.clone(), *a)])),
+        }
+    }
+    let users: Vec<(String, Result<crate::btf::Btf, String>)> = bins
+        .into_iter()
+        .map(|(bin, list)| {
+            let btf = crate::dwarf2btf::binary_btf(std::path::Path::new(&bin), root, Some(&list))
+                .map_err(|e| e.to_string());
+            (bin, btf)
+        })
+        .collect();
+    let mut names: Vec<Option<String>> = vec![None; prog.probes.len()];
+    for (i, _, f, _) in funcs {
+        if let Some(slot) = names.get_mut(*i) {
+            *slot = Some(f.clone());
+        }
+    }
+    crate::targetvars::apply_user(prog, &names, &users)?;
     Ok(())
 }
 
@@ -264,8 +320,9 @@ pub fn target_executable(cmd: Option<&str>, pid: Option<i64>) -> Option<String> 
 
 /// One placed probe: canonical path, its probe point (each function or
 /// marker a glob matched named as stap's pp() names it), virtual address,
-/// file offset, semaphore file offset (0: none), USDT argument specs.
-type Placed = (String, String, u64, u64, u64, Vec<u64>);
+/// file offset, semaphore file offset (0: none), USDT argument specs, the
+/// function's name (a function probe's).
+type Placed = (String, String, u64, u64, u64, Vec<u64>, Option<String>);
 
 /// The places of a probe in library `lib` of program `path`
 /// (`.library`), and the program's canonical path, to which they count.
@@ -331,7 +388,15 @@ fn place_one(
             .into_iter()
             .map(|u| {
                 let d = crate::resolve::expanded_display(display, &u.name);
-                (canonical.clone(), d, u.address, u.offset, 0, Vec::new())
+                (
+                    canonical.clone(),
+                    d,
+                    u.address,
+                    u.offset,
+                    0,
+                    Vec::new(),
+                    Some(u.name),
+                )
             })
             .collect()),
         UserSite::Address(a) => Ok(vec![(
@@ -341,6 +406,7 @@ fn place_one(
             bin.offset_of(*a)?,
             0,
             Vec::new(),
+            None,
         )]),
         UserSite::Mark { provider, name } => bin
             .markers(provider.as_deref(), name)?
@@ -357,7 +423,15 @@ fn place_one(
                     m.name,
                     if display.ends_with('?') { "?" } else { "" }
                 );
-                Ok((canonical.clone(), d, m.address, m.offset, m.semaphore, args))
+                Ok((
+                    canonical.clone(),
+                    d,
+                    m.address,
+                    m.offset,
+                    m.semaphore,
+                    args,
+                    None,
+                ))
             })
             .collect(),
     }
@@ -443,5 +517,118 @@ mod tests {
             "probe point 'process(\"/nonexistent/x\").function(\"f\")?' cannot be resolved: \
              no program '/nonexistent/x' (not a file, and not found in $PATH)"
         );
+    }
+
+    /// `src` (with `BIN` for the program's path) compiled and placed.
+    fn placed(src: &str, bin: &std::path::Path) -> Result<Program, Error> {
+        let src = src.replace("BIN", &bin.to_string_lossy());
+        let c = compiler::compile("t.stp", &src, &compiler::Options::default())
+            .unwrap_or_else(|f| panic!("{}", f.rendered));
+        place(&c.program).map(|p| p.unwrap().0)
+    }
+
+    #[test]
+    fn parameters_of_a_user_function_are_read_through_its_dwarf() {
+        use crate::dwarf2btf::tests::{build, run};
+        for (tag, opt) in [("tv0", "-O0"), ("tv2", "-O2")] {
+            let bin = build(tag, &["-g", opt]);
+            let prog = placed(
+                r#"probe process("BIN").function("probe_me") {
+                     printf("%d %d %d %d %d %d %s %d|%s\n", $n, $r->id, $r->total, $r->flag,
+                            $r->mode, $r->in->b, user_string($s), $c, $$parms)
+                   }"#,
+                &bin,
+            )
+            .unwrap();
+            // Every use is filled: nothing is left for the kernel's pass.
+            assert!(prog.target_vars.is_empty());
+            // The chains read user memory.
+            let calls = |h: u32| {
+                prog.handlers[prog.probes[0].handler as usize]
+                    .code
+                    .iter()
+                    .filter(|i| u32::from(i.op) == vm_spec::abi::STP_OP_CALLI && i.imm == h as i32)
+                    .count()
+            };
+            assert!(calls(vm_spec::abi::STP_HLP_USER_LONG) >= 6);
+            assert_eq!(calls(vm_spec::abi::STP_HLP_KERNEL_LONG), 0);
+            let sym = Some((
+                bin.canonicalize().unwrap().to_string_lossy().into_owned(),
+                0,
+            ));
+            let img = vm_spec::image::build(&prog, &[sym]).unwrap();
+            vm_spec::core::verify_image(&img).expect("verifies");
+            // The struct's bytes as the program has them, at a user
+            // address; the string at another.
+            let hex = run(&bin, "bytes");
+            let rec: Vec<u8> = (0..hex.trim().len() / 2)
+                .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+                .collect();
+            let (base, sbase) = (0x7ffd_1000_0000u64, 0x7ffd_2000_0000u64);
+            let env = vm_testkit::HostEnv {
+                args: [3, base as i64, sbase as i64, 5, 0, 0],
+                memory: vec![(base, rec), (sbase, b"hello\0".to_vec())],
+                user_mode: true,
+                ..Default::default()
+            };
+            let mut s = vm_testkit::host::HostSession::from_program(&prog).unwrap();
+            s.run_handler(prog.probes[0].handler, &env).unwrap();
+            assert_eq!(
+                String::from_utf8(s.output()).unwrap(),
+                format!("3 7 -9 5 19 200 hello 5|n=0x3 r={base:#x} s={sbase:#x} c=0x5\n"),
+                "{opt}"
+            );
+            std::fs::remove_dir_all(bin.parent().unwrap()).unwrap();
+        }
+    }
+
+    #[test]
+    fn user_target_variables_that_cannot_be_read_are_errors_naming_why() {
+        use crate::dwarf2btf::tests::build;
+        let bin = build("tverr", &["-g", "-O0"]);
+        let err = |src: &str| placed(src, &bin).unwrap_err().to_string();
+        let e = err(r#"probe process("BIN").function("probe_me") { println($nosuch) }"#);
+        assert!(
+            e.contains("has no parameter 'nosuch'") && e.contains("n, r, s, c"),
+            "{e}"
+        );
+        let e = err(r#"probe process("BIN").function("seven") { println($g) }"#);
+        assert!(e.contains("parameter 7, passed on the stack"), "{e}");
+        let e = err(r#"probe process("BIN").function("takes_double") { println($x) }"#);
+        assert!(e.contains("parameter 'd' has type double"), "{e}");
+        // @defined answers 0 where a parameter is missing.
+        placed(
+            r#"probe process("BIN").function("probe_me") { println(@defined($nosuch) ? $nosuch : 0) }"#,
+            &bin,
+        )
+        .unwrap();
+        // Without DWARF: the error says what to install, and what to use.
+        let stripped = bin.with_file_name("stripped");
+        let out = std::process::Command::new("objcopy")
+            .arg("--strip-debug")
+            .arg(&bin)
+            .arg(&stripped)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let e = placed(
+            r#"probe process("BIN").function("probe_me") { println($n) }"#,
+            &stripped,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("has no DWARF debuginfo")
+                && e.contains("-dbgsym")
+                && e.contains("uint_arg(N)"),
+            "{e}"
+        );
+        // ... unless nothing needs it.
+        placed(
+            r#"probe process("BIN").function("probe_me") { println(@defined($n)) }"#,
+            &stripped,
+        )
+        .unwrap();
+        std::fs::remove_dir_all(bin.parent().unwrap()).unwrap();
     }
 }

@@ -7,6 +7,58 @@ use std::process::Command;
 mod common;
 
 #[test]
+fn list_l_shows_a_user_function_s_parameters_from_its_dwarf() {
+    let d = common::tmpdir("uprobes-cli", "list-l");
+    std::fs::write(
+        d.join("p.c"),
+        "struct s { int a; };\n\
+         __attribute__((noinline)) long up_f(int n, struct s *p, const char *name)\n\
+         { return n + p->a + name[0]; }\n\
+         int main(int c, char **v) { struct s x = { c }; return (int)up_f(c, &x, v[0]); }\n",
+    )
+    .unwrap();
+    let bin = env!("CARGO_BIN_EXE_stapvm");
+    let list = |flags: &[&str], point: &str| {
+        let out = Command::new("cc")
+            .current_dir(&d)
+            .args(flags)
+            .args(["p.c", "-o", "p"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let pt = format!("process(\"{}\").function(\"{point}", d.join("p").display());
+        let out = Command::new(bin)
+            .args(["list", "-L", &pt])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let got = list(&["-g", "-O2"], "up_f\")");
+    let e = std::fs::canonicalize(d.join("p")).unwrap();
+    let e = e.display();
+    assert_eq!(
+        got,
+        format!("process(\"{e}\").function(\"up_f\") $n:int $p:struct s* $name:char const*\n")
+    );
+    assert_eq!(
+        list(&["-g", "-O0"], "up_f\").return"),
+        format!(
+            "process(\"{e}\").function(\"up_f\").return $n:int $p:struct s* \
+             $name:char const* $return:long int\n"
+        )
+    );
+    // Without DWARF: the function, no variables.
+    assert_eq!(
+        list(&["-O2"], "up_f\")"),
+        format!("process(\"{e}\").function(\"up_f\")\n")
+    );
+}
+
+#[test]
 fn functions_of_a_program_are_listed_and_placed() {
     let d = common::tmpdir("uprobes-cli", "list");
     std::fs::write(

@@ -11,7 +11,8 @@ impl Gen<'_> {
     /// `dst`, through constants the loader fills from BTF
     /// (`vm_spec::program::TargetVar` documents the code): `ARG`, then per
     /// step an offset (for an index, the index times the element size)
-    /// and an optional 8-byte `KERNEL_LONG`, then shifts and a mask that
+    /// and an optional 8-byte `KERNEL_LONG` (`USER_LONG` for a user-space
+    /// function's parameters), then shifts and a mask that
     /// narrow the value to its C type (sign- or zero-extended). With
     /// `addr_of` (`&x`), the address of the last member or element: its
     /// step reads nothing and nothing narrows it.
@@ -48,6 +49,16 @@ impl Gen<'_> {
                 _ => return self.fail("internal error: unresolved target variable"),
             },
             _ => return self.fail("internal error: unresolved target variable"),
+        };
+        // A user-space function's parameters point into its process's
+        // memory (a fault reads 0, as `user_long`); `@cast` and `@var`
+        // chains are the kernel's.
+        let read = if self.ctx == STP_CTX_UPROBE as u8
+            && !matches!(site, TargetSite::Cast(_) | TargetSite::Var(_))
+        {
+            STP_HLP_USER_LONG as i32
+        } else {
+            STP_HLP_KERNEL_LONG as i32
         };
         let mut relocs = Vec::new();
         let t = self.alloc_r();
@@ -97,7 +108,7 @@ impl Gen<'_> {
             }
             k(self, RelocKind::Deref(step));
             self.emit(STP_OP_JZ, t, 0, 0, 1);
-            self.emit(STP_OP_CALLI, dst, dst, 0, STP_HLP_KERNEL_LONG as i32);
+            self.emit(STP_OP_CALLI, dst, dst, 0, read);
         }
         if !addr_of {
             k(self, RelocKind::Shift);
@@ -133,6 +144,7 @@ impl Gen<'_> {
     fn no_target_vars_here(&self, site: &TargetSite) -> bool {
         !matches!(site, TargetSite::Cast(_) | TargetSite::Var(_))
             && self.ctx != abi::STP_CTX_KPROBE as u8
+            && self.ctx != abi::STP_CTX_UPROBE as u8
             && u32::from(self.ctx) != abi::STP_CTX_NETFILTER
     }
 

@@ -134,6 +134,10 @@ impl Gen<'_> {
                     .first()
                     .and_then(|f| f.strip_prefix("__x64_sys_"))
                     .map(|s| TargetSite::Syscall(s.to_string())),
+                ProbeTarget::User {
+                    site: vm_spec::program::UserSite::Function(f),
+                    ..
+                } => Some(TargetSite::Function(f.clone())),
                 ProbeTarget::None
                 | ProbeTarget::File { .. }
                 | ProbeTarget::Address(_)

@@ -1,7 +1,8 @@
 //! Target variables (`$x`, `$x->a[i]->b`, `&$x->a`), `@cast(addr,
 //! "TYPE")->a` and `@defined(x)`: checked against the probe being walked
 //! and recorded in `Resolved::target_vars` / `defined_consts` for the
-//! loader, which resolves them against the kernel's BTF.
+//! loader, which resolves them against the kernel's BTF (a user-space
+//! function's parameters against its binary's DWARF, converted to BTF).
 //!
 //! A probe with several points (or a wildcard point) gets one handler per
 //! context; each of its probes resolves a variable on its own symbol at
@@ -60,7 +61,8 @@ impl Resolver<'_> {
         };
         match &base.kind {
             ExprKind::Target(n) if n == "$return" && comps.is_empty() => {
-                let ret = self.ctxs.contains(&(abi::STP_CTX_KRETPROBE as u8));
+                let ret = self.ctxs.contains(&(abi::STP_CTX_KRETPROBE as u8))
+                    || self.ctxs.contains(&(abi::STP_CTX_URETPROBE as u8));
                 self.defined_consts.insert(e.id, ret);
             }
             ExprKind::Target(n) => {
@@ -278,7 +280,9 @@ impl Resolver<'_> {
                     e.span,
                 ));
             }
-            if point.ctx == abi::STP_CTX_KRETPROBE as u8 {
+            if point.ctx == abi::STP_CTX_KRETPROBE as u8
+                || point.ctx == abi::STP_CTX_URETPROBE as u8
+            {
                 return self.unsupported(
                     &format!("target variable {name} in a .return probe (@entry)"),
                     e.span,
@@ -303,9 +307,9 @@ impl Resolver<'_> {
                 None if matches!(point.target, ProbeTarget::User { .. }) => {
                     return self.unsupported(
                         &format!(
-                            "target variable {name} of a user-space probe (it needs the \
-                             binary's DWARF; use uint_arg(N), pointer_arg(N), \
-                             register(\"NAME\") or returnval())"
+                            "target variable {name} of a user-space statement probe (target \
+                             variables are read at function probes, from the binary's DWARF; \
+                             use uint_arg(N), pointer_arg(N), register(\"NAME\") or returnval())"
                         ),
                         e.span,
                     );
@@ -385,10 +389,20 @@ fn chain_of(comps: &[TargetComp]) -> Chain {
 /// none: a kernel function (a name, a wildcard or a `module:` pattern; the
 /// loader resolves each function it expands to), a tracepoint (its
 /// arguments), a syscall's wrapper (its arguments, from the saved
-/// registers), a netfilter hook (its arguments).
+/// registers), a netfilter hook (its arguments), a user-space function
+/// (its parameters: the loader reads the binary's DWARF).
 fn site_of(point: &Point) -> Option<TargetSite> {
     if u32::from(point.ctx) == abi::STP_CTX_NETFILTER {
         return Some(TargetSite::Netfilter);
+    }
+    if point.ctx == abi::STP_CTX_UPROBE as u8 {
+        return match &point.target {
+            ProbeTarget::User {
+                site: vm_spec::program::UserSite::Function(f),
+                ..
+            } => Some(TargetSite::Function(f.clone())),
+            _ => None,
+        };
     }
     if point.ctx != abi::STP_CTX_KPROBE as u8 {
         return None;
