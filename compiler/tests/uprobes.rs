@@ -232,3 +232,16 @@ fn what_needs_dwarf_or_is_malformed_is_refused() {
         assert!(e.contains(want), "{src}: {e}");
     }
 }
+
+#[test]
+fn perf_counters_are_never_defined() {
+    // stapvm has no `.counter("NAME")`: `@defined(@perf(..))` is the
+    // constant 0 (buildok/fortyfour.stp), not an error.
+    let p = common::build("probe begin { println(@defined(@perf(\"x\"))) }").program;
+    assert!(p.target_vars.is_empty());
+    let h = &p.handlers[p.probes[0].handler as usize];
+    assert_eq!(
+        common::disasm(h)[0].split_whitespace().collect::<Vec<_>>(),
+        ["LDI", "r0,", "0"]
+    );
+}

@@ -84,6 +84,11 @@ impl Resolver<'_> {
                 self.defined_consts.insert(e.id, false);
                 self.entry_guarded = true;
             }
+            // A perf counter of the probe (`.counter("NAME")`), which
+            // stapvm has none of: never defined.
+            ExprKind::AtOp { op, .. } if op == "@perf" && comps.is_empty() => {
+                self.defined_consts.insert(e.id, false);
+            }
             _ => self.err(Diagnostic::semantic(
                 "@defined takes a target variable ($x, $x->a) or a @cast(...)->a expression",
                 a.span,
