@@ -1064,22 +1064,7 @@ int main(int argc, char **argv) {
     /// `SOURCE` built with `cc FLAGS` as `p` in a fresh directory; the
     /// program's path.
     pub(crate) fn build(tag: &str, flags: &[&str]) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("stapvm-d2b-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("p.c"), SOURCE).unwrap();
-        let out = Command::new("cc")
-            .current_dir(&dir)
-            .args(flags)
-            .args(["p.c", "-o", "p"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        dir.join("p")
+        crate::testc::build_c(&format!("d2b-{tag}"), "p", SOURCE, flags)
     }
 
     /// What `PROG ARG` prints.

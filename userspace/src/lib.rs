@@ -32,6 +32,8 @@ pub mod statements;
 pub mod system;
 pub mod target;
 pub mod targetvars;
+#[cfg(test)]
+mod testc;
 pub mod tracepoints;
 pub mod tzinfo;
 pub mod ubinary;

@@ -714,21 +714,8 @@ mod tests {
     /// `source` built with `cc -O2` as `NAME` in a fresh directory
     /// `stapvm-TAG-PID`; the directory.
     fn build_c(tag: &str, name: &str, source: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("stapvm-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join(format!("{name}.c")), source).unwrap();
-        let out = Command::new("cc")
-            .current_dir(&dir)
-            .args(["-O2", &format!("{name}.c"), "-o", name])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        dir
+        let exe = crate::testc::build_c(tag, name, source, &["-O2"]);
+        exe.parent().map(PathBuf::from).unwrap_or(exe)
     }
 
     #[test]

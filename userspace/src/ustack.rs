@@ -154,22 +154,9 @@ mod tests {
 
     /// A C program built with gcc -O2 (frames kept) in a fresh directory.
     fn build_c(tag: &str, source: &str, extra: &[&str]) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("stapvm-ustack-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("p.c"), source).unwrap();
-        let out = Command::new("cc")
-            .current_dir(&dir)
-            .args(["-O2", "-fno-omit-frame-pointer", "p.c", "-o", "p"])
-            .args(extra)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        dir.join("p")
+        let mut flags = vec!["-O2", "-fno-omit-frame-pointer"];
+        flags.extend(extra);
+        crate::testc::build_c(&format!("ustack-{tag}"), "p", source, &flags)
     }
 
     const CHAIN: &str = "__attribute__((noinline)) int us_c(int x) { return x * 3; }\n\

@@ -82,17 +82,12 @@ fn lines_become_function_offsets_named_as_stap_names_them() {
     .unwrap();
     let root = d.join("root");
     std::fs::create_dir_all(root.join("boot")).unwrap();
-    let out = Command::new("cc")
-        .current_dir(&src)
-        .args(["-g", "-O1", "fs/read_write.c", "-o"])
-        .arg(root.join(format!("boot/vmlinux-{}", release())))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let vmlinux = root.join(format!("boot/vmlinux-{}", release()));
+    let mut args: Vec<&std::ffi::OsStr> = ["-g", "-O1", "fs/read_write.c", "-o"]
+        .map(std::ffi::OsStr::new)
+        .to_vec();
+    args.push(vmlinux.as_os_str());
+    common::cc(&src, &args);
     let got = placed(
         &d,
         "probe kernel.statement(\"vfs_read@fs/read_write.c:*\") { println(pp()) }\n\

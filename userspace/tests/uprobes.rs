@@ -19,17 +19,12 @@ fn list_l_shows_a_user_function_s_parameters_from_its_dwarf() {
     .unwrap();
     let bin = env!("CARGO_BIN_EXE_stapvm");
     let list = |flags: &[&str], point: &str| {
-        let out = Command::new("cc")
-            .current_dir(&d)
-            .args(flags)
-            .args(["p.c", "-o", "p"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let args: Vec<&std::ffi::OsStr> = flags
+            .iter()
+            .chain(["p.c", "-o", "p"].iter())
+            .map(std::ffi::OsStr::new)
+            .collect();
+        common::cc(&d, &args);
         let pt = format!("process(\"{}\").function(\"{point}", d.join("p").display());
         let out = Command::new(bin)
             .args(["list", "-L", &pt])
@@ -68,16 +63,7 @@ fn functions_of_a_program_are_listed_and_placed() {
          int main(int c, char **v) { (void)v; return up_one(c) + up_two(c); }\n",
     )
     .unwrap();
-    let out = Command::new("cc")
-        .current_dir(&d)
-        .args(["-O2", "p.c", "-o", "p"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::cc(&d, &["-O2", "p.c", "-o", "p"].map(std::ffi::OsStr::new));
     let exe = std::fs::canonicalize(d.join("p")).unwrap();
     let bin = env!("CARGO_BIN_EXE_stapvm");
     let out = Command::new(bin)
@@ -156,16 +142,7 @@ fn usdt_markers_are_listed_with_their_arguments() {
          int main(int c, char **v) { STAP_PROBE(app, none); STAP_PROBE2(app, two, c, v); return 0; }\n",
     )
     .unwrap();
-    let out = Command::new("cc")
-        .current_dir(&d)
-        .args(["-O2", "m.c", "-o", "m"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::cc(&d, &["-O2", "m.c", "-o", "m"].map(std::ffi::OsStr::new));
     let exe = std::fs::canonicalize(d.join("m")).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_stapvm"))
         .args([

@@ -1,6 +1,6 @@
 //! Helpers shared by the loader's end-to-end tests (filepat.rs,
-//! statements.rs): a fresh temporary directory and the running kernel's
-//! release, which names the fake debuginfo files.
+//! statements.rs, uprobes.rs): a fresh temporary directory, the running
+//! kernel's release, which names the fake debuginfo files, and `cc`.
 use std::path::PathBuf;
 
 /// A new, empty directory `stapvm-TAG-PID-NAME` in the temporary directory.
@@ -18,4 +18,19 @@ pub fn release() -> String {
         .unwrap()
         .trim()
         .to_string()
+}
+
+/// Runs `cc ARGS` in `dir`; the test fails with cc's messages if it does.
+#[allow(dead_code)] // (not every test file builds C)
+pub fn cc(dir: &std::path::Path, args: &[&std::ffi::OsStr]) {
+    let out = std::process::Command::new("cc")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
