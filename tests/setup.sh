@@ -6,7 +6,8 @@
 # image and its headers (the guest kernel and the module's build tree),
 # static busybox, libclang/clang (bindgen), cpio, gcc, make, the static
 # libc (helpers), the kernel source tarball (checkpatch.pl for
-# tests/guest/kbuild-check), perl (which runs it), and the rustfmt/clippy
+# tests/guest/kbuild-check), perl (which runs it), <sys/sdt.h>, Debian's
+# python3 (the guest's real USDT binary), and the rustfmt/clippy
 # components.
 set -euo pipefail
 
@@ -37,6 +38,10 @@ need_pkg binutils command -v strip
 need_pkg linux-source have_glob '/usr/src/linux-source-*.tar.xz'
 need_pkg perl command -v perl
 need_pkg systemtap-sdt-dev test -f /usr/include/x86_64-linux-gnu/sys/sdt.h
+# Debian's own interpreter for the USDT markers of a real binary
+# (tests/guest/lib.sh copy_python: /usr/bin/python3 and its os.py).
+need_pkg python3-minimal test -x /usr/bin/python3
+need_pkg libpython3-stdlib have_glob '/usr/lib/python3.*/os.py'
 
 # busybox must be the static build (the guest has no libc of its own).
 if [[ -x /bin/busybox ]] && ldd /bin/busybox >/dev/null 2>&1; then
