@@ -78,11 +78,30 @@ pub fn write(prog: &Program) -> Vec<u8> {
         head.resize(HEADER, 0);
         head
     });
-    let len = (out.len() - HEADER) as u64;
-    let sum = fnv1a32(&out[HEADER..]);
-    out[8..16].copy_from_slice(&len.to_le_bytes());
-    out[16..20].copy_from_slice(&sum.to_le_bytes());
+    fill_header(&mut out);
     out
+}
+
+/// `payload` as a `.stpb` file: the header with its length and checksum,
+/// then the bytes as they are (whether they decode or not; the fuzzer's
+/// way past the checksum into the decoder).
+pub fn seal(payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER + payload.len());
+    out.extend_from_slice(&STPB_MAGIC);
+    out.extend_from_slice(&STPB_VERSION.to_le_bytes());
+    out.resize(HEADER, 0);
+    out.extend_from_slice(payload);
+    fill_header(&mut out);
+    out
+}
+
+/// Writes the payload's length and checksum into `file`'s header (its
+/// first `HEADER` bytes, magic and version already there).
+fn fill_header(file: &mut [u8]) {
+    let len = (file.len() - HEADER) as u64;
+    let sum = fnv1a32(&file[HEADER..]);
+    file[8..16].copy_from_slice(&len.to_le_bytes());
+    file[16..20].copy_from_slice(&sum.to_le_bytes());
 }
 
 /// postcard's output into a `Vec`, as its `AllocVec`, except that the
@@ -219,6 +238,8 @@ mod tests {
         );
         let cut = &bytes[..bytes.len() - 1];
         assert!(matches!(read(cut), Err(ContainerError::Short { .. })));
+        // The payload sealed again is the same file.
+        assert_eq!(seal(&bytes[HEADER..]), bytes);
         // Every byte of the payload and of its sum, changed: refused by the
         // checksum (the length and header bytes by their own checks).
         for at in 16..bytes.len() {
