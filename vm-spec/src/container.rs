@@ -15,7 +15,7 @@ pub const STPB_MAGIC: [u8; 4] = *b"STPB";
 pub const STPB_VERSION: u32 = 11;
 
 /// Bytes before the payload: magic, version, length, checksum.
-const HEADER: usize = 4 + 4 + 8 + 4;
+pub const HEADER: usize = 4 + 4 + 8 + 4;
 
 /// Why a `.stpb` file could not be read.
 #[derive(Debug, Error)]

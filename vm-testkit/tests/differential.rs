@@ -338,7 +338,7 @@ fn write_fuzz_corpus() {
         if seed % 2 == 0 {
             w("container", &file);
         } else {
-            w("container", &file[20..]);
+            w("container", &file[vm_spec::container::HEADER..]);
         }
         let mut vm = (seed as u16).to_le_bytes().to_vec();
         vm.push(0);
