@@ -14,6 +14,9 @@
  *   and both are 32-bit; a randomization may exceed 32 bits of
  *   nanoseconds. So stp_random_below() scales a 64-bit random number
  *   (mul_u64_u64_shr, include/linux/math64.h on every kernel of the range).
+ * - get_kretprobe(ri) (probes.c, procevents.c) appeared in 5.11, when
+ *   the lockless kretprobe rework hid the instance's owner behind
+ *   ri->rph; 5.10's kretprobe_instance has the owner in ri->rp.
  * - hrtimer_setup() (timer, function, clock, mode) replaced
  *   hrtimer_init() plus the function assignment in 6.13; hrtimer_init()
  *   was removed afterwards.
@@ -31,9 +34,9 @@
  *   returns the struct uprobe * (or an ERR_PTR) that
  *   uprobe_unregister_nosync(uprobe, uc) takes, and one
  *   uprobe_unregister_sync() then waits for every handler. The consumer's
- *   handler and ret_handler kept their prototypes through 6.12;
- *   STP_UPROBE_DATA_ARG is the extra argument of later kernels (empty
- *   here).
+ *   handler and ret_handler kept their prototypes through 6.12; 6.13
+ *   (uprobe sessions) gave both a last __u64 *data argument, which
+ *   STP_UPROBE_PARAMS() adds where the kernel passes it.
  * - Process events (procevents.c) hook functions, not an API:
  *   schedule_tail(prev) is what every new task runs first (from 2.6 on);
  *   sched_process_exec's prototype (task, old_pid, bprm) dates from 3.4;
@@ -59,11 +62,23 @@
 #include <linux/hrtimer.h>
 #include <linux/err.h>
 #include <linux/uprobes.h>
+#include <linux/kprobes.h>
 
 /* A uniform random number in [0, n) (0 when n is 0); any context but NMI. */
 static inline u64 stp_random_below(u64 n)
 {
 	return mul_u64_u64_shr(get_random_u64(), n, 64);
+}
+
+/* The kretprobe an instance belongs to: get_kretprobe() from 5.11. */
+static inline struct kretprobe *
+stp_get_kretprobe(struct kretprobe_instance *ri)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(5, 11, 0)
+	return get_kretprobe(ri);
+#else
+	return ri->rp;
+#endif
 }
 
 /* hrtimer_setup() from 6.13, hrtimer_init() and .function before. */
@@ -87,8 +102,12 @@ static inline void stp_hrtimer_setup(struct hrtimer *t,
 /* do_exit()'s calls with group_dead second, in the order tried. */
 #define STP_EXIT_HOOKS "acct_collect", "taskstats_exit"
 
-/* Extra parameters of a uprobe consumer's handlers (none through 6.12). */
-#define STP_UPROBE_DATA_ARG
+/* A uprobe consumer handler's parameters: these, then __u64 *data (6.13+). */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+#define STP_UPROBE_PARAMS(...) __VA_ARGS__, __u64 *data
+#else
+#define STP_UPROBE_PARAMS(...) __VA_ARGS__
+#endif
 
 /* Registers uc at offset of inode (ref: the semaphore's offset or 0). */
 static inline int stp_uprobe_register(struct inode *inode, loff_t offset,

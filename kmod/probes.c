@@ -290,7 +290,7 @@ static int stp_kprobe_pre(struct kprobe *kp, struct pt_regs *regs)
 static int stp_kretprobe_ret(struct kretprobe_instance *ri,
 			     struct pt_regs *regs)
 {
-	struct kretprobe *rp = get_kretprobe(ri);
+	struct kretprobe *rp = stp_get_kretprobe(ri);
 	struct stp_probe *p;
 
 	if (unlikely(!rp))
@@ -458,8 +458,13 @@ static int stp_watch_arm(struct stp_probe *p)
 	attr.bp_type = pd->ev_type == STP_WATCH_RW ? HW_BREAKPOINT_RW :
 						     HW_BREAKPOINT_W;
 	bp = register_wide_hw_breakpoint(&attr, stp_perf_fn, p);
-	if (IS_ERR((void __force *)bp))
-		return PTR_ERR((void __force *)bp);
+	/*
+	 * A __percpu pointer is a named address space (__seg_gs) with gcc 14
+	 * on 6.15+: it leaves it only through an integer, as IS_ERR_PCPU()
+	 * does (which 6.1 lacks).
+	 */
+	if (IS_ERR((const void *)(__force unsigned long)bp))
+		return PTR_ERR((const void *)(__force unsigned long)bp);
 	p->wide_bp = bp;
 	return 0;
 }

@@ -86,7 +86,7 @@ static void stp_procev_syscall(void *data, struct pt_regs *regs, long v)
 static int stp_procev_new_task(struct kretprobe_instance *ri,
 			       struct pt_regs *regs)
 {
-	struct kretprobe *rp = get_kretprobe(ri);
+	struct kretprobe *rp = stp_get_kretprobe(ri);
 	struct stp_probe *p;
 	bool first;
 

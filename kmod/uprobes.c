@@ -95,15 +95,16 @@ int stp_uprobe_lookup(const struct stp_prog *prog, u32 str,
 	return 0;
 }
 
-static int stp_uprobe_fn(struct uprobe_consumer *uc, struct pt_regs *regs
-			 STP_UPROBE_DATA_ARG)
+static int stp_uprobe_fn(STP_UPROBE_PARAMS(struct uprobe_consumer *uc,
+					   struct pt_regs *regs))
 {
 	stp_uprobe_hit(container_of(uc, struct stp_probe, upr.uc), regs);
 	return 0;
 }
 
-static int stp_uretprobe_fn(struct uprobe_consumer *uc, unsigned long func,
-			    struct pt_regs *regs STP_UPROBE_DATA_ARG)
+static int stp_uretprobe_fn(STP_UPROBE_PARAMS(struct uprobe_consumer *uc,
+					      unsigned long func,
+					      struct pt_regs *regs))
 {
 	stp_uprobe_hit(container_of(uc, struct stp_probe, upr.uc), regs);
 	return 0;

@@ -7,8 +7,8 @@
 # static busybox, libclang/clang (bindgen), cpio, gcc, make, the static
 # libc (helpers), the kernel source tarball (checkpatch.pl for
 # tests/guest/kbuild-check), perl (which runs it), <sys/sdt.h>, Debian's
-# python3 (the guest's real USDT binary), and the rustfmt/clippy
-# components.
+# python3 (the guest's real USDT binary), mmdebstrap (build roots for
+# other releases' kernels), and the rustfmt/clippy components.
 set -euo pipefail
 
 SUDO=
@@ -42,6 +42,9 @@ need_pkg systemtap-sdt-dev test -f /usr/include/x86_64-linux-gnu/sys/sdt.h
 # (tests/guest/lib.sh copy_python: /usr/bin/python3 and its os.py).
 need_pkg python3-minimal test -x /usr/bin/python3
 need_pkg libpython3-stdlib have_glob '/usr/lib/python3.*/os.py'
+# Build roots of other Debian releases for their kernels' headers
+# (tests/guest/kbuild-root: bullseye's gcc-10, trixie's gcc-14).
+need_pkg mmdebstrap command -v mmdebstrap
 
 # busybox must be the static build (the guest has no libc of its own).
 if [[ -x /bin/busybox ]] && ldd /bin/busybox >/dev/null 2>&1; then

@@ -16,17 +16,42 @@ MARK='@@STAPVM@@'
 log() { printf '[guest %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
+# debian_mirror: prints the archive URI. Among the configured binary
+# (`deb`) sources of component main, as `apt-get indextargets` lists them
+# (apt's parser of both formats, with Enabled: no and options handled),
+# the one whose path is the `debian` archive (`.../debian/`: not
+# debian-security, debian-ports ...); failing that, the first that serves
+# no `*-security` suite.
+debian_mirror() {
+	if [[ -n ${STAPVM_DEBIAN_MIRROR:-} ]]; then
+		echo "${STAPVM_DEBIAN_MIRROR%/}"
+		return
+	fi
+	local targets uri
+	targets=$(apt-get indextargets --no-release-info \
+		--format '$(TARGET_OF) $(COMPONENT) $(REPO_URI) $(RELEASE)' 2>/dev/null |
+		awk '$1 == "deb" && $2 == "main" { print $3, $4 }') ||
+		die "apt-get indextargets failed: set STAPVM_DEBIAN_MIRROR"
+	uri=$(awk '$1 ~ /\/debian\/?$/ { print $1; exit }' <<<"$targets")
+	[[ -n $uri ]] || uri=$(awk '$2 !~ /-security$/ { print $1; exit }' <<<"$targets")
+	[[ -n $uri ]] ||
+		die "no Debian archive for main in the apt sources: set STAPVM_DEBIAN_MIRROR"
+	echo "${uri%/}"
+}
+
 # The newest Debian amd64 headers that have a matching kernel image in
-# /boot; sets KVER, KDIR and KERNEL. STAPVM_KVER picks another version;
-# STAPVM_KDIR plus STAPVM_KERNEL name a build tree and a kernel image
-# anywhere (e.g. packages unpacked with dpkg -x, not installed).
+# /boot; sets KVER, KDIR, KERNEL and KROOT. STAPVM_KVER picks another
+# version; STAPVM_KDIR plus STAPVM_KERNEL name a build tree and a kernel
+# image anywhere (e.g. packages unpacked with dpkg -x, not installed),
+# and STAPVM_KROOT the chroot that builds modules for it (fetch-kernel).
 pick_kernel() {
 	local d v
+	KROOT=${STAPVM_KROOT:-}
 	if [[ -n ${STAPVM_KDIR:-} && -n ${STAPVM_KERNEL:-} ]]; then
 		KDIR=$STAPVM_KDIR
 		KERNEL=$STAPVM_KERNEL
-		KVER=$(basename "$KERNEL")
-		KVER=${KVER#vmlinuz-}
+		KVER=$(cat "$KDIR/include/config/kernel.release" 2>/dev/null) ||
+			die "$KDIR has no include/config/kernel.release"
 		return
 	fi
 	KVER=${STAPVM_KVER:-}
@@ -46,19 +71,53 @@ pick_kernel() {
 	[[ -r $KERNEL ]] || die "$KERNEL is not readable"
 }
 
+# kmake ARGS...: make, for a build against $KDIR: on the host, or when
+# $KROOT is set, inside that chroot (tests/guest/kbuild-root), with the
+# repository and the unpacked kernel tree bind-mounted at their own paths
+# in a private mount namespace (nothing stays mounted afterwards).
+kmake() {
+	if [[ -z ${KROOT:-} ]]; then
+		make "$@"
+		return
+	fi
+	local tree
+	tree=$(realpath "$KDIR/../../..")
+	unshare --mount --propagation private -- /bin/sh -c '
+		root=$1 repo=$2 tree=$3
+		shift 3
+		for d in "$repo" "$tree"; do
+			mkdir -p "$root$d" && mount --bind "$d" "$root$d" || exit 1
+		done
+		mount --bind /dev "$root/dev" && mount -t proc proc "$root/proc" || exit 1
+		exec chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+			HOME=/ LC_ALL=C.UTF-8 make "$@"' sh "$KROOT" "$STAPVM_ROOT" "$tree" "$@"
+}
+
+# kbuild_btf_args: make arguments that skip module BTF when the build
+# environment has no pahole (kernels with module BTF, 6.12 on, call it).
+kbuild_btf_args() {
+	if [[ -n ${KROOT:-} ]]; then
+		[[ -x $KROOT/usr/bin/pahole ]] && return
+	else
+		command -v pahole >/dev/null 2>&1 && return
+	fi
+	echo CONFIG_DEBUG_INFO_BTF_MODULES=
+}
+
 # build_module [extra make args...]: kmod/stapvm.ko against $KDIR.
 build_module() {
-	# Kernels with module BTF (6.12) need pahole; without it, skip BTF.
-	command -v pahole >/dev/null 2>&1 || set -- "$@" CONFIG_DEBUG_INFO_BTF_MODULES=
-	make -s -C "$STAPVM_ROOT/kmod" KDIR="$KDIR" "$@" >&2 ||
+	local btf
+	btf=$(kbuild_btf_args)
+	[[ -n $btf ]] && set -- "$@" "$btf"
+	kmake -s -C "$STAPVM_ROOT/kmod" KDIR="$KDIR" "$@" >&2 ||
 		die "module build failed"
 	[[ -f $STAPVM_ROOT/kmod/stapvm.ko ]] || die "kmod/stapvm.ko not built"
 	# Objects left from a build for another kernel: start over once.
 	if command -v modinfo >/dev/null 2>&1 &&
 		[[ $(modinfo -F vermagic "$STAPVM_ROOT/kmod/stapvm.ko" 2>/dev/null) != "$KVER "* ]]; then
 		log "stapvm.ko was built for another kernel; rebuilding"
-		make -s -C "$STAPVM_ROOT/kmod" KDIR="$KDIR" clean >&2
-		make -s -C "$STAPVM_ROOT/kmod" KDIR="$KDIR" "$@" >&2 || die "module build failed"
+		kmake -s -C "$STAPVM_ROOT/kmod" KDIR="$KDIR" clean >&2
+		kmake -s -C "$STAPVM_ROOT/kmod" KDIR="$KDIR" "$@" >&2 || die "module build failed"
 	fi
 }
 
@@ -130,8 +189,8 @@ build_testmods() {
 	mkdir -p "$dir" "$root/stapvm/testmod" "$root/stapvm/debug/lib/modules/$KVER/extra"
 	cp "$GUEST_DIR"/testmod/Kbuild "$GUEST_DIR"/testmod/*.c "$dir/"
 	local extra=()
-	command -v pahole >/dev/null 2>&1 || extra+=(CONFIG_DEBUG_INFO_BTF_MODULES=)
-	make -s -C "$KDIR" M="$dir" "${extra[@]}" modules >&2 || die "test module build failed"
+	mapfile -t extra < <(kbuild_btf_args)
+	kmake -s -C "$KDIR" M="$dir" "${extra[@]}" modules >&2 || die "test module build failed"
 	cp "$dir"/*.ko "$GUEST_DIR"/testmod/*.c "$root/stapvm/testmod/"
 	cp "$dir"/*.ko "$root/stapvm/debug/lib/modules/$KVER/extra/"
 }
@@ -150,9 +209,12 @@ copy_with_libs() {
 }
 
 # guest_moddir: the guest kernel's module tree: /lib/modules/$KVER, or
-# the lib/modules beside an unpacked kernel's boot/ (fetch-kernel).
+# in an unpacked kernel (fetch-kernel) the lib/modules beside its boot/,
+# or the directory of the image itself (7.x: usr/lib/modules/V/vmlinuz).
 guest_moddir() {
-	if [[ -n ${STAPVM_KERNEL:-} ]]; then
+	if [[ -n ${STAPVM_KERNEL:-} && $(basename "$KERNEL") == vmlinuz ]]; then
+		dirname "$KERNEL"
+	elif [[ -n ${STAPVM_KERNEL:-} ]]; then
 		echo "$(dirname "$(dirname "$KERNEL")")/lib/modules/$KVER"
 	else
 		echo "/lib/modules/$KVER"
