@@ -218,8 +218,13 @@ static void stp_hit_value(struct stp_session *s, struct stp_probe *p,
 	}
 	if (rc.exit_requested)
 		stp_request_exit(s);
+	/*
+	 * Cycles spent waiting for another CPU's map lock are left out: on
+	 * bare metal they are microseconds; under a hypervisor they are the
+	 * holder's vCPU descheduled, time the script did not use.
+	 */
 	if (p->overload)
-		stp_overload_account(s, c, p, t0);
+		stp_overload_account(s, c, p, t0 + rc.lock_wait);
 	barrier();	/* partner of the barrier after busy = 1 */
 	c->busy = 0;
 }

@@ -373,9 +373,9 @@ static inline void stp_env_map_unlock(stp_env_map_lock_t *l,
 }
 
 /*
- * Between two failed trylocks: stap's TRYLOCKDELAY (runtime_defines.h,
- * 10 us), so MAXTRYLOCK = 100 attempts wait out a holder for about 1 ms
- * before the probe is skipped, as stap's probe_lock.h does.
+ * Between two trylocks of a map lock: stap's TRYLOCKDELAY
+ * (runtime_defines.h, 10 us). udelay() spins with PAUSE, which lets a
+ * hypervisor run the holder. How many polls a lock gets: vm.c map_lock.
  */
 #define STP_TRYLOCKDELAY_US	10
 

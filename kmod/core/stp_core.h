@@ -128,7 +128,7 @@
  *      unsigned long *flags): one attempt, never spins (kernel:
  *      raw_spin_trylock_irqsave); void stp_env_map_unlock(
  *      stp_env_map_lock_t *l, unsigned long flags); void
- *      stp_env_cpu_relax(void) between attempts (kernel: udelay of
+ *      stp_env_cpu_relax(void) between two polls (kernel: udelay of
  *      stap's TRYLOCKDELAY, 10 us; user space: nothing). [any]
  *
  * Nothing else: the core uses no other kernel or libc function.
@@ -553,6 +553,7 @@ struct stp_run_ctx {
 	u64 fuel_left;			/* MAXACTION units left */
 	u32 skipped;			/* a map lock was not taken: skip */
 	u32 pad;
+	u64 lock_wait;			/* cycles waited for map locks */
 };
 
 /*

@@ -225,17 +225,41 @@ static void map_key(const struct stp_map *m, const u64 *r, const u32 *slen,
 	}
 }
 
-/* Takes m's lock in at most tries attempts (MAXTRYLOCK). */
-static bool map_lock(struct stp_map *m, u32 tries, unsigned long *flags)
-{
-	u32 i;
+/*
+ * Takes m's lock in at most tries attempts (MAXTRYLOCK, >= 1). Only
+ * another CPU can hold it (the caller's per-CPU guard keeps hits on this
+ * CPU from nesting), for one map instruction with interrupts off, so the
+ * wait cannot deadlock: the holder is running, or its vCPU was
+ * descheduled by a hypervisor (under TCG for tens of milliseconds).
+ * stap polls once per attempt, TRYLOCKDELAY apart (1 ms for its default
+ * 100), which a descheduled holder outlasts: a hot map on four vCPUs
+ * skipped hits. Here attempt i polls 2^(i-1) times, at most
+ * 2^MAP_LOCK_MAX_SHIFT, each after stp_env_cpu_relax(): the first attempts
+ * are stap's, and 100 of them poll for up to about 0.9 s in the kernel.
+ * The cycles waited go to rc->lock_wait.
+ */
+#define MAP_LOCK_MAX_SHIFT	10u
 
-	for (i = 0; i < tries; i++) {	/* tries <= MAXTRYLOCK's maximum */
-		if (stp_env_map_trylock(&m->lock, flags))
-			return true;
-		stp_env_cpu_relax();
+static bool map_lock(struct stp_run_ctx *rc, struct stp_map *m, u32 tries,
+		     unsigned long *flags)
+{
+	bool got = false;
+	u32 i, j, polls;
+	u64 t0;
+
+	if (stp_env_map_trylock(&m->lock, flags))
+		return true;
+	t0 = stp_env_cycles(rc->env);
+	for (i = 1; i < tries && !got; i++) {	/* tries <= MAXTRYLOCK's max */
+		polls = 1u << (i - 1 < MAP_LOCK_MAX_SHIFT ? i - 1 :
+			       MAP_LOCK_MAX_SHIFT);
+		for (j = 0; j < polls && !got; j++) {	/* <= 1024 */
+			stp_env_cpu_relax();
+			got = stp_env_map_trylock(&m->lock, flags);
+		}
 	}
-	return false;
+	rc->lock_wait += stp_env_cycles(rc->env) - t0;
+	return got;
 }
 
 /* MOPR: x op y as the opcode op computes it (y != 0 for DIV, MOD). */
@@ -379,6 +403,7 @@ int stp_run(struct stp_vm *vm, struct stp_run_ctx *rc)
 	rc->error_handler = rc->handler;
 	rc->error_addr = 0;
 	rc->skipped = 0;
+	rc->lock_wait = 0;
 	if (vm->rx)	/* every run starts with no match (opcodes.h) */
 		vm->rx->result = 0;
 
@@ -1013,7 +1038,7 @@ op_MCLEAR: {	/* verify.c: map id < nmaps, key runs and value kind match */
 	    !r[in.a])
 		FAIL(STP_RTE_DIVZERO, 0);
 	map_key(m, r, slen, sregs, (u64)vm->str_cap + 1, in.b, in.c, &k);
-	if (!map_lock(m, p->limits[STP_LIM_MAXTRYLOCK], &fl))
+	if (!map_lock(rc, m, p->limits[STP_LIM_MAXTRYLOCK], &fl))
 		goto skip;
 	switch (in.op) {
 	case STP_OP_MGET:
@@ -1088,7 +1113,7 @@ op_MNEXT: {	/* verify.c: map id < nmaps, iterator < niters, runs match */
 		goto op_BADOP;	/* filled for another map (or never) */
 	if (in.op == STP_OP_MITER && (in.c & 0x70) && !stats_ok)
 		goto op_BADOP;	/* an extractor order needs the statistics */
-	if (!map_lock(m, p->limits[STP_LIM_MAXTRYLOCK], &fl))
+	if (!map_lock(rc, m, p->limits[STP_LIM_MAXTRYLOCK], &fl))
 		goto skip;
 	if (in.op == STP_OP_MITER && (in.c & 0x70)) {
 		/*
@@ -1165,7 +1190,7 @@ op_MSTBKT: {	/* verify.c: a statistics array (STP_MAPV_STAT), runs match */
 	m = rc->maps[STP_IMM_LO(in.imm)];
 	d = &p->stats[p->maps[STP_IMM_LO(in.imm)].stat];	/* verify.c */
 	map_key(m, r, slen, sregs, (u64)vm->str_cap + 1, in.b, in.c, &k);
-	if (!map_lock(m, p->limits[STP_LIM_MAXTRYLOCK], &fl))
+	if (!map_lock(rc, m, p->limits[STP_LIM_MAXTRYLOCK], &fl))
 		goto skip;
 	if (in.op == STP_OP_MSTADD) {
 		e = stp_map_insert(m, &k);

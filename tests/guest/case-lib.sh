@@ -34,6 +34,22 @@ getppid_until_gone() {
 # connect_lo_closed N: brings lo up, then N TCP connects to a closed port
 # on it (127.0.0.1:9: SYN out, RST back, the SYN dropped for want of a
 # socket).
+# retval_on_cpus N CALLS: N retval helpers making CALLS getppid(2) calls
+# each, the i-th pinned to CPU i mod nproc (unpinned on one CPU), all at
+# once; returns when every one has ended.
+retval_on_cpus() {
+	_n=$1 _calls=$2 _cpus=$(nproc) _i=0
+	while [ "$_i" -lt "$_n" ]; do
+		if [ "$_cpus" -gt 1 ]; then
+			taskset -c $((_i % _cpus)) retval "$_calls" >/dev/null &
+		else
+			retval "$_calls" >/dev/null &
+		fi
+		_i=$((_i + 1))
+	done
+	wait
+}
+
 connect_lo_closed() {
 	ip link set lo up 2>/dev/null
 	i=0

@@ -104,21 +104,22 @@ kbuild_btf_args() {
 	echo CONFIG_DEBUG_INFO_BTF_MODULES=
 }
 
-# build_module [extra make args...]: kmod/stapvm.ko against $KDIR.
+# build_module [extra make args...]: stapvm.ko against $KDIR, built in
+# target/kmod-build/$KVER/ (a copy of the module's sources and the ABI
+# headers, the layout of `make -C kmod dkms-tree`, copied with their
+# times so make rebuilds only what changed); sets KO to its path. One
+# directory per kernel: runs for several kernels may build at once.
 build_module() {
-	local btf
+	local btf dir=$STAPVM_ROOT/target/kmod-build/$KVER
 	btf=$(kbuild_btf_args)
 	[[ -n $btf ]] && set -- "$@" "$btf"
-	kmake -s -C "$STAPVM_ROOT/kmod" KDIR="$KDIR" "$@" >&2 ||
-		die "module build failed"
-	[[ -f $STAPVM_ROOT/kmod/stapvm.ko ]] || die "kmod/stapvm.ko not built"
-	# Objects left from a build for another kernel: start over once.
-	if command -v modinfo >/dev/null 2>&1 &&
-		[[ $(modinfo -F vermagic "$STAPVM_ROOT/kmod/stapvm.ko" 2>/dev/null) != "$KVER "* ]]; then
-		log "stapvm.ko was built for another kernel; rebuilding"
-		kmake -s -C "$STAPVM_ROOT/kmod" KDIR="$KDIR" clean >&2
-		kmake -s -C "$STAPVM_ROOT/kmod" KDIR="$KDIR" "$@" >&2 || die "module build failed"
-	fi
+	mkdir -p "$dir/core" "$dir/include/stapvm"
+	cp -p "$STAPVM_ROOT"/kmod/{Kbuild,Makefile,dkms.conf} "$STAPVM_ROOT"/kmod/*.[ch] "$dir/"
+	cp -p "$STAPVM_ROOT"/kmod/core/*.[ch] "$dir/core/"
+	cp -p "$STAPVM_ROOT"/vm-spec/include/stapvm/*.h "$dir/include/stapvm/"
+	kmake -s -C "$KDIR" M="$dir" "$@" modules >&2 || die "module build failed"
+	KO=$dir/stapvm.ko
+	[[ -f $KO ]] || die "$KO not built"
 }
 
 # The stapvm CLI and gen-hostile, release build; sets STAPVM_BIN.
@@ -179,12 +180,12 @@ copy_python() {
 }
 
 # build_testmods ROOT: the test modules of tests/guest/testmod/ (their
-# Kbuild), built against $KDIR in target/guest-testmod/ (the source tree
-# stays clean), into ROOT/stapvm/testmod/ with their sources (for the
+# Kbuild), built against $KDIR in $OUT/testmod-build/ (the source tree
+# stays clean; one per run), into ROOT/stapvm/testmod/ with their sources (for the
 # cases' checks), and as debuginfo below ROOT/stapvm/debug (a module
 # built with the kernel's flags keeps its DWARF), for statement probes.
 build_testmods() {
-	local root=$1 dir=$STAPVM_ROOT/target/guest-testmod
+	local root=$1 dir=$OUT/testmod-build
 	rm -rf "$dir"
 	mkdir -p "$dir" "$root/stapvm/testmod" "$root/stapvm/debug/lib/modules/$KVER/extra"
 	cp "$GUEST_DIR"/testmod/Kbuild "$GUEST_DIR"/testmod/*.c "$dir/"

@@ -274,7 +274,8 @@
  *
  * Associative arrays (STP_OP_MGET and after; abi.h: struct stp_map_desc):
  *  - Every map instruction is one step under the map's lock, taken with
- *    at most MAXTRYLOCK attempts; when they all fail the run ends without
+ *    at most MAXTRYLOCK attempts (attempt i polls 2^(i-1) times, at most
+ *    1024, stp_env_cpu_relax() apart); when they all fail the run ends without
  *    an error as *skipped* (stp_run_ctx.skipped; the caller counts it
  *    against MAXSKIPPED, as stap does for lock contention). What the run
  *    did before stays.
