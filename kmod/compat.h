@@ -17,6 +17,18 @@
  * - get_kretprobe(ri) (probes.c, procevents.c) appeared in 5.11, when
  *   the lockless kretprobe rework hid the instance's owner behind
  *   ri->rph; 5.10's kretprobe_instance has the owner in ri->rp.
+ * - In a kretprobe handler, regs->ip is the probed function's return
+ *   address from 5.15 on (x86 kretprobe_trampoline_handler fixes it up,
+ *   so stack traces from there are right); 5.10 leaves the trampoline's
+ *   address, which addr() and caller() would name. stp_kretprobe_fix_ip()
+ *   sets it as later kernels do: nothing reads regs->ip after the
+ *   handlers on 5.10 (the trampoline returns to the address the handler
+ *   loop gives).
+ * - A kretprobe's default maxactive (maxactive 0) is max(10, 2 * possible
+ *   CPUs) from 5.11 on; 5.10 gives that only with CONFIG_PREEMPTION and
+ *   else num_possible_cpus() (Debian's 5.10 is PREEMPT_VOLUNTARY: 2 on
+ *   two CPUs, so a third task sleeping in wait4() was a missed return).
+ *   STP_KRET_DEFAULT_MAXACTIVE is the later rule, passed explicitly.
  * - hrtimer_setup() (timer, function, clock, mode) replaced
  *   hrtimer_init() plus the function assignment in 6.13; hrtimer_init()
  *   was removed afterwards.
@@ -63,6 +75,8 @@
 #include <linux/err.h>
 #include <linux/uprobes.h>
 #include <linux/kprobes.h>
+#include <linux/cpumask.h>
+#include <linux/minmax.h>
 
 /* A uniform random number in [0, n) (0 when n is 0); any context but NMI. */
 static inline u64 stp_random_below(u64 n)
@@ -80,6 +94,19 @@ stp_get_kretprobe(struct kretprobe_instance *ri)
 	return ri->rp;
 #endif
 }
+
+/* regs->ip = the return address in a kretprobe handler (5.15+: already). */
+static inline void stp_kretprobe_fix_ip(struct kretprobe_instance *ri,
+					struct pt_regs *regs)
+{
+#if LINUX_VERSION_CODE < KERNEL_VERSION(5, 15, 0)
+	instruction_pointer_set(regs, (unsigned long)ri->ret_addr);
+#endif
+}
+
+/* A kretprobe's maxactive when the script gives none (5.11+'s default). */
+#define STP_KRET_DEFAULT_MAXACTIVE \
+	max_t(unsigned int, 10, 2 * num_possible_cpus())
 
 /* hrtimer_setup() from 6.13, hrtimer_init() and .function before. */
 static inline void stp_hrtimer_setup(struct hrtimer *t,

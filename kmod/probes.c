@@ -301,6 +301,7 @@ static int stp_kretprobe_ret(struct kretprobe_instance *ri,
 	if (unlikely(!rp))
 		return 0;
 	p = container_of(rp, struct stp_probe, rp);
+	stp_kretprobe_fix_ip(ri, regs);
 	if (READ_ONCE(p->sess->active))
 		stp_hit(p->sess, p, regs);
 	return 0;
@@ -707,7 +708,9 @@ static int stp_arm_one(struct stp_probe *p)
 		memset(&p->rp, 0, sizeof(p->rp));
 		p->rp.kp.symbol_name = p->symbol;
 		p->rp.handler = stp_kretprobe_ret;
-		p->rp.maxactive = min(pd->maxactive, STP_KRET_MAXACTIVE_CAP);
+		p->rp.maxactive = pd->maxactive ?
+				  min(pd->maxactive, STP_KRET_MAXACTIVE_CAP) :
+				  STP_KRET_DEFAULT_MAXACTIVE;
 		p->rp.kp.flags = KPROBE_FLAG_DISABLED;
 		err = register_kretprobe(&p->rp);
 		return err ? err : stp_enable_outside_self(&p->rp.kp, true);

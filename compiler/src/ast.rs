@@ -146,6 +146,11 @@ pub struct ProbePoint {
     pub optional: bool,
     /// `!` suffix.
     pub sufficient: bool,
+    /// Follows a `!` point of its declaration, directly or through the
+    /// alias uses it was expanded from: the loader drops it once a
+    /// sufficient point before it resolved (STP_PROBE_F_ALTERNATIVE).
+    /// Alias expansion sets it; the parser leaves it false.
+    pub alternative: bool,
     /// `if (expr)` condition, not supported yet: its `if` token.
     pub condition: Option<Span>,
     /// The condition expression.

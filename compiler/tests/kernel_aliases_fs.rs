@@ -106,7 +106,8 @@ fn vfs_wildcards_cover_every_alias() {
         "kernel.function(\"generic_file_llseek\")",
         "kernel.function(\"generic_file_llseek\").return",
         "kernel.function(\"iter_file_splice_write\")",
-        "kernel.function(\"mpage_writepages\").return",
+        "kernel.function(\"mpage_writepages\").return!",
+        "kernel.function(\"__mpage_writepages\").return",
         "kernel.function(\"vfs_open\")?",
         "kernel.function(\"filemap_remove_folio\").return?",
     ] {

@@ -49,3 +49,21 @@ fn sufficient_timers_and_returns_compile() {
     assert_eq!(f[0].1, S);
     assert_eq!(f[1].1, A);
 }
+
+#[test]
+fn alternatives_stay_alternatives_across_alias_bodies() {
+    // Each alias point with its own body becomes a probe of its own: the
+    // point after the `!` is still the `!` point's alternative (5.10 has
+    // no send_signal_locked; scheduler.signal_send is `.tp !, .kp`).
+    let f = flags(
+        "probe __a.tp = kernel.trace(\"signal_generate\") { x = 1 }\n\
+         probe __a.kp = kernel.function(\"send_signal_locked\") { x = 2 }\n\
+         probe a = __a.tp !, __a.kp { }\n\
+         probe a { }\n\
+         probe kernel.function(\"g\")!, a { }\n",
+    );
+    let got: Vec<u32> = f.iter().map(|(_, fl)| *fl & (S | A)).collect();
+    // After g's `!`, the alias's `!` point is both: tried only when g did
+    // not resolve, and then sufficient for the point after it.
+    assert_eq!(got, [S, A, S, S | A, A], "{f:?}");
+}

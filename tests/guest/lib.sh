@@ -40,7 +40,7 @@ debian_mirror() {
 }
 
 # The newest Debian amd64 headers that have a matching kernel image in
-# /boot; sets KVER, KDIR, KERNEL and KROOT. STAPVM_KVER picks another
+# /boot; sets KVER, KNUM, KDIR, KERNEL and KROOT. STAPVM_KVER picks another
 # version; STAPVM_KDIR plus STAPVM_KERNEL name a build tree and a kernel
 # image anywhere (e.g. packages unpacked with dpkg -x, not installed),
 # and STAPVM_KROOT the chroot that builds modules for it (fetch-kernel).
@@ -50,8 +50,13 @@ pick_kernel() {
 	if [[ -n ${STAPVM_KDIR:-} && -n ${STAPVM_KERNEL:-} ]]; then
 		KDIR=$STAPVM_KDIR
 		KERNEL=$STAPVM_KERNEL
-		KVER=$(cat "$KDIR/include/config/kernel.release" 2>/dev/null) ||
-			die "$KDIR has no include/config/kernel.release"
+		# The release uname -r shows (and the modules' directory):
+		# kernel.release is the upstream version on some (5.10's 5.10.223
+		# for 5.10.0-32-amd64).
+		KVER=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' \
+			"$KDIR/include/generated/utsrelease.h" 2>/dev/null)
+		[[ -n $KVER ]] || die "$KDIR has no include/generated/utsrelease.h"
+		kernel_number
 		return
 	fi
 	KVER=${STAPVM_KVER:-}
@@ -69,6 +74,15 @@ pick_kernel() {
 	KERNEL=/boot/vmlinuz-$KVER
 	[[ -d $KDIR && -f $KERNEL ]] || die "missing $KDIR or $KERNEL"
 	[[ -r $KERNEL ]] || die "$KERNEL is not readable"
+	kernel_number
+}
+
+# kernel_number: KNUM, the upstream version of $KDIR (6.1.192 for Debian's
+# 6.1.0-57-amd64, 7.3.4 for 7.3.4+deb13-amd64), for tests/guest/run's
+# `needs kernel` rules.
+kernel_number() {
+	KNUM=$(sed 's/[-+].*//' "$KDIR/include/config/kernel.release" 2>/dev/null)
+	[[ -n $KNUM ]] || KNUM=${KVER%%[-+]*}
 }
 
 # kmake ARGS...: make, for a build against $KDIR: on the host, or when

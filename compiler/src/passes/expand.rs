@@ -212,10 +212,16 @@ impl Expander<'_> {
         // (points, body, depth): a worklist, each entry's points not yet
         // looked up.
         let mut points = Vec::with_capacity(p.points.len());
+        // The points after a `!` are alternatives (they may end up in
+        // other declarations than the `!` point once aliases expand).
+        let mut after_sufficient = false;
         for u in &p.points {
-            match double_star_uses(aliases, u) {
+            let mut u = u.clone();
+            u.alternative |= after_sufficient;
+            after_sufficient |= u.sufficient;
+            match double_star_uses(aliases, &u) {
                 Some(uses) => points.extend(uses),
-                None => points.push(u.clone()),
+                None => points.push(u),
             }
         }
         let mut work = vec![(points, p.body.clone(), 0u32, true)];
@@ -309,8 +315,13 @@ impl Expander<'_> {
                         Some(shown.display())
                     });
                     let mut pts = Vec::new();
+                    // The alias's own points after one of its `!` points
+                    // are alternatives; all of them are when the use is.
+                    let mut after_sufficient = u.alternative;
                     for ap in &a.points {
                         let mut q = self.fresh_point(ap);
+                        q.alternative |= after_sufficient;
+                        after_sufficient |= ap.sufficient;
                         q.components.extend(suffix.iter().cloned());
                         q.tentative = u
                             .tentative

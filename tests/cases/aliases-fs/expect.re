@@ -8,9 +8,9 @@
 ^ioblock.request ram0 R 32768$
 ^ioblock.request ram0 W 32768$
 ^ioblock.request sector0 1$
-^ioblock.request whole=1 start=0$
-^ioblock.end ram0 R 32768$
-^ioblock.end ram0 W 32768$
+^ioblock.request (whole=1 start=0|whole=0 start=-1)$
+^ioblock.end ram0 R (32768|0)$
+^ioblock.end ram0 W (32768|0)$
 ^ioblock.end error=0 n=16$
 ^ioblock_trace.request R 8$
 ^ioblock_trace.request W 8$
@@ -22,5 +22,5 @@
 ^tty.open ttyS0 ino=1$
 ^tty.ioctl ttyS0 TIOCSWINSZ$
 ^tty.resize "ttyS0" 30 100 old=1$
-^tty.write "fs-tty-probe\\n" 13 ttyS0 "serial"$
+^tty.write "fs-tty-probe\\n" 13 ttyS0 "serial(_8250)?"$
 ^tty.release ttyS0$

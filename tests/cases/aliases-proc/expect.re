@@ -3,4 +3,4 @@
 ^sig @R_PID@ send=SIGTERM retval 1 kill=SIGTERM retval perm=SIGTERM handle=SIGKILL 0 0 User Mode Signal sched=signal_send$
 ^exit3 @E_PID@$
 ^tick 1 ctxswitch 1 bad 0 cpu_off 1 bad 0$
-^procmask 1 do_action 1$
+^do_action 1$

@@ -1,11 +1,12 @@
 ^comm "cat"$
 ^comm0 'c'$
-^fs \{\.users=[0-9]+, \.lock=\{\.\.\.\}, \.seq=\{\.\.\.\}, \.umask=[0-9]+, \.in_exec=0, \.root=\{\.\.\.\}, \.pwd=\{\.\.\.\}\}$
-^fsdeep \{\.users=[0-9]+, \.lock=\{.*\}, \.umask=[0-9]+, \.in_exec=0, \.root=\{\.mnt=0xff[0-9a-f]+, \.dentry=0xff[0-9a-f]+\}, \.pwd=\{\.mnt=0xff[0-9a-f]+, \.dentry=0xff[0-9a-f]+\}\}$
+^fs \{\.users=[0-9]+, (\.lock=\{\.\.\.\}, )?\.seq=\{\.\.\.\}, \.umask=[0-9]+, \.in_exec=0, \.root=\{\.\.\.\}, \.pwd=\{\.\.\.\}\}$
+^fsdeep \{\.users=[0-9]+, (\.lock|\.seq)=\{.*\}, \.umask=[0-9]+, \.in_exec=0, \.root=\{\.mnt=0xff[0-9a-f]+, \.dentry=0xff[0-9a-f]+\}, \.pwd=\{\.mnt=0xff[0-9a-f]+, \.dentry=0xff[0-9a-f]+\}\}$
 ^pideq 1$
 ^parms dfd=-100 filename="/dev/null" how=\{\.flags=[0-9]+, \.mode=[0-9]+, \.resolve=0\}$
 ^how \{\.flags=[0-9]+, \.mode=[0-9]+, \.resolve=0\}$
-^getname return=\{\.name="/dev/null", \.uptr="/dev/null", \.refcnt=([0-9]+|\{\.\.\.\}), \.aname=0x[0-9a-f]+, \.iname=\[\.\.\.\]\}$
+^getname return=(\{\.name="/dev/null", \.uptr="/dev/null", \.refcnt=([0-9]+|\{\.\.\.\}), \.aname=0x[0-9a-f]+, \.iname=\[\.\.\.\]\}|\{<class>=\{\.\.\.\}, \.iname=\[\.\.\.\]\})$
+^getname name /dev/null$
 ^path \{\.mnt=0xff[0-9a-f]+, \.dentry=0xff[0-9a-f]+\}$
 ^fmode [0-9]+$
 ^dname \{<union>=\{\.\.\.\}, \.name="zero"\}$

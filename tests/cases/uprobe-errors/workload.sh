@@ -18,7 +18,7 @@ wait $dead
 try -x "$dead" -e 'probe process.function("ucall_leaf") { }'
 try -c 'nosuchprogram 1' -e 'probe process.function("ucall_leaf") { }'
 try -e 'probe process("/stapvm/bin/ucalls").function("ucall_leaf") { }
-	probe kernel.data("pid_max").write, kernel.data("vm_dirty_ratio").write,
+	probe kernel.data("dirty_writeback_interval").write, kernel.data("vm_dirty_ratio").write,
 	      kernel.data("dirty_background_ratio").write,
 	      kernel.data("sysctl_overcommit_memory").write,
 	      kernel.data("sysctl_overcommit_ratio").write { }' | sed 's/(ENOSPC.*/(ENOSPC)/'

@@ -563,7 +563,7 @@ pub fn run(script: &Script, unelided: bool, diags: &mut Diags) -> Resolved {
                 }
             }
             if let Some(mut point) = resolved {
-                if after_sufficient {
+                if after_sufficient || pp.alternative {
                     point.flags |= abi::STP_PROBE_F_ALTERNATIVE as u8;
                 }
                 if pp.sufficient {
