@@ -50,6 +50,19 @@ retval_on_cpus() {
 	wait
 }
 
+# records_accounted PATTERN TOTAL: in a check.sh, every line of the
+# case's output is a whole record matching PATTERN (none torn or
+# interleaved), there is at least one, and lines + the dropped records the
+# summary reports == TOTAL (every hit accounted for).
+records_accounted() {
+	_n=$(grep -c . "$CASE_OUT/out")
+	_bad=$(grep -vcE "$1" "$CASE_OUT/out")
+	_dropped=$(sed -n 's/.*Number of dropped records: \([0-9]*\).*/\1/p' "$CASE_OUT/err")
+	_dropped=${_dropped:-0}
+	echo "lines: $_n, malformed: $_bad, dropped: $_dropped"
+	[ "$_bad" = 0 ] && [ "$_n" -gt 0 ] && [ $((_n + _dropped)) = "$2" ]
+}
+
 connect_lo_closed() {
 	ip link set lo up 2>/dev/null
 	i=0

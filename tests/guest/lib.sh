@@ -223,11 +223,14 @@ copy_with_libs() {
 	done
 }
 
-# guest_moddir: the guest kernel's module tree: /lib/modules/$KVER, or
+# guest_moddir: the guest kernel's module tree: STAPVM_KMODDIR when set
+# (tests/guest/checking-kernel), /lib/modules/$KVER, or
 # in an unpacked kernel (fetch-kernel) the lib/modules beside its boot/,
 # or the directory of the image itself (7.x: usr/lib/modules/V/vmlinuz).
 guest_moddir() {
-	if [[ -n ${STAPVM_KERNEL:-} && $(basename "$KERNEL") == vmlinuz ]]; then
+	if [[ -n ${STAPVM_KMODDIR:-} ]]; then	# a kernel built here
+		echo "$STAPVM_KMODDIR"
+	elif [[ -n ${STAPVM_KERNEL:-} && $(basename "$KERNEL") == vmlinuz ]]; then
 		dirname "$KERNEL"
 	elif [[ -n ${STAPVM_KERNEL:-} ]]; then
 		echo "$(dirname "$(dirname "$KERNEL")")/lib/modules/$KVER"

@@ -2153,6 +2153,69 @@ fn mutation_bases() -> Vec<Vec<u8>> {
     v
 }
 
+/// A mutated image with the user-space verifier's verdict on it.
+fn judged(name: String, image: Vec<u8>) -> Mutated {
+    let refusal = vm_spec::core::verify_image(&image)
+        .err()
+        .map(|e| (e.code, e.message));
+    Mutated {
+        name,
+        image,
+        refusal,
+    }
+}
+
+/// Seeded mutations of each of `bases` (images of real programs: the
+/// guest harness passes every case it compiled): per base, the first
+/// `per_base` that the verifier refuses, found within `per_base * 8`
+/// tries, and the first accepted one while fewer than `accepted` were
+/// kept in all. Names are `corpus-NAME-SEED-KIND`; every run makes the
+/// same images.
+pub fn corpus_mutations(
+    bases: &[(String, Vec<u8>)],
+    per_base: usize,
+    accepted: usize,
+) -> Vec<Mutated> {
+    let mut out = Vec::new();
+    let mut nacc = 0;
+    for (i, (base_name, base)) in bases.iter().enumerate() {
+        let mut nref = 0;
+        for t in 0..(per_base * 8) as u64 {
+            if nref >= per_base {
+                break;
+            }
+            let seed = (i as u64) << 32 | t;
+            let mut rng = vm_testkit::gen::Rng::new(seed);
+            let m = vm_testkit::mutate::mutate(base, &mut rng);
+            let m = judged(format!("corpus-{base_name}-{t:02}-{}", m.kind), m.image);
+            let keep = if m.refusal.is_some() {
+                nref += 1;
+                true
+            } else {
+                nacc += 1;
+                nacc <= accepted
+            };
+            if keep {
+                out.push(m);
+            }
+        }
+    }
+    out
+}
+
+/// The image of a compiled .stpb file: its program with stand-in symbols
+/// as `build` gives them, or, where those do not build (a probe whose
+/// target only the loader can place), every probe on the stand-in
+/// symbol, as the compiler checks it. The error says why neither did.
+pub fn stpb_image(bytes: &[u8]) -> Result<Vec<u8>, String> {
+    let prog = vm_spec::container::read(bytes).map_err(|e| e.to_string())?;
+    let named = image::stand_in_symbols(&prog, image::StandIns::Named);
+    image::build(&prog, &named).or_else(|_| {
+        let uniform = image::stand_in_symbols(&prog, image::StandIns::Uniform);
+        image::build(&prog, &uniform).map_err(|e| e.to_string())
+    })
+}
+
 /// `n` refused mutations and at most `accepted` accepted ones, seeded, so
 /// every run makes the same images.
 pub fn mutations(n: usize, accepted: usize) -> Vec<Mutated> {
@@ -2164,26 +2227,17 @@ pub fn mutations(n: usize, accepted: usize) -> Vec<Mutated> {
         let base = &bases[seed as usize % bases.len()];
         let mut rng = vm_testkit::gen::Rng::new(seed);
         let m = vm_testkit::mutate::mutate(base, &mut rng);
-        let name = format!("mut-{seed:04}-{}", m.kind);
+        let m = judged(format!("mut-{seed:04}-{}", m.kind), m.image);
         seed += 1;
-        match vm_spec::core::verify_image(&m.image) {
-            Err(e) if nref < n => {
-                nref += 1;
-                out.push(Mutated {
-                    name,
-                    image: m.image,
-                    refusal: Some((e.code, e.message)),
-                });
-            }
-            Ok(_) if nacc < accepted => {
-                nacc += 1;
-                out.push(Mutated {
-                    name,
-                    image: m.image,
-                    refusal: None,
-                });
-            }
-            _ => {}
+        let keep = if m.refusal.is_some() {
+            nref += 1;
+            nref <= n
+        } else {
+            nacc += 1;
+            nacc <= accepted
+        };
+        if keep {
+            out.push(m);
         }
         if seed > 100_000 {
             break;

@@ -5,7 +5,9 @@
 //! mutations reach many kinds of refusal, and every verifier error code an
 //! image can cause has an attack. The guest case then checks the same
 //! images, and the mutations' recorded verdicts, through the ioctl.
-use stapvm_tests::hostile::{errno_name, hostile, mutations, valid_images};
+use stapvm_tests::hostile::{
+    corpus_mutations, errno_name, hostile, mutations, stpb_image, valid_images,
+};
 use vm_spec::core::verify_image;
 use vm_spec::tables::VERIFY_ERRORS;
 
@@ -77,4 +79,36 @@ fn mutations_have_distinct_names_and_reach_many_refusals() {
     codes.sort_unstable();
     codes.dedup();
     assert!(codes.len() >= 10, "only codes {codes:?}");
+}
+
+#[test]
+fn every_compiled_case_gets_refused_mutations() {
+    // What tests/guest/run hands gen-hostile: the .stpb of each case. Here
+    // three guest cases' scripts, compiled as the harness does.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
+    let mut bases = Vec::new();
+    for case in ["smp-hot-map", "stats-smp", "arrays"] {
+        let path = root.join(case).join("script.stp");
+        let src = std::fs::read_to_string(&path).expect("case script");
+        let c = compiler::compile(&path.to_string_lossy(), &src, &compiler::Options::default())
+            .unwrap_or_else(|e| panic!("{case}: {}", e.rendered));
+        let stpb = vm_spec::container::write(&c.program);
+        let img = stpb_image(&stpb).unwrap_or_else(|e| panic!("{case}: {e}"));
+        bases.push((case.to_string(), img));
+    }
+    let muts = corpus_mutations(&bases, 3, 2);
+    for (case, _) in &bases {
+        let refused = muts
+            .iter()
+            .filter(|m| m.name.starts_with(&format!("corpus-{case}-")) && m.refusal.is_some())
+            .count();
+        assert_eq!(refused, 3, "{case}: {refused} refused mutations");
+    }
+    assert!(muts.iter().filter(|m| m.refusal.is_none()).count() <= 2);
+    // Deterministic: the same bases give the same images.
+    let again = corpus_mutations(&bases, 3, 2);
+    assert!(muts
+        .iter()
+        .zip(&again)
+        .all(|(a, b)| a.name == b.name && a.image == b.image));
 }

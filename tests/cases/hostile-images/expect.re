@@ -1,5 +1,6 @@
 ^loader: 
 ^arg-in-timer: refused: EINVAL \(22\): .*ARG
+^corpus-[A-Za-z0-9_.-]+-[0-9]+-[a-z-]+: refused: E[A-Z0-9]+ \([0-9]+\): 
 ^mut-[0-9]+-[a-z-]+: refused: E[A-Z0-9]+ \([0-9]+\): 
 ^mut-[0-9]+-[a-z-]+: ran: 
 ^oversized: refused: E2BIG \(7\): .*the cap is

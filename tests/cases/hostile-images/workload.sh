@@ -41,7 +41,7 @@ for img in /stapvm/hostile/*.img; do
 		continue
 	fi
 	case "$name" in
-	mut-*) got=$(stp-ioctl load "$img" 2>&1) ;;	# fast: no CLI start-up
+	mut-* | corpus-*) got=$(stp-ioctl load "$img" 2>&1) ;;	# fast: no CLI start-up
 	*) got=$(load "$img" 2>&1) ;;
 	esac
 	if [ "$errno" = accepted ]; then

@@ -18,17 +18,40 @@
 //! test, a timer whose tick divides by zero); their `.expect` says
 //! `accepted`.
 //!
-//! usage: gen-hostile OUTDIR
+//! Given .stpb files (the guest harness passes every case it compiled),
+//! it also mutates each of those programs' images: CORPUS_PER_PROGRAM
+//! refused mutations of each, and up to CORPUS_ACCEPTED accepted ones in
+//! all, written the same way (`corpus-NAME-N-KIND`).
+//!
+//! usage: gen-hostile OUTDIR [PROGRAM.stpb | NAME=PATH ...]
 use std::fs;
 use std::path::Path;
 use std::process::ExitCode;
 
-use stapvm_tests::hostile::{errno_name, hostile, mutations, valid_images};
+use stapvm_tests::hostile::{
+    corpus_mutations, errno_name, hostile, mutations, stpb_image, valid_images, Mutated,
+};
 use vm_spec::tables::VERIFY_ERRORS;
 
-/// Refused and accepted mutations written for the guest.
+/// Refused and accepted mutations of the hand-made images written for the
+/// guest.
 const REFUSED_MUTATIONS: usize = 240;
 const ACCEPTED_MUTATIONS: usize = 40;
+/// Refused mutations of each compiled program, and accepted ones in all.
+const CORPUS_PER_PROGRAM: usize = 3;
+const CORPUS_ACCEPTED: usize = 40;
+
+/// The `.expect` of a mutation: its errno name and whole log message, or
+/// `run`.
+fn mutation_expect(m: &Mutated) -> String {
+    match &m.refusal {
+        Some((code, msg)) => {
+            let info = &VERIFY_ERRORS[*code as usize];
+            format!("{}\n{}\n", errno_name(info.errno), msg)
+        }
+        None => "run\n".to_string(),
+    }
+}
 
 fn write(dir: &Path, name: &str, img: &[u8], expect: &str) -> std::io::Result<()> {
     fs::write(dir.join(format!("{name}.img")), img)?;
@@ -36,12 +59,14 @@ fn write(dir: &Path, name: &str, img: &[u8], expect: &str) -> std::io::Result<()
 }
 
 fn main() -> ExitCode {
-    let Some(out) = std::env::args().nth(1) else {
-        eprintln!("usage: gen-hostile OUTDIR");
+    let mut args = std::env::args().skip(1);
+    let Some(out) = args.next() else {
+        eprintln!("usage: gen-hostile OUTDIR [PROGRAM.stpb | NAME=PATH ...]");
         return ExitCode::from(2);
     };
+    let programs: Vec<String> = args.collect();
     let dir = Path::new(&out);
-    let run = || -> std::io::Result<(usize, usize, usize)> {
+    let run = || -> std::io::Result<(usize, usize, usize, usize)> {
         fs::create_dir_all(dir)?;
         let valid = valid_images();
         for (name, img) in &valid {
@@ -53,22 +78,42 @@ fn main() -> ExitCode {
             let expect = format!("{}\n{}\n", errno_name(info.errno), h.fragment);
             write(dir, &h.name, &h.image, &expect)?;
         }
-        let muts = mutations(REFUSED_MUTATIONS, ACCEPTED_MUTATIONS);
-        for m in &muts {
-            let expect = match &m.refusal {
-                Some((code, msg)) => {
-                    let info = &VERIFY_ERRORS[*code as usize];
-                    format!("{}\n{msg}\n", errno_name(info.errno))
+        let mut muts = mutations(REFUSED_MUTATIONS, ACCEPTED_MUTATIONS);
+        // Each program once: NAME=PATH, or PATH whose stem is the name.
+        let mut bases = Vec::new();
+        for p in &programs {
+            let (stem, path) = match p.split_once('=') {
+                Some((name, path)) => (name.to_string(), Path::new(path)),
+                None => {
+                    let path = Path::new(p);
+                    let stem = path
+                        .file_stem()
+                        .map_or_else(|| "program".into(), |s| s.to_string_lossy().into_owned());
+                    (stem, path)
                 }
-                None => "run\n".to_string(),
             };
-            write(dir, &m.name, &m.image, &expect)?;
+            match stpb_image(&fs::read(path)?) {
+                Ok(img) => bases.push((stem, img)),
+                Err(e) => eprintln!("gen-hostile: {p}: no image ({e}); left out"),
+            }
         }
-        Ok((hostile.len(), muts.len(), valid.len()))
+        let ncorpus = bases.len();
+        muts.extend(corpus_mutations(
+            &bases,
+            CORPUS_PER_PROGRAM,
+            CORPUS_ACCEPTED,
+        ));
+        for m in &muts {
+            write(dir, &m.name, &m.image, &mutation_expect(m))?;
+        }
+        Ok((hostile.len(), muts.len(), ncorpus, valid.len()))
     };
     match run() {
-        Ok((n, nmut, nvalid)) => {
-            println!("gen-hostile: {n} hostile, {nmut} mutated and {nvalid} valid images in {out}");
+        Ok((n, nmut, ncorpus, nvalid)) => {
+            println!(
+                "gen-hostile: {n} hostile, {nmut} mutated (of {ncorpus} compiled programs and \
+                 the hand-made images) and {nvalid} valid images in {out}"
+            );
             ExitCode::SUCCESS
         }
         Err(e) => {
