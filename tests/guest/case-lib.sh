@@ -189,7 +189,13 @@ nfs_mount() {
 	echo "-3 +4 +4.1" >/proc/fs/nfsd/versions 2>/dev/null
 	echo 10 >/proc/fs/nfsd/nfsv4leasetime 2>/dev/null
 	echo 10 >/proc/fs/nfsd/nfsv4gracetime 2>/dev/null
-	echo 2 >/proc/fs/nfsd/threads || echo "nfsd did not start"
+	# Newer kernels (7.3 here) start no threads without a listener (EIO)
+	# where earlier ones made and registered their default listeners:
+	# then a TCP listener first.
+	if ! echo 2 >/proc/fs/nfsd/threads 2>/dev/null; then
+		echo "tcp 2049" >/proc/fs/nfsd/portlist 2>/dev/null
+		echo 2 >/proc/fs/nfsd/threads || echo "nfsd did not start"
+	fi
 	echo Y >/proc/fs/nfsd/v4_end_grace 2>/dev/null
 	# flags 9218: NFSEXP_NOSUBTREECHECK | NFSEXP_FSID | NFSEXP_INSECURE_PORT.
 	printf 'nfsd 127.0.0.1 2147483647 anyclient\n' >/proc/net/rpc/auth.unix.ip/channel
