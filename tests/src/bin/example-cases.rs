@@ -81,6 +81,10 @@ fn write_case(ex: &Example, dir: &Path, me: &Path) -> std::io::Result<()> {
         // Modules and mount before the script (kmods, setup.sh); file
         // operations on the mount while it runs.
         fs::write(dir.join("kmods"), "sunrpc nfsd nfsv4\n")?;
+        fs::write(
+            dir.join("needs"),
+            "config CONFIG_NFSD\nconfig CONFIG_NFS_V4\n",
+        )?;
         fs::write(dir.join("setup.sh"), ". /stapvm/case-lib.sh\nnfs_mount\n")?;
         workload.push_str("nfs_traffic\n");
     }
@@ -89,6 +93,7 @@ fn write_case(ex: &Example, dir: &Path, me: &Path) -> std::io::Result<()> {
         // ext4 asks the crypto API for crc32c up to 6.13 (not through
         // modules.dep); later kernels call the crc32c library.
         fs::write(dir.join("kmods"), "?crc32c_generic ext4\n")?;
+        fs::write(dir.join("needs"), "config CONFIG_EXT4_FS\n")?;
         fs::write(dir.join("setup.sh"), ". /stapvm/case-lib.sh\next4_mount\n")?;
         workload.push_str("ext4_fill\n");
     }
