@@ -426,7 +426,14 @@ static int stp_perf_arm(struct stp_probe *p)
 			stp_perf_disarm(p);
 		return err;
 	}
-	cpus_read_lock();
+	/*
+	 * No cpus_read_lock() around this: the first perf event of the
+	 * system enables perf_sched_events (static_branch_enable), which
+	 * takes cpu_hotplug_lock for read itself, and a second read of that
+	 * percpu-rwsem deadlocks when a hotplug writer queues in between
+	 * (lockdep reported it on the checking kernel). A CPU coming online
+	 * meanwhile gets no event; one going offline keeps an idle one.
+	 */
 	for_each_online_cpu(cpu) {
 		struct perf_event *ev;
 
@@ -438,7 +445,6 @@ static int stp_perf_arm(struct stp_probe *p)
 		}
 		p->pevents[cpu] = ev;
 	}
-	cpus_read_unlock();
 	if (err)
 		stp_perf_disarm(p);
 	return err;
