@@ -45,7 +45,7 @@
  *      type as __u64 (unsigned long long), s64 as __s64, and so on, as
  *      in the kernel: the core passes &abi_struct->u64_field as u64 *.
  *  [ ] Error numbers used by abi.h: EINVAL E2BIG ENOEXEC EPROTO ERANGE
- *      ENOMEM EFAULT (positive values; the core returns -E*).
+ *      EBADMSG ENOMEM EFAULT (positive values; the core returns -E*).
  *  [ ] memcpy, memmove, memset, memchr, memcmp, strnlen with their
  *      libc/kernel signatures; ARRAY_SIZE(a) (kernel: linux/kernel.h).
  *  [ ] STP_ENV_PAGE_SIZE: the page size (power of two); string helpers

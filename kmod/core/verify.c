@@ -248,10 +248,29 @@ static int fail(struct stp_verify_result *res, u32 code, u32 where,
 /* ------------------------------------------------------------------ */
 /* Header, limits, sections                                            */
 
+/*
+ * FNV-1a (abi.h) of the size bytes at image, with the header's checksum
+ * field read as 0. size >= sizeof(struct stp_image_hdr); one pass, at most
+ * STP_MAX_IMAGE_SIZE steps.
+ */
+static u32 image_checksum(const u8 *image, u32 size)
+{
+	const u32 at = __builtin_offsetof(struct stp_image_hdr, checksum);
+	u32 h = STP_FNV1A_BASIS;
+	u32 i;
+
+	for (i = 0; i < size; i++) {
+		u8 b = (i >= at && i < at + 4) ? 0 : image[i];
+
+		h = (h ^ b) * STP_FNV1A_PRIME;
+	}
+	return h;
+}
+
 static int check_header(const struct stp_image_hdr *h, u32 size,
 			struct stp_verify_result *res)
 {
-	u32 i;
+	u32 i, sum;
 
 	if (h->magic != STP_IMAGE_MAGIC)
 		return FAIL(res, BAD_MAGIC, 0,
@@ -264,14 +283,18 @@ static int check_header(const struct stp_image_hdr *h, u32 size,
 		return FAIL(res, BAD_HEADER, 0,
 			    "header size %u, expected %u", VI(h->hdr_size),
 			    VI(sizeof(*h)));
-	if (h->flags || h->reserved)
-		return FAIL(res, BAD_HEADER, 0,
-			    "header flags 0x%x / reserved 0x%x must be 0",
-			    VI(h->flags), VI(h->reserved));
 	if (h->total_size != size)
 		return FAIL(res, BAD_SIZE, 0,
 			    "header says %u bytes, buffer has %u",
 			    VI(h->total_size), VI(size));
+	sum = image_checksum((const u8 *)h, size);
+	if (h->checksum != sum)
+		return FAIL(res, BAD_CHECKSUM, 0,
+			    "corrupt image (checksum): header says 0x%x, the bytes sum to 0x%x",
+			    VI(h->checksum), VI(sum));
+	if (h->flags)
+		return FAIL(res, BAD_HEADER, 0,
+			    "header flags 0x%x must be 0", VI(h->flags));
 	for (i = 0; i < STP_LIM__COUNT; i++) {
 		u32 v = h->limits[i];
 

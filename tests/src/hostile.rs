@@ -13,7 +13,7 @@ use vm_spec::program::*;
 
 use vm_testkit::layout::{
     get32 as get_u32, put16 as put_u16, put32 as put_u32, sec_desc, section as sec, HDR_SIZE,
-    OFF_FLAGS, OFF_HDR_SIZE, OFF_LIMITS, OFF_NGLOBALS, OFF_RESERVED, OFF_TOTAL, OFF_VERSION,
+    OFF_CHECKSUM, OFF_FLAGS, OFF_HDR_SIZE, OFF_LIMITS, OFF_NGLOBALS, OFF_TOTAL, OFF_VERSION,
 };
 
 fn i(op: stp_opcode, a: u8, b: u8, c: u8, imm: i32) -> Insn {
@@ -290,7 +290,7 @@ fn set_limit(img: &mut [u8], l: stp_limit, v: u32) {
     put_u32(img, OFF_LIMITS + 4 * l as usize, v);
 }
 
-/// Byte mutation of the valid timer image.
+/// Byte mutation of the valid timer image (`hostile` reseals it).
 fn patched(f: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
     let mut img = build(&timer_prog());
     f(&mut img);
@@ -320,6 +320,7 @@ pub fn errno_name(errno: i32) -> &'static str {
         22 => "EINVAL",
         34 => "ERANGE",
         71 => "EPROTO",
+        74 => "EBADMSG",
         _ => "E?",
     }
 }
@@ -375,10 +376,32 @@ pub fn hostile() -> Vec<Hostile> {
         patched(|img| put_u32(img, OFF_FLAGS, 1)),
     ));
     v.push((
-        "bad-reserved",
-        STP_VERR_BAD_HEADER,
-        "reserved 0xdead",
-        patched(|img| put_u32(img, OFF_RESERVED, 0xdead)),
+        "bad-checksum",
+        STP_VERR_BAD_CHECKSUM,
+        "corrupt image (checksum)",
+        patched(|img| {
+            let sum = get_u32(img, OFF_CHECKSUM);
+            put_u32(img, OFF_CHECKSUM, sum ^ 0x100);
+        }),
+    ));
+    v.push((
+        "corrupt-code-byte",
+        STP_VERR_BAD_CHECKSUM,
+        "corrupt image (checksum)",
+        patched(|img| {
+            let (off, _) = sec(img, STP_SEC_CODE);
+            img[off + 4] ^= 0x40;
+        }),
+    ));
+    v.push((
+        "corrupt-last-byte",
+        STP_VERR_BAD_CHECKSUM,
+        "corrupt image (checksum)",
+        patched(|img| {
+            if let Some(b) = img.last_mut() {
+                *b ^= 1;
+            }
+        }),
     ));
     v.push((
         "bad-total-size",
@@ -1063,11 +1086,19 @@ pub fn hostile() -> Vec<Hostile> {
     uprobe_attacks(&mut v);
     process_attacks(&mut v);
     v.into_iter()
-        .map(|(name, code, fragment, image)| Hostile {
-            name: name.to_string(),
-            code,
-            fragment: fragment.to_string(),
-            image,
+        .map(|(name, code, fragment, mut image)| {
+            // Each image made right again where the checksum would
+            // otherwise refuse it first, so that it reaches the check it
+            // is about; the checksum's own cases stay as made.
+            if code != STP_VERR_BAD_CHECKSUM {
+                image::seal(&mut image);
+            }
+            Hostile {
+                name: name.to_string(),
+                code,
+                fragment: fragment.to_string(),
+                image,
+            }
         })
         .collect()
 }

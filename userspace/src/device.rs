@@ -93,6 +93,7 @@ pub fn errno_name(errno: i32) -> &'static str {
         (libc::ERANGE, "ERANGE"),
         (libc::ENOSYS, "ENOSYS"),
         (libc::EPROTO, "EPROTO"),
+        (libc::EBADMSG, "EBADMSG"),
         (libc::EOVERFLOW, "EOVERFLOW"),
         (libc::EOPNOTSUPP, "EOPNOTSUPP"),
         (libc::ESRCH, "ESRCH"),

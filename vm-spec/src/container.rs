@@ -51,12 +51,16 @@ pub enum ContainerError {
     Corrupt(#[from] postcard::Error),
 }
 
-/// FNV-1a (32 bits) of `data`.
+/// FNV-1a (32 bits, abi.h's `STP_FNV1A_*`) of `data`.
 pub fn fnv1a32(data: &[u8]) -> u32 {
-    let mut h: u32 = 0x811c_9dc5;
+    fnv1a32_from(crate::abi::STP_FNV1A_BASIS, data)
+}
+
+/// FNV-1a (32 bits) of `data`, continuing from the state `h`.
+pub fn fnv1a32_from(mut h: u32, data: &[u8]) -> u32 {
     for &b in data {
         h ^= u32::from(b);
-        h = h.wrapping_mul(0x0100_0193);
+        h = h.wrapping_mul(crate::abi::STP_FNV1A_PRIME);
     }
     h
 }

@@ -597,7 +597,29 @@ pub fn build(prog: &Program, symbols: &ResolvedSymbols) -> Result<Vec<u8>, Image
     }
     debug_assert_eq!(hdr.len(), hdr_size);
     out[..hdr.len()].copy_from_slice(&hdr);
+    seal(&mut out);
     Ok(out)
+}
+
+/// Byte offset of the header's checksum field.
+const CHECKSUM_AT: usize = std::mem::offset_of!(abi::stp_image_hdr, checksum);
+
+/// The checksum `image`'s header must hold (abi.h `stp_image_hdr.checksum`):
+/// FNV-1a of all its bytes with the checksum field read as 0. `None` for a
+/// buffer too short to have the field.
+pub fn checksum(image: &[u8]) -> Option<u32> {
+    image.get(CHECKSUM_AT..CHECKSUM_AT + 4)?;
+    let h = crate::container::fnv1a32_from(abi::STP_FNV1A_BASIS, &image[..CHECKSUM_AT]);
+    let h = crate::container::fnv1a32_from(h, &[0; 4]);
+    Some(crate::container::fnv1a32_from(h, &image[CHECKSUM_AT + 4..]))
+}
+
+/// Writes `image`'s checksum into its header (after a change to its bytes;
+/// a buffer too short for the field is left alone).
+pub fn seal(image: &mut [u8]) {
+    if let Some(sum) = checksum(image) {
+        image[CHECKSUM_AT..CHECKSUM_AT + 4].copy_from_slice(&sum.to_le_bytes());
+    }
 }
 
 #[cfg(test)]

@@ -17,8 +17,8 @@ pub const OFF_TOTAL: usize = offset_of!(stp_image_hdr, total_size);
 pub const OFF_FLAGS: usize = offset_of!(stp_image_hdr, flags);
 /// `nglobals`.
 pub const OFF_NGLOBALS: usize = offset_of!(stp_image_hdr, nglobals);
-/// `reserved`.
-pub const OFF_RESERVED: usize = offset_of!(stp_image_hdr, reserved);
+/// `checksum`.
+pub const OFF_CHECKSUM: usize = offset_of!(stp_image_hdr, checksum);
 /// `sec[0]`: the section table.
 pub const OFF_SEC: usize = offset_of!(stp_image_hdr, sec);
 /// Size of one section descriptor.

@@ -3,7 +3,10 @@
 //! truncation, section descriptors swapped, overlapping, pointing past the
 //! end or made huge so that `off + size` overflows 32 bits, table entries
 //! with huge counts, offsets and sizes, jumps past the end or backwards,
-//! unknown opcodes, limits at and past their bounds). Used by the
+//! unknown opcodes, limits at and past their bounds), then resealed (the
+//! header's checksum made right again) so that the checks past the
+//! checksum see them; the `corrupt` kind changes bytes without resealing,
+//! as a damaged download would (refused by the checksum). Used by the
 //! verifier's stream test (`vm-testkit/tests/verify.rs`: deep checks
 //! reached, every accepted image run on the C core) and by `gen-hostile`
 //! for the guest's ioctl test. Testing only.
@@ -35,7 +38,8 @@ const EDGES: [u32; 14] = [
 ];
 
 /// The kinds of mutation, by name (`Mutation::kind`).
-pub const KINDS: [&str; 16] = [
+pub const KINDS: [&str; 17] = [
+    "corrupt",
     "bitflip",
     "bytes",
     "truncate",
@@ -109,6 +113,14 @@ pub fn mutate(base: &[u8], rng: &mut Rng) -> Mutation {
     let kind = KINDS[k];
     let len = b.len().max(1) as u64;
     match kind {
+        "corrupt" => {
+            // Not resealed (below): the checksum must catch it.
+            let at = rng.below(len) as usize;
+            if at < b.len() {
+                b[at] ^= 1 + rng.below(255) as u8;
+            }
+            return Mutation { kind, image: b };
+        }
         "bitflip" => {
             for _ in 0..1 + rng.below(4) {
                 let at = rng.below(len) as usize;
@@ -187,7 +199,7 @@ pub fn mutate(base: &[u8], rng: &mut Rng) -> Mutation {
                 offset_of!(stp_image_hdr, total_size),
                 offset_of!(stp_image_hdr, flags),
                 offset_of!(stp_image_hdr, nglobals),
-                offset_of!(stp_image_hdr, reserved),
+                offset_of!(stp_image_hdr, checksum),
             ];
             let f = rng.pick(&fields).unwrap_or(0);
             if f == offset_of!(stp_image_hdr, version) {
@@ -307,6 +319,9 @@ pub fn mutate(base: &[u8], rng: &mut Rng) -> Mutation {
                 }
             }
         }
+    }
+    if kind != "header-field" || rng.chance(1, 2) {
+        vm_spec::image::seal(&mut b);
     }
     Mutation { kind, image: b }
 }

@@ -166,9 +166,11 @@ fn verifier_map_rules() {
     let mut img = build(&prog(vec![li()], 1, 1, vec![RET]));
     let (off, _) = section(&img, STP_SEC_MAPS);
     img[off + 1] = STP_MAPV_STAT as u8;
+    vm_spec::image::seal(&mut img);
     assert!(verify_image(&img).unwrap_err().name == "BAD_MAP");
     let mut img = build(&prog(vec![li()], 1, 1, vec![RET]));
     put16(&mut img, off + 4, 2);
+    vm_spec::image::seal(&mut img);
     assert!(verify_image(&img).unwrap_err().name == "BAD_MAP");
 }
 

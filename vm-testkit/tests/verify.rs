@@ -38,7 +38,17 @@ fn case(name: &'static str, image: Vec<u8>, code: &'static str, msg: &'static st
     }
 }
 
+/// A byte mutation of the valid image, resealed (its checksum made right
+/// again, so that the checks after the checksum are reached).
 fn patched(f: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+    let mut img = ok_image();
+    f(&mut img);
+    vm_spec::image::seal(&mut img);
+    img
+}
+
+/// A byte mutation of the valid image, not resealed.
+fn corrupted(f: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
     let mut img = ok_image();
     f(&mut img);
     img
@@ -83,10 +93,22 @@ fn cases() -> Vec<Case> {
             "must be 0",
         ),
         case(
-            "reserved set",
-            patched(|m| put32(m, OFF_RESERVED, 1)),
-            "BAD_HEADER",
-            "reserved 0x1",
+            "checksum wrong",
+            corrupted(|m| {
+                let sum = get32(m, OFF_CHECKSUM);
+                put32(m, OFF_CHECKSUM, sum.wrapping_add(1))
+            }),
+            "BAD_CHECKSUM",
+            "corrupt image (checksum)",
+        ),
+        case(
+            "a code byte changed, not resealed",
+            corrupted(|m| {
+                let o = get32(m, OFF_SEC + 8 * STP_SEC_CODE as usize) as usize;
+                m[o] ^= 1
+            }),
+            "BAD_CHECKSUM",
+            "the bytes sum to",
         ),
         case(
             "total size lies",
@@ -251,6 +273,7 @@ fn cases() -> Vec<Case> {
                 let mut m = build(&p);
                 let (h, _) = section(&m, STP_SEC_HANDLERS);
                 put32(&mut m, h + 16, 0);
+                vm_spec::image::seal(&mut m);
                 m
             },
             "BAD_HANDLER",
@@ -481,6 +504,7 @@ fn cases() -> Vec<Case> {
                 let mut m = build(&p);
                 let (s, _) = section(&m, STP_SEC_STRS);
                 put32(&mut m, s, 6);
+                vm_spec::image::seal(&mut m);
                 m
             },
             "BAD_STRING",
@@ -510,6 +534,7 @@ fn cases() -> Vec<Case> {
                 let mut m = build(&p);
                 let (f, _) = section(&m, STP_SEC_FORMATS);
                 put32(&mut m, f + 4, 4);
+                vm_spec::image::seal(&mut m);
                 m
             },
             "BAD_FORMAT",
@@ -910,6 +935,7 @@ fn desc_patched<D>(p: &Program, sec: stp_section, k: usize, at: usize, bytes: &[
     let (off, _) = section(&img, sec);
     let o = off + k * std::mem::size_of::<D>() + at;
     img[o..o + bytes.len()].copy_from_slice(bytes);
+    vm_spec::image::seal(&mut img);
     img
 }
 
@@ -1220,6 +1246,7 @@ fn function_and_string_cases() -> Vec<Case> {
         let mut img = build(&no_text);
         let (off, _) = section(&img, STP_SEC_FORMATS);
         put32(&mut img, off + 8, STP_FMT_NO_TEXT);
+        vm_spec::image::seal(&mut img);
         img
     };
     vec![
@@ -1989,6 +2016,41 @@ fn random_mutations_never_crash() {
             let pos = (x % m.len() as u64) as usize;
             m[pos] = (x >> 32) as u8;
         }
+        // Half resealed, so that the checks past the checksum see them.
+        if x & (1 << 40) != 0 {
+            vm_spec::image::seal(&mut m);
+        }
         let _ = verdict(&m);
     }
+}
+
+/// Every value of every byte of a small valid image, changed alone and not
+/// resealed, is refused: by the checksum, or (in the magic, version, header
+/// size and total size, checked before it) by that field's own check.
+#[test]
+fn every_one_byte_corruption_is_refused() {
+    let base = ok_image();
+    let before_sum = OFF_TOTAL + 4;
+    let mut refused = 0u32;
+    for pos in 0..base.len() {
+        for v in 0..=255u8 {
+            if v == base[pos] {
+                continue;
+            }
+            let mut m = base.clone();
+            m[pos] = v;
+            let code = match verify_image(&m) {
+                Ok(_) => panic!("byte {pos} set to {v:#x}: accepted"),
+                Err(e) => e.code,
+            };
+            if pos >= before_sum {
+                assert_eq!(
+                    code, STP_VERR_BAD_CHECKSUM,
+                    "byte {pos} set to {v:#x}: refused with code {code}, not by the checksum"
+                );
+            }
+            refused += 1;
+        }
+    }
+    assert_eq!(refused as usize, base.len() * 255);
 }

@@ -56,6 +56,7 @@ static const char *errname(int e)
 	case E2BIG: return "E2BIG";
 	case ENOEXEC: return "ENOEXEC";
 	case EPROTO: return "EPROTO";
+	case EBADMSG: return "EBADMSG";
 	case ERANGE: return "ERANGE";
 	case ENOMEM: return "ENOMEM";
 	case ENOTTY: return "ENOTTY";

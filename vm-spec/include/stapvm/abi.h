@@ -155,7 +155,7 @@ enum stp_limit {
 /* The program image (LOAD ioctl payload)                              */
 
 #define STP_IMAGE_MAGIC		0x49505453u	/* "STPI" */
-#define STP_IMAGE_VERSION	10u	/* 2: functions, format texts; 3: STATS; 4: REGEXES;
+#define STP_IMAGE_VERSION	11u	/* 2: functions, format texts; 3: STATS; 4: REGEXES;
 					 * 5: stp_probe_desc.randomize;
 					 * 6: REGEXSUBS, REGEXPROG, REGEXSETS;
 					 * 7: PRETTY;
@@ -168,7 +168,16 @@ enum stp_limit {
 					 * 10: USYMBINS, USYMS, USYMSTR; UBACKTRACE,
 					 *    USYMNAME .. UMODNAME; STP_PROBE_F_UEXE,
 					 *    the PROCESS kind
+					 * 11: stp_image_hdr.checksum
 					 */
+
+/*
+ * FNV-1a, 32 bits: the checksum of an image (stp_image_hdr.checksum) and of
+ * a .stpb file's payload. Each step (xor a byte, multiply by an odd prime)
+ * is a bijection of the state, so changing any one byte changes the sum.
+ */
+#define STP_FNV1A_BASIS		0x811c9dc5u
+#define STP_FNV1A_PRIME		0x01000193u
 
 /*
  * Sections of an image, each an array of fixed-size entries. A section's
@@ -218,7 +227,10 @@ struct stp_image_hdr {
 	__u32 total_size;	/* bytes of the whole image */
 	__u32 flags;		/* none defined: must be 0 */
 	__u32 nglobals;		/* global integer scalars */
-	__u32 reserved;		/* must be 0 */
+	__u32 checksum;		/* FNV-1a of the total_size bytes, this
+				 * field read as 0: checked right after
+				 * total_size, before anything else is read
+				 */
 	struct stp_section_desc sec[STP_SEC__COUNT];
 	__u32 limits[STP_LIM__COUNT];
 };
@@ -965,8 +977,9 @@ struct stp_pretty_node {
 	X(TOO_BIG,         E2BIG,    "image larger than the module's cap") \
 	X(BAD_MAGIC,       ENOEXEC,  "bad magic: not a stapvm image")	\
 	X(BAD_VERSION,     EPROTO,   "unsupported image version")	\
-	X(BAD_HEADER,      EINVAL,   "bad header size, flags or reserved field") \
+	X(BAD_HEADER,      EINVAL,   "bad header size or flags")	\
 	X(BAD_SIZE,        EINVAL,   "total size does not match the buffer") \
+	X(BAD_CHECKSUM,    EBADMSG,  "corrupt image (checksum)")	\
 	X(BAD_SECTION,     EINVAL,   "section outside the image, misaligned or overlapping") \
 	X(BAD_LIMIT,       ERANGE,   "limit outside the module's bounds") \
 	X(TOO_MANY,        E2BIG,    "too many instructions, handlers, probes, strings, formats or globals") \
