@@ -175,4 +175,15 @@ static inline void stp_uprobe_unregister_sync(void)
 #endif
 }
 
+/*
+ * The lockdown reason of kernel memory reads by tracing programs
+ * (lockdown.c): LOCKDOWN_BPF_READ until 5.13, which split it into
+ * LOCKDOWN_BPF_READ_KERNEL (what stapvm asks) and a user-memory part.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(5, 13, 0)
+#define STP_LOCKDOWN_READ_KERNEL LOCKDOWN_BPF_READ_KERNEL
+#else
+#define STP_LOCKDOWN_READ_KERNEL LOCKDOWN_BPF_READ
+#endif
+
 #endif /* STAPVM_COMPAT_H */

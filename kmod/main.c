@@ -2,8 +2,8 @@
 /*
  * Module entry and /dev/stapvm: the misc device (0600, open needs
  * CAP_SYS_ADMIN) and its one ioctl, STP_IOC_LOAD, which copies an image in,
- * has the core verify it, and turns a verified image into a session fd
- * (session.c).
+ * has the core verify it, applies the kernel's lockdown policy to it
+ * (lockdown.c), and turns a verified image into a session fd (session.c).
  *
  * Left out: everything after LOAD (session.c, probes.c, rings.c) and the
  * checks themselves: core/verify.c is their one definition, including
@@ -27,6 +27,7 @@
 #include <linux/anon_inodes.h>
 
 #include "session.h"
+#include "lockdown.h"
 
 /* Copy the outcome of a LOAD back: code, place, and the message. */
 static int stp_report(struct stp_load_args __user *uargs,
@@ -87,6 +88,8 @@ static long stp_load(struct stp_load_args __user *uargs)
 	}
 
 	err = stp_verify(image, a.image_size, &prog, res);
+	if (!err)
+		err = stp_lockdown_check(&prog, res);
 	if (err)
 		goto report;
 

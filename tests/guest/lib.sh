@@ -123,6 +123,10 @@ kbuild_btf_args() {
 # headers, the layout of `make -C kmod dkms-tree`, copied with their
 # times so make rebuilds only what changed); sets KO to its path. One
 # directory per kernel: runs for several kernels may build at once.
+# Where the kernel build has its module signing key (a kernel built here,
+# tests/guest/checking-kernel: Debian's keys are not in their headers), KO
+# is a copy signed with it (signed/stapvm.ko) and KO_UNSIGNED the module as
+# built; else KO_UNSIGNED is empty.
 build_module() {
 	local btf dir=$STAPVM_ROOT/target/kmod-build/$KVER
 	btf=$(kbuild_btf_args)
@@ -133,7 +137,18 @@ build_module() {
 	cp -p "$STAPVM_ROOT"/vm-spec/include/stapvm/*.h "$dir/include/stapvm/"
 	kmake -s -C "$KDIR" M="$dir" "$@" modules >&2 || die "module build failed"
 	KO=$dir/stapvm.ko
+	KO_UNSIGNED=
 	[[ -f $KO ]] || die "$KO not built"
+	local key=$KDIR/certs/signing_key.pem cert=$KDIR/certs/signing_key.x509 hash
+	if [[ -f $key && -f $cert && -x $KDIR/scripts/sign-file ]]; then
+		hash=$(sed -n 's/^CONFIG_MODULE_SIG_HASH="\(.*\)"$/\1/p' "$KDIR/.config")
+		mkdir -p "$dir/signed"
+		cp "$KO" "$dir/signed/stapvm.ko"
+		"$KDIR/scripts/sign-file" "${hash:-sha256}" "$key" "$cert" "$dir/signed/stapvm.ko" ||
+			die "signing $KO failed"
+		KO_UNSIGNED=$KO
+		KO=$dir/signed/stapvm.ko
+	fi
 }
 
 # The stapvm CLI and gen-hostile, release build; sets STAPVM_BIN.

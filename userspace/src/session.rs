@@ -721,7 +721,7 @@ pub fn run(
     let t_resolved = Instant::now();
     let image = vm_spec::image::build(prog, &resolved.symbols)?;
     let device = Device::open()?;
-    let session = device.load(&image)?;
+    let session = device.load(&image).map_err(|e| placed_refusal(prog, e))?;
     let info = session.info().map_err(ioctl_err("STP_IOC_INFO"))?;
     let mut rings = map_rings(&session, &info)?;
     let t_loaded = Instant::now();
@@ -822,6 +822,27 @@ pub fn run(
         }
     }
     Ok(out.exit_status)
+}
+
+/// A refusal by the module's policy (not the verifier: code 0, EPERM, e.g.
+/// lockdown) names an instruction: the script's place of that instruction
+/// is added to the message, as stap places its errors.
+fn placed_refusal(prog: &Program, mut e: crate::device::LoadError) -> crate::device::LoadError {
+    if e.code != 0 || e.errno != libc::EPERM {
+        return e;
+    }
+    let mut first = 0usize;
+    for h in &prog.handlers {
+        let pc = e.err_where as usize;
+        if pc < first + h.code.len() {
+            if let Some(l) = h.locs.get(pc - first).filter(|l| l.line != 0) {
+                e.log = format!("{} at {}:{}:{}", e.log, prog.source_name, l.line, l.col);
+            }
+            break;
+        }
+        first += h.code.len();
+    }
+    e
 }
 
 #[cfg(test)]
@@ -934,6 +955,47 @@ mod tests {
             }],
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn a_policy_refusal_names_the_scripts_place() {
+        let mut p = prog();
+        p.handlers.push(Handler {
+            code: vec![Insn::default(); 3],
+            locs: vec![
+                SrcLoc::default(),
+                SrcLoc { line: 7, col: 3 },
+                SrcLoc::default(),
+            ],
+            ..Default::default()
+        });
+        let refusal = |code, errno, at| crate::device::LoadError {
+            errno,
+            code,
+            err_where: at,
+            log: "locked down".into(),
+        };
+        // Instruction 2 is the second handler's second one.
+        let e = placed_refusal(&p, refusal(0, libc::EPERM, 2));
+        assert_eq!(e.log, "locked down at t.stp:7:3");
+        // A place without a location, a verifier error (its `where` may
+        // be a table entry) and another errno are left as they are.
+        assert_eq!(
+            placed_refusal(&p, refusal(0, libc::EPERM, 3)).log,
+            "locked down"
+        );
+        assert_eq!(
+            placed_refusal(&p, refusal(5, libc::EPERM, 2)).log,
+            "locked down"
+        );
+        assert_eq!(
+            placed_refusal(&p, refusal(0, libc::EINVAL, 2)).log,
+            "locked down"
+        );
+        assert_eq!(
+            placed_refusal(&p, refusal(0, libc::EPERM, 99)).log,
+            "locked down"
+        );
     }
 
     fn printf(time: u64, s: &str, n: i64) -> Vec<u8> {

@@ -252,4 +252,15 @@ struct stp_helper_info {
 			     STP_CTXM_##ctx },
 #define STP_HELPER_INFO_INIT { STP_HELPERS(STP_X_HELPER_INFO) }
 
+/*
+ * The helpers that read kernel memory at an address the program chooses.
+ * Under the kernel's lockdown in confidentiality mode the module refuses a
+ * program that calls one (kmod/lockdown.c), as the kernel refuses BPF
+ * programs that read kernel memory. The opcodes that do: opcodes.h
+ * STP_OPS_READ_KERNEL.
+ */
+#define STP_HELPERS_READ_KERNEL(X)					\
+	X(KERNEL_LONG) X(KERNEL_STRING) X(KERNEL_INT) X(KERNEL_SHORT)	\
+	X(KERNEL_CHAR)
+
 #endif /* STAPVM_HELPERS_H */

@@ -656,4 +656,12 @@ struct stp_opcode_info {
 			    STP_OPND_##c, STP_OPND_##imm, cost },
 #define STP_OPCODE_INFO_INIT { STP_OPCODES(STP_X_OPCODE_INFO) }
 
+/*
+ * The opcodes that read kernel memory at an address the program chooses
+ * (PRETTY follows pointers through kernel memory); with helpers.h
+ * STP_HELPERS_READ_KERNEL, what lockdown's confidentiality mode refuses
+ * (kmod/lockdown.c).
+ */
+#define STP_OPS_READ_KERNEL(X) X(PRETTY)
+
 #endif /* STAPVM_OPCODES_H */

@@ -1,0 +1,1 @@
+retval 5 >/dev/null
