@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * stapvm_planted - bugs planted on purpose, one per class of report of the
+ * checking kernel (tests/guest/checking-kernel), so that tests/guest/
+ * planted-bugs can show each class is reported and fails a guest run:
+ *
+ *   insmod stapvm_planted.ko bug=NAME
+ *
+ *   uaf     a read of freed slab memory (KASAN: use-after-free)
+ *   oob     a read past a slab object (KASAN: slab-out-of-bounds)
+ *   kfence  a read past an object KFENCE guards (KFENCE: out-of-bounds)
+ *   shift   a shift past the width of int (UBSAN: shift-out-of-bounds)
+ *   lockdep two mutexes taken in both orders (lockdep: circular locking)
+ *   sleep   might_sleep() with preemption off (sleeping in atomic context)
+ *   odebug  an armed timer freed (ODEBUG: free active object)
+ *
+ * Never loaded by the test suite itself, only by the planted-bugs runs;
+ * never loaded into the host kernel. Context: module init (process).
+ */
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/mutex.h>
+#include <linux/delay.h>
+#include <linux/kfence.h>
+#include <linux/timer.h>
+#include <linux/jiffies.h>
+
+static char *bug = "";
+module_param(bug, charp, 0444);
+MODULE_PARM_DESC(bug, "the bug to plant: uaf, oob, kfence, shift, lockdep, sleep, odebug");
+
+static DEFINE_MUTEX(planted_a);
+static DEFINE_MUTEX(planted_b);
+
+/* Kept out of the compiler's reach, so that each bug happens at run time. */
+static volatile int planted_sink;
+static volatile int planted_width = 40;
+
+static void planted_uaf(void)
+{
+	char *p = kmalloc(32, GFP_KERNEL);
+
+	if (!p)
+		return;
+	kfree(p);
+	planted_sink = READ_ONCE(p[3]);
+}
+
+static void planted_oob(void)
+{
+	char *p = kmalloc(32, GFP_KERNEL);
+
+	if (!p)
+		return;
+	planted_sink = READ_ONCE(p[32 + planted_width % 8]);
+	kfree(p);
+}
+
+/* KFENCE guards one allocation per sample interval: try for up to 30 s. */
+static void planted_kfence(void)
+{
+	int i;
+
+	for (i = 0; i < 3000; i++) {
+		char *p = kmalloc(64, GFP_KERNEL);
+
+		if (!p)
+			return;
+		if (is_kfence_address(p)) {
+			planted_sink = READ_ONCE(p[64 + planted_width % 8]);
+			kfree(p);
+			return;
+		}
+		kfree(p);
+		msleep(10);
+	}
+	pr_info("stapvm_planted: no KFENCE allocation in 30 s\n");
+}
+
+static void planted_shift(void)
+{
+	int one = 1;
+
+	planted_sink = one << planted_width;
+}
+
+static void planted_lockdep(void)
+{
+	mutex_lock(&planted_a);
+	mutex_lock(&planted_b);
+	mutex_unlock(&planted_b);
+	mutex_unlock(&planted_a);
+	mutex_lock(&planted_b);
+	mutex_lock(&planted_a);
+	mutex_unlock(&planted_a);
+	mutex_unlock(&planted_b);
+}
+
+static void planted_sleep(void)
+{
+	preempt_disable();
+	might_sleep();
+	preempt_enable();
+}
+
+static void planted_timer_fn(struct timer_list *t)
+{
+}
+
+static void planted_odebug(void)
+{
+	struct timer_list *t;
+
+	/* Without debug objects nothing would disarm the freed timer. */
+	if (!IS_ENABLED(CONFIG_DEBUG_OBJECTS_TIMERS) ||
+	    !IS_ENABLED(CONFIG_DEBUG_OBJECTS_FREE))
+		return;
+	t = kzalloc(sizeof(*t), GFP_KERNEL);
+	if (!t)
+		return;
+	timer_setup(t, planted_timer_fn, 0);
+	mod_timer(t, jiffies + 100 * HZ);
+	/* ODEBUG reports the free and deactivates the timer (its fixup). */
+	kfree(t);
+}
+
+static int __init planted_init(void)
+{
+	if (!strcmp(bug, "uaf"))
+		planted_uaf();
+	else if (!strcmp(bug, "oob"))
+		planted_oob();
+	else if (!strcmp(bug, "kfence"))
+		planted_kfence();
+	else if (!strcmp(bug, "shift"))
+		planted_shift();
+	else if (!strcmp(bug, "lockdep"))
+		planted_lockdep();
+	else if (!strcmp(bug, "sleep"))
+		planted_sleep();
+	else if (!strcmp(bug, "odebug"))
+		planted_odebug();
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static void __exit planted_exit(void)
+{
+}
+
+module_init(planted_init);
+module_exit(planted_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("stapvm test: bugs planted for the checking kernel's reports");
