@@ -32,9 +32,12 @@ MODULE_PARM_DESC(bug, "the bug to plant: uaf, oob, kfence, shift, lockdep, sleep
 static DEFINE_MUTEX(planted_a);
 static DEFINE_MUTEX(planted_b);
 
-/* Kept out of the compiler's reach, so that each bug happens at run time. */
-static volatile int planted_sink;
-static volatile int planted_width = 40;
+/*
+ * Read and written with READ_ONCE/WRITE_ONCE, out of the compiler's reach,
+ * so that each bug happens at run time.
+ */
+static int planted_sink;
+static int planted_width = 40;
 
 static void planted_uaf(void)
 {
@@ -43,7 +46,7 @@ static void planted_uaf(void)
 	if (!p)
 		return;
 	kfree(p);
-	planted_sink = READ_ONCE(p[3]);
+	WRITE_ONCE(planted_sink, READ_ONCE(p[3]));
 }
 
 static void planted_oob(void)
@@ -52,7 +55,7 @@ static void planted_oob(void)
 
 	if (!p)
 		return;
-	planted_sink = READ_ONCE(p[32 + planted_width % 8]);
+	WRITE_ONCE(planted_sink, READ_ONCE(p[32 + READ_ONCE(planted_width) % 8]));
 	kfree(p);
 }
 
@@ -61,18 +64,18 @@ static void planted_kfence(void)
 {
 	int i;
 
-	for (i = 0; i < 3000; i++) {
+	for (i = 0; i < 1500; i++) {
 		char *p = kmalloc(64, GFP_KERNEL);
 
 		if (!p)
 			return;
 		if (is_kfence_address(p)) {
-			planted_sink = READ_ONCE(p[64 + planted_width % 8]);
+			WRITE_ONCE(planted_sink, READ_ONCE(p[64 + READ_ONCE(planted_width) % 8]));
 			kfree(p);
 			return;
 		}
 		kfree(p);
-		msleep(10);
+		msleep(20);
 	}
 	pr_info("stapvm_planted: no KFENCE allocation in 30 s\n");
 }
@@ -81,7 +84,7 @@ static void planted_shift(void)
 {
 	int one = 1;
 
-	planted_sink = one << planted_width;
+	WRITE_ONCE(planted_sink, one << READ_ONCE(planted_width));
 }
 
 static void planted_lockdep(void)
