@@ -1,7 +1,7 @@
 ^comm "cat"$
 ^comm0 'c'$
 ^fs \{\.users=[0-9]+, (\.lock=\{\.\.\.\}, )?\.seq=\{\.\.\.\}, \.umask=[0-9]+, \.in_exec=0, \.root=\{\.\.\.\}, \.pwd=\{\.\.\.\}\}$
-^fsdeep \{\.users=[0-9]+, (\.lock|\.seq)=\{.*\}, \.umask=[0-9]+, \.in_exec=0, \.root=\{\.mnt=0xff[0-9a-f]+, \.dentry=0xff[0-9a-f]+\}, \.pwd=\{\.mnt=0xff[0-9a-f]+, \.dentry=0xff[0-9a-f]+\}\}$
+^fsdeep \{\.users=[0-9]+, ((\.lock|\.seq)=\{.*\}, \.umask=[0-9]+, \.in_exec=0, \.root=\{\.mnt=0xff[0-9a-f]+, \.dentry=0xff[0-9a-f]+\}, \.pwd=\{\.mnt=0xff[0-9a-f]+, \.dentry=0xff[0-9a-f]+\}\}|\.lock=\{<union>=\{\.rlock=\{\.raw_lock=.*)$
 ^pideq 1$
 ^parms dfd=-100 filename="/dev/null" how=\{\.flags=[0-9]+, \.mode=[0-9]+, \.resolve=0\}$
 ^how \{\.flags=[0-9]+, \.mode=[0-9]+, \.resolve=0\}$

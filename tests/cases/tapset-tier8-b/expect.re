@@ -7,7 +7,7 @@
 ^nr 110$
 ^caller do_syscall_64 0x[0-9a-f]+$
 ^callers 0x[0-9a-f]+ 1$
-^stack 16384 1 1$
+^stack (16384|32768) 1 1$
 ^env hello-tier8|$
 ^RIP: [0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]$
 ^RSP: [0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]  EFLAGS: [0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]$

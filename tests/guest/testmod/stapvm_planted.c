@@ -70,7 +70,13 @@ static void planted_kfence(void)
 		if (!p)
 			return;
 		if (is_kfence_address(p)) {
-			WRITE_ONCE(planted_sink, READ_ONCE(p[64 + READ_ONCE(planted_width) % 8]));
+			/*
+			 * KFENCE puts the object at the start or at the end
+			 * of its page: read the guard page on that side.
+			 */
+			char *q = offset_in_page(p) ? p + 64 : p - 1;
+
+			WRITE_ONCE(planted_sink, READ_ONCE(*q));
 			kfree(p);
 			return;
 		}
