@@ -21,7 +21,9 @@
 #include <linux/slab.h>
 #include <linux/mutex.h>
 #include <linux/delay.h>
-#include <linux/kfence.h>
+#ifdef CONFIG_KFENCE
+#include <linux/kfence.h>	/* 5.12 on */
+#endif
 #include <linux/timer.h>
 #include <linux/jiffies.h>
 
@@ -62,6 +64,7 @@ static void planted_oob(void)
 /* KFENCE guards one allocation per sample interval: try for up to 30 s. */
 static void planted_kfence(void)
 {
+#ifdef CONFIG_KFENCE
 	int i;
 
 	for (i = 0; i < 1500; i++) {
@@ -84,6 +87,9 @@ static void planted_kfence(void)
 		msleep(20);
 	}
 	pr_info("stapvm_planted: no KFENCE allocation in 30 s\n");
+#else
+	pr_info("stapvm_planted: this kernel has no KFENCE\n");
+#endif
 }
 
 static void planted_shift(void)
