@@ -5,14 +5,23 @@
 //! (ustack.rs); `--all-modules` and `-d MODULE` change nothing here and
 //! say why in `--help`;
 //! `-g` and `--suppress-time-limits` are refused before parsing
-//! (`wants_guru`).
+//! (`wants_guru`), and stap's own form (`stapvm [-p N] SCRIPT`, `-e`,
+//! `-l`/`-L`) is turned into a subcommand first (`stap_style`).
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
 /// `stapvm`: SystemTap scripts compiled to verified bytecode and run by the
 /// stapvm.ko virtual machine.
 #[derive(Debug, Parser)]
-#[command(name = "stapvm", version, about, long_about = None)]
+#[command(
+    name = "stapvm",
+    version,
+    about,
+    long_about = None,
+    after_help = "stap's command lines work too: stapvm [-p 1..5] [OPTIONS] SCRIPT [ARGS], \
+                  stapvm -e 'TEXT' [ARGS] (run; -p stops after parse, check, disassembly, \
+                  compile), stapvm -l/-L PATTERN (list)."
+)]
 pub struct Cli {
     /// The subcommand.
     #[command(subcommand)]
@@ -171,9 +180,15 @@ pub struct CompileArgs {
     /// -x / -c / -t (for `stapvm load`), -v.
     #[command(flatten)]
     pub later: LaterTargetArgs,
-    /// The .stpb file to write (default: the script's name with .stpb).
+    /// The .stpb file to write (default: the script's name with .stpb, or
+    /// a.stpb for -e; its path is then printed, as stap -p4 prints its
+    /// module's).
     #[arg(short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Print the compiled program's disassembly instead of writing it
+    /// (stap -p3, which prints the C it generated).
+    #[arg(long = "disasm", conflicts_with = "output")]
+    pub disasm: bool,
 }
 
 /// `stapvm load`.
@@ -253,6 +268,91 @@ pub enum DebugCommand {
 /// follows is not more flags): stapvm's, and stap's `-p`, `-m`, `-r`.
 const VALUE_OPTIONS: &str = "eDoTSxcGIdpmr";
 
+/// The subcommands' names (and clap's own words), which a command line
+/// starts with when it is not stap's form.
+const SUBCOMMANDS: [&str; 12] = [
+    "compile",
+    "load",
+    "run",
+    "check",
+    "dump",
+    "list",
+    "debug",
+    "help",
+    "-h",
+    "--help",
+    "-V",
+    "--version",
+];
+
+/// stap's command line in stapvm's: `stapvm [OPTIONS] SCRIPT [ARGS]` and
+/// `stapvm -e TEXT ...` are `stapvm run ...`; `-p N` (before any `--`)
+/// stops after pass N as stap does: 1 `check --parse-only`, 2 `check`,
+/// 3 `compile --disasm` (the bytecode where stap prints C), 4 `compile`,
+/// 5 `run`; `-l`/`-L PATTERN` are `list -l`/`list -L`. A command line
+/// that starts with a subcommand is left as it is. An `-p` value other
+/// than 1 to 5 is an error (stap's message).
+pub fn stap_style(mut args: Vec<String>) -> Result<Vec<String>, String> {
+    let Some(first) = args.get(1) else {
+        return Ok(args);
+    };
+    if SUBCOMMANDS.contains(&first.as_str()) {
+        return Ok(args);
+    }
+    let mut pass = None;
+    let mut list = false;
+    let mut i = 1;
+    while i < args.len() {
+        let a = args[i].as_str();
+        if a == "--" {
+            break;
+        }
+        if a == "-l" || a == "-L" {
+            list = true;
+        }
+        let value = if a == "-p" {
+            match args.get(i + 1) {
+                Some(v) => Some((v.clone(), 2)),
+                None => return Err("option -p needs a pass number (1-5).".to_string()),
+            }
+        } else {
+            a.strip_prefix("-p")
+                .filter(|v| !v.is_empty() && !a.starts_with("--"))
+                .map(|v| (v.to_string(), 1))
+        };
+        match value {
+            Some((v, n)) => {
+                let p: u8 = match v.parse() {
+                    Ok(p @ 1..=5) => p,
+                    _ => return Err(format!("Invalid pass number '{v}' (should be 1-5).")),
+                };
+                pass = Some(p);
+                args.drain(i..i + n);
+            }
+            None => {
+                // Skip an option's value (`-e TEXT`, `-D X=1`), so that
+                // a value of `-p…` is not taken for the option.
+                if a.len() == 2 && a.starts_with('-') && VALUE_OPTIONS.contains(&a[1..]) {
+                    i += 1;
+                }
+                i += 1;
+            }
+        }
+    }
+    let head: &[&str] = match (list, pass) {
+        (true, _) => &["list"],
+        (false, Some(1)) => &["check", "--parse-only"],
+        (false, Some(2)) => &["check"],
+        (false, Some(3)) => &["compile", "--disasm"],
+        (false, Some(4)) => &["compile"],
+        (false, _) => &["run"],
+    };
+    let rest = args.split_off(1);
+    args.extend(head.iter().map(|s| s.to_string()));
+    args.extend(rest);
+    Ok(args)
+}
+
 /// The guru-mode option the command line asks for, if any (before any
 /// `--`): `-g`, alone or in a group of flags (`-gp4`, `-wg`), or
 /// `--suppress-time-limits`, which stap allows only with `-g`. stapvm
@@ -291,6 +391,57 @@ pub fn wants_guru<S: AsRef<str>>(args: &[S]) -> Option<&'static str> {
 mod tests {
     use super::*;
     use clap::CommandFactory;
+
+    fn stap(a: &[&str]) -> Result<Vec<String>, String> {
+        let mut v = vec!["stapvm".to_string()];
+        v.extend(a.iter().map(|s| s.to_string()));
+        stap_style(v).map(|v| v[1..].to_vec())
+    }
+
+    #[test]
+    fn stap_command_lines_become_subcommands() {
+        let ok = |a: &[&str], want: &[&str]| assert_eq!(stap(a).unwrap(), want, "{a:?}");
+        ok(
+            &["-e", "probe begin { exit() }"],
+            &["run", "-e", "probe begin { exit() }"],
+        );
+        ok(&["x.stp", "1", "foo"], &["run", "x.stp", "1", "foo"]);
+        ok(
+            &["-v", "-T", "5", "x.stp"],
+            &["run", "-v", "-T", "5", "x.stp"],
+        );
+        ok(&["-p", "1", "x.stp"], &["check", "--parse-only", "x.stp"]);
+        ok(
+            &["-p2", "-e", "probe begin {}"],
+            &["check", "-e", "probe begin {}"],
+        );
+        ok(&["-p3", "x.stp"], &["compile", "--disasm", "x.stp"]);
+        ok(
+            &["-w", "-p", "4", "x.stp", "-o", "y.stpb"],
+            &["compile", "-w", "x.stp", "-o", "y.stpb"],
+        );
+        ok(&["-p5", "x.stp"], &["run", "x.stp"]);
+        ok(&["-L", "syscall.open"], &["list", "-L", "syscall.open"]);
+        // A -p after -- or as an option's value is the script's.
+        ok(&["x.stp", "--", "-p4"], &["run", "x.stp", "--", "-p4"]);
+        ok(&["-e", "-p4"], &["run", "-e", "-p4"]);
+        // Subcommands stay as they are.
+        ok(&["compile", "-p4"], &["compile", "-p4"]);
+        ok(&["--version"], &["--version"]);
+        assert_eq!(stap(&[]).unwrap(), Vec::<String>::new());
+        assert_eq!(
+            stap(&["-p", "6", "x.stp"]).unwrap_err(),
+            "Invalid pass number '6' (should be 1-5)."
+        );
+        assert!(stap(&["-p"]).is_err());
+    }
+
+    #[test]
+    fn every_subcommand_is_known_to_stap_style() {
+        for c in Cli::command().get_subcommands() {
+            assert!(SUBCOMMANDS.contains(&c.get_name()), "{}", c.get_name());
+        }
+    }
 
     #[test]
     fn guru_is_seen_anywhere_before_dashdash() {

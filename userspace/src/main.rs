@@ -2,7 +2,7 @@
 //! dispatches to the subcommands and turns every failure into one
 //! `ERROR: ...` line on stderr and stap's exit status.
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use stapvm::cli::{self, Cli, Command, DebugCommand};
 use stapvm::{device, list, script, session};
 use std::path::{Path, PathBuf};
@@ -127,6 +127,10 @@ fn cmd_compile(a: &cli::CompileArgs) -> Result<u8, Error> {
             insns
         );
     }
+    if a.disasm {
+        print!("{}", vm_spec::disasm::disassemble(&prog));
+        return Ok(0);
+    }
     let out = a
         .output
         .clone()
@@ -136,6 +140,10 @@ fn cmd_compile(a: &cli::CompileArgs) -> Result<u8, Error> {
         path: out.clone(),
         err,
     })?;
+    if a.output.is_none() {
+        // Where it went, as stap -p4 prints its module's name.
+        println!("{}", out.display());
+    }
     note_later_target(&a.later, &out);
     Ok(0)
 }
@@ -244,6 +252,19 @@ fn dispatch(cli: &Cli) -> Result<u8, Error> {
     }
 }
 
+/// `--version`: the CLI's version, and the formats it reads and writes.
+fn version() -> &'static str {
+    static VERSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    VERSION.get_or_init(|| {
+        format!(
+            "{} (.stpb format {}, kernel image ABI {})",
+            env!("CARGO_PKG_VERSION"),
+            container::STPB_VERSION,
+            vm_spec::abi::STP_IMAGE_VERSION
+        )
+    })
+}
+
 fn main() -> ExitCode {
     if let Some(opt) = cli::wants_guru(&std::env::args().collect::<Vec<_>>()) {
         let what = if opt == "-g" {
@@ -254,7 +275,18 @@ fn main() -> ExitCode {
         eprintln!("ERROR: {what}: {}", compiler::NO_GURU);
         return ExitCode::from(1);
     }
-    let cli = Cli::parse();
+    let args = match cli::stap_style(std::env::args().collect()) {
+        Ok(args) => args,
+        Err(e) => {
+            eprintln!("ERROR: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let matches = Cli::command().version(version()).get_matches_from(args);
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     match dispatch(&cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {

@@ -1,7 +1,7 @@
 //! End-to-end tests of the `stapvm` binary that need no kernel module:
 //! `dump` of a hand-built program, the errors of `load` and `debug
-//! load-image` when /dev/stapvm is absent, probe resolution failures, and
-//! the usage errors.
+//! load-image` when /dev/stapvm is absent, probe resolution failures,
+//! stap's command-line form (-p 1..5, --version) and the usage errors.
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use vm_spec::abi;
@@ -10,6 +10,15 @@ use vm_spec::program::*;
 fn stapvm(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_stapvm"))
         .args(args)
+        .output()
+        .expect("run stapvm")
+}
+
+/// stapvm run in `dir`.
+fn stapvm_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_stapvm"))
+        .args(args)
+        .current_dir(dir)
         .output()
         .expect("run stapvm")
 }
@@ -189,6 +198,35 @@ fn debug_load_image_without_the_module_exits_2() {
 }
 
 #[test]
+fn stap_form_passes_and_version() {
+    let d = tmpdir("passes");
+    let script = "probe begin { printf(\"hi\\n\"); exit() }";
+    // -p1 and -p2 check, -p3 prints the bytecode, -p4 writes a.stpb and
+    // prints its name, as stap -p4 prints its module's.
+    for p in ["-p1", "-p2"] {
+        let out = stapvm_in(&d, &[p, "-e", script]);
+        assert_eq!(out.status.code(), Some(0), "{p}: {out:?}");
+    }
+    let out = stapvm_in(&d, &["-p3", "-e", script]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("PRINTF"), "{text}");
+    assert!(!d.join("a.stpb").exists());
+    let out = stapvm_in(&d, &["-p", "4", "-e", script]);
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "a.stpb\n");
+    assert!(d.join("a.stpb").exists());
+    // A syntax error stops -p1 with stap's message.
+    let out = stapvm_in(&d, &["-p1", "-e", "probe begin {"]);
+    assert_eq!(out.status.code(), Some(1));
+    let out = stapvm(&["--version"]);
+    let v = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        v.starts_with("stapvm ") && v.contains(".stpb format") && v.contains("image ABI"),
+        "{v}"
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
 fn usage_errors() {
     let out = stapvm(&["compile"]);
     assert_eq!(out.status.code(), Some(1));
@@ -196,8 +234,22 @@ fn usage_errors() {
         String::from_utf8(out.stderr).unwrap(),
         "ERROR: no script given (a script file, '-' for standard input, or -e SCRIPT)\n"
     );
+    // stap's form: a first word that is no subcommand is the script.
     let out = stapvm(&["frobnicate"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.starts_with("ERROR: cannot read script frobnicate"),
+        "{err}"
+    );
+    let out = stapvm(&["--frobnicate", "x.stp"]);
     assert_eq!(out.status.code(), Some(2), "clap usage error");
+    let out = stapvm(&["-p", "6", "x.stp"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "ERROR: Invalid pass number '6' (should be 1-5).\n"
+    );
     let out = stapvm(&["run", "/nonexistent/x.stp"]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8(out.stderr).unwrap();
