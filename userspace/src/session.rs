@@ -980,22 +980,15 @@ mod tests {
         assert_eq!(e.log, "locked down at t.stp:7:3");
         // A place without a location, a verifier error (its `where` may
         // be a table entry) and another errno are left as they are.
-        assert_eq!(
-            placed_refusal(&p, refusal(0, libc::EPERM, 3)).log,
-            "locked down"
-        );
-        assert_eq!(
-            placed_refusal(&p, refusal(5, libc::EPERM, 2)).log,
-            "locked down"
-        );
-        assert_eq!(
-            placed_refusal(&p, refusal(0, libc::EINVAL, 2)).log,
-            "locked down"
-        );
-        assert_eq!(
-            placed_refusal(&p, refusal(0, libc::EPERM, 99)).log,
-            "locked down"
-        );
+        for (code, errno, at) in [
+            (0, libc::EPERM, 3),
+            (5, libc::EPERM, 2),
+            (0, libc::EINVAL, 2),
+            (0, libc::EPERM, 99),
+        ] {
+            let e = placed_refusal(&p, refusal(code, errno, at));
+            assert_eq!(e.log, "locked down", "{code} {errno} {at}");
+        }
     }
 
     fn printf(time: u64, s: &str, n: i64) -> Vec<u8> {
