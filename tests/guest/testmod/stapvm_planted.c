@@ -139,25 +139,30 @@ static void planted_odebug(void)
 	kfree(t);
 }
 
+static const struct {
+	const char *name;
+	void (*plant)(void);
+} planted_bugs[] = {
+	{ "uaf", planted_uaf },
+	{ "oob", planted_oob },
+	{ "kfence", planted_kfence },
+	{ "shift", planted_shift },
+	{ "lockdep", planted_lockdep },
+	{ "sleep", planted_sleep },
+	{ "odebug", planted_odebug },
+};
+
 static int __init planted_init(void)
 {
-	if (!strcmp(bug, "uaf"))
-		planted_uaf();
-	else if (!strcmp(bug, "oob"))
-		planted_oob();
-	else if (!strcmp(bug, "kfence"))
-		planted_kfence();
-	else if (!strcmp(bug, "shift"))
-		planted_shift();
-	else if (!strcmp(bug, "lockdep"))
-		planted_lockdep();
-	else if (!strcmp(bug, "sleep"))
-		planted_sleep();
-	else if (!strcmp(bug, "odebug"))
-		planted_odebug();
-	else
-		return -EINVAL;
-	return 0;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(planted_bugs); i++) {
+		if (!strcmp(bug, planted_bugs[i].name)) {
+			planted_bugs[i].plant();
+			return 0;
+		}
+	}
+	return -EINVAL;
 }
 
 static void __exit planted_exit(void)
