@@ -46,6 +46,10 @@ pub enum Command {
     /// List the probe points a pattern matches on this kernel (stap -l;
     /// with -L, their target variables and types, as stap -L).
     List(ListArgs),
+    /// Check what this machine needs to run stapvm (kernel, BTF, probe
+    /// support, lockdown, the module and /dev/stapvm, privileges) and say
+    /// what to do about each problem.
+    Doctor(DoctorArgs),
     /// Developer tools (hostile-image tests of the guest harness).
     #[command(subcommand, hide = true)]
     Debug(DebugCommand),
@@ -254,6 +258,14 @@ pub struct ListArgs {
     pub patterns: Vec<String>,
 }
 
+/// `stapvm doctor`.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Read the machine's files below this directory instead of / (tests).
+    #[arg(long = "root", value_name = "DIR", default_value = "/", hide = true)]
+    pub root: PathBuf,
+}
+
 /// `stapvm debug ...`.
 #[derive(Debug, Subcommand)]
 pub enum DebugCommand {
@@ -270,8 +282,9 @@ const VALUE_OPTIONS: &str = "eDoTSxcGIdpmr";
 
 /// The subcommands' names (and clap's own words), which a command line
 /// starts with when it is not stap's form.
-const SUBCOMMANDS: [&str; 12] = [
+const SUBCOMMANDS: [&str; 13] = [
     "compile",
+    "doctor",
     "load",
     "run",
     "check",

@@ -12,12 +12,13 @@
 //! - `output`: records to text, globals, summaries; `outfile`: `-o`, `-S`.
 //! - `system`: the commands of system(), run with /bin/sh -c.
 //! - `session`: the load/run loop; `target`: `-x`/`-c` and `target()`.
-//! - `list`: `stapvm list [-L]`.
+//! - `list`: `stapvm list [-L]`; `doctor`: `stapvm doctor`.
 pub mod absolute;
 pub mod btf;
 pub mod cli;
 pub mod debuginfo;
 pub mod device;
+pub mod doctor;
 pub mod dwarf2btf;
 pub mod kallsyms;
 pub mod list;

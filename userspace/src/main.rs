@@ -248,6 +248,16 @@ fn dispatch(cli: &Cli) -> Result<u8, Error> {
         Command::Check(a) => cmd_check(a),
         Command::Dump(a) => cmd_dump(a),
         Command::List(a) => cmd_list(a),
+        Command::Doctor(a) => {
+            // SAFETY: geteuid has no preconditions and cannot fail.
+            let euid = unsafe { libc::geteuid() };
+            let checks = stapvm::doctor::run(&a.root, euid);
+            print!("{}", stapvm::doctor::render(&checks));
+            let failed = checks
+                .iter()
+                .any(|c| c.state == stapvm::doctor::State::Fail);
+            Ok(u8::from(failed))
+        }
         Command::Debug(DebugCommand::LoadImage { file }) => cmd_load_image(file),
     }
 }

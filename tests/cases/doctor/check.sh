@@ -1,0 +1,2 @@
+# No item failed.
+! grep '^FAIL' "$CASE_OUT/out"
