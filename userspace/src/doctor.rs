@@ -234,26 +234,26 @@ pub fn run(root: &Path, euid: u32) -> Vec<Check> {
             .lines()
             .any(|l| l.split_whitespace().nth(2) == Some(fs))
     };
-    out.push(if mounted("debugfs") {
-        check("debugfs", Ok, "mounted".into(), None)
-    } else {
-        check(
+    // (item, the file systems that provide it, what to say when absent)
+    let filesystems: [(&'static str, &[&str], &str); 2] = [
+        (
             "debugfs",
-            Warn,
-            "not mounted".into(),
-            Some("stapvm does not need it; to see its kprobes: mount -t debugfs none /sys/kernel/debug"),
-        )
-    });
-    out.push(if mounted("tracefs") || mounted("debugfs") {
-        check("tracefs", Ok, "mounted".into(), None)
-    } else {
-        check(
+            &["debugfs"],
+            "stapvm does not need it; to see its kprobes: mount -t debugfs none /sys/kernel/debug",
+        ),
+        (
             "tracefs",
-            Warn,
-            "not mounted".into(),
-            Some("stapvm does not need it (tracepoints are found through BTF and kallsyms)"),
-        )
-    });
+            &["tracefs", "debugfs"],
+            "stapvm does not need it (tracepoints are found through BTF and kallsyms)",
+        ),
+    ];
+    for (item, by, fix) in filesystems {
+        out.push(if by.iter().any(|fs| mounted(fs)) {
+            check(item, Ok, "mounted".into(), None)
+        } else {
+            check(item, Warn, "not mounted".into(), Some(fix))
+        });
+    }
 
     out.push(if euid == 0 {
         check("privileges", Ok, "root".into(), None)
