@@ -45,6 +45,12 @@ need_pkg libpython3-stdlib have_glob '/usr/lib/python3.*/os.py'
 # Build roots of other Debian releases for their kernels' headers
 # (tests/guest/kbuild-root: bullseye's gcc-10, trixie's gcc-14).
 need_pkg mmdebstrap command -v mmdebstrap
+# Packages and the Debian guest (packaging/build-packages, tests/guest/debian):
+# dpkg-shlibdeps, mke2fs -d and debugfs; a throwaway MOK key for the signing
+# check of tests/guest/kbuild-check.
+need_pkg dpkg-dev command -v dpkg-shlibdeps
+need_pkg e2fsprogs command -v debugfs
+need_pkg openssl command -v openssl
 
 # busybox must be the static build (the guest has no libc of its own).
 if [[ -x /bin/busybox ]] && ldd /bin/busybox >/dev/null 2>&1; then
