@@ -25,6 +25,7 @@ const TOP_DIRS: &[&str] = &[
     "docs",
     "benches",
     "fuzz",
+    "packaging",
     ".ci",
 ];
 

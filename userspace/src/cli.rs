@@ -50,6 +50,9 @@ pub enum Command {
     /// support, lockdown, the module and /dev/stapvm, privileges) and say
     /// what to do about each problem.
     Doctor(DoctorArgs),
+    /// Boot-time tracing: programs run from the initramfs at every boot
+    /// (add, list, show, stop, remove; docs/boot.md).
+    Boot(crate::boot::BootArgs),
     /// Developer tools (hostile-image tests of the guest harness).
     #[command(subcommand, hide = true)]
     Debug(DebugCommand),
@@ -282,9 +285,10 @@ const VALUE_OPTIONS: &str = "eDoTSxcGIdpmr";
 
 /// The subcommands' names (and clap's own words), which a command line
 /// starts with when it is not stap's form.
-const SUBCOMMANDS: [&str; 13] = [
+const SUBCOMMANDS: [&str; 14] = [
     "compile",
     "doctor",
+    "boot",
     "load",
     "run",
     "check",
@@ -588,6 +592,31 @@ mod tests {
         assert_eq!(l.patterns, vec!["syscall.open"]);
         assert!(Cli::try_parse_from(["stapvm", "list", "-l", "-L", "x"]).is_err());
         assert!(Cli::try_parse_from(["stapvm", "list"]).is_err());
+    }
+
+    #[test]
+    fn boot_subcommands_parse() {
+        let cli = Cli::try_parse_from(["stapvm", "boot", "add", "-D", "MAXACTION=9", "x.stp"]);
+        let Command::Boot(b) = cli.unwrap().command else {
+            panic!("not boot")
+        };
+        assert_eq!(b.root, PathBuf::from("/"));
+        let crate::boot::BootCommand::Add(a) = b.command else {
+            panic!("not add")
+        };
+        assert_eq!(a.script.positional, vec!["x.stp"]);
+        assert_eq!(a.script.defines, vec!["MAXACTION=9"]);
+        for args in [
+            &["list"][..],
+            &["show", "x"],
+            &["stop", "x"],
+            &["remove", "x", "--no-update"],
+        ] {
+            let mut v = vec!["stapvm", "boot"];
+            v.extend(args);
+            assert!(Cli::try_parse_from(&v).is_ok(), "{v:?}");
+        }
+        assert_eq!(stap(&["boot", "list"]).unwrap(), ["boot", "list"]);
     }
 
     #[test]

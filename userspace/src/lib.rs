@@ -12,8 +12,10 @@
 //! - `output`: records to text, globals, summaries; `outfile`: `-o`, `-S`.
 //! - `system`: the commands of system(), run with /bin/sh -c.
 //! - `session`: the load/run loop; `target`: `-x`/`-c` and `target()`.
-//! - `list`: `stapvm list [-L]`; `doctor`: `stapvm doctor`.
+//! - `list`: `stapvm list [-L]`; `doctor`: `stapvm doctor`; `boot`:
+//!   `stapvm boot` (boot-time tracing from the initramfs).
 pub mod absolute;
+pub mod boot;
 pub mod btf;
 pub mod cli;
 pub mod debuginfo;

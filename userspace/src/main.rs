@@ -45,6 +45,9 @@ enum Error {
     /// source line, `script::load_error_source`).
     #[error(transparent)]
     Reported(session::Error),
+    /// `stapvm boot` failed.
+    #[error(transparent)]
+    Boot(#[from] stapvm::boot::Error),
     /// A .stpb file is not a program.
     #[error("{path}: {err}")]
     Container {
@@ -63,6 +66,7 @@ impl Error {
             Error::Script(script::Error::Failed(_))
                 | Error::List(list::Error::Failed(_))
                 | Error::Reported(_)
+                | Error::Boot(stapvm::boot::Error::Script(script::Error::Failed(_)))
         )
     }
 }
@@ -258,6 +262,7 @@ fn dispatch(cli: &Cli) -> Result<u8, Error> {
                 .any(|c| c.state == stapvm::doctor::State::Fail);
             Ok(u8::from(failed))
         }
+        Command::Boot(a) => Ok(stapvm::boot::run(a)?),
         Command::Debug(DebugCommand::LoadImage { file }) => cmd_load_image(file),
     }
 }
