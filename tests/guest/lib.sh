@@ -119,7 +119,8 @@ kbuild_btf_args() {
 }
 
 # build_module [extra make args...]: stapvm.ko against $KDIR, built in
-# target/kmod-build/$KVER/ (a copy of the module's sources and the ABI
+# target/kmod-build/$KVER/ ($KMOD_BUILD_BASE/$KVER/ when set: inside the
+# repository, which a build root sees) (a copy of the module's sources and the ABI
 # headers, the layout of `make -C kmod dkms-tree`, copied with their
 # times so make rebuilds only what changed); sets KO to its path. One
 # directory per kernel: runs for several kernels may build at once.
@@ -128,7 +129,7 @@ kbuild_btf_args() {
 # is a copy signed with it (signed/stapvm.ko) and KO_UNSIGNED the module as
 # built; else KO_UNSIGNED is empty.
 build_module() {
-	local btf dir=$STAPVM_ROOT/target/kmod-build/$KVER
+	local btf dir=${KMOD_BUILD_BASE:-$STAPVM_ROOT/target/kmod-build}/$KVER
 	btf=$(kbuild_btf_args)
 	[[ -n $btf ]] && set -- "$@" "$btf"
 	mkdir -p "$dir/core" "$dir/include/stapvm"
