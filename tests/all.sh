@@ -10,7 +10,8 @@
 # compiler, tests/guest/kbuild-root), and the QEMU guest cases on each:
 # 6.1 on 1, 2 and 4 vCPUs (4: the smp-* exactness cases), 6.12, 5.10 and
 # 7.3, every run loading the same .stpb files, compiled once
-# (target/guest-stpb/). The guest runs go two at a time (single-threaded
+# (target/guest-stpb/); and the packages installed on a real Debian
+# bookworm machine (tests/guest/debian). The guest runs go two at a time (single-threaded
 # TCG: one host core each); STAPVM_GUEST_JOBS=N changes that. Runs every
 # step and exits non-zero if any failed.
 set -uo pipefail
@@ -80,6 +81,9 @@ guest_on() {	# guest_on LABEL [VAR=VALUE...] [-- CASE...]: a run on kernel LABEL
 jobs_list=(
 	"guest-7.3|guest_on 7.3 STAPVM_GUEST_OUT=$PWD/target/guest-7.3"
 	"guest-6.12|guest_on 6.12 STAPVM_GUEST_OUT=$PWD/target/guest-6.12"
+	# The packages on a real Debian machine (systemd, no compiler), 6.1
+	# with the boot tracer and 6.12.
+	"debian|tests/guest/debian"
 	# Concurrent hits, per-CPU rings merged, disarm racing handlers on
 	# the other CPU; the examples run here (migrate.stp needs a second
 	# CPU) and on the other kernels, not again on 1 vCPU.
