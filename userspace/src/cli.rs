@@ -50,6 +50,10 @@ pub enum Command {
     /// support, lockdown, the module and /dev/stapvm, privileges) and say
     /// what to do about each problem.
     Doctor(DoctorArgs),
+    /// Print a shell completion script for stapvm (bash, zsh or fish) on
+    /// standard output: `source <(stapvm completions bash)`, or save it
+    /// where the shell loads completions from.
+    Completions(CompletionsArgs),
     /// Developer tools (hostile-image tests of the guest harness).
     #[command(subcommand, hide = true)]
     Debug(DebugCommand),
@@ -266,6 +270,25 @@ pub struct DoctorArgs {
     pub root: PathBuf,
 }
 
+/// A shell `stapvm completions` writes a script for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Shell {
+    /// GNU bash (`complete -F`).
+    Bash,
+    /// zsh (`#compdef stapvm`).
+    Zsh,
+    /// fish (`complete -c stapvm`).
+    Fish,
+}
+
+/// `stapvm completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_name = "SHELL")]
+    pub shell: Shell,
+}
+
 /// `stapvm debug ...`.
 #[derive(Debug, Subcommand)]
 pub enum DebugCommand {
@@ -282,9 +305,10 @@ const VALUE_OPTIONS: &str = "eDoTSxcGIdpmr";
 
 /// The subcommands' names (and clap's own words), which a command line
 /// starts with when it is not stap's form.
-const SUBCOMMANDS: [&str; 13] = [
+const SUBCOMMANDS: [&str; 14] = [
     "compile",
     "doctor",
+    "completions",
     "load",
     "run",
     "check",
@@ -588,6 +612,22 @@ mod tests {
         assert_eq!(l.patterns, vec!["syscall.open"]);
         assert!(Cli::try_parse_from(["stapvm", "list", "-l", "-L", "x"]).is_err());
         assert!(Cli::try_parse_from(["stapvm", "list"]).is_err());
+    }
+
+    #[test]
+    fn completions_takes_a_known_shell() {
+        let cli = Cli::try_parse_from(["stapvm", "completions", "zsh"]).unwrap();
+        let Command::Completions(c) = cli.command else {
+            panic!("not completions")
+        };
+        assert_eq!(c.shell, Shell::Zsh);
+        assert!(Cli::try_parse_from(["stapvm", "completions", "csh"]).is_err());
+        assert!(Cli::try_parse_from(["stapvm", "completions"]).is_err());
+        // The subcommand's name is not taken for a script.
+        assert_eq!(
+            stap(&["completions", "bash"]).unwrap(),
+            ["completions", "bash"]
+        );
     }
 
     #[test]

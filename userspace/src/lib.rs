@@ -13,9 +13,11 @@
 //! - `system`: the commands of system(), run with /bin/sh -c.
 //! - `session`: the load/run loop; `target`: `-x`/`-c` and `target()`.
 //! - `list`: `stapvm list [-L]`; `doctor`: `stapvm doctor`.
+//! - `completions`: `stapvm completions SHELL`.
 pub mod absolute;
 pub mod btf;
 pub mod cli;
+pub mod completions;
 pub mod debuginfo;
 pub mod device;
 pub mod doctor;

@@ -5,6 +5,7 @@
 use clap::{CommandFactory, FromArgMatches};
 use stapvm::cli::{self, Cli, Command, DebugCommand};
 use stapvm::{device, list, script, session};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -257,6 +258,20 @@ fn dispatch(cli: &Cli) -> Result<u8, Error> {
                 .iter()
                 .any(|c| c.state == stapvm::doctor::State::Fail);
             Ok(u8::from(failed))
+        }
+        Command::Completions(a) => {
+            // Generated in memory: clap_complete panics on a failed write
+            // (`stapvm completions bash | head`).
+            let text = stapvm::completions::script(a.shell);
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())
+                .and_then(|()| out.flush())
+                .map_err(|err| Error::File {
+                    what: "write",
+                    path: PathBuf::from("<stdout>"),
+                    err,
+                })?;
+            Ok(0)
         }
         Command::Debug(DebugCommand::LoadImage { file }) => cmd_load_image(file),
     }
