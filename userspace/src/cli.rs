@@ -54,7 +54,8 @@ pub enum Command {
     /// standard output: `source <(stapvm completions bash)`, or save it
     /// where the shell loads completions from.
     Completions(CompletionsArgs),
-    /// Developer tools (hostile-image tests of the guest harness).
+    /// Developer tools (hostile-image tests of the guest harness, the man
+    /// pages).
     #[command(subcommand, hide = true)]
     Debug(DebugCommand),
 }
@@ -296,6 +297,19 @@ pub enum DebugCommand {
     LoadImage {
         /// The image file.
         file: PathBuf,
+    },
+    /// Write the man pages into DIR: stapvm.1 and a page per subcommand
+    /// (from the command line's definition), and a page per --page
+    /// Markdown file.
+    Man {
+        /// The directory (created if missing).
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+        /// Also convert a Markdown file into page NAME.SECTION
+        /// (`--page stapvm-language.7=docs/language.md`).
+        #[arg(long = "page", value_name = "NAME.SECTION=FILE",
+              value_parser = crate::manpages::parse_page)]
+        pages: Vec<crate::manpages::PageSpec>,
     },
 }
 
@@ -628,6 +642,26 @@ mod tests {
             stap(&["completions", "bash"]).unwrap(),
             ["completions", "bash"]
         );
+    }
+
+    #[test]
+    fn debug_man_takes_pages() {
+        let cli = Cli::try_parse_from([
+            "stapvm",
+            "debug",
+            "man",
+            "out",
+            "--page",
+            "stapvm-language.7=docs/language.md",
+        ])
+        .unwrap();
+        let Command::Debug(DebugCommand::Man { dir, pages }) = cli.command else {
+            panic!("not debug man")
+        };
+        assert_eq!(dir, PathBuf::from("out"));
+        assert_eq!(pages.len(), 1);
+        assert_eq!(pages[0].file_name(), "stapvm-language.7");
+        assert!(Cli::try_parse_from(["stapvm", "debug", "man", "out", "--page", "x.md"]).is_err());
     }
 
     #[test]

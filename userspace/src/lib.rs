@@ -13,7 +13,8 @@
 //! - `system`: the commands of system(), run with /bin/sh -c.
 //! - `session`: the load/run loop; `target`: `-x`/`-c` and `target()`.
 //! - `list`: `stapvm list [-L]`; `doctor`: `stapvm doctor`.
-//! - `completions`: `stapvm completions SHELL`.
+//! - `completions`: `stapvm completions SHELL`; `manmd`: Markdown to
+//!   roff, `manpages`: the man pages (`stapvm debug man`).
 pub mod absolute;
 pub mod btf;
 pub mod cli;
@@ -24,6 +25,8 @@ pub mod doctor;
 pub mod dwarf2btf;
 pub mod kallsyms;
 pub mod list;
+pub mod manmd;
+pub mod manpages;
 pub mod outfile;
 pub mod output;
 pub mod pretty;

@@ -46,6 +46,9 @@ enum Error {
     /// source line, `script::load_error_source`).
     #[error(transparent)]
     Reported(session::Error),
+    /// The man pages could not be written.
+    #[error(transparent)]
+    Man(#[from] stapvm::manpages::Error),
     /// A .stpb file is not a program.
     #[error("{path}: {err}")]
     Container {
@@ -274,6 +277,13 @@ fn dispatch(cli: &Cli) -> Result<u8, Error> {
             Ok(0)
         }
         Command::Debug(DebugCommand::LoadImage { file }) => cmd_load_image(file),
+        Command::Debug(DebugCommand::Man { dir, pages }) => {
+            let cmd = Cli::command().version(version());
+            for path in stapvm::manpages::write(cmd, dir, pages)? {
+                println!("{}", path.display());
+            }
+            Ok(0)
+        }
     }
 }
 
