@@ -128,7 +128,9 @@ pub struct SessionArgs {
     /// Stop after this many seconds.
     #[arg(short = 'T', value_name = "SECS")]
     pub timeout: Option<u64>,
-    /// Verbose: timings and probe counters on standard error.
+    /// Verbose: stap's pass lines (`run`: `Pass 1: parsed user script
+    /// ...` to `Pass 5: run completed ...`), the resolve and load timings
+    /// and the probe counters on standard error.
     #[arg(short = 'v', action = clap::ArgAction::Count)]
     pub verbose: u8,
     /// Create this file once the probes are armed.
@@ -175,7 +177,11 @@ pub struct LaterTargetArgs {
     /// takes effect when the program is loaded: `stapvm load -t`.
     #[arg(short = 't')]
     pub timing: bool,
-    /// Verbose: the compile time and the program's size on standard error.
+    /// Verbose: stap's pass lines on standard error (`Pass 1: parsed user
+    /// script and N library scripts using ...virt/...res/...shr/...data kb,
+    /// in ...usr/...sys/...real ms.`, up to pass 4, or 3 with --disasm, 2
+    /// for check, 1 with --parse-only); -vv adds a one-line summary
+    /// (compile time, probes, handlers, instructions).
     #[arg(short = 'v', action = clap::ArgAction::Count)]
     pub verbose: u8,
 }

@@ -11,6 +11,7 @@
 //! - `device`: the ioctls of /dev/stapvm; `ring`: the mmap'd ring consumer.
 //! - `output`: records to text, globals, summaries; `outfile`: `-o`, `-S`.
 //! - `system`: the commands of system(), run with /bin/sh -c.
+//! - `passlog`: stap's `-v` pass lines (`Pass 1: parsed user script ...`).
 //! - `session`: the load/run loop; `target`: `-x`/`-c` and `target()`.
 //! - `list`: `stapvm list [-L]`; `doctor`: `stapvm doctor`.
 //! - `completions`: `stapvm completions SHELL`; `manmd`: Markdown to
@@ -29,6 +30,7 @@ pub mod manmd;
 pub mod manpages;
 pub mod outfile;
 pub mod output;
+pub mod passlog;
 pub mod pretty;
 pub mod resolve;
 pub mod ring;
