@@ -8,7 +8,8 @@
 # libc (helpers), the kernel source tarball (checkpatch.pl for
 # tests/guest/kbuild-check), perl (which runs it), <sys/sdt.h>, Debian's
 # python3 (the guest's real USDT binary), mmdebstrap (build roots for
-# other releases' kernels), and the rustfmt/clippy components.
+# other releases' kernels), groff and man-db (the man pages' test), and
+# the rustfmt/clippy components.
 set -euo pipefail
 
 SUDO=
@@ -51,6 +52,10 @@ need_pkg mmdebstrap command -v mmdebstrap
 need_pkg dpkg-dev command -v dpkg-shlibdeps
 need_pkg e2fsprogs command -v debugfs
 need_pkg openssl command -v openssl
+# The man pages' test renders them (userspace/tests/man.rs: groff with
+# tbl, and man -l).
+need_pkg groff-base command -v groff
+need_pkg man-db command -v man
 
 # busybox must be the static build (the guest has no libc of its own).
 if [[ -x /bin/busybox ]] && ldd /bin/busybox >/dev/null 2>&1; then

@@ -111,6 +111,55 @@ pub struct Failed {
     pub count: usize,
 }
 
+/// What a pass did, reported as it ends (the numbers of stap's `-v`
+/// lines: `Pass 1: parsed user script and N library scripts ...`). A
+/// caller that wants them passes a `PassHook` to `compile_observed`,
+/// `check_observed` or `parse_only_observed`; a pass that fails reports
+/// nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PassReport {
+    /// The passes begin (on the compiler's thread, after the caller's
+    /// preparations: pass 1's time starts here).
+    Started,
+    /// Pass 1, parsing: the script, and `library_files` tapset files
+    /// parsed with it (the `-I` files, and the kernel alias files
+    /// (`tapset/kernel/*.stp`) the script's probe points or calls need;
+    /// the built-in function library is indexed at build time and its
+    /// functions are parsed in pass 2, when called).
+    Parsed {
+        /// Tapset files parsed.
+        library_files: usize,
+    },
+    /// Pass 2, elaboration: aliases expanded, the tapset added, names
+    /// resolved, types inferred.
+    Analyzed {
+        /// Probe points that get a handler.
+        probes: usize,
+        /// User and tapset functions kept (called from a probe, or all
+        /// with `-u`).
+        functions: usize,
+        /// Embedded-C blocks: always 0 (stapvm has no guru mode).
+        embeds: usize,
+        /// Global variables.
+        globals: usize,
+    },
+    /// Pass 3, lowering to bytecode (where stap translates to C).
+    Lowered {
+        /// Handlers.
+        handlers: usize,
+        /// Instructions of all handlers.
+        instructions: usize,
+    },
+    /// The verifier accepted the program (the compiler's part of pass 4).
+    Verified,
+}
+
+/// Receives the `PassReport`s, on the compiler's thread.
+pub type PassHook<'a> = &'a mut (dyn FnMut(&PassReport) + Send);
+
+/// A hook that ignores the reports.
+fn no_hook(_: &PassReport) {}
+
 /// The compiler's version, recorded in every program.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -300,6 +349,7 @@ fn front(
     source: &str,
     opts: &Options,
     target: &Target,
+    hook: PassHook,
 ) -> Result<Front, Failed> {
     let (mut tokens, mut script, mut diags) = pass1(source_name, source, opts, target)?;
     let files = passes::usertapset::include(
@@ -316,7 +366,10 @@ fn front(
     if diags.has_errors() {
         return Err(fail(&diags, &tokens));
     }
-    tapset::kernel_aliases::add(&mut script, target, &mut diags);
+    let alias_files = tapset::kernel_aliases::add(&mut script, target, &mut diags);
+    hook(&PassReport::Parsed {
+        library_files: target.tapset_files.len() + alias_files,
+    });
     let script = passes::expand::run(script, &mut diags);
     let script = passes::prometheus::run(script, &mut diags);
     if diags.has_errors() {
@@ -357,6 +410,12 @@ fn front(
     }
     passes::setglobals::apply(&target.global_inits, &mut resolved, &types)
         .map_err(|rendered| Failed { rendered, count: 1 })?;
+    hook(&PassReport::Analyzed {
+        probes: resolved.probes.iter().map(|p| p.points.len()).sum(),
+        functions: resolved.funcs.iter().filter(|f| f.used).count(),
+        embeds: 0,
+        globals: resolved.globals.len(),
+    });
     Ok(Front {
         tokens,
         files,
@@ -427,7 +486,22 @@ pub fn compile_for(
     opts: &Options,
     target: &Target,
 ) -> Result<Compiled, Failed> {
-    with_stack(|| compile_here(source_name, source, opts, target))
+    compile_observed(source_name, source, opts, target, &mut no_hook)
+}
+
+/// `compile_for`, with each pass's `PassReport` given to `hook` as the
+/// pass ends.
+pub fn compile_observed(
+    source_name: &str,
+    source: &str,
+    opts: &Options,
+    target: &Target,
+    hook: PassHook,
+) -> Result<Compiled, Failed> {
+    with_stack(|| {
+        hook(&PassReport::Started);
+        compile_here(source_name, source, opts, target, hook)
+    })
 }
 
 // Never inlined: the one frame profiles and the instruction measure of
@@ -438,10 +512,11 @@ fn compile_here(
     source: &str,
     opts: &Options,
     target: &Target,
+    hook: PassHook,
 ) -> Result<Compiled, Failed> {
     let limits = limits(opts).map_err(|rendered| Failed { rendered, count: 1 })?;
-    let f = front(source_name, source, opts, target)?;
-    let program = back(source_name, source, &f, &limits)?;
+    let f = front(source_name, source, opts, target, hook)?;
+    let program = back(source_name, source, &f, &limits, hook)?;
     Ok(Compiled {
         program,
         warnings: render_warnings(source_name, source, &f),
@@ -452,7 +527,13 @@ fn compile_here(
 /// too (and drops the program), so that it refuses what `compile` refuses
 /// (an expression too complex for the register files, a handler too
 /// large, …) with the same message.
-fn back(source_name: &str, source: &str, f: &Front, limits: &[u32]) -> Result<Program, Failed> {
+fn back(
+    source_name: &str,
+    source: &str,
+    f: &Front,
+    limits: &[u32],
+    hook: PassHook,
+) -> Result<Program, Failed> {
     let mut program = match passes::lower::run(&f.script, &f.resolved, &f.types, source, limits) {
         Ok(p) => p,
         Err(errs) => {
@@ -464,6 +545,10 @@ fn back(source_name: &str, source: &str, f: &Front, limits: &[u32]) -> Result<Pr
     program.source_name = source_name.to_string();
     program.source = source.to_string();
     program.compiler_version = VERSION.to_string();
+    hook(&PassReport::Lowered {
+        handlers: program.handlers.len(),
+        instructions: program.handlers.iter().map(|h| h.code.len()).sum(),
+    });
     if let Err(e) = verify::run(&program) {
         return Err(Failed {
             rendered: format!(
@@ -472,6 +557,7 @@ fn back(source_name: &str, source: &str, f: &Front, limits: &[u32]) -> Result<Pr
             count: 1,
         });
     }
+    hook(&PassReport::Verified);
     Ok(program)
 }
 
@@ -490,7 +576,24 @@ pub fn parse_only_for(
     opts: &Options,
     target: &Target,
 ) -> Result<(), Failed> {
-    with_stack(|| pass1(source_name, source, opts, target).map(|_| ()))
+    parse_only_observed(source_name, source, opts, target, &mut no_hook)
+}
+
+/// `parse_only_for`, reporting `PassReport::Parsed` (no tapset file is
+/// parsed here: 0) to `hook`.
+pub fn parse_only_observed(
+    source_name: &str,
+    source: &str,
+    opts: &Options,
+    target: &Target,
+    hook: PassHook,
+) -> Result<(), Failed> {
+    with_stack(|| {
+        hook(&PassReport::Started);
+        pass1(source_name, source, opts, target)?;
+        hook(&PassReport::Parsed { library_files: 0 });
+        Ok(())
+    })
 }
 
 /// Runs the parse and semantic passes (`stapvm check`, stap's `-p2`), then
@@ -507,7 +610,22 @@ pub fn check_for(
     opts: &Options,
     target: &Target,
 ) -> Result<Vec<String>, Failed> {
-    with_stack(|| check_here(source_name, source, opts, target))
+    check_observed(source_name, source, opts, target, &mut no_hook)
+}
+
+/// `check_for`, with each pass's `PassReport` given to `hook` as the pass
+/// ends (all four: `check` lowers and verifies too).
+pub fn check_observed(
+    source_name: &str,
+    source: &str,
+    opts: &Options,
+    target: &Target,
+    hook: PassHook,
+) -> Result<Vec<String>, Failed> {
+    with_stack(|| {
+        hook(&PassReport::Started);
+        check_here(source_name, source, opts, target, hook)
+    })
 }
 
 fn check_here(
@@ -515,9 +633,107 @@ fn check_here(
     source: &str,
     opts: &Options,
     target: &Target,
+    hook: PassHook,
 ) -> Result<Vec<String>, Failed> {
     let limits = limits(opts).map_err(|rendered| Failed { rendered, count: 1 })?;
-    let f = front(source_name, source, opts, target)?;
-    back(source_name, source, &f, &limits)?;
+    let f = front(source_name, source, opts, target, hook)?;
+    back(source_name, source, &f, &limits, hook)?;
     Ok(render_warnings(source_name, source, &f))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reports(src: &str, target: &Target) -> Vec<PassReport> {
+        let mut got = Vec::new();
+        let mut hook = |r: &PassReport| got.push(r.clone());
+        compile_observed("t.stp", src, &Options::default(), target, &mut hook).unwrap();
+        got
+    }
+
+    #[test]
+    fn passes_report_in_order_with_their_counts() {
+        let got = reports(
+            "global n, m\nfunction f() { return 1 }\nfunction unused() { return 2 }\n\
+             probe begin, end { n = f(); m++ }\nprobe timer.s(1) { exit() }\n",
+            &Target::default(),
+        );
+        assert_eq!(got.len(), 5, "{got:?}");
+        assert_eq!(got[0], PassReport::Started);
+        let got = &got[1..];
+        assert_eq!(got[0], PassReport::Parsed { library_files: 0 });
+        assert_eq!(
+            got[1],
+            PassReport::Analyzed {
+                probes: 3,
+                functions: 1,
+                embeds: 0,
+                globals: 2
+            }
+        );
+        let PassReport::Lowered {
+            handlers,
+            instructions,
+        } = got[2]
+        else {
+            panic!("{got:?}")
+        };
+        assert!(handlers >= 3 && instructions > handlers, "{got:?}");
+        assert_eq!(got[3], PassReport::Verified);
+    }
+
+    #[test]
+    fn tapset_files_count_as_library_scripts() {
+        let target = Target {
+            tapset_files: vec![
+                TapsetFile {
+                    name: "a.stp".into(),
+                    text: "function a() { return 1 }\n".into(),
+                },
+                TapsetFile {
+                    name: "b.stp".into(),
+                    text: "function b() { return 2 }\n".into(),
+                },
+            ],
+            ..Target::default()
+        };
+        let got = reports("probe begin { println(a()) }\n", &target);
+        assert_eq!(got[1], PassReport::Parsed { library_files: 2 });
+        // A kernel alias file the script's probe points need.
+        let got = reports(
+            "probe vfs.read { println(bytes_to_read) }\n",
+            &Target::default(),
+        );
+        assert_eq!(got[1], PassReport::Parsed { library_files: 1 });
+    }
+
+    #[test]
+    fn a_failed_pass_reports_nothing_more() {
+        let mut got = Vec::new();
+        let mut hook = |r: &PassReport| got.push(r.clone());
+        let r = check_observed(
+            "t.stp",
+            "probe begin { x = undefined_fn() }\n",
+            &Options::default(),
+            &Target::default(),
+            &mut hook,
+        );
+        assert!(r.is_err());
+        assert_eq!(
+            got,
+            vec![PassReport::Started, PassReport::Parsed { library_files: 0 }]
+        );
+        let mut got = Vec::new();
+        let mut hook = |r: &PassReport| got.push(r.clone());
+        assert!(parse_only_observed(
+            "t.stp",
+            "probe {",
+            &Options::default(),
+            &Target::default(),
+            &mut hook
+        )
+        .is_err());
+        assert_eq!(got, vec![PassReport::Started]);
+    }
 }

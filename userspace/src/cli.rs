@@ -53,7 +53,12 @@ pub enum Command {
     /// Boot-time tracing: programs run from the initramfs at every boot
     /// (add, list, show, stop, remove; docs/boot.md).
     Boot(crate::boot::BootArgs),
-    /// Developer tools (hostile-image tests of the guest harness).
+    /// Print a shell completion script for stapvm (bash, zsh or fish) on
+    /// standard output: `source <(stapvm completions bash)`, or save it
+    /// where the shell loads completions from.
+    Completions(CompletionsArgs),
+    /// Developer tools (hostile-image tests of the guest harness, the man
+    /// pages).
     #[command(subcommand, hide = true)]
     Debug(DebugCommand),
 }
@@ -126,7 +131,9 @@ pub struct SessionArgs {
     /// Stop after this many seconds.
     #[arg(short = 'T', value_name = "SECS")]
     pub timeout: Option<u64>,
-    /// Verbose: timings and probe counters on standard error.
+    /// Verbose: stap's pass lines (`run`: `Pass 1: parsed user script
+    /// ...` to `Pass 5: run completed ...`), the resolve and load timings
+    /// and the probe counters on standard error.
     #[arg(short = 'v', action = clap::ArgAction::Count)]
     pub verbose: u8,
     /// Create this file once the probes are armed.
@@ -173,7 +180,11 @@ pub struct LaterTargetArgs {
     /// takes effect when the program is loaded: `stapvm load -t`.
     #[arg(short = 't')]
     pub timing: bool,
-    /// Verbose: the compile time and the program's size on standard error.
+    /// Verbose: stap's pass lines on standard error (`Pass 1: parsed user
+    /// script and N library scripts using ...virt/...res/...shr/...data kb,
+    /// in ...usr/...sys/...real ms.`, up to pass 4, or 3 with --disasm, 2
+    /// for check, 1 with --parse-only); -vv adds a one-line summary
+    /// (compile time, probes, handlers, instructions).
     #[arg(short = 'v', action = clap::ArgAction::Count)]
     pub verbose: u8,
 }
@@ -269,6 +280,25 @@ pub struct DoctorArgs {
     pub root: PathBuf,
 }
 
+/// A shell `stapvm completions` writes a script for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Shell {
+    /// GNU bash (`complete -F`).
+    Bash,
+    /// zsh (`#compdef stapvm`).
+    Zsh,
+    /// fish (`complete -c stapvm`).
+    Fish,
+}
+
+/// `stapvm completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_name = "SHELL")]
+    pub shell: Shell,
+}
+
 /// `stapvm debug ...`.
 #[derive(Debug, Subcommand)]
 pub enum DebugCommand {
@@ -276,6 +306,19 @@ pub enum DebugCommand {
     LoadImage {
         /// The image file.
         file: PathBuf,
+    },
+    /// Write the man pages into DIR: stapvm.1 and a page per subcommand
+    /// (from the command line's definition), and a page per --page
+    /// Markdown file.
+    Man {
+        /// The directory (created if missing).
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+        /// Also convert a Markdown file into page NAME.SECTION
+        /// (`--page stapvm-language.7=docs/language.md`).
+        #[arg(long = "page", value_name = "NAME.SECTION=FILE",
+              value_parser = crate::manpages::parse_page)]
+        pages: Vec<crate::manpages::PageSpec>,
     },
 }
 
@@ -285,10 +328,11 @@ const VALUE_OPTIONS: &str = "eDoTSxcGIdpmr";
 
 /// The subcommands' names (and clap's own words), which a command line
 /// starts with when it is not stap's form.
-const SUBCOMMANDS: [&str; 14] = [
+const SUBCOMMANDS: [&str; 15] = [
     "compile",
     "doctor",
     "boot",
+    "completions",
     "load",
     "run",
     "check",
@@ -617,6 +661,42 @@ mod tests {
             assert!(Cli::try_parse_from(&v).is_ok(), "{v:?}");
         }
         assert_eq!(stap(&["boot", "list"]).unwrap(), ["boot", "list"]);
+    }
+
+    #[test]
+    fn completions_takes_a_known_shell() {
+        let cli = Cli::try_parse_from(["stapvm", "completions", "zsh"]).unwrap();
+        let Command::Completions(c) = cli.command else {
+            panic!("not completions")
+        };
+        assert_eq!(c.shell, Shell::Zsh);
+        assert!(Cli::try_parse_from(["stapvm", "completions", "csh"]).is_err());
+        assert!(Cli::try_parse_from(["stapvm", "completions"]).is_err());
+        // The subcommand's name is not taken for a script.
+        assert_eq!(
+            stap(&["completions", "bash"]).unwrap(),
+            ["completions", "bash"]
+        );
+    }
+
+    #[test]
+    fn debug_man_takes_pages() {
+        let cli = Cli::try_parse_from([
+            "stapvm",
+            "debug",
+            "man",
+            "out",
+            "--page",
+            "stapvm-language.7=docs/language.md",
+        ])
+        .unwrap();
+        let Command::Debug(DebugCommand::Man { dir, pages }) = cli.command else {
+            panic!("not debug man")
+        };
+        assert_eq!(dir, PathBuf::from("out"));
+        assert_eq!(pages.len(), 1);
+        assert_eq!(pages[0].file_name(), "stapvm-language.7");
+        assert!(Cli::try_parse_from(["stapvm", "debug", "man", "out", "--page", "x.md"]).is_err());
     }
 
     #[test]

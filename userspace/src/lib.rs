@@ -11,21 +11,28 @@
 //! - `device`: the ioctls of /dev/stapvm; `ring`: the mmap'd ring consumer.
 //! - `output`: records to text, globals, summaries; `outfile`: `-o`, `-S`.
 //! - `system`: the commands of system(), run with /bin/sh -c.
+//! - `passlog`: stap's `-v` pass lines (`Pass 1: parsed user script ...`).
 //! - `session`: the load/run loop; `target`: `-x`/`-c` and `target()`.
 //! - `list`: `stapvm list [-L]`; `doctor`: `stapvm doctor`; `boot`:
 //!   `stapvm boot` (boot-time tracing from the initramfs).
+//! - `completions`: `stapvm completions SHELL`; `manmd`: Markdown to
+//!   roff, `manpages`: the man pages (`stapvm debug man`).
 pub mod absolute;
 pub mod boot;
 pub mod btf;
 pub mod cli;
+pub mod completions;
 pub mod debuginfo;
 pub mod device;
 pub mod doctor;
 pub mod dwarf2btf;
 pub mod kallsyms;
 pub mod list;
+pub mod manmd;
+pub mod manpages;
 pub mod outfile;
 pub mod output;
+pub mod passlog;
 pub mod pretty;
 pub mod resolve;
 pub mod ring;

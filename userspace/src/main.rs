@@ -4,7 +4,9 @@
 
 use clap::{CommandFactory, FromArgMatches};
 use stapvm::cli::{self, Cli, Command, DebugCommand};
+use stapvm::passlog::PassLog;
 use stapvm::{device, list, script, session};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -48,6 +50,9 @@ enum Error {
     /// `stapvm boot` failed.
     #[error(transparent)]
     Boot(#[from] stapvm::boot::Error),
+    /// The man pages could not be written.
+    #[error(transparent)]
+    Man(#[from] stapvm::manpages::Error),
     /// A .stpb file is not a program.
     #[error("{path}: {err}")]
     Container {
@@ -86,10 +91,14 @@ fn read_program(path: &Path) -> Result<Program, Error> {
     })
 }
 
-/// Reads the script `a` names and compiles it (compile, run).
-fn compile_script(a: &cli::ScriptArgs) -> Result<(script::Source, Program), Error> {
+/// Reads the script `a` names and compiles it (compile, run), printing
+/// the pass lines of `-v` into `log`.
+fn compile_script(
+    a: &cli::ScriptArgs,
+    log: &mut PassLog,
+) -> Result<(script::Source, Program), Error> {
     let src = script::read_source(a)?;
-    let prog = script::compile(&src, a)?;
+    let prog = script::compile_observed(&src, a, &mut |r| log.report(r))?;
     Ok((src, prog))
 }
 
@@ -119,8 +128,10 @@ fn note_later_target(a: &cli::LaterTargetArgs, program: &Path) {
 
 fn cmd_compile(a: &cli::CompileArgs) -> Result<u8, Error> {
     let t0 = Instant::now();
-    let (src, prog) = compile_script(&a.script)?;
-    if a.later.verbose > 0 {
+    // stap -p3 (--disasm) stops after pass 3.
+    let mut log = PassLog::new(a.later.verbose > 0, if a.disasm { 3 } else { 4 });
+    let (src, prog) = compile_script(&a.script, &mut log)?;
+    if a.later.verbose > 1 {
         let insns: usize = prog.handlers.iter().map(|h| h.code.len()).sum();
         eprintln!(
             "stapvm: compiled {} in {:.1} ms: {} probes, {} handlers, {} instructions",
@@ -144,6 +155,7 @@ fn cmd_compile(a: &cli::CompileArgs) -> Result<u8, Error> {
         path: out.clone(),
         err,
     })?;
+    log.pass4(&format!("verified and wrote \"{}\"", out.display()));
     if a.output.is_none() {
         // Where it went, as stap -p4 prints its module's name.
         println!("{}", out.display());
@@ -171,8 +183,13 @@ fn run_session(
 
 fn cmd_run(a: &cli::RunArgs) -> Result<u8, Error> {
     let t0 = Instant::now();
-    let (_, prog) = compile_script(&a.script)?;
-    let status = run_session(&prog, &a.session, Some(t0.elapsed()))?;
+    let mut log = PassLog::new(a.session.verbose > 0, 5);
+    let (_, prog) = compile_script(&a.script, &mut log)?;
+    log.pass4("verified the bytecode");
+    let compile_time = t0.elapsed();
+    log.start_run();
+    let status = run_session(&prog, &a.session, Some(compile_time))?;
+    log.run_completed();
     if status != 0 {
         // stap's closing line when the run pass fails (staprun, like
         // `stapvm load`, does not print it).
@@ -190,8 +207,10 @@ fn cmd_load(a: &cli::LoadArgs) -> Result<u8, Error> {
 fn cmd_check(a: &cli::CheckArgs) -> Result<u8, Error> {
     let src = script::read_source(&a.script)?;
     let t0 = Instant::now();
-    script::check(&src, &a.script, a.parse_only)?;
-    if a.later.verbose > 0 {
+    // stap -p1 / -p2: the passes up to 1 or 2.
+    let mut log = PassLog::new(a.later.verbose > 0, if a.parse_only { 1 } else { 2 });
+    script::check_observed(&src, &a.script, a.parse_only, &mut |r| log.report(r))?;
+    if a.later.verbose > 1 {
         eprintln!(
             "stapvm: checked {} in {:.1} ms",
             src.name,
@@ -263,7 +282,28 @@ fn dispatch(cli: &Cli) -> Result<u8, Error> {
             Ok(u8::from(failed))
         }
         Command::Boot(a) => Ok(stapvm::boot::run(a)?),
+        Command::Completions(a) => {
+            // Generated in memory: clap_complete panics on a failed write
+            // (`stapvm completions bash | head`).
+            let text = stapvm::completions::script(a.shell);
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())
+                .and_then(|()| out.flush())
+                .map_err(|err| Error::File {
+                    what: "write",
+                    path: PathBuf::from("<stdout>"),
+                    err,
+                })?;
+            Ok(0)
+        }
         Command::Debug(DebugCommand::LoadImage { file }) => cmd_load_image(file),
+        Command::Debug(DebugCommand::Man { dir, pages }) => {
+            let cmd = Cli::command().version(version());
+            for path in stapvm::manpages::write(cmd, dir, pages)? {
+                println!("{}", path.display());
+            }
+            Ok(0)
+        }
     }
 }
 

@@ -197,8 +197,17 @@ pub fn target(a: &ScriptArgs, kernel_symbols: bool) -> compiler::Target {
 /// stderr unless `-w` (with `-W` they are errors); errors are printed as
 /// rendered and summarised in the returned error.
 pub fn compile(src: &Source, a: &ScriptArgs) -> Result<Program, Error> {
+    compile_observed(src, a, &mut |_| {})
+}
+
+/// `compile`, with the compiler's `PassReport`s given to `hook` (`-v`).
+pub fn compile_observed(
+    src: &Source,
+    a: &ScriptArgs,
+    hook: compiler::PassHook,
+) -> Result<Program, Error> {
     let t = target(a, false);
-    match compiler::compile_for(&src.name, &src.text, &options(src, &a.defines), &t) {
+    match compiler::compile_observed(&src.name, &src.text, &options(src, &a.defines), &t, hook) {
         Ok(c) => {
             print_warnings(&c.warnings, a.no_warnings);
             let mut prog = c.program;
@@ -223,14 +232,24 @@ pub fn compile(src: &Source, a: &ScriptArgs) -> Result<Program, Error> {
 /// alone with `parse_only` (stap -p1, `compiler::parse_only`, whose failure
 /// text ends with stap's pass-1 summary). Diagnostics go to stderr.
 pub fn check(src: &Source, a: &ScriptArgs, parse_only: bool) -> Result<(), Error> {
+    check_observed(src, a, parse_only, &mut |_| {})
+}
+
+/// `check`, with the compiler's `PassReport`s given to `hook` (`-v`).
+pub fn check_observed(
+    src: &Source,
+    a: &ScriptArgs,
+    parse_only: bool,
+    hook: compiler::PassHook,
+) -> Result<(), Error> {
     let opts = options(src, &a.defines);
     if parse_only {
         let t = target(a, false);
-        return compiler::parse_only_for(&src.name, &src.text, &opts, &t)
+        return compiler::parse_only_observed(&src.name, &src.text, &opts, &t, hook)
             .map_err(|f| failure(src, &f));
     }
     let t = target(a, true);
-    match compiler::check_for(&src.name, &src.text, &opts, &t) {
+    match compiler::check_observed(&src.name, &src.text, &opts, &t, hook) {
         Ok(warnings) => print_warnings(&warnings, a.no_warnings),
         Err(f) => return Err(failure(src, &f)),
     }

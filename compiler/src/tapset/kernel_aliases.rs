@@ -222,7 +222,8 @@ fn calls_and_defs(items: &mut [Item]) -> (Vec<(String, Span)>, Vec<String>) {
 /// defines itself is not added (the script's definition wins, as in stap).
 /// The files' `%( %? %: %)` conditionals are decided for `target` (the
 /// script's `--compatible` version: nfs.stp's two forms of `get_ip`).
-pub(crate) fn add(s: &mut Script, target: &crate::Target, diags: &mut crate::diag::Diags) {
+/// Returns how many files were parsed (stap -v's library scripts).
+pub(crate) fn add(s: &mut Script, target: &crate::Target, diags: &mut crate::diag::Diags) -> usize {
     let (used, _) = family_uses(s);
     let (_, own_funcs) = calls_and_defs(&mut s.items);
     let mut g = Gen::new(s.nexprs);
@@ -270,8 +271,9 @@ pub(crate) fn add(s: &mut Script, target: &crate::Target, diags: &mut crate::dia
                 .filter(|it| matches!(it, Item::Function(_) | Item::Global(_))),
         );
     }
+    let parsed = done.iter().filter(|&&d| d).count();
     if added.is_empty() {
-        return;
+        return parsed;
     }
     let own_globals = super::declared_globals(s);
     added.retain(|it| match it {
@@ -297,6 +299,7 @@ pub(crate) fn add(s: &mut Script, target: &crate::Target, diags: &mut crate::dia
     s.items.extend(added);
     elide_unused_alias_vars(s);
     drop_unused_globals(s, &tapset_globals);
+    parsed
 }
 
 /// Drops the tapset files' globals (memory.stp's `VM_FAULT_*` constants)
