@@ -61,10 +61,10 @@ stage_install() {
 	local out
 	out=$(timeout 60 stapvm load "$P/opens.stpb" -c 'cat /etc/hostname' 2>&1)
 	printf '%s\n' "$out" | show
-	if grep -qx 'cat opened /etc/hostname' <<<"$out"; then
+	if grep -qx 'cat opened "/etc/hostname"' <<<"$out"; then
 		ok host-stpb
 	else
-		fail host-stpb "no 'cat opened /etc/hostname' line"
+		fail host-stpb "no 'cat opened \"/etc/hostname\"' line"
 	fi
 
 	# A script compiled here, stap's way: opens by cat while it runs.
@@ -74,10 +74,10 @@ stage_install() {
 	kill "$loop" 2>/dev/null
 	wait "$loop" 2>/dev/null
 	printf '%s\n' "$out" | sort | uniq -c | show
-	if grep -qx 'cat /etc/os-release' <<<"$out"; then
+	if grep -qx 'cat "/etc/os-release"' <<<"$out"; then
 		ok stapvm-e
 	else
-		fail stapvm-e "no 'cat /etc/os-release' line"
+		fail stapvm-e "no 'cat \"/etc/os-release\"' line"
 	fi
 
 	out=$(stapvm doctor 2>&1)
