@@ -97,6 +97,13 @@ pub struct ScriptArgs {
     /// all do nothing is not "no probes found".
     #[arg(short = 'u')]
     pub unelided: bool,
+    /// The kernel release to compile for (stap -r RELEASE): what
+    /// `%( kernel_v %)` (its numeric part, `6.1.0` of `6.1.0-9-amd64`) and
+    /// `%( kernel_vr %)` (all of it) compare against. Default: the running
+    /// kernel's (uname -r). As with stap, these branches are chosen when
+    /// the script is compiled: a .stpb keeps them whatever kernel loads it.
+    #[arg(short = 'r', value_name = "RELEASE", value_parser = parse_release)]
+    pub release: Option<String>,
     /// Compatibility with an older stap (stap --compatible): the version
     /// `%( systemtap_v ... %)` conditions compare against (default 5.0).
     #[arg(long = "compatible", value_name = "VERSION")]
@@ -123,6 +130,18 @@ pub struct ScriptArgs {
     /// go after `--` (negative numbers need not).
     #[arg(value_name = "SCRIPT [ARGS]", allow_negative_numbers = true)]
     pub positional: Vec<String>,
+}
+
+/// A `-r` value: a kernel release, as `uname -r` prints it. stap also
+/// takes a kernel build directory there; stapvm needs none and refuses it.
+fn parse_release(s: &str) -> Result<String, String> {
+    if s.is_empty() || s.contains('/') || s.chars().any(char::is_whitespace) {
+        return Err(format!(
+            "'{s}' is not a kernel release (as `uname -r` prints it: 6.1.0-9-amd64); \
+             stapvm needs no kernel build directory"
+        ));
+    }
+    Ok(s.to_string())
 }
 
 /// Options of a running session: shared by load and run.

@@ -376,3 +376,49 @@ fn run_from_stdin_without_the_module() {
         "ERROR: stapvm.ko is not loaded (no /dev/stapvm)\n"
     );
 }
+
+/// The strings of `compile --disasm` (`str#N "text"` lines).
+fn disasm_strings(args: &[&str]) -> Vec<String> {
+    let r = stapvm(args);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    String::from_utf8(r.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("str#"))
+        .filter_map(|l| {
+            l.split_once('"')
+                .map(|(_, s)| s.trim_end_matches('"').to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn kernel_v_is_the_target_release() {
+    let script = "probe begin { print(%( kernel_v == \"5.10.0\" %? \"v510\" %: \"other\" %)) \
+                  print(%( kernel_vr == \"5.10.0-9-amd64\" %? \"vr\" %: \"novr\" %)) \
+                  print(%( kernel_v >= \"6.2\" %? \"new\" %: \"old\" %)) }";
+    // -r RELEASE: kernel_v is its part before the first '-'.
+    assert_eq!(
+        disasm_strings(&["compile", "--disasm", "-r", "5.10.0-9-amd64", "-e", script]),
+        ["v510", "vr", "old"]
+    );
+    assert_eq!(
+        disasm_strings(&["-p3", "-r", "6.12.1", "-e", script]),
+        ["other", "novr", "new"]
+    );
+    // By default, the running kernel's release (uname -r).
+    let rel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+    let rel = rel.trim();
+    let want =
+        format!("probe begin {{ print(%( kernel_vr == \"{rel}\" %? \"running\" %: \"not\" %)) }}");
+    assert_eq!(
+        disasm_strings(&["compile", "--disasm", "-e", &want]),
+        ["running"]
+    );
+    // check and run take -r too; a build directory is refused.
+    let r = stapvm(&["check", "-r", "5.10.0", "-e", "probe begin { exit() }"]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let r = stapvm(&["run", "-r", "/lib/modules/x/build", "-e", "probe begin {}"]);
+    assert_eq!(r.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("is not a kernel release"));
+}
