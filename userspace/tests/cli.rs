@@ -422,3 +422,51 @@ fn kernel_v_is_the_target_release() {
     assert_eq!(r.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&r.stderr).contains("is not a kernel release"));
 }
+
+/// stapvm with standard output a pipe whose reader has gone (`| head`
+/// that has exited): every write fails with EPIPE.
+fn stapvm_into_closed_pipe(args: &[&str]) -> Output {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2 writes.
+    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+    // SAFETY: pipe2 succeeded: both descriptors are new and ours.
+    let (reader, writer) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    drop(reader);
+    Command::new(env!("CARGO_BIN_EXE_stapvm"))
+        .args(args)
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .expect("run stapvm")
+}
+
+#[test]
+fn printing_into_a_closed_pipe_ends_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tmpdir("epipe");
+    let stpb = write_stpb(&dir, &program(missing_symbol(), false));
+    let stpb = stpb.to_str().unwrap();
+    let doctor_root = dir.to_str().unwrap();
+    let cases: [&[&str]; 7] = [
+        &["dump", stpb],
+        &["list", "kernel.function(\"vfs_read\")"],
+        &["compile", "--disasm", "-e", "probe begin { exit() }"],
+        &["-p3", "-e", "probe begin { exit() }"],
+        &["completions", "bash"],
+        &["doctor", "--root", doctor_root],
+        &["--help"],
+    ];
+    for args in cases {
+        let r = stapvm_into_closed_pipe(args);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(!err.contains("Broken pipe"), "{args:?}: {err}");
+        // As cat: killed by SIGPIPE (141 in the shell), or done.
+        assert!(
+            r.status.signal() == Some(libc::SIGPIPE) || r.status.success(),
+            "{args:?}: {:?} {err}",
+            r.status
+        );
+    }
+}
