@@ -219,3 +219,62 @@ fn compatible_sets_systemtap_v() {
     assert_eq!(output(src, &Target::default()), "new");
     assert_eq!(output(src, &with(|t| t.systemtap_v = "2.9".into())), "old");
 }
+
+fn defines(d: &[(&str, &str)]) -> Options {
+    Options {
+        defines: d
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect(),
+        ..Options::default()
+    }
+}
+
+#[test]
+fn d_of_an_unknown_name_is_a_warning() {
+    let src = "probe begin { exit() }";
+    let t = Target::default();
+    // The limits stapvm knows draw nothing (the guest cases' compile-args).
+    let known = defines(&[
+        ("MAXACTION", "1000000"),
+        ("STP_NO_OVERLOAD", ""),
+        ("MAXSKIPPED", "0"),
+    ]);
+    let c = compile_for("x.stp", src, &known, &t).unwrap();
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    assert_eq!(c.program.limits[0], 1_000_000);
+    // Others: one warning each, naming the option; stap's runtime names
+    // stapvm covers another way say what to do instead.
+    let unknown = defines(&[
+        ("KRETACTIVE", "100"),
+        ("MAXBACKTRACE", "20"),
+        ("FOO", ""),
+        ("FOO", "2"),
+    ]);
+    let c = compile_for("x.stp", src, &unknown, &t).unwrap();
+    assert_eq!(c.warnings.len(), 3, "{:?}", c.warnings);
+    assert!(
+        c.warnings[0].starts_with("WARNING: -D KRETACTIVE=100 has no effect in stapvm (")
+            && c.warnings[0].contains(".return.maxactive(N)"),
+        "{}",
+        c.warnings[0]
+    );
+    assert!(
+        c.warnings[1].contains("-D MAXBACKTRACE=20 has no effect")
+            && c.warnings[1].contains("at most 20 frames"),
+        "{}",
+        c.warnings[1]
+    );
+    assert!(
+        c.warnings[2].starts_with("WARNING: -D FOO has no effect in stapvm (")
+            && c.warnings[2].contains("MAXACTION, MAXSTRINGLEN"),
+        "{}",
+        c.warnings[2]
+    );
+    // stap -W: a warning is an error.
+    let w = with(|t| t.werror = true);
+    let e = compile_for("x.stp", src, &unknown, &w)
+        .unwrap_err()
+        .rendered;
+    assert!(e.contains("-D FOO has no effect"), "{e}");
+}

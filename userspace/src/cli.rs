@@ -70,7 +70,9 @@ pub struct ScriptArgs {
     /// Script text given on the command line instead of a file.
     #[arg(short = 'e', value_name = "SCRIPT")]
     pub expr: Option<String>,
-    /// Set a limit or macro, as stap's -D (`-D MAXACTION=100000`).
+    /// Set a limit, as stap's -D (`-D MAXACTION=100000`; the names are
+    /// those `stapvm dump` prints). Other names have no effect here (stap
+    /// gives them to the C compiler of its module) and draw a warning.
     #[arg(short = 'D', value_name = "NAME=VAL")]
     pub defines: Vec<String>,
     /// Suppress compiler warnings.

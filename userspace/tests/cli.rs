@@ -470,3 +470,20 @@ fn printing_into_a_closed_pipe_ends_quietly() {
         );
     }
 }
+
+#[test]
+fn unknown_d_names_are_warned_of_unless_w() {
+    let script = "probe begin { exit() }";
+    let r = stapvm(&["check", "-D", "KRETACTIVE=100", "-e", script]);
+    assert!(r.status.success());
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        err.starts_with("WARNING: -D KRETACTIVE=100 has no effect in stapvm ("),
+        "{err}"
+    );
+    let r = stapvm(&["check", "-w", "-D", "KRETACTIVE=100", "-e", script]);
+    assert!(r.status.success());
+    assert_eq!(String::from_utf8_lossy(&r.stderr), "");
+    let r = stapvm(&["check", "-D", "MAXACTION=100", "-e", script]);
+    assert_eq!(String::from_utf8_lossy(&r.stderr), "");
+}
