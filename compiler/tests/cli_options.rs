@@ -278,3 +278,36 @@ fn d_of_an_unknown_name_is_a_warning() {
         .rendered;
     assert!(e.contains("-D FOO has no effect"), "{e}");
 }
+
+#[test]
+fn private_globals_and_functions_of_a_user_script() {
+    let src = "private global mine = 7\nprivate global seen[4]\n\
+               private function f(n) { seen[n] = mine; return mine + n }\n\
+               probe begin { printf(\"%d %d\\n\", f(1), seen[1]); exit() }";
+    assert_eq!(output(src, &Target::default()), "8 7\n");
+}
+
+#[test]
+fn private_names_of_a_tapset_file_are_its_own() {
+    let counter = "private global count = 100\n\
+                   private function bump() { count++; return count }\n\
+                   function tick() { return bump() }\n\
+                   function twice(count) { return count * 2 }\n";
+    let t = with(|t| {
+        t.tapset_files = vec![TapsetFile {
+            name: "ts/counter.stp".into(),
+            text: counter.into(),
+        }]
+    });
+    // The script's `count` and `bump` are not the file's: stap keeps a
+    // private name within its file.
+    let src = "global count\nfunction bump() { return -1 }\n\
+               probe begin { count = 1; tick(); tick(); \
+               printf(\"%d %d %d %d\\n\", count, tick(), twice(5), bump()); exit() }";
+    assert_eq!(output(src, &t), "1 103 10 -1\n");
+    // Nor can the script name them.
+    let e = error("probe begin { println(bump()) }", &t);
+    assert!(e.contains("unresolved function bump"), "{e}");
+    let e = error("probe begin { println(count) }", &t);
+    assert!(e.contains("identifier 'count'"), "{e}");
+}
