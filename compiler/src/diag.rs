@@ -106,6 +106,17 @@ impl Diagnostic {
         }
     }
 
+    /// A warning about no token (a command-line option): `WARNING: msg`.
+    pub fn warning_alone(message: impl Into<String>) -> Self {
+        Diagnostic {
+            severity: Severity::Warning,
+            message: message.into(),
+            span: None,
+            at: false,
+            notes: Vec::new(),
+        }
+    }
+
     /// Adds a chained note.
     pub fn with_note(mut self, message: impl Into<String>, span: impl Into<Option<Span>>) -> Self {
         self.notes.push(Note {

@@ -82,8 +82,9 @@ use vm_spec::program::Program;
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     /// `-D NAME=VAL`: values for the limits with stap's names
-    /// (`MAXACTION`, `MAXSTRINGLEN` ...); other names are ignored, as the
-    /// C macros stap would pass them to do not exist here.
+    /// (`MAXACTION`, `MAXSTRINGLEN` ...); other names have no effect (the
+    /// C macros stap would pass them to do not exist here) and draw a
+    /// warning ([`unknown_define_warning`]).
     pub defines: Vec<(String, String)>,
     /// Script arguments, pasted for `$1`, `@1`, `$#`, `@#`.
     pub args: Vec<String>,
@@ -316,6 +317,58 @@ fn limits(opts: &Options) -> Result<Vec<u32>, String> {
     Ok(limits)
 }
 
+/// Names stap's runtime reads from `-D` that stapvm covers another way,
+/// and what to do instead.
+fn define_hint(name: &str) -> Option<String> {
+    use vm_spec::abi;
+    Some(match name {
+        "KRETACTIVE" => "a kretprobe's instances are set per probe point, \
+                         kernel.function(\"f\").return.maxactive(N); without it the kernel's \
+                         default, max(10, 2 x CPUs)"
+            .to_string(),
+        "MAXBACKTRACE" => format!(
+            "backtraces have at most {} frames, a fixed limit",
+            abi::STP_MAX_BACKTRACE
+        ),
+        "TRYLOCKDELAY" => "the tries to lock an array are 10 us apart, a fixed delay; \
+                           -D MAXTRYLOCK sets how many"
+            .to_string(),
+        "MAXACTION_INTERRUPTIBLE" => "-D MAXACTION bounds every handler".to_string(),
+        "STP_PROCFS_BUFSIZE" => format!(
+            "a procfs read file's size is set per probe point, \
+             procfs(\"name\").read.maxsize(N), at most {}",
+            abi::STP_MAX_PROCFS_SIZE
+        ),
+        "STP_OVERLOAD" => "the overload breaker is on unless -D STP_NO_OVERLOAD; \
+                           -D STP_OVERLOAD_THRESHOLD and STP_OVERLOAD_INTERVAL tune it"
+            .to_string(),
+        _ => return None,
+    })
+}
+
+/// The warning for a `-D NAME[=VAL]` stapvm has no use for (`None` for a
+/// limit it knows): stap passes every `-D` to the C compiler of its
+/// module, where stap's runtime reads the macros it knows; stapvm has no
+/// C, only the limits of `vm_spec::limits`.
+pub fn unknown_define_warning(name: &str, val: &str) -> Option<String> {
+    if vm_spec::limits::by_name(name).is_some() {
+        return None;
+    }
+    let given = if val.is_empty() {
+        format!("-D {name}")
+    } else {
+        format!("-D {name}={val}")
+    };
+    let why = define_hint(name).unwrap_or_else(|| {
+        let known: Vec<&str> = vm_spec::limits::LIMITS.iter().map(|l| l.name).collect();
+        format!(
+            "stap hands -D to the C compiler of its module; stapvm's -D sets only its limits: {}",
+            known.join(", ")
+        )
+    });
+    Some(format!("{given} has no effect in stapvm ({why})"))
+}
+
 /// Pass 1: lexing, preprocessing, parsing; a script with no declaration is
 /// an error, as in stap.
 fn pass1(
@@ -352,6 +405,14 @@ fn front(
     hook: PassHook,
 ) -> Result<Front, Failed> {
     let (mut tokens, mut script, mut diags) = pass1(source_name, source, opts, target)?;
+    let mut seen = std::collections::HashSet::new();
+    for (name, val) in &opts.defines {
+        if seen.insert(name.as_str()) {
+            if let Some(w) = unknown_define_warning(name, val) {
+                diags.push(diag::Diagnostic::warning_alone(w));
+            }
+        }
+    }
     let files = passes::usertapset::include(
         &mut script,
         &mut tokens,

@@ -219,3 +219,95 @@ fn compatible_sets_systemtap_v() {
     assert_eq!(output(src, &Target::default()), "new");
     assert_eq!(output(src, &with(|t| t.systemtap_v = "2.9".into())), "old");
 }
+
+fn defines(d: &[(&str, &str)]) -> Options {
+    Options {
+        defines: d
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect(),
+        ..Options::default()
+    }
+}
+
+#[test]
+fn d_of_an_unknown_name_is_a_warning() {
+    let src = "probe begin { exit() }";
+    let t = Target::default();
+    // The limits stapvm knows draw nothing (the guest cases' compile-args).
+    let known = defines(&[
+        ("MAXACTION", "1000000"),
+        ("STP_NO_OVERLOAD", ""),
+        ("MAXSKIPPED", "0"),
+    ]);
+    let c = compile_for("x.stp", src, &known, &t).unwrap();
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    assert_eq!(c.program.limits[0], 1_000_000);
+    // Others: one warning each, naming the option; stap's runtime names
+    // stapvm covers another way say what to do instead.
+    let unknown = defines(&[
+        ("KRETACTIVE", "100"),
+        ("MAXBACKTRACE", "20"),
+        ("FOO", ""),
+        ("FOO", "2"),
+    ]);
+    let c = compile_for("x.stp", src, &unknown, &t).unwrap();
+    assert_eq!(c.warnings.len(), 3, "{:?}", c.warnings);
+    assert!(
+        c.warnings[0].starts_with("WARNING: -D KRETACTIVE=100 has no effect in stapvm (")
+            && c.warnings[0].contains(".return.maxactive(N)"),
+        "{}",
+        c.warnings[0]
+    );
+    assert!(
+        c.warnings[1].contains("-D MAXBACKTRACE=20 has no effect")
+            && c.warnings[1].contains("at most 20 frames"),
+        "{}",
+        c.warnings[1]
+    );
+    assert!(
+        c.warnings[2].starts_with("WARNING: -D FOO has no effect in stapvm (")
+            && c.warnings[2].contains("MAXACTION, MAXSTRINGLEN"),
+        "{}",
+        c.warnings[2]
+    );
+    // stap -W: a warning is an error.
+    let w = with(|t| t.werror = true);
+    let e = compile_for("x.stp", src, &unknown, &w)
+        .unwrap_err()
+        .rendered;
+    assert!(e.contains("-D FOO has no effect"), "{e}");
+}
+
+#[test]
+fn private_globals_and_functions_of_a_user_script() {
+    let src = "private global mine = 7\nprivate global seen[4]\n\
+               private function f(n) { seen[n] = mine; return mine + n }\n\
+               probe begin { printf(\"%d %d\\n\", f(1), seen[1]); exit() }";
+    assert_eq!(output(src, &Target::default()), "8 7\n");
+}
+
+#[test]
+fn private_names_of_a_tapset_file_are_its_own() {
+    let counter = "private global count = 100\n\
+                   private function bump() { count++; return count }\n\
+                   function tick() { return bump() }\n\
+                   function twice(count) { return count * 2 }\n";
+    let t = with(|t| {
+        t.tapset_files = vec![TapsetFile {
+            name: "ts/counter.stp".into(),
+            text: counter.into(),
+        }]
+    });
+    // The script's `count` and `bump` are not the file's: stap keeps a
+    // private name within its file.
+    let src = "global count\nfunction bump() { return -1 }\n\
+               probe begin { count = 1; tick(); tick(); \
+               printf(\"%d %d %d %d\\n\", count, tick(), twice(5), bump()); exit() }";
+    assert_eq!(output(src, &t), "1 103 10 -1\n");
+    // Nor can the script name them.
+    let e = error("probe begin { println(bump()) }", &t);
+    assert!(e.contains("unresolved function bump"), "{e}");
+    let e = error("probe begin { println(count) }", &t);
+    assert!(e.contains("identifier 'count'"), "{e}");
+}

@@ -74,7 +74,7 @@ pub struct BootArgs {
 pub enum BootCommand {
     /// Install a program (.stpb, or a script compiled first) to run from
     /// the initramfs at every boot, and rebuild the initramfs.
-    Add(AddArgs),
+    Add(Box<AddArgs>),
     /// The installed programs, and for each its boot session: running (pid)
     /// or not, and its output file.
     List,
@@ -398,8 +398,10 @@ fn update_initramfs(root: &Path, release: &str, out: &mut dyn Write) -> Result<(
     Ok(())
 }
 
-/// The program `add` installs and its default name.
-fn program_of(a: &AddArgs) -> Result<(Program, Option<String>), Error> {
+/// The program `add` installs and its default name; a script is compiled
+/// for `release` (the kernel whose initramfs runs it) unless `-r` names
+/// another.
+fn program_of(a: &AddArgs, release: &str) -> Result<(Program, Option<String>), Error> {
     let stem = a.script.positional.first().and_then(|f| {
         Path::new(f)
             .file_stem()
@@ -417,7 +419,9 @@ fn program_of(a: &AddArgs) -> Result<(Program, Option<String>), Error> {
         }
     }
     let src = crate::script::read_source(&a.script)?;
-    let prog = crate::script::compile(&src, &a.script)?;
+    let mut script = a.script.clone();
+    script.release.get_or_insert_with(|| release.to_string());
+    let prog = crate::script::compile(&src, &script)?;
     let stem = if a.script.expr.is_some() || first.is_some_and(|f| f == "-") {
         None
     } else {
@@ -433,7 +437,7 @@ pub fn add(root: &Path, a: &AddArgs, out: &mut dyn Write) -> Result<(), Error> {
     }
     let release = target_release(root, a.kernel.as_deref())?;
     check_system(root, &release)?;
-    let (prog, stem) = program_of(a)?;
+    let (prog, stem) = program_of(a, &release)?;
     let name = a.name.clone().or(stem).ok_or(Error::NeedName)?;
     check_name(&name)?;
     let files = Files::new(root, &name);
@@ -734,7 +738,7 @@ mod tests {
 
     fn add_args(a: &[&str]) -> AddArgs {
         match boot(&[&["add"], a].concat()).command {
-            BootCommand::Add(a) => a,
+            BootCommand::Add(a) => *a,
             c => panic!("{c:?}"),
         }
     }

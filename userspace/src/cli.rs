@@ -70,7 +70,9 @@ pub struct ScriptArgs {
     /// Script text given on the command line instead of a file.
     #[arg(short = 'e', value_name = "SCRIPT")]
     pub expr: Option<String>,
-    /// Set a limit or macro, as stap's -D (`-D MAXACTION=100000`).
+    /// Set a limit, as stap's -D (`-D MAXACTION=100000`; the names are
+    /// those `stapvm dump` prints). Other names have no effect here (stap
+    /// gives them to the C compiler of its module) and draw a warning.
     #[arg(short = 'D', value_name = "NAME=VAL")]
     pub defines: Vec<String>,
     /// Suppress compiler warnings.
@@ -97,6 +99,13 @@ pub struct ScriptArgs {
     /// all do nothing is not "no probes found".
     #[arg(short = 'u')]
     pub unelided: bool,
+    /// The kernel release to compile for (stap -r RELEASE): what
+    /// `%( kernel_v %)` (its numeric part, `6.1.0` of `6.1.0-9-amd64`) and
+    /// `%( kernel_vr %)` (all of it) compare against. Default: the running
+    /// kernel's (uname -r). As with stap, these branches are chosen when
+    /// the script is compiled: a .stpb keeps them whatever kernel loads it.
+    #[arg(short = 'r', value_name = "RELEASE", value_parser = parse_release)]
+    pub release: Option<String>,
     /// Compatibility with an older stap (stap --compatible): the version
     /// `%( systemtap_v ... %)` conditions compare against (default 5.0).
     #[arg(long = "compatible", value_name = "VERSION")]
@@ -123,6 +132,18 @@ pub struct ScriptArgs {
     /// go after `--` (negative numbers need not).
     #[arg(value_name = "SCRIPT [ARGS]", allow_negative_numbers = true)]
     pub positional: Vec<String>,
+}
+
+/// A `-r` value: a kernel release, as `uname -r` prints it. stap also
+/// takes a kernel build directory there; stapvm needs none and refuses it.
+fn parse_release(s: &str) -> Result<String, String> {
+    if s.is_empty() || s.contains('/') || s.chars().any(char::is_whitespace) {
+        return Err(format!(
+            "'{s}' is not a kernel release (as `uname -r` prints it: 6.1.0-9-amd64); \
+             stapvm needs no kernel build directory"
+        ));
+    }
+    Ok(s.to_string())
 }
 
 /// Options of a running session: shared by load and run.

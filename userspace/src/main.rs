@@ -263,6 +263,40 @@ fn cmd_load_image(file: &Path) -> Result<u8, Error> {
     Ok(0)
 }
 
+/// Whether `c` only prints (compile, check, dump, list, doctor,
+/// completions, the man pages, boot list/show): then a closed standard
+/// output ends it quietly, as `cat`, killed by SIGPIPE (status 141 in the
+/// shell), instead of println!'s panic. A session (run, load) keeps
+/// SIGPIPE ignored: its output writer discards output once a write fails
+/// and the session goes on to its end probes, and the signal self-pipe
+/// (session.rs) is its own and never closed; a boot command that changes
+/// the machine is not cut short either.
+fn only_prints(c: &Command) -> bool {
+    use stapvm::boot::BootCommand;
+    match c {
+        Command::Compile(_)
+        | Command::Check(_)
+        | Command::Dump(_)
+        | Command::List(_)
+        | Command::Doctor(_)
+        | Command::Completions(_)
+        | Command::Debug(DebugCommand::Man { .. }) => true,
+        Command::Boot(b) => matches!(b.command, BootCommand::List | BootCommand::Show { .. }),
+        Command::Run(_) | Command::Load(_) | Command::Debug(DebugCommand::LoadImage { .. }) => {
+            false
+        }
+    }
+}
+
+/// Gives SIGPIPE back its default action (Rust ignores it at start-up, so
+/// that writes fail with EPIPE).
+fn default_sigpipe() {
+    // SAFETY: signal(2) with SIG_DFL has no preconditions; no handler runs.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn dispatch(cli: &Cli) -> Result<u8, Error> {
     match &cli.command {
         Command::Compile(a) => cmd_compile(a),
@@ -342,6 +376,9 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
+    if only_prints(&cli.command) {
+        default_sigpipe();
+    }
     match dispatch(&cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {

@@ -166,7 +166,29 @@ pub fn tapset_files(dir: &Path, quiet: bool) -> Vec<compiler::TapsetFile> {
     out
 }
 
-/// The compiler's target: the defaults, with stap's `-W` (`werror`),
+/// The running kernel's release (`uname -r`): /proc/sys/kernel/osrelease,
+/// else uname(2); `None` when neither answers.
+pub fn running_release() -> Option<String> {
+    if let Ok(t) = std::fs::read_to_string("/proc/sys/kernel/osrelease") {
+        let t = t.trim();
+        if !t.is_empty() {
+            return Some(t.to_string());
+        }
+    }
+    // SAFETY: a zeroed utsname is a valid buffer for uname(2) to fill.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: `u` is a valid, writable utsname.
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return None;
+    }
+    // SAFETY: uname NUL-terminates `release` on success.
+    let r = unsafe { std::ffi::CStr::from_ptr(u.release.as_ptr()) };
+    let r = r.to_string_lossy().trim().to_string();
+    (!r.is_empty()).then_some(r)
+}
+
+/// The compiler's target: the defaults, with the kernel release (`-r`,
+/// else the running kernel's), stap's `-W` (`werror`),
 /// `-u`, `-G`, `--compatible` and the `-I` tapset files of `a`, and, for
 /// `check`, the kernel's functions from /proc/kallsyms when it is
 /// readable (stap -p2 resolves probe points against the kernel too).
@@ -189,6 +211,11 @@ pub fn target(a: &ScriptArgs, kernel_symbols: bool) -> compiler::Target {
             .flat_map(|dir| tapset_files(dir, a.no_warnings))
             .collect(),
         systemtap_v: a.compatible.clone().unwrap_or(d.systemtap_v.clone()),
+        kernel_release: a
+            .release
+            .clone()
+            .or_else(running_release)
+            .unwrap_or(d.kernel_release.clone()),
         ..d
     }
 }
@@ -339,11 +366,21 @@ mod tests {
             include: vec![],
             unelided: false,
             compatible: None,
+            release: None,
             symbols: vec![],
             ldd: false,
             all_modules: false,
             positional: pos.iter().map(|s| s.to_string()).collect(),
         }
+    }
+
+    #[test]
+    fn the_target_release_is_r_else_the_running_kernel_s() {
+        let mut a = args(Some("probe begin {}"), &[]);
+        let running = running_release().expect("uname -r");
+        assert_eq!(target(&a, false).kernel_release, running);
+        a.release = Some("5.10.0-9-amd64".into());
+        assert_eq!(target(&a, false).kernel_release, "5.10.0-9-amd64");
     }
 
     #[test]

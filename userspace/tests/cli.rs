@@ -376,3 +376,114 @@ fn run_from_stdin_without_the_module() {
         "ERROR: stapvm.ko is not loaded (no /dev/stapvm)\n"
     );
 }
+
+/// The strings of `compile --disasm` (`str#N "text"` lines).
+fn disasm_strings(args: &[&str]) -> Vec<String> {
+    let r = stapvm(args);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    String::from_utf8(r.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("str#"))
+        .filter_map(|l| {
+            l.split_once('"')
+                .map(|(_, s)| s.trim_end_matches('"').to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn kernel_v_is_the_target_release() {
+    let script = "probe begin { print(%( kernel_v == \"5.10.0\" %? \"v510\" %: \"other\" %)) \
+                  print(%( kernel_vr == \"5.10.0-9-amd64\" %? \"vr\" %: \"novr\" %)) \
+                  print(%( kernel_v >= \"6.2\" %? \"new\" %: \"old\" %)) }";
+    // -r RELEASE: kernel_v is its part before the first '-'.
+    assert_eq!(
+        disasm_strings(&["compile", "--disasm", "-r", "5.10.0-9-amd64", "-e", script]),
+        ["v510", "vr", "old"]
+    );
+    assert_eq!(
+        disasm_strings(&["-p3", "-r", "6.12.1", "-e", script]),
+        ["other", "novr", "new"]
+    );
+    // By default, the running kernel's release (uname -r).
+    let rel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+    let rel = rel.trim();
+    let want =
+        format!("probe begin {{ print(%( kernel_vr == \"{rel}\" %? \"running\" %: \"not\" %)) }}");
+    assert_eq!(
+        disasm_strings(&["compile", "--disasm", "-e", &want]),
+        ["running"]
+    );
+    // check and run take -r too; a build directory is refused.
+    let r = stapvm(&["check", "-r", "5.10.0", "-e", "probe begin { exit() }"]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let r = stapvm(&["run", "-r", "/lib/modules/x/build", "-e", "probe begin {}"]);
+    assert_eq!(r.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("is not a kernel release"));
+}
+
+/// stapvm with standard output a pipe whose reader has gone (`| head`
+/// that has exited): every write fails with EPIPE.
+fn stapvm_into_closed_pipe(args: &[&str]) -> Output {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2 writes.
+    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+    // SAFETY: pipe2 succeeded: both descriptors are new and ours.
+    let (reader, writer) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    drop(reader);
+    Command::new(env!("CARGO_BIN_EXE_stapvm"))
+        .args(args)
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .expect("run stapvm")
+}
+
+#[test]
+fn printing_into_a_closed_pipe_ends_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tmpdir("epipe");
+    let stpb = write_stpb(&dir, &program(missing_symbol(), false));
+    let stpb = stpb.to_str().unwrap();
+    let doctor_root = dir.to_str().unwrap();
+    let cases: [&[&str]; 7] = [
+        &["dump", stpb],
+        &["list", "kernel.function(\"vfs_read\")"],
+        &["compile", "--disasm", "-e", "probe begin { exit() }"],
+        &["-p3", "-e", "probe begin { exit() }"],
+        &["completions", "bash"],
+        &["doctor", "--root", doctor_root],
+        &["--help"],
+    ];
+    for args in cases {
+        let r = stapvm_into_closed_pipe(args);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(!err.contains("Broken pipe"), "{args:?}: {err}");
+        // As cat: killed by SIGPIPE (141 in the shell), or done.
+        assert!(
+            r.status.signal() == Some(libc::SIGPIPE) || r.status.success(),
+            "{args:?}: {:?} {err}",
+            r.status
+        );
+    }
+}
+
+#[test]
+fn unknown_d_names_are_warned_of_unless_w() {
+    let script = "probe begin { exit() }";
+    let r = stapvm(&["check", "-D", "KRETACTIVE=100", "-e", script]);
+    assert!(r.status.success());
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        err.starts_with("WARNING: -D KRETACTIVE=100 has no effect in stapvm ("),
+        "{err}"
+    );
+    let r = stapvm(&["check", "-w", "-D", "KRETACTIVE=100", "-e", script]);
+    assert!(r.status.success());
+    assert_eq!(String::from_utf8_lossy(&r.stderr), "");
+    let r = stapvm(&["check", "-D", "MAXACTION=100", "-e", script]);
+    assert_eq!(String::from_utf8_lossy(&r.stderr), "");
+}

@@ -37,7 +37,7 @@ fn make_pages(name: &str) -> (PathBuf, Vec<PathBuf>) {
     (dir, listed)
 }
 
-const PAGES: [&str; 10] = [
+const PAGES: [&str; 11] = [
     "stapvm.1",
     "stapvm-compile.1",
     "stapvm-load.1",
@@ -46,6 +46,7 @@ const PAGES: [&str; 10] = [
     "stapvm-dump.1",
     "stapvm-list.1",
     "stapvm-doctor.1",
+    "stapvm-boot.1",
     "stapvm-completions.1",
     "stapvm-tapset.7",
 ];

@@ -10,7 +10,10 @@
 //! `  0002  JZ       r0, -> 0006`, `  0005  CALLS    s0, EXECNAME`.
 use crate::abi;
 use crate::limits::LIMITS;
-use crate::program::{ArgKind, Insn, ProbeTarget, Program, RelocKind, TargetSite, TargetVar};
+use crate::program::{
+    ArgKind, Global, GlobalType, Insn, MapValue, ProbeTarget, Program, RelocKind, TargetSite,
+    TargetVar,
+};
 use crate::tables::{HelperArg, Operand, HELPERS, OPCODES};
 use std::fmt::Write as _;
 
@@ -479,7 +482,12 @@ pub fn disassemble(prog: &Program) -> String {
         } else {
             ""
         };
-        let _ = writeln!(out, "  glb#{i:<4} {} {:?}{at_exit}", g.name, g.ty);
+        let _ = writeln!(
+            out,
+            "  glb#{i:<4} {} {}{at_exit}",
+            g.name,
+            global_type(prog, g)
+        );
     }
     let _ = writeln!(out, "\nstrings ({}):", prog.strings.len());
     for (i, s) in prog.strings.iter().enumerate() {
@@ -620,6 +628,34 @@ pub fn disassemble(prog: &Program) -> String {
         }
     }
     out
+}
+
+/// A global's type as stap names it: `long`, `string`, `stat` (a
+/// statistic), or an array's value type and key types (`long[string,
+/// long]`, `stat[long]`). Arrays and statistics are found by name in the
+/// program's maps and stats (a string scalar's one-entry map is not an
+/// array).
+fn global_type(prog: &Program, g: &Global) -> String {
+    let name = |k: &ArgKind| match k {
+        ArgKind::Int => "long",
+        ArgKind::Str => "string",
+    };
+    if g.ty == GlobalType::Str {
+        return "string".into();
+    }
+    if let Some(m) = prog.maps.iter().find(|m| m.name == g.name) {
+        let value = match m.value {
+            MapValue::Long => "long",
+            MapValue::Str => "string",
+            MapValue::Stat => "stat",
+        };
+        let keys: Vec<&str> = m.keys.iter().map(name).collect();
+        return format!("{value}[{}]", keys.join(", "));
+    }
+    if prog.stats.iter().any(|st| st.name == g.name) {
+        return "stat".into();
+    }
+    "long".into()
 }
 
 #[cfg(test)]
@@ -776,11 +812,72 @@ mod tests {
     }
 
     #[test]
+    fn globals_are_listed_with_stap_s_type_names() {
+        let g = |name: &str, ty| Global {
+            name: name.into(),
+            ty,
+            print_at_exit: false,
+        };
+        let prog = Program {
+            globals: vec![
+                g("n", GlobalType::Long),
+                g("s", GlobalType::Str),
+                g("lat", GlobalType::Long),
+                g("a", GlobalType::Long),
+                g("by", GlobalType::Long),
+            ],
+            stats: vec![
+                Stat {
+                    name: "lat".into(),
+                    ..Default::default()
+                },
+                Stat {
+                    name: "by".into(),
+                    ..Default::default()
+                },
+            ],
+            maps: vec![
+                MapDecl {
+                    name: "s".into(),
+                    keys: vec![ArgKind::Int],
+                    value: MapValue::Str,
+                    ..Default::default()
+                },
+                MapDecl {
+                    name: "a".into(),
+                    keys: vec![ArgKind::Str, ArgKind::Int],
+                    value: MapValue::Str,
+                    ..Default::default()
+                },
+                MapDecl {
+                    name: "by".into(),
+                    keys: vec![ArgKind::Int],
+                    value: MapValue::Stat,
+                    ..Default::default()
+                },
+            ],
+            ..Default::default()
+        };
+        let text = disassemble(&prog);
+        let globals: Vec<&str> = text.lines().filter(|l| l.starts_with("  glb#")).collect();
+        assert_eq!(
+            globals,
+            [
+                "  glb#0    n long",
+                "  glb#1    s string",
+                "  glb#2    lat stat",
+                "  glb#3    a string[string, long]",
+                "  glb#4    by stat[long]",
+            ]
+        );
+    }
+
+    #[test]
     fn whole_program_listing() {
         let text = disassemble(&sample());
         assert!(text.contains("source:    x.stp"));
         assert!(text.contains("MAXACTION=10000"));
-        assert!(text.contains("glb#0    count Long (printed at exit)"));
+        assert!(text.contains("glb#0    count long (printed at exit)"));
         assert!(text.contains("str#1    \"hello\\n\""));
         assert!(text.contains("fmt#0    \"%s (%d) open\\n\" (str, int)"));
         assert!(text.contains(

@@ -26,7 +26,9 @@ use std::rc::Rc;
 /// (`-W`, `-u`, `-G`, `-I`; the kernel's symbols for `check`).
 #[derive(Debug, Clone)]
 pub struct Target {
-    /// `kernel_vr` (and `kernel_v`, the part before the first `-`).
+    /// `kernel_vr` (and `kernel_v`, the part before the first `-`): the
+    /// release compiled for (the CLI gives the running kernel's, or stap's
+    /// `-r RELEASE`).
     pub kernel_release: String,
     /// `arch`.
     pub arch: String,
@@ -69,7 +71,8 @@ pub struct TapsetFile {
 }
 
 impl Default for Target {
-    /// Kernel 6.1.0 on x86_64, the kernel runtime, stap 5.0 compatibility,
+    /// Kernel 6.1.0 (a library default: the CLI sets the release it
+    /// compiles for) on x86_64, the kernel runtime, stap 5.0 compatibility,
     /// `stapdev` privilege (stap's value without `--privilege`: stapvm is
     /// run by root, who loads the module; embedded C is refused whatever
     /// the branch), no guru mode, and of the kernel config only what every

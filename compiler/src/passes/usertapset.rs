@@ -12,6 +12,10 @@
 //! included file brings all its declarations, probes included (stapgames'
 //! `gmtty.stp` initialises its globals in a `probe begin(-100)`).
 //!
+//! A file's `private` globals and functions are its own (stap's file
+//! scope): they are renamed, with their uses in the file, to names the
+//! script cannot write (`private_name`).
+//!
 //! Embedded C: a file's `%{ %}` blocks are dropped (they hold the C
 //! declarations its embedded-C functions use); an embedded-C function
 //! keeps its name with an empty body (so that unused callers resolve),
@@ -97,6 +101,80 @@ impl Needs {
                 }
                 Item::Global(_) | Item::Embedded(_) | Item::Unsupported(_) => {}
             }
+        }
+    }
+}
+
+/// The name a `private` global or function of tapset file `file` is
+/// known by: `__private_<file>_<name>`, the file name reduced to
+/// identifier characters (stap mangles them with the file too), so that
+/// the script and the other files neither name it nor clash with it.
+fn private_name(file: &str, name: &str) -> String {
+    let file: String = file
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    format!("__private_{file}_{name}")
+}
+
+/// stap's `private` (4.0): a tapset file's private globals and functions
+/// are visible in that file only. They are renamed (`private_name`), and
+/// so are their uses in the file: a variable of that name (not a
+/// function's parameter of that name, which hides the global) and calls of
+/// the function.
+fn make_private_names_local(items: &mut [Item], file: &str) {
+    let mut globals = HashSet::new();
+    let mut funcs = HashSet::new();
+    for it in items.iter() {
+        match it {
+            Item::Global(g) if g.private.is_some() => {
+                globals.insert(g.name.clone());
+            }
+            Item::Function(f) if f.private.is_some() => {
+                funcs.insert(f.name.clone());
+            }
+            _ => {}
+        }
+    }
+    if globals.is_empty() && funcs.is_empty() {
+        return;
+    }
+    let rename = |s: &mut Stmt, hidden: &HashSet<&str>| {
+        walk_exprs_mut(s, &mut |e| match &mut e.kind {
+            ExprKind::Var(n) if globals.contains(n) && !hidden.contains(n.as_str()) => {
+                *n = private_name(file, n);
+            }
+            ExprKind::Call { name, .. } if funcs.contains(name) => {
+                *name = private_name(file, name);
+            }
+            _ => {}
+        });
+    };
+    let none = HashSet::new();
+    for it in items.iter_mut() {
+        match it {
+            Item::Global(g) => {
+                if g.private.take().is_some() {
+                    g.name = private_name(file, &g.name);
+                }
+            }
+            Item::Function(f) => {
+                if f.private.take().is_some() {
+                    f.name = private_name(file, &f.name);
+                }
+                let params: HashSet<&str> = f.params.iter().map(|p| p.name.as_str()).collect();
+                if let Some(b) = f.body.as_mut() {
+                    rename(b, &params);
+                }
+            }
+            Item::Probe(p) => rename(&mut p.body, &none),
+            Item::Alias(a) => {
+                rename(&mut a.body, &none);
+                if let Some(b) = a.epilogue.as_mut() {
+                    rename(b, &none);
+                }
+            }
+            Item::Embedded(_) | Item::Unsupported(_) => {}
         }
     }
 }
@@ -191,6 +269,8 @@ pub fn include(
         }
         let mut items = Vec::new();
         let mut c_funcs = HashSet::new();
+        let mut parsed = parsed;
+        make_private_names_local(&mut parsed.items, &tf.name);
         for it in parsed.items {
             match it {
                 Item::Embedded(_) => {}
@@ -203,11 +283,6 @@ pub fn include(
                         span: f.span,
                     });
                     items.push(Item::Function(f));
-                }
-                Item::Global(mut g) => {
-                    // `private` is file scope; names are global here.
-                    g.private = None;
-                    items.push(Item::Global(g));
                 }
                 other => items.push(other),
             }

@@ -458,9 +458,8 @@ pub fn run(script: &Script, unelided: bool, diags: &mut Diags) -> Resolved {
     for it in &script.items {
         match it {
             Item::Global(g) => {
-                if let Some(p) = g.private {
-                    r.unsupported("private", p);
-                }
+                // `private` is file scope: the script is one file, and the
+                // -I files' private names are made theirs (usertapset).
                 r.global_idx
                     .entry(g.name.clone())
                     .or_insert(r.globals.len());
@@ -482,7 +481,8 @@ pub fn run(script: &Script, unelided: bool, diags: &mut Diags) -> Resolved {
                 } else if r.func_idx.contains_key(&f.name) {
                     r.unsupported("function overloading", f.span);
                 } else {
-                    // `private` is file scope: one file here, so no effect.
+                    // `private` is file scope: one file here (the -I
+                    // files' private names are made theirs, usertapset).
                     r.func_idx.insert(f.name.clone(), r.func_names.len());
                     r.func_names.push((f.name.clone(), f.params.len()));
                 }
