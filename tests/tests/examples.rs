@@ -21,7 +21,15 @@ fn every_example_compiles_without_warnings() {
         names.push(name);
     }
     // The examples the docs and the boot tracer name.
-    for want in ["boot-summary.stp", "opens.stp", "read-latency.stp", "malloc-sizes.stp"] {
-        assert!(names.iter().any(|n| n.ends_with(want)), "no {want} in {names:?}");
+    for want in [
+        "boot-summary.stp",
+        "opens.stp",
+        "read-latency.stp",
+        "malloc-sizes.stp",
+    ] {
+        assert!(
+            names.iter().any(|n| n.ends_with(want)),
+            "no {want} in {names:?}"
+        );
     }
 }
