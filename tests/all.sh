@@ -51,6 +51,10 @@ step kernel-6.12 fetch 6.12 bookworm-backports
 step kernel-5.10 fetch 5.10 bullseye
 step kernel-7.3 fetch 7.3 trixie-backports
 
+# Every package, the module ones for each kernel of the matrix (vermagic
+# checked); tests/guest/debian installs those of 6.1 and 6.12.
+step packages packaging/build-packages host bookworm-backports bullseye trixie-backports
+
 # ---- guest runs, a few at a time ----------------------------------------
 # One set of .stpb files for every run: the first run that needs a case
 # compiles it, the others copy it (tests/guest/run, STAPVM_GUEST_STPB).
