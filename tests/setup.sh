@@ -47,11 +47,12 @@ need_pkg libpython3-stdlib have_glob '/usr/lib/python3.*/os.py'
 # (tests/guest/kbuild-root: bullseye's gcc-10, trixie's gcc-14).
 need_pkg mmdebstrap command -v mmdebstrap
 # Packages and the Debian guest (packaging/build-packages, tests/guest/debian):
-# dpkg-shlibdeps, mke2fs -d and debugfs; a throwaway MOK key for the signing
+# dpkg-shlibdeps, mke2fs -d and debugfs, lintian; a throwaway MOK key for the signing
 # check of tests/guest/kbuild-check.
 need_pkg dpkg-dev command -v dpkg-shlibdeps
 need_pkg e2fsprogs command -v debugfs
 need_pkg openssl command -v openssl
+need_pkg lintian command -v lintian
 # The man pages' test renders them (userspace/tests/man.rs: groff with
 # tbl, and man -l).
 need_pkg groff-base command -v groff
