@@ -54,6 +54,9 @@ step kernel-7.3 fetch 7.3 trixie-backports
 # Every package, the module ones for each kernel of the matrix (vermagic
 # checked); tests/guest/debian installs those of 6.1 and 6.12.
 step packages packaging/build-packages host bookworm-backports bullseye trixie-backports
+# stapvm-dkms on a machine with a compiler and headers (a chroot: builds,
+# installs and purges the module, loads nothing).
+step dkms-check tests/guest/dkms-check target/packages
 
 # ---- guest runs, a few at a time ----------------------------------------
 # One set of .stpb files for every run: the first run that needs a case
