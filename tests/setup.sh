@@ -53,6 +53,7 @@ need_pkg dpkg-dev command -v dpkg-shlibdeps
 need_pkg e2fsprogs command -v debugfs
 need_pkg openssl command -v openssl
 need_pkg lintian command -v lintian
+need_pkg kmod command -v modinfo
 # The man pages' test renders them (userspace/tests/man.rs: groff with
 # tbl, and man -l).
 need_pkg groff-base command -v groff
