@@ -62,6 +62,7 @@
 #![warn(missing_docs)]
 pub mod ast;
 pub mod diag;
+pub mod dump;
 pub mod glob;
 pub mod guru;
 pub mod parse;
@@ -649,11 +650,35 @@ pub fn parse_only_observed(
     target: &Target,
     hook: PassHook,
 ) -> Result<(), Failed> {
+    parse_tree_observed(source_name, source, opts, target, hook).map(|_| ())
+}
+
+/// Runs the parser only, as `parse_only_for`, and returns the parse tree
+/// printed back as script text (stap's `-p1` output: `# parse tree dump`,
+/// `# file NAME`, then the declarations after preprocessing; see `dump`).
+pub fn parse_tree(
+    source_name: &str,
+    source: &str,
+    opts: &Options,
+    target: &Target,
+) -> Result<String, Failed> {
+    parse_tree_observed(source_name, source, opts, target, &mut no_hook)
+}
+
+/// `parse_tree`, reporting `PassReport::Parsed` (no tapset file is parsed
+/// here: 0) to `hook`.
+pub fn parse_tree_observed(
+    source_name: &str,
+    source: &str,
+    opts: &Options,
+    target: &Target,
+    hook: PassHook,
+) -> Result<String, Failed> {
     with_stack(|| {
         hook(&PassReport::Started);
-        pass1(source_name, source, opts, target)?;
+        let (_, script, _) = pass1(source_name, source, opts, target)?;
         hook(&PassReport::Parsed { library_files: 0 });
-        Ok(())
+        Ok(dump::script(&script, source_name, source))
     })
 }
 

@@ -256,8 +256,9 @@ pub fn compile_observed(
 
 /// Checks a script: parse and semantic analysis (stap -p2, function probe
 /// points resolved against /proc/kallsyms when it is readable), or parsing
-/// alone with `parse_only` (stap -p1, `compiler::parse_only`, whose failure
-/// text ends with stap's pass-1 summary). Diagnostics go to stderr.
+/// alone with `parse_only` (stap -p1, `compiler::parse_tree`: the parse
+/// tree printed back as script text on stdout; a failure's text ends with
+/// stap's pass-1 summary). Diagnostics go to stderr.
 pub fn check(src: &Source, a: &ScriptArgs, parse_only: bool) -> Result<(), Error> {
     check_observed(src, a, parse_only, &mut |_| {})
 }
@@ -272,8 +273,10 @@ pub fn check_observed(
     let opts = options(src, &a.defines);
     if parse_only {
         let t = target(a, false);
-        return compiler::parse_only_observed(&src.name, &src.text, &opts, &t, hook)
-            .map_err(|f| failure(src, &f));
+        let tree = compiler::parse_tree_observed(&src.name, &src.text, &opts, &t, hook)
+            .map_err(|f| failure(src, &f))?;
+        print!("{tree}");
+        return Ok(());
     }
     let t = target(a, true);
     match compiler::check_observed(&src.name, &src.text, &opts, &t, hook) {

@@ -340,6 +340,11 @@ fn check_and_parse_only() {
     assert_eq!(r.status.code(), Some(1));
     let r = stapvm(&["check", "--parse-only", "-e", bad_types]);
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    // stap -p1: the parse tree printed back as script text.
+    assert_eq!(
+        String::from_utf8_lossy(&r.stdout),
+        "# parse tree dump\n# file <input>\nprobe begin {\n  x = \"a\" + 1;\n}\n"
+    );
     let r = stapvm(&["check", "--parse-only", "-e", "probe begin { x = }"]);
     assert_eq!(r.status.code(), Some(1));
     let err = String::from_utf8(r.stderr).unwrap();
