@@ -288,3 +288,18 @@ fn null_is_null_stp_s_long_global() {
     let e = common::first_semantic_error("probe begin { if (\"foo\" == NULL) log(\"boo\") }");
     assert!(e.contains("type mismatch"), "{e}");
 }
+
+#[test]
+fn a_syscall_return_without_its_entry_reads_its_arguments_as_0() {
+    // Only the return probe runs: its entry probe was skipped (or armed
+    // while the call ran), so `@entry` saved no registers. The arguments
+    // read 0, as the return variables do, instead of a read fault at 0x70
+    // (seen on 7.3: target_set's `syscall.clone.return`).
+    assert_eq!(
+        fire_first(
+            "probe syscall.clone.return { printf(\"%d %d %d\\n\", ulong_arg(1), int_arg(2), retval) }",
+            abi::STP_PROBE_KRETPROBE
+        ),
+        "0 0 0\n"
+    );
+}

@@ -797,6 +797,13 @@ fn replacement(e: &Expr, ctx: Ctx, g: &mut Gen, needs: &mut Needs) -> Option<Exp
         let i = (n - 1) as usize;
         let src = match ctx {
             Ctx::Syscall { direct: true, .. } => raw("__stp_arg(0)", i),
+            // At a return whose entry was not seen (armed while the call
+            // ran, its entry probe skipped), `@entry` gave no registers:
+            // 0, as the return variables read then, not a read at 0.
+            Ctx::Syscall { ret: true, .. } => {
+                needs.regs = true;
+                format!("(__sc_regs ? {} : 0)", raw("__sc_regs", i))
+            }
             Ctx::Syscall { .. } => {
                 needs.regs = true;
                 raw("__sc_regs", i)
