@@ -4,7 +4,8 @@
 # tests/debian/guest.sh - runs inside the Debian guest of tests/guest/debian
 # (started by stapvm-guest-test.service after multi-user.target, as root,
 # output on ttyS1), from the payload in /run/payload: the packages, the
-# .stpb compiled on the build host, and `mode` (`plain` or `boottrace`).
+# static tarball, the .stpb compiled on the build host, and `mode`
+# (`plain` or `boottrace`).
 #
 # One line per check: `ok NAME` or `FAIL NAME: why`, with the commands'
 # output indented beneath; `@@DONE STAGE` at the end of each boot. The
@@ -82,6 +83,21 @@ stage_install() {
 		ok stapvm-e
 	else
 		fail stapvm-e "no 'cat \"/etc/os-release\"' line"
+	fi
+
+	# The static tarball's CLI, for hosts that are not Debian: no library
+	# of the machine's, and it runs a script on the module as it is.
+	local st=/tmp/static
+	mkdir -p "$st" && tar -xzf "$P"/stapvm-*-x86_64-linux-static.tar.gz -C "$st"
+	local sbin
+	sbin=$(echo "$st"/stapvm-*/bin/stapvm)
+	out=$("$sbin" --version 2>&1 && timeout 60 "$sbin" -e 'probe begin { println("static ok") exit() }' 2>&1)
+	printf '%s\n' "$out" | show
+	if [[ -x $sbin ]] && ldd "$sbin" 2>&1 | grep -Eq 'statically linked|not a dynamic executable' &&
+		grep -qx 'static ok' <<<"$out"; then
+		ok static-cli
+	else
+		fail static-cli "the static CLI did not run a script"
 	fi
 
 	out=$(stapvm doctor 2>&1)
