@@ -39,6 +39,22 @@ debian_mirror() {
 	echo "${uri%/}"
 }
 
+# debian_sources RELEASE: one `deb URI SUITE main` line per binary source
+# of component main in the machine's apt configuration whose suite is
+# RELEASE or RELEASE-* (updates, security: a kernel of the host may come
+# from there), as `apt-get indextargets` lists them; at least `deb
+# $(debian_mirror) RELEASE main`. For mmdebstrap roots of that release.
+debian_sources() {
+	local rel=$1 lines
+	# shellcheck disable=SC2016 # apt's format, not the shell's
+	lines=$(apt-get indextargets --no-release-info \
+		--format '$(TARGET_OF) $(COMPONENT) $(REPO_URI) $(RELEASE)' 2>/dev/null |
+		awk -v r="$rel" '$1 == "deb" && $2 == "main" && ($4 == r || index($4, r "-") == 1) {
+			print "deb " $3 " " $4 " main" }' | sort -u)
+	grep -q " $rel main\$" <<<"$lines" || lines+=$'\n'"deb $(debian_mirror) $rel main"
+	sed '/^$/d' <<<"$lines"
+}
+
 # The newest Debian amd64 headers that have a matching kernel image in
 # /boot; sets KVER, KNUM, KDIR, KERNEL and KROOT. STAPVM_KVER picks another
 # version; STAPVM_KDIR plus STAPVM_KERNEL name a build tree and a kernel

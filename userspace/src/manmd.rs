@@ -1011,8 +1011,8 @@ mod tests {
         // Links: text, plus the URL when it is absolute.
         assert_eq!(inline("see [the guide](docs/x.md)"), "see the guide");
         assert_eq!(
-            inline("[stap](https://sourceware.org/systemtap/)"),
-            "stap <https://sourceware.org/systemtap/>"
+            inline("[stap](https://example.org/guide/)"),
+            "stap <https://example.org/guide/>"
         );
         assert_eq!(inline("[`code` link](a.md)"), "\\fBcode\\fR link");
         // A bracket that is no link stays.
